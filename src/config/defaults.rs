@@ -1,0 +1,197 @@
+//! The config structure and every default in one place. Values from the seed documents are
+//! marked with the seed; cairn's own choices say why.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+use super::models::ModelOverride;
+use super::provider::ProviderKind;
+use crate::conversation::Mode;
+
+/// The whole of `config.toml`. Unknown keys are errors, so a typo is reported instead of
+/// silently ignored.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct Config {
+    /// `anthropic` or `openai`; unset means auto-detect from the environment.
+    pub provider: Option<ProviderKind>,
+    /// Model name; unset means the provider's default.
+    pub model: Option<String>,
+    /// Endpoint override for the chosen provider.
+    pub base_url: Option<String>,
+    /// Context window in tokens, overriding the catalog.
+    pub context_window: Option<u64>,
+    /// Mode a new session starts in.
+    pub mode: Mode,
+    /// Colour theme name (a file in `themes/`).
+    pub theme: Option<String>,
+    /// Per-model facts for models the catalog does not know (or to correct it).
+    pub models: BTreeMap<String, ModelOverride>,
+    pub retry: RetryConfig,
+    pub tools: ToolsConfig,
+    pub context: ContextConfig,
+    pub compaction: CompactionConfig,
+    pub cache: CacheConfig,
+}
+
+/// Retries of failed provider requests.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct RetryConfig {
+    /// Attempts in all, the first included.
+    pub max_attempts: u32,
+    /// First backoff; doubled each attempt, with ±25 % jitter.
+    pub base_delay_ms: u64,
+    /// Ceiling for one wait, `retry-after` included.
+    pub max_delay_ms: u64,
+    /// A stream with no bytes for this long is treated as dropped.
+    pub stream_idle_timeout_ms: u64,
+}
+
+impl Default for RetryConfig {
+    fn default() -> Self {
+        // Anthropic's 529 "overloaded" spells can last tens of seconds; 8 attempts at
+        // 1, 2, 4, … s (capped at 60 s) ride out about four minutes before giving up.
+        RetryConfig { max_attempts: 8, base_delay_ms: 1_000, max_delay_ms: 60_000, stream_idle_timeout_ms: 120_000 }
+    }
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct ToolsConfig {
+    /// bash timeout when the model gives none.
+    pub bash_timeout_ms: u64,
+    /// Largest timeout the model may ask for.
+    pub bash_max_timeout_ms: u64,
+    /// Most matches grep returns.
+    pub grep_max_matches: usize,
+    /// Most paths glob returns.
+    pub glob_max_results: usize,
+    /// Lines file_read returns when no limit is given.
+    pub read_default_lines: usize,
+}
+
+impl Default for ToolsConfig {
+    fn default() -> Self {
+        ToolsConfig {
+            bash_timeout_ms: 120_000,
+            bash_max_timeout_ms: 600_000,
+            grep_max_matches: 200,
+            glob_max_results: 500,
+            // Matches the truncation line limit (001), so a default read never needs spilling.
+            read_default_lines: 2_000,
+        }
+    }
+}
+
+/// `[context]`: every constant of the context pipeline (CONTEXT.md).
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct ContextConfig {
+    /// Headroom for the model's reply (001).
+    pub reserve_output_tokens: u64,
+    /// Pruning begins this far below the effective window (001).
+    pub warning_buffer_tokens: u64,
+    /// Compaction fires this far below the effective window (001).
+    pub auto_compact_buffer_tokens: u64,
+    /// Trimming fires this far below the effective window (001).
+    pub blocking_buffer_tokens: u64,
+    /// When set, auto-compact also fires at this share of the window if that is earlier.
+    pub compact_threshold_pct: Option<f64>,
+    /// Automatic compaction on or off; `/compact` works either way.
+    pub auto_compact: bool,
+    /// Rough estimator: characters per token (001).
+    pub chars_per_token: f64,
+    /// Truncation limits per tool result (001).
+    pub truncate_max_lines: usize,
+    pub truncate_max_bytes: usize,
+    /// Share of the allowance kept from the head; the rest from the tail.
+    pub truncate_head_share: f64,
+    /// Cap across all results of one assistant message (characters).
+    pub turn_results_max_chars: usize,
+    /// Days a spilled full output is kept (001).
+    pub truncation_retention_days: u64,
+    /// Dedup in the pre-flight only when it saves at least this much, to keep the cache prefix.
+    pub dedup_min_savings_tokens: u64,
+    /// User turns at the end that pruning never touches (001).
+    pub prune_protect_user_turns: usize,
+    /// Further recent tool output protected from pruning (001).
+    pub prune_protect_tokens: u64,
+    /// Pruning runs only when it can save this much (001).
+    pub prune_min_savings_tokens: u64,
+    /// Tool-call arguments longer than this are shrunk in old groups.
+    pub prune_max_argument_chars: usize,
+    /// Compaction tail: share of the compaction threshold kept verbatim (002).
+    pub compaction_tail_share: f64,
+    /// Compaction tail: at least this many user turns (001).
+    pub compaction_min_tail_turns: usize,
+    /// Compaction tail: at least this many messages (004).
+    pub compaction_min_tail_messages: usize,
+    /// Circuit breaker: consecutive failures that open it (001).
+    pub breaker_failures: u32,
+    /// Circuit breaker: seconds before it half-opens.
+    pub breaker_cooldown_secs: u64,
+}
+
+impl Default for ContextConfig {
+    fn default() -> Self {
+        ContextConfig {
+            reserve_output_tokens: 16_000,
+            warning_buffer_tokens: 24_000,
+            auto_compact_buffer_tokens: 12_000,
+            blocking_buffer_tokens: 3_000,
+            compact_threshold_pct: None,
+            auto_compact: true,
+            chars_per_token: 3.2,
+            truncate_max_lines: 2_000,
+            truncate_max_bytes: 50_000,
+            truncate_head_share: 0.6,
+            turn_results_max_chars: 200_000,
+            truncation_retention_days: 7,
+            dedup_min_savings_tokens: 4_096,
+            prune_protect_user_turns: 2,
+            prune_protect_tokens: 40_000,
+            prune_min_savings_tokens: 20_000,
+            prune_max_argument_chars: 500,
+            compaction_tail_share: 0.2,
+            compaction_min_tail_turns: 3,
+            compaction_min_tail_messages: 4,
+            breaker_failures: 3,
+            breaker_cooldown_secs: 300,
+        }
+    }
+}
+
+/// `[compaction]`: the auxiliary model that writes summaries.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct CompactionConfig {
+    /// Model for summaries; unset means the main model.
+    pub model: Option<String>,
+    /// Context window of that model when the catalog does not know it.
+    pub context_window: Option<u64>,
+}
+
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub enum CacheTtl {
+    #[default]
+    #[serde(rename = "5m")]
+    FiveMinutes,
+    #[serde(rename = "1h")]
+    OneHour,
+}
+
+/// `[cache]`: Anthropic prompt caching.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct CacheConfig {
+    pub enabled: bool,
+    pub ttl: CacheTtl,
+}
+
+impl Default for CacheConfig {
+    fn default() -> Self {
+        CacheConfig { enabled: true, ttl: CacheTtl::FiveMinutes }
+    }
+}

@@ -1,0 +1,138 @@
+use std::path::Path;
+
+use super::defaults::Config;
+use super::error::ConfigError;
+
+/// Load `path`; a missing file is the default config, a malformed one an error naming the line
+/// and key.
+pub fn load(path: &Path) -> Result<Config, ConfigError> {
+    let text = match std::fs::read_to_string(path) {
+        Ok(text) => text,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Config::default()),
+        Err(source) => return Err(ConfigError::Unreadable { path: path.to_path_buf(), source }),
+    };
+    let config = parse(&text).map_err(|(line, key, message)| ConfigError::Invalid {
+        path: path.to_path_buf(),
+        line,
+        key,
+        message,
+    })?;
+    validate(&config).map_err(|message| ConfigError::Inconsistent { path: path.to_path_buf(), message })?;
+    Ok(config)
+}
+
+/// Parse config text; on failure, the 1-based line, the dotted key if one can be named, and
+/// the parser's message without its source excerpt.
+pub fn parse(text: &str) -> Result<Config, (usize, Option<String>, String)> {
+    toml::from_str::<Config>(text).map_err(|e| {
+        let offset = e.span().map(|s| s.start).unwrap_or(0).min(text.len());
+        let line = text[..offset].matches('\n').count() + 1;
+        (line, key_at(text, line), e.message().trim().to_string())
+    })
+}
+
+/// The dotted key written on `line` (1-based), prefixed by the table header in effect.
+fn key_at(text: &str, line: usize) -> Option<String> {
+    let mut table = String::new();
+    for (i, raw) in text.lines().enumerate() {
+        let l = raw.trim();
+        if l.starts_with('[') && !l.starts_with("[[") {
+            table = l.trim_matches(|c| c == '[' || c == ']').trim().to_string();
+        }
+        if i + 1 == line {
+            if l.starts_with('[') {
+                return (!table.is_empty()).then(|| table.clone());
+            }
+            let key = l.split('=').next()?.trim().trim_matches('"');
+            if key.is_empty() {
+                return None;
+            }
+            return Some(if table.is_empty() { key.to_string() } else { format!("{table}.{key}") });
+        }
+    }
+    None
+}
+
+fn validate(config: &Config) -> Result<(), String> {
+    let c = &config.context;
+    if let Some(pct) = c.compact_threshold_pct
+        && !(pct > 0.0 && pct <= 100.0)
+    {
+        return Err(format!("context.compact_threshold_pct is {pct}; give a percentage between 1 and 100"));
+    }
+    if !(c.truncate_head_share > 0.0 && c.truncate_head_share < 1.0) {
+        return Err("context.truncate_head_share must be between 0 and 1 (e.g. 0.6)".into());
+    }
+    if !(c.compaction_tail_share > 0.0 && c.compaction_tail_share < 1.0) {
+        return Err("context.compaction_tail_share must be between 0 and 1 (e.g. 0.2)".into());
+    }
+    if c.chars_per_token <= 0.5 {
+        return Err("context.chars_per_token must be above 0.5 (the default is 3.2)".into());
+    }
+    if !(c.warning_buffer_tokens > c.auto_compact_buffer_tokens
+        && c.auto_compact_buffer_tokens > c.blocking_buffer_tokens)
+    {
+        return Err(format!(
+            "context buffers must shrink from warning to blocking (warning_buffer_tokens {} > auto_compact_buffer_tokens {} > blocking_buffer_tokens {}); adjust them",
+            c.warning_buffer_tokens, c.auto_compact_buffer_tokens, c.blocking_buffer_tokens
+        ));
+    }
+    if config.retry.max_attempts == 0 {
+        return Err("retry.max_attempts must be at least 1".into());
+    }
+    if config.context_window.is_some_and(|w| w < 4_096) {
+        return Err("context_window must be at least 4096 tokens".into());
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn unknown_key_names_line_and_key() {
+        let (line, key, msg) = parse("model = \"x\"\n\n[context]\nreserve_output = 5\n").unwrap_err();
+        assert_eq!(line, 4);
+        assert_eq!(key.as_deref(), Some("context.reserve_output"));
+        assert!(msg.contains("unknown field"), "{msg}");
+    }
+
+    #[test]
+    fn wrong_type_names_line_and_key() {
+        let (line, key, msg) = parse("context_window = \"big\"\n").unwrap_err();
+        assert_eq!((line, key.as_deref()), (1, Some("context_window")));
+        assert!(msg.contains("invalid type"), "{msg}");
+    }
+
+    #[test]
+    fn syntax_error_names_line() {
+        let (line, _, _) = parse("model = \"x\"\nprovider = \n").unwrap_err();
+        assert_eq!(line, 2);
+    }
+
+    #[test]
+    fn empty_file_is_defaults() {
+        let c = parse("").unwrap();
+        assert_eq!(c.context.reserve_output_tokens, 16_000);
+        assert_eq!(c.mode, crate::conversation::Mode::Edit);
+    }
+
+    #[test]
+    fn disordered_buffers_are_rejected() {
+        let mut c = Config::default();
+        c.context.blocking_buffer_tokens = 50_000;
+        assert!(validate(&c).unwrap_err().contains("shrink"));
+    }
+
+    #[test]
+    fn missing_file_is_default_and_malformed_file_errors() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("config.toml");
+        assert!(load(&path).is_ok());
+        std::fs::write(&path, "[tools]\nbash_timeout_ms = -1\n").unwrap();
+        let err = load(&path).unwrap_err().to_string();
+        assert!(err.contains("line 2") && err.contains("tools.bash_timeout_ms"), "{err}");
+        assert!(err.contains(&path.display().to_string()));
+    }
+}

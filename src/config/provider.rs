@@ -1,0 +1,232 @@
+//! Which provider, endpoint, key and model to use, from flags, config and environment.
+
+use serde::{Deserialize, Serialize};
+
+use super::defaults::Config;
+use super::models::{ModelInfo, WindowSource, lookup_model};
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
+#[serde(rename_all = "snake_case")]
+pub enum ProviderKind {
+    /// Anthropic Messages API.
+    Anthropic,
+    /// Any OpenAI-compatible chat completions endpoint (OpenAI, OpenRouter, Ollama, llama-server, vLLM, LM Studio).
+    Openai,
+}
+
+impl ProviderKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ProviderKind::Anthropic => "anthropic",
+            ProviderKind::Openai => "openai",
+        }
+    }
+
+    pub fn key_var(self) -> &'static str {
+        match self {
+            ProviderKind::Anthropic => "ANTHROPIC_API_KEY",
+            ProviderKind::Openai => "OPENAI_API_KEY",
+        }
+    }
+
+    pub fn base_url_var(self) -> &'static str {
+        match self {
+            ProviderKind::Anthropic => "ANTHROPIC_BASE_URL",
+            ProviderKind::Openai => "OPENAI_BASE_URL",
+        }
+    }
+
+    /// The official endpoint, spelled as the vendors' SDKs spell their base URL env vars.
+    pub fn default_base_url(self) -> &'static str {
+        match self {
+            ProviderKind::Anthropic => "https://api.anthropic.com",
+            ProviderKind::Openai => "https://api.openai.com/v1",
+        }
+    }
+
+    fn default_model(self) -> &'static str {
+        match self {
+            ProviderKind::Anthropic => "claude-sonnet-4-5",
+            ProviderKind::Openai => "gpt-5",
+        }
+    }
+}
+
+/// An API key. Its `Debug` and `Display` never show the value, so it cannot reach a log line
+/// or an error message by accident; it is never serialised.
+#[derive(Clone, PartialEq, Eq)]
+pub struct Secret(String);
+
+impl Secret {
+    pub fn new(value: impl Into<String>) -> Secret {
+        Secret(value.into())
+    }
+
+    /// The key itself, for the one place that needs it: the request header.
+    pub fn expose(&self) -> &str {
+        &self.0
+    }
+}
+
+impl std::fmt::Debug for Secret {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Secret(***)")
+    }
+}
+
+/// What the command line says, which beats config and environment.
+#[derive(Clone, Debug, Default)]
+pub struct ProviderOverrides {
+    pub provider: Option<ProviderKind>,
+    pub model: Option<String>,
+    pub base_url: Option<String>,
+    pub context_window: Option<u64>,
+}
+
+/// A provider choice that needs no network to make.
+#[derive(Clone, Debug)]
+pub struct ResolvedProvider {
+    pub kind: ProviderKind,
+    pub base_url: String,
+    pub api_key: Option<Secret>,
+    /// `None` when the model must be asked of the server (a local endpoint with none configured).
+    pub model: Option<String>,
+    /// Why this provider was chosen, for `cairn doctor`.
+    pub reason: String,
+}
+
+/// The outcome of detection.
+#[derive(Clone, Debug)]
+pub enum Detected {
+    Provider(ResolvedProvider),
+    /// Nothing configured: try these local OpenAI-compatible servers, in order.
+    ProbeLocal(Vec<LocalCandidate>),
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LocalCandidate {
+    pub name: &'static str,
+    pub base_url: &'static str,
+}
+
+pub const LOCAL_CANDIDATES: [LocalCandidate; 2] = [
+    LocalCandidate { name: "Ollama", base_url: "http://127.0.0.1:11434/v1" },
+    LocalCandidate { name: "llama-server", base_url: "http://127.0.0.1:8080/v1" },
+];
+
+/// Choose a provider: `--provider`, else config, else `ANTHROPIC_API_KEY` → anthropic, else
+/// `OPENAI_API_KEY` or `OPENAI_BASE_URL` → openai, else probe local servers.
+pub fn detect_provider(config: &Config, flags: &ProviderOverrides, env: &dyn Fn(&str) -> Option<String>) -> Detected {
+    let var = |name: &str| env(name).filter(|v| !v.trim().is_empty());
+    let (kind, reason) = if let Some(kind) = flags.provider {
+        (kind, "--provider flag".to_string())
+    } else if let Some(kind) = config.provider {
+        (kind, "provider in config.toml".to_string())
+    } else if var("ANTHROPIC_API_KEY").is_some() {
+        (ProviderKind::Anthropic, "ANTHROPIC_API_KEY is set".to_string())
+    } else if var("OPENAI_API_KEY").is_some() {
+        (ProviderKind::Openai, "OPENAI_API_KEY is set".to_string())
+    } else if var("OPENAI_BASE_URL").is_some() {
+        (ProviderKind::Openai, "OPENAI_BASE_URL is set".to_string())
+    } else {
+        return Detected::ProbeLocal(LOCAL_CANDIDATES.to_vec());
+    };
+    let base_url = flags
+        .base_url
+        .clone()
+        .or_else(|| config.base_url.clone())
+        .or_else(|| var(kind.base_url_var()))
+        .unwrap_or_else(|| kind.default_base_url().to_string());
+    let base_url = base_url.trim_end_matches('/').to_string();
+    let api_key = var(kind.key_var()).map(Secret::new);
+    let custom_endpoint = base_url != kind.default_base_url();
+    let model = flags.model.clone().or_else(|| config.model.clone()).or_else(|| {
+        // A custom OpenAI-compatible endpoint serves models of its own; ask it.
+        (!(kind == ProviderKind::Openai && custom_endpoint)).then(|| kind.default_model().to_string())
+    });
+    Detected::Provider(ResolvedProvider { kind, base_url, api_key, model, reason })
+}
+
+/// A local server that answered the probe.
+pub fn resolve_provider(candidate: &LocalCandidate, flags: &ProviderOverrides, config: &Config) -> ResolvedProvider {
+    ResolvedProvider {
+        kind: ProviderKind::Openai,
+        base_url: candidate.base_url.to_string(),
+        api_key: None,
+        model: flags.model.clone().or_else(|| config.model.clone()),
+        reason: format!("{} answered at {}", candidate.name, candidate.base_url),
+    }
+}
+
+/// The model's facts with the `--context-window` flag and `context_window` config applied.
+pub fn model_info(config: &Config, flags: &ProviderOverrides, model: &str) -> ModelInfo {
+    let mut info = lookup_model(model, &config.models);
+    if let Some(w) = flags.context_window {
+        info.context_window = w;
+        info.window_source = WindowSource::Flag;
+    } else if let Some(w) = config.context_window {
+        info.context_window = w;
+        info.window_source = WindowSource::Config;
+    }
+    info
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn env_of(pairs: &'static [(&'static str, &'static str)]) -> impl Fn(&str) -> Option<String> {
+        move |k| pairs.iter().find(|(n, _)| *n == k).map(|(_, v)| v.to_string())
+    }
+
+    fn provider(d: Detected) -> ResolvedProvider {
+        match d {
+            Detected::Provider(p) => p,
+            Detected::ProbeLocal(_) => panic!("expected a provider"),
+        }
+    }
+
+    #[test]
+    fn anthropic_key_wins_over_openai_key() {
+        let env = env_of(&[("ANTHROPIC_API_KEY", "sk-ant"), ("OPENAI_API_KEY", "sk-oa")]);
+        let p = provider(detect_provider(&Config::default(), &ProviderOverrides::default(), &env));
+        assert_eq!(p.kind, ProviderKind::Anthropic);
+        assert_eq!(p.api_key.unwrap().expose(), "sk-ant");
+        assert_eq!(p.model.as_deref(), Some("claude-sonnet-4-5"));
+    }
+
+    #[test]
+    fn openai_base_url_alone_selects_openai_and_asks_server_for_model() {
+        let env = env_of(&[("OPENAI_BASE_URL", "http://localhost:1234/v1/")]);
+        let p = provider(detect_provider(&Config::default(), &ProviderOverrides::default(), &env));
+        assert_eq!(p.kind, ProviderKind::Openai);
+        assert_eq!(p.base_url, "http://localhost:1234/v1");
+        assert_eq!(p.model, None);
+        assert!(p.api_key.is_none());
+    }
+
+    #[test]
+    fn flag_beats_config_beats_env() {
+        let env = env_of(&[("ANTHROPIC_API_KEY", "k")]);
+        let config = Config { provider: Some(ProviderKind::Openai), ..Default::default() };
+        let p = provider(detect_provider(&config, &ProviderOverrides::default(), &env));
+        assert_eq!(p.kind, ProviderKind::Openai);
+        let flags = ProviderOverrides { provider: Some(ProviderKind::Anthropic), ..Default::default() };
+        assert_eq!(provider(detect_provider(&config, &flags, &env)).kind, ProviderKind::Anthropic);
+    }
+
+    #[test]
+    fn nothing_set_means_probe_local_servers() {
+        let env = env_of(&[("ANTHROPIC_API_KEY", "  ")]);
+        assert!(matches!(
+            detect_provider(&Config::default(), &ProviderOverrides::default(), &env),
+            Detected::ProbeLocal(c) if c.len() == 2
+        ));
+    }
+
+    #[test]
+    fn secret_never_prints() {
+        let s = Secret::new("sk-very-secret");
+        assert!(!format!("{s:?}").contains("very"));
+    }
+}

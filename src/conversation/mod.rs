@@ -1,0 +1,12 @@
+//! Shared conversation types: messages, content blocks, tool calls and results, usage, modes.
+//!
+//! This module does no IO and knows nothing about providers or storage; every other layer
+//! imports it.
+
+mod message;
+mod mode;
+mod usage;
+
+pub use message::{Block, Message, Role, ToolCall, ToolResult};
+pub use mode::Mode;
+pub use usage::Usage;

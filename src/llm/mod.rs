@@ -1,0 +1,31 @@
+//! Talking to models: the `Provider` trait, the Anthropic Messages and OpenAI-compatible chat
+//! completions clients (both streamed over SSE), retries with backoff, cache breakpoints, and
+//! discovery of local servers.
+//!
+//! Knows nothing about what tools do or where conversations are stored.
+
+mod error;
+mod request;
+
+pub use error::{LlmError, is_context_length_message};
+pub use request::{ChatRequest, ChatResponse, StopReason, StreamEvent, SystemBlock, ToolSpec};
+
+use futures_util::future::BoxFuture;
+use tokio::sync::mpsc::UnboundedSender;
+use tokio_util::sync::CancellationToken;
+
+/// One model endpoint. `stream` makes exactly one HTTP request (no retries: those are
+/// [`send_with_retries`]'s job), forwards deltas to `events` as they arrive, and returns the
+/// complete assistant message only when the stream ended properly. A partial response is an
+/// error, never a result.
+pub trait Provider: Send + Sync {
+    fn stream<'a>(
+        &'a self,
+        request: &'a ChatRequest,
+        events: &'a UnboundedSender<StreamEvent>,
+        cancel: &'a CancellationToken,
+    ) -> BoxFuture<'a, Result<ChatResponse, LlmError>>;
+
+    /// `anthropic` or `openai`, for logs and `doctor`.
+    fn kind(&self) -> crate::config::ProviderKind;
+}

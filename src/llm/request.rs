@@ -1,0 +1,69 @@
+use serde::Serialize;
+
+use crate::config::CacheTtl;
+use crate::conversation::{Message, Usage};
+
+/// A piece of the system prompt. `cache_breakpoint` marks the end of a cacheable prefix
+/// (Anthropic `cache_control`); OpenAI-compatible clients concatenate the blocks.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SystemBlock {
+    pub text: String,
+    pub cache_breakpoint: bool,
+}
+
+/// A tool as the model sees it.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct ToolSpec {
+    pub name: String,
+    pub description: String,
+    /// JSON Schema of the arguments object.
+    pub input_schema: serde_json::Value,
+}
+
+/// Everything one request carries, provider-neutral.
+#[derive(Clone, Debug)]
+pub struct ChatRequest {
+    pub model: String,
+    pub system: Vec<SystemBlock>,
+    /// The sent view: must satisfy the request invariant (first message from the user, every
+    /// tool call answered, no orphaned result).
+    pub messages: Vec<Message>,
+    pub tools: Vec<ToolSpec>,
+    pub max_tokens: u32,
+    /// Anthropic prompt caching; `None` sends no `cache_control` at all.
+    pub cache: Option<CacheTtl>,
+}
+
+/// Why the model stopped.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum StopReason {
+    EndTurn,
+    ToolUse,
+    MaxTokens,
+    StopSequence,
+    Refusal,
+    Other(String),
+}
+
+/// A finished response: the assistant message (text blocks and tool calls in the order the
+/// model produced them), why it stopped, and its usage.
+#[derive(Clone, Debug)]
+pub struct ChatResponse {
+    pub message: Message,
+    pub stop: StopReason,
+    pub usage: Usage,
+    /// The model that answered, as the provider names it.
+    pub model: String,
+}
+
+/// What a front end may show while a response streams.
+#[derive(Clone, Debug, PartialEq)]
+pub enum StreamEvent {
+    TextDelta(String),
+    /// The model began a tool call; its arguments are still streaming.
+    ToolCallStarted { id: String, name: String },
+    /// The attempt failed and everything streamed so far must be discarded; another attempt
+    /// follows after `delay`.
+    Retrying { attempt: u32, max_attempts: u32, delay: std::time::Duration, reason: String },
+}

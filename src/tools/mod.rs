@@ -1,0 +1,136 @@
+//! The tools the model can call: the `Tool` trait, the registry, the mode policy, path
+//! resolution, and the built-in tools themselves.
+//!
+//! A call goes through three steps, in this order, in `agent`: policy (may this run at all in
+//! this mode and on these paths?), approval (does the user agree, having seen the preview?),
+//! execution. `prepare` computes the preview without side effects; `execute` performs exactly
+//! what was prepared, and refuses if the world changed in between.
+
+mod change;
+mod paths;
+mod policy;
+mod registry;
+mod tracker;
+
+pub use change::FileChange;
+pub use paths::{ProjectPath, resolve_path};
+pub use policy::{ApprovalPolicy, Verdict, decide};
+pub use registry::Registry;
+pub use tracker::FileTracker;
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use futures_util::future::BoxFuture;
+use tokio_util::sync::CancellationToken;
+
+use crate::config::ToolsConfig;
+
+/// What a tool does to the world; the policy decides from this alone.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Access {
+    /// Reads files; never changes anything.
+    Read,
+    /// Writes files.
+    Write,
+    /// Runs processes.
+    Execute,
+    /// Reads or writes cairn's own memory store.
+    Memory,
+}
+
+impl Access {
+    pub fn is_read_only(self) -> bool {
+        match self {
+            Access::Read | Access::Memory => true,
+            Access::Write | Access::Execute => false,
+        }
+    }
+}
+
+/// What every tool call may use.
+#[derive(Clone)]
+pub struct ToolContext {
+    /// Canonical project root; relative paths resolve against it.
+    pub root: PathBuf,
+    pub config: ToolsConfig,
+    /// What the agent last read or wrote of each file, to catch files changed under an edit.
+    pub files: Arc<FileTracker>,
+    /// Fires when the user interrupts; long-running tools stop and report what they have.
+    pub cancel: CancellationToken,
+}
+
+/// A validated call, ready for policy, approval and execution.
+#[derive(Clone, Debug)]
+pub struct Prepared {
+    /// One line for the transcript and the approval dialog: `src/lib.rs`, `$ cargo test`.
+    pub summary: String,
+    /// Every file or directory the call touches, resolved; the policy checks these against the
+    /// project root.
+    pub paths: Vec<ProjectPath>,
+    /// For writes and edits: the exact change the user approves and `execute` applies.
+    pub change: Option<FileChange>,
+}
+
+impl Prepared {
+    pub fn new(summary: impl Into<String>) -> Prepared {
+        Prepared { summary: summary.into(), paths: Vec::new(), change: None }
+    }
+}
+
+/// The result of running a tool, before truncation.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct ToolOutput {
+    pub content: String,
+    pub is_error: bool,
+    pub exit_code: Option<i32>,
+    /// Unified diff of a write or edit, kept with the stored result for display.
+    pub diff: Option<String>,
+}
+
+impl ToolOutput {
+    pub fn text(content: impl Into<String>) -> ToolOutput {
+        ToolOutput { content: content.into(), ..Default::default() }
+    }
+}
+
+/// A failure to report to the model as an error result. The message says what was wrong and
+/// what to do instead; it never aborts the session.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct ToolError(pub String);
+
+impl ToolError {
+    pub fn new(message: impl Into<String>) -> ToolError {
+        ToolError(message.into())
+    }
+}
+
+/// Parse a tool's arguments into its own struct, with an error that shows the expected shape.
+pub fn parse_args<T: serde::de::DeserializeOwned>(
+    tool: &str,
+    args: &serde_json::Value,
+    shape: &str,
+) -> Result<T, ToolError> {
+    serde_json::from_value(args.clone())
+        .map_err(|e| ToolError::new(format!("{tool}: bad arguments ({e}); expected {shape}")))
+}
+
+/// One tool.
+pub trait Tool: Send + Sync {
+    fn name(&self) -> &'static str;
+    /// What the model reads about the tool (prose from `assets/prompts/tools/`).
+    fn description(&self) -> &'static str;
+    /// JSON Schema of the arguments object.
+    fn schema(&self) -> serde_json::Value;
+    fn access(&self) -> Access;
+    /// Validate the arguments and work out what the call would do, without doing it.
+    fn prepare(&self, args: &serde_json::Value, ctx: &ToolContext) -> Result<Prepared, ToolError>;
+    /// Do what `prepare` described.
+    fn execute<'a>(
+        &'a self,
+        args: &'a serde_json::Value,
+        prepared: Prepared,
+        ctx: &'a ToolContext,
+    ) -> BoxFuture<'a, Result<ToolOutput, ToolError>>;
+}
