@@ -7,3 +7,4 @@ pub mod config;
 pub mod conversation;
 pub mod llm;
 pub mod tools;
+pub mod store;

@@ -5,8 +5,10 @@
 
 mod message;
 mod mode;
+mod text;
 mod usage;
 
 pub use message::{Block, Message, Role, ToolCall, ToolResult};
 pub use mode::Mode;
+pub use text::{clip, floor_char_boundary};
 pub use usage::Usage;

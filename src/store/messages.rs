@@ -1,0 +1,130 @@
+use rusqlite::{OptionalExtension, params};
+
+use super::{Store, StoreError, now_rfc3339};
+use crate::conversation::{Block, Message, Role};
+
+/// A message as stored: its row id, its position in the session, and when it completed.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct StoredMessage {
+    pub id: i64,
+    pub seq: i64,
+    pub message: Message,
+    pub created_at: String,
+}
+
+/// The full, untruncated record of one tool call.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ToolRecord {
+    pub call_id: String,
+    pub tool: String,
+    pub arguments: String,
+    pub output: String,
+    pub is_error: bool,
+    pub exit_code: Option<i32>,
+    pub diff: Option<String>,
+    pub duration_ms: u64,
+}
+
+impl Store {
+    /// Commit one completed message. A user message also titles an untitled session.
+    pub fn append_message(&self, session: &str, message: &Message) -> Result<StoredMessage, StoreError> {
+        self.append(session, message, None)
+    }
+
+    /// Commit a tool message together with the full record of its call, in one transaction.
+    pub fn append_tool_message(
+        &self,
+        session: &str,
+        message: &Message,
+        record: &ToolRecord,
+    ) -> Result<StoredMessage, StoreError> {
+        self.append(session, message, Some(record))
+    }
+
+    fn append(&self, session: &str, message: &Message, record: Option<&ToolRecord>) -> Result<StoredMessage, StoreError> {
+        let content =
+            serde_json::to_string(&message.content).map_err(|e| StoreError::Corrupt(format!("cannot encode message: {e}")))?;
+        let now = now_rfc3339();
+        let mut conn = self.conn();
+        let tx = conn.transaction()?;
+        let seq: i64 = tx.query_row(
+            "SELECT COALESCE(MAX(seq), 0) + 1 FROM messages WHERE session_id = ?1",
+            params![session],
+            |r| r.get(0),
+        )?;
+        tx.execute(
+            "INSERT INTO messages (session_id, seq, role, content, created_at) VALUES (?1, ?2, ?3, ?4, ?5)",
+            params![session, seq, message.role.as_str(), content, now],
+        )?;
+        let id = tx.last_insert_rowid();
+        if let Some(r) = record {
+            tx.execute(
+                "INSERT INTO tool_results (session_id, message_id, call_id, tool, arguments, output, is_error, exit_code, diff, duration_ms, created_at)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
+                params![
+                    session,
+                    id,
+                    r.call_id,
+                    r.tool,
+                    r.arguments,
+                    r.output,
+                    r.is_error,
+                    r.exit_code,
+                    r.diff,
+                    r.duration_ms as i64,
+                    now
+                ],
+            )?;
+        }
+        tx.execute("UPDATE sessions SET updated_at = ?2 WHERE id = ?1", params![session, now])?;
+        if message.role == Role::User {
+            let title = crate::conversation::clip(message.text().lines().find(|l| !l.trim().is_empty()).unwrap_or("").trim(), 60);
+            tx.execute("UPDATE sessions SET title = ?2 WHERE id = ?1 AND title = ''", params![session, title])?;
+        }
+        tx.commit()?;
+        Ok(StoredMessage { id, seq, message: message.clone(), created_at: now })
+    }
+
+    /// Every message of the session, in order.
+    pub fn messages(&self, session: &str) -> Result<Vec<StoredMessage>, StoreError> {
+        let conn = self.conn();
+        let mut stmt =
+            conn.prepare("SELECT id, seq, role, content, created_at FROM messages WHERE session_id = ?1 ORDER BY seq")?;
+        let rows = stmt.query_map(params![session], |r| {
+            Ok((r.get::<_, i64>(0)?, r.get::<_, i64>(1)?, r.get::<_, String>(2)?, r.get::<_, String>(3)?, r.get(4)?))
+        })?;
+        let mut out = Vec::new();
+        for row in rows {
+            let (id, seq, role, content, created_at) = row?;
+            let role = Role::parse(&role).ok_or_else(|| StoreError::Corrupt(format!("message {id} has role {role:?}")))?;
+            let content: Vec<Block> = serde_json::from_str(&content)
+                .map_err(|e| StoreError::Corrupt(format!("message {id} has unreadable content: {e}")))?;
+            out.push(StoredMessage { id, seq, message: Message { role, content }, created_at });
+        }
+        Ok(out)
+    }
+
+    /// The full record of a tool call of the session.
+    pub fn tool_record(&self, session: &str, call_id: &str) -> Result<Option<ToolRecord>, StoreError> {
+        Ok(self
+            .conn()
+            .query_row(
+                "SELECT call_id, tool, arguments, output, is_error, exit_code, diff, duration_ms
+                 FROM tool_results WHERE session_id = ?1 AND call_id = ?2 ORDER BY id DESC LIMIT 1",
+                params![session, call_id],
+                |r| {
+                    Ok(ToolRecord {
+                        call_id: r.get(0)?,
+                        tool: r.get(1)?,
+                        arguments: r.get(2)?,
+                        output: r.get(3)?,
+                        is_error: r.get(4)?,
+                        exit_code: r.get(5)?,
+                        diff: r.get(6)?,
+                        duration_ms: r.get::<_, i64>(7)? as u64,
+                    })
+                },
+            )
+            .optional()?)
+    }
+}

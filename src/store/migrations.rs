@@ -1,0 +1,99 @@
+//! Versioned schema migrations, tracked in SQLite's `user_version`. Each step runs in its own
+//! transaction; steps are only ever appended.
+
+use rusqlite::Connection;
+
+use super::StoreError;
+
+const STEPS: &[&str] = &[
+    // 1: projects, sessions, messages, full tool results, usage per request.
+    r#"
+    CREATE TABLE projects (
+        id          INTEGER PRIMARY KEY,
+        root        TEXT NOT NULL UNIQUE,
+        created_at  TEXT NOT NULL
+    );
+    CREATE TABLE sessions (
+        id          TEXT PRIMARY KEY,
+        project_id  INTEGER NOT NULL REFERENCES projects(id) ON DELETE CASCADE,
+        title       TEXT NOT NULL DEFAULT '',
+        provider    TEXT NOT NULL,
+        model       TEXT NOT NULL,
+        mode        TEXT NOT NULL,
+        created_at  TEXT NOT NULL,
+        updated_at  TEXT NOT NULL
+    );
+    CREATE INDEX sessions_by_project ON sessions(project_id, updated_at);
+    CREATE TABLE messages (
+        id          INTEGER PRIMARY KEY,
+        session_id  TEXT NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
+        seq         INTEGER NOT NULL,
+        role        TEXT NOT NULL CHECK (role IN ('user', 'assistant', 'tool')),
+        content     TEXT NOT NULL,
+        created_at  TEXT NOT NULL,
+        UNIQUE (session_id, seq)
+    );
+    CREATE TABLE tool_results (
+        id          INTEGER PRIMARY KEY,
+        session_id  TEXT NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
+        message_id  INTEGER NOT NULL REFERENCES messages(id) ON DELETE CASCADE,
+        call_id     TEXT NOT NULL,
+        tool        TEXT NOT NULL,
+        arguments   TEXT NOT NULL,
+        output      TEXT NOT NULL,
+        is_error    INTEGER NOT NULL,
+        exit_code   INTEGER,
+        diff        TEXT,
+        duration_ms INTEGER NOT NULL,
+        created_at  TEXT NOT NULL
+    );
+    CREATE INDEX tool_results_by_call ON tool_results(session_id, call_id);
+    CREATE TABLE usage (
+        id                          INTEGER PRIMARY KEY,
+        session_id                  TEXT NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
+        message_id                  INTEGER REFERENCES messages(id) ON DELETE SET NULL,
+        purpose                     TEXT NOT NULL,
+        model                       TEXT NOT NULL,
+        input_tokens                INTEGER NOT NULL,
+        output_tokens               INTEGER NOT NULL,
+        cache_read_input_tokens     INTEGER NOT NULL,
+        cache_creation_input_tokens INTEGER NOT NULL,
+        created_at                  TEXT NOT NULL
+    );
+    CREATE INDEX usage_by_session ON usage(session_id, id);
+    "#,
+];
+
+pub const LATEST: i64 = STEPS.len() as i64;
+
+pub fn migrate(conn: &Connection) -> Result<(), StoreError> {
+    let current: i64 = conn.pragma_query_value(None, "user_version", |r| r.get(0))?;
+    if current > LATEST {
+        return Err(StoreError::TooNew { found: current, known: LATEST });
+    }
+    for (i, sql) in STEPS.iter().enumerate().skip(current as usize) {
+        let version = i as i64 + 1;
+        let tx = conn.unchecked_transaction()?;
+        tx.execute_batch(sql)?;
+        tx.pragma_update(None, "user_version", version)?;
+        tx.commit()?;
+        tracing::info!(version, "database migrated");
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn migrating_twice_is_a_no_op_and_newer_schemas_are_refused() {
+        let conn = Connection::open_in_memory().unwrap();
+        migrate(&conn).unwrap();
+        migrate(&conn).unwrap();
+        let v: i64 = conn.pragma_query_value(None, "user_version", |r| r.get(0)).unwrap();
+        assert_eq!(v, LATEST);
+        conn.pragma_update(None, "user_version", LATEST + 1).unwrap();
+        assert!(matches!(migrate(&conn), Err(StoreError::TooNew { .. })));
+    }
+}

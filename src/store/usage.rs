@@ -1,0 +1,84 @@
+use rusqlite::params;
+use serde::Serialize;
+
+use super::{Store, StoreError, now_rfc3339};
+use crate::conversation::Usage;
+
+/// Usage summed over a session.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct UsageTotals {
+    pub usage: Usage,
+    pub requests: u64,
+}
+
+impl Store {
+    /// Record one request's usage. `purpose` says what the request was for: `turn` for the
+    /// agent's own requests, `compaction`, `extraction`, … for auxiliary calls.
+    pub fn record_usage(
+        &self,
+        session: &str,
+        message_id: Option<i64>,
+        purpose: &str,
+        model: &str,
+        usage: &Usage,
+    ) -> Result<(), StoreError> {
+        self.conn().execute(
+            "INSERT INTO usage (session_id, message_id, purpose, model, input_tokens, output_tokens,
+                                cache_read_input_tokens, cache_creation_input_tokens, created_at)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
+            params![
+                session,
+                message_id,
+                purpose,
+                model,
+                usage.input_tokens as i64,
+                usage.output_tokens as i64,
+                usage.cache_read_input_tokens as i64,
+                usage.cache_creation_input_tokens as i64,
+                now_rfc3339()
+            ],
+        )?;
+        Ok(())
+    }
+
+    pub fn session_usage(&self, session: &str) -> Result<UsageTotals, StoreError> {
+        Ok(self.conn().query_row(
+            "SELECT COALESCE(SUM(input_tokens),0), COALESCE(SUM(output_tokens),0), COALESCE(SUM(cache_read_input_tokens),0),
+                    COALESCE(SUM(cache_creation_input_tokens),0), COUNT(*)
+             FROM usage WHERE session_id = ?1",
+            params![session],
+            |r| {
+                Ok(UsageTotals {
+                    usage: Usage {
+                        input_tokens: r.get::<_, i64>(0)? as u64,
+                        output_tokens: r.get::<_, i64>(1)? as u64,
+                        cache_read_input_tokens: r.get::<_, i64>(2)? as u64,
+                        cache_creation_input_tokens: r.get::<_, i64>(3)? as u64,
+                    },
+                    requests: r.get::<_, i64>(4)? as u64,
+                })
+            },
+        )?)
+    }
+
+    /// Prompt tokens of the session's last agent request, the figure calibration starts from.
+    pub fn last_turn_usage(&self, session: &str) -> Result<Option<Usage>, StoreError> {
+        use rusqlite::OptionalExtension;
+        Ok(self
+            .conn()
+            .query_row(
+                "SELECT input_tokens, output_tokens, cache_read_input_tokens, cache_creation_input_tokens
+                 FROM usage WHERE session_id = ?1 AND purpose = 'turn' ORDER BY id DESC LIMIT 1",
+                params![session],
+                |r| {
+                    Ok(Usage {
+                        input_tokens: r.get::<_, i64>(0)? as u64,
+                        output_tokens: r.get::<_, i64>(1)? as u64,
+                        cache_read_input_tokens: r.get::<_, i64>(2)? as u64,
+                        cache_creation_input_tokens: r.get::<_, i64>(3)? as u64,
+                    })
+                },
+            )
+            .optional()?)
+    }
+}
