@@ -12,6 +12,8 @@ mod policy;
 mod registry;
 mod tracker;
 
+pub mod file_read;
+
 pub use change::FileChange;
 pub use paths::{ProjectPath, resolve_path};
 pub use policy::{ApprovalPolicy, Verdict, decide};
