@@ -13,6 +13,8 @@ mod registry;
 mod tracker;
 
 pub mod file_read;
+pub mod glob;
+pub mod grep;
 
 pub use change::FileChange;
 pub use paths::{ProjectPath, resolve_path};
