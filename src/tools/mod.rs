@@ -12,7 +12,9 @@ mod policy;
 mod registry;
 mod tracker;
 
+pub mod file_edit;
 pub mod file_read;
+pub mod file_write;
 pub mod glob;
 pub mod grep;
 
