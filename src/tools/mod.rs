@@ -12,6 +12,7 @@ mod policy;
 mod registry;
 mod tracker;
 
+pub mod bash;
 pub mod file_edit;
 pub mod file_read;
 pub mod file_write;
