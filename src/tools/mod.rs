@@ -12,6 +12,13 @@ mod policy;
 mod registry;
 mod tracker;
 
+pub mod bash;
+pub mod file_edit;
+pub mod file_read;
+pub mod file_write;
+pub mod glob;
+pub mod grep;
+
 pub use change::FileChange;
 pub use paths::{ProjectPath, resolve_path};
 pub use policy::{ApprovalPolicy, Verdict, decide};

@@ -1,5 +1,11 @@
 //! The set of tools a session offers, and which of them each mode sends.
 
+use super::bash::Bash;
+use super::file_edit::FileEdit;
+use super::file_read::FileRead;
+use super::file_write::FileWrite;
+use super::glob::Glob;
+use super::grep::Grep;
 use super::{Access, Tool};
 use crate::conversation::Mode;
 use crate::llm::ToolSpec;
@@ -9,6 +15,18 @@ pub struct Registry {
 }
 
 impl Registry {
+    /// The built-in tools, in the order the model sees them.
+    pub fn builtin() -> Registry {
+        Registry::new(vec![
+            Box::new(FileRead),
+            Box::new(Glob),
+            Box::new(Grep),
+            Box::new(FileWrite),
+            Box::new(FileEdit),
+            Box::new(Bash),
+        ])
+    }
+
     pub fn new(tools: Vec<Box<dyn Tool>>) -> Registry {
         Registry { tools }
     }
@@ -43,5 +61,33 @@ impl Registry {
 
     pub fn access_of(&self, name: &str) -> Option<Access> {
         self.get(name).map(|t| t.access())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn builtin_lists_the_tools_in_their_fixed_order_with_object_schemas() {
+        let registry = Registry::builtin();
+        let names: Vec<_> = registry.names().collect();
+        assert_eq!(names, ["file_read", "glob", "grep", "file_write", "file_edit", "bash"]);
+        for name in names {
+            let tool = registry.get(name).unwrap();
+            let schema = tool.schema();
+            assert_eq!(schema["type"], "object", "{name}");
+            let properties = schema["properties"].as_object().unwrap();
+            for required in schema["required"].as_array().unwrap() {
+                assert!(properties.contains_key(required.as_str().unwrap()), "{name}: {required}");
+            }
+            assert!(tool.description().len() > 100, "{name} needs a real description");
+        }
+    }
+
+    #[test]
+    fn plan_mode_gets_only_the_read_only_builtins() {
+        let names: Vec<_> = Registry::builtin().specs(Mode::Plan).into_iter().map(|s| s.name).collect();
+        assert_eq!(names, ["file_read", "glob", "grep"]);
     }
 }
