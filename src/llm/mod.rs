@@ -5,9 +5,12 @@
 //! Knows nothing about what tools do or where conversations are stored.
 
 mod error;
+mod http;
 mod request;
+mod sse;
 
 pub use error::{LlmError, is_context_length_message};
+pub use http::ClientSetupError;
 pub use request::{ChatRequest, ChatResponse, StopReason, StreamEvent, SystemBlock, ToolSpec};
 
 use futures_util::future::BoxFuture;
