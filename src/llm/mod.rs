@@ -4,11 +4,13 @@
 //!
 //! Knows nothing about what tools do or where conversations are stored.
 
+mod anthropic;
 mod error;
 mod http;
 mod request;
 mod sse;
 
+pub use anthropic::AnthropicClient;
 pub use error::{LlmError, is_context_length_message};
 pub use http::ClientSetupError;
 pub use request::{ChatRequest, ChatResponse, StopReason, StreamEvent, SystemBlock, ToolSpec};
