@@ -7,12 +7,14 @@
 mod anthropic;
 mod error;
 mod http;
+mod openai;
 mod request;
 mod sse;
 
 pub use anthropic::AnthropicClient;
 pub use error::{LlmError, is_context_length_message};
 pub use http::ClientSetupError;
+pub use openai::OpenAiClient;
 pub use request::{ChatRequest, ChatResponse, StopReason, StreamEvent, SystemBlock, ToolSpec};
 
 use futures_util::future::BoxFuture;
