@@ -4,11 +4,22 @@
 //!
 //! Knows nothing about what tools do or where conversations are stored.
 
+mod anthropic;
+mod discovery;
 mod error;
+mod http;
+mod openai;
 mod request;
+mod retry;
+mod sse;
 
+pub use anthropic::AnthropicClient;
+pub use discovery::{ProbeResult, discover_model, probe_local};
 pub use error::{LlmError, is_context_length_message};
+pub use http::ClientSetupError;
+pub use openai::OpenAiClient;
 pub use request::{ChatRequest, ChatResponse, StopReason, StreamEvent, SystemBlock, ToolSpec};
+pub use retry::{RetryPolicy, send_with_retries};
 
 use futures_util::future::BoxFuture;
 use tokio::sync::mpsc::UnboundedSender;

@@ -1,0 +1,92 @@
+//! Runs the scripted mock LLM server standalone, for trying cairn by hand without a real model.
+//!
+//! ```text
+//! cargo run --example mock_llm -- --script script.json [--port N] [--chunk-delay-ms N]
+//! ANTHROPIC_BASE_URL=<printed url> ANTHROPIC_API_KEY=x cairn
+//! ```
+//!
+//! The script is a JSON array of replies, e.g.
+//! `[{"turn": {"text": "hi"}}, {"fault": "overloaded"}, {"turn": {"tool_calls": [{"name": "glob",
+//! "arguments": {"pattern": "*.rs"}}]}}]`. Once it runs out, every request gets a plain text turn.
+
+#[allow(dead_code)] // the tests use more of the mock than this example does
+#[path = "../tests/support/mock_llm.rs"]
+mod mock_llm;
+
+use std::net::SocketAddr;
+use std::time::Duration;
+
+use mock_llm::{MockLlm, Reply, Script};
+
+struct Args {
+    script: Option<String>,
+    port: u16,
+    chunk_delay_ms: u64,
+}
+
+const USAGE: &str = "usage: mock_llm [--script FILE.json] [--port N] [--chunk-delay-ms N]";
+
+fn parse_args() -> Result<Args, String> {
+    let mut args = Args { script: None, port: 0, chunk_delay_ms: 0 };
+    let mut it = std::env::args().skip(1);
+    while let Some(flag) = it.next() {
+        let mut value = || it.next().ok_or_else(|| format!("{flag} needs a value\n{USAGE}"));
+        match flag.as_str() {
+            "--script" => args.script = Some(value()?),
+            "--port" => args.port = value()?.parse().map_err(|e| format!("--port: {e}\n{USAGE}"))?,
+            "--chunk-delay-ms" => {
+                args.chunk_delay_ms = value()?.parse().map_err(|e| format!("--chunk-delay-ms: {e}\n{USAGE}"))?
+            }
+            "-h" | "--help" => return Err(USAGE.to_string()),
+            other => return Err(format!("unknown argument {other:?}\n{USAGE}")),
+        }
+    }
+    Ok(args)
+}
+
+fn load_script(path: &str) -> Result<Vec<Reply>, String> {
+    let text = std::fs::read_to_string(path).map_err(|e| format!("cannot read {path}: {e}"))?;
+    serde_json::from_str(&text).map_err(|e| format!("{path} is not a JSON array of replies: {e}"))
+}
+
+#[tokio::main]
+async fn main() {
+    if let Err(message) = run().await {
+        eprintln!("{message}");
+        std::process::exit(2);
+    }
+}
+
+async fn run() -> Result<(), String> {
+    let args = parse_args()?;
+    let replies = match &args.script {
+        Some(path) => load_script(path)?,
+        None => Vec::new(),
+    };
+    let count = replies.len();
+    let script = Script::from_replies(replies).chunk_delay_ms(args.chunk_delay_ms);
+    let addr = SocketAddr::from(([127, 0, 0, 1], args.port));
+    let mock = MockLlm::bind(addr, script).await.map_err(|e| format!("cannot listen on {addr}: {e}"))?;
+    println!("mock LLM serving {count} scripted replies");
+    println!("  ANTHROPIC_BASE_URL={}", mock.anthropic_base_url());
+    println!("  OPENAI_BASE_URL={}", mock.openai_base_url());
+    println!("press Ctrl+C to stop");
+
+    let mut shown = 0;
+    let mut ticker = tokio::time::interval(Duration::from_millis(200));
+    loop {
+        tokio::select! {
+            _ = tokio::signal::ctrl_c() => return Ok(()),
+            _ = ticker.tick() => {}
+        }
+        let requests = mock.requests();
+        for (i, request) in requests.iter().enumerate().skip(shown) {
+            let messages = request.messages().len();
+            println!("#{} {:?} {} ({messages} messages)", i + 1, request.wire, request.path);
+            for problem in &request.problems {
+                println!("   problem: {problem}");
+            }
+        }
+        shown = requests.len();
+    }
+}

@@ -1,0 +1,368 @@
+use serde_json::json;
+use tokio::sync::mpsc::unbounded_channel;
+
+use super::*;
+use crate::conversation::ToolResult;
+use crate::llm::ToolSpec;
+
+fn request(messages: Vec<Message>) -> ChatRequest {
+    ChatRequest {
+        model: "claude-test".into(),
+        system: vec![SystemBlock { text: "You are cairn.".into(), cache_breakpoint: false }],
+        messages,
+        tools: vec![],
+        max_tokens: 1024,
+        cache: None,
+    }
+}
+
+fn assistant(blocks: Vec<Block>) -> Message {
+    Message { role: Role::Assistant, content: blocks }
+}
+
+fn call(id: &str, name: &str, arguments: &str) -> Block {
+    Block::ToolCall(ToolCall::new(id, name, arguments))
+}
+
+fn text(t: &str) -> Block {
+    Block::Text { text: t.into() }
+}
+
+fn count_markers(value: &Value) -> usize {
+    match value {
+        Value::Object(map) => map.iter().map(|(k, v)| usize::from(k == "cache_control") + count_markers(v)).sum(),
+        Value::Array(items) => items.iter().map(count_markers).sum(),
+        _ => 0,
+    }
+}
+
+/// A conversation with three tool groups: eight messages on the wire... or fewer once merged.
+fn long_history() -> Vec<Message> {
+    let mut messages = vec![Message::user("start")];
+    for i in 0..3 {
+        let id = format!("toolu_{i}");
+        messages.push(assistant(vec![call(&id, "glob", r#"{"pattern":"*"}"#)]));
+        messages.push(Message::tool(ToolResult::ok(&id, "glob", format!("result {i}"))));
+    }
+    messages.push(assistant(vec![text("done")]));
+    messages.push(Message::user("thanks"));
+    messages
+}
+
+#[test]
+fn tool_results_are_grouped_and_roles_alternate() {
+    let messages = vec![
+        Message::user("fix it"),
+        assistant(vec![text("Looking."), call("t1", "file_read", r#"{"path":"a.rs"}"#), call("t2", "grep", "{")]),
+        Message::tool(ToolResult::ok("t1", "file_read", "fn main() {}")),
+        Message::tool(ToolResult::error("t2", "grep", "arguments are not valid JSON")),
+        Message::user("also check b.rs"),
+        Message::assistant(""),
+        Message::user(""),
+        Message::user("well?"),
+    ];
+    let body = request_body(&request(messages));
+    assert_eq!(
+        body["messages"],
+        json!([
+            {"role": "user", "content": [{"type": "text", "text": "fix it"}]},
+            {"role": "assistant", "content": [
+                {"type": "text", "text": "Looking."},
+                {"type": "tool_use", "id": "t1", "name": "file_read", "input": {"path": "a.rs"}},
+                {"type": "tool_use", "id": "t2", "name": "grep", "input": {}},
+            ]},
+            {"role": "user", "content": [
+                {"type": "tool_result", "tool_use_id": "t1", "content": "fn main() {}"},
+                {"type": "tool_result", "tool_use_id": "t2", "content": "arguments are not valid JSON", "is_error": true},
+                {"type": "text", "text": "also check b.rs"},
+            ]},
+            {"role": "assistant", "content": [{"type": "text", "text": "(no content)"}]},
+            {"role": "user", "content": [{"type": "text", "text": "well?"}]},
+        ])
+    );
+    assert_eq!(body["stream"], true);
+    assert_eq!(body["max_tokens"], 1024);
+    assert_eq!(body["system"], json!([{"type": "text", "text": "You are cairn."}]));
+    assert!(body.get("tools").is_none());
+}
+
+#[test]
+fn tool_results_come_before_text_in_a_user_message() {
+    let messages = vec![
+        Message::user("go"),
+        assistant(vec![call("t1", "glob", "{}")]),
+        Message::user("interjection"),
+        Message::tool(ToolResult::ok("t1", "glob", "")),
+    ];
+    let body = request_body(&request(messages));
+    let last = &body["messages"][2]["content"];
+    assert_eq!(last[0], json!({"type": "tool_result", "tool_use_id": "t1"}), "empty content is left out");
+    assert_eq!(last[1]["text"], "interjection");
+}
+
+#[test]
+fn tools_carry_name_description_and_schema() {
+    let mut req = request(vec![Message::user("hi")]);
+    req.tools = vec![ToolSpec {
+        name: "glob".into(),
+        description: "Find files".into(),
+        input_schema: json!({"type": "object", "properties": {"pattern": {"type": "string"}}}),
+    }];
+    req.system.clear();
+    let body = request_body(&req);
+    assert_eq!(
+        body["tools"],
+        json!([{"name": "glob", "description": "Find files",
+                "input_schema": {"type": "object", "properties": {"pattern": {"type": "string"}}}}])
+    );
+    assert!(body.get("system").is_none(), "no system key without system text");
+}
+
+#[test]
+fn no_cache_control_when_caching_is_off() {
+    let body = request_body(&request(long_history()));
+    assert_eq!(count_markers(&body), 0);
+}
+
+#[test]
+fn two_system_breakpoints_leave_two_for_the_newest_messages() {
+    let mut req = request(long_history());
+    req.cache = Some(CacheTtl::FiveMinutes);
+    req.system = vec![
+        SystemBlock { text: "static".into(), cache_breakpoint: true },
+        SystemBlock { text: "memory".into(), cache_breakpoint: true },
+        SystemBlock { text: "dynamic".into(), cache_breakpoint: false },
+    ];
+    let body = request_body(&req);
+    assert_eq!(count_markers(&body), 4);
+    assert_eq!(body["system"][0]["cache_control"], json!({"type": "ephemeral"}));
+    assert_eq!(body["system"][1]["cache_control"], json!({"type": "ephemeral"}));
+    assert!(body["system"][2].get("cache_control").is_none());
+    let messages = body["messages"].as_array().unwrap();
+    let n = messages.len();
+    let last_block = |i: usize| messages[i]["content"].as_array().unwrap().last().unwrap().clone();
+    assert_eq!(last_block(n - 1)["cache_control"], json!({"type": "ephemeral"}));
+    assert_eq!(last_block(n - 2)["cache_control"], json!({"type": "ephemeral"}));
+    assert_eq!(count_markers(&messages[n - 3]), 0);
+}
+
+#[test]
+fn extra_system_breakpoints_are_dropped_and_the_total_stays_at_four() {
+    let mut req = request(long_history());
+    req.cache = Some(CacheTtl::OneHour);
+    req.system = (0..3).map(|i| SystemBlock { text: format!("part {i}"), cache_breakpoint: true }).collect();
+    let body = request_body(&req);
+    assert_eq!(count_markers(&body), 4);
+    assert_eq!(count_markers(&body["system"]), 2);
+    assert!(body["system"][2].get("cache_control").is_none(), "the first two are honoured");
+    assert_eq!(body["system"][0]["cache_control"], json!({"type": "ephemeral", "ttl": "1h"}));
+}
+
+#[test]
+fn without_system_breakpoints_four_messages_are_marked() {
+    let mut req = request(long_history());
+    req.cache = Some(CacheTtl::FiveMinutes);
+    let body = request_body(&req);
+    assert_eq!(count_markers(&body), 4);
+    assert_eq!(count_markers(&body["system"]), 0);
+    let messages = body["messages"].as_array().unwrap();
+    for message in messages.iter().rev().take(4) {
+        let blocks = message["content"].as_array().unwrap();
+        assert!(blocks.last().unwrap().get("cache_control").is_some(), "{message}");
+        assert_eq!(count_markers(message), 1);
+    }
+}
+
+#[test]
+fn an_empty_system_block_passes_its_breakpoint_back() {
+    let mut req = request(vec![Message::user("hi")]);
+    req.cache = Some(CacheTtl::FiveMinutes);
+    req.system = vec![
+        SystemBlock { text: "static".into(), cache_breakpoint: false },
+        SystemBlock { text: String::new(), cache_breakpoint: true },
+    ];
+    let body = request_body(&req);
+    assert_eq!(body["system"].as_array().unwrap().len(), 1);
+    assert!(body["system"][0].get("cache_control").is_some());
+}
+
+fn ev(event: &str, data: Value) -> SseEvent {
+    SseEvent { event: event.into(), data: data.to_string() }
+}
+
+fn run(events_in: Vec<SseEvent>) -> (Result<ChatResponse, LlmError>, Vec<StreamEvent>) {
+    let (tx, mut rx) = unbounded_channel();
+    let mut state = StreamState::new("requested");
+    let mut result = None;
+    for event in &events_in {
+        match state.handle(event, &tx) {
+            Ok(true) => break,
+            Ok(false) => {}
+            Err(e) => {
+                result = Some(Err(e));
+                break;
+            }
+        }
+    }
+    let result = result.unwrap_or_else(|| state.finish("http://test/v1/messages"));
+    let mut seen = Vec::new();
+    while let Ok(e) = rx.try_recv() {
+        seen.push(e);
+    }
+    (result, seen)
+}
+
+fn full_stream() -> Vec<SseEvent> {
+    vec![
+        ev(
+            "message_start",
+            json!({"type": "message_start", "message": {"id": "msg_1", "model": "claude-real",
+            "usage": {"input_tokens": 12, "cache_read_input_tokens": 3000, "cache_creation_input_tokens": 40, "output_tokens": 1}}}),
+        ),
+        ev(
+            "content_block_start",
+            json!({"type": "content_block_start", "index": 0, "content_block": {"type": "thinking", "thinking": ""}}),
+        ),
+        ev(
+            "content_block_delta",
+            json!({"type": "content_block_delta", "index": 0, "delta": {"type": "thinking_delta", "thinking": "hmm"}}),
+        ),
+        ev(
+            "content_block_delta",
+            json!({"type": "content_block_delta", "index": 0, "delta": {"type": "signature_delta", "signature": "sig"}}),
+        ),
+        ev("content_block_stop", json!({"type": "content_block_stop", "index": 0})),
+        ev("ping", json!({"type": "ping"})),
+        ev(
+            "content_block_start",
+            json!({"type": "content_block_start", "index": 1, "content_block": {"type": "text", "text": ""}}),
+        ),
+        ev(
+            "content_block_delta",
+            json!({"type": "content_block_delta", "index": 1, "delta": {"type": "text_delta", "text": "Let me "}}),
+        ),
+        ev(
+            "content_block_delta",
+            json!({"type": "content_block_delta", "index": 1, "delta": {"type": "text_delta", "text": "look."}}),
+        ),
+        ev("content_block_stop", json!({"type": "content_block_stop", "index": 1})),
+        ev(
+            "content_block_start",
+            json!({"type": "content_block_start", "index": 2, "content_block": {"type": "tool_use", "id": "toolu_9", "name": "file_read", "input": {}}}),
+        ),
+        ev(
+            "content_block_delta",
+            json!({"type": "content_block_delta", "index": 2, "delta": {"type": "input_json_delta", "partial_json": ""}}),
+        ),
+        ev(
+            "content_block_delta",
+            json!({"type": "content_block_delta", "index": 2, "delta": {"type": "input_json_delta", "partial_json": "{\"path\": \"src/ma"}}),
+        ),
+        ev(
+            "content_block_delta",
+            json!({"type": "content_block_delta", "index": 2, "delta": {"type": "input_json_delta", "partial_json": "in.rs\"}"}}),
+        ),
+        ev("content_block_stop", json!({"type": "content_block_stop", "index": 2})),
+        ev(
+            "content_block_start",
+            json!({"type": "content_block_start", "index": 3, "content_block": {"type": "tool_use", "id": "toolu_10", "name": "glob", "input": {}}}),
+        ),
+        ev("content_block_stop", json!({"type": "content_block_stop", "index": 3})),
+        ev(
+            "message_delta",
+            json!({"type": "message_delta", "delta": {"stop_reason": "tool_use", "stop_sequence": null},
+            "usage": {"output_tokens": 57, "input_tokens": 0}}),
+        ),
+        ev("message_stop", json!({"type": "message_stop"})),
+    ]
+}
+
+#[test]
+fn a_full_stream_becomes_text_and_tool_calls() {
+    let (result, seen) = run(full_stream());
+    let response = result.unwrap();
+    assert_eq!(response.model, "claude-real");
+    assert_eq!(response.stop, StopReason::ToolUse);
+    assert_eq!(
+        response.message.content,
+        vec![
+            text("Let me look."),
+            call("toolu_9", "file_read", r#"{"path": "src/main.rs"}"#),
+            call("toolu_10", "glob", "{}")
+        ]
+    );
+    assert_eq!(
+        response.usage,
+        Usage { input_tokens: 12, output_tokens: 57, cache_read_input_tokens: 3000, cache_creation_input_tokens: 40 }
+    );
+    assert_eq!(
+        seen,
+        vec![
+            StreamEvent::TextDelta("Let me ".into()),
+            StreamEvent::TextDelta("look.".into()),
+            StreamEvent::ToolCallStarted { id: "toolu_9".into(), name: "file_read".into() },
+            StreamEvent::ToolCallStarted { id: "toolu_10".into(), name: "glob".into() },
+        ]
+    );
+}
+
+#[test]
+fn usage_updated_in_message_delta_wins() {
+    let mut events = full_stream();
+    events[17] = ev(
+        "message_delta",
+        json!({"type": "message_delta", "delta": {"stop_reason": "end_turn"},
+               "usage": {"output_tokens": 9, "input_tokens": 20, "cache_read_input_tokens": 3100}}),
+    );
+    let response = run(events).0.unwrap();
+    assert_eq!(response.stop, StopReason::EndTurn);
+    assert_eq!(response.usage.input_tokens, 20);
+    assert_eq!(response.usage.cache_read_input_tokens, 3100);
+    assert_eq!(response.usage.cache_creation_input_tokens, 40);
+    assert_eq!(response.usage.output_tokens, 9);
+}
+
+#[test]
+fn a_stream_without_message_stop_is_transient() {
+    let mut events = full_stream();
+    events.pop();
+    let err = run(events).0.unwrap_err();
+    assert!(err.is_transient() && err.to_string().contains("ended before"), "{err}");
+}
+
+#[test]
+fn data_that_is_not_json_is_transient() {
+    let mut events = full_stream();
+    events.insert(8, SseEvent { event: "content_block_delta".into(), data: "{\"type\": \"content_bl".into() });
+    let err = run(events).0.unwrap_err();
+    assert!(err.is_transient() && err.to_string().contains("not valid JSON"), "{err}");
+}
+
+#[test]
+fn error_events_are_classified() {
+    let error = |kind: &str, message: &str| {
+        let mut events = full_stream();
+        events.insert(3, ev("error", json!({"type": "error", "error": {"type": kind, "message": message}})));
+        run(events).0.unwrap_err()
+    };
+    assert!(error("overloaded_error", "Overloaded").is_transient());
+    assert!(error("api_error", "Internal server error").is_transient());
+    assert!(matches!(
+        error("invalid_request_error", "prompt is too long: 210000 tokens > 200000 maximum"),
+        LlmError::ContextLength { .. }
+    ));
+    assert!(matches!(error("invalid_request_error", "messages.1: bad"), LlmError::Rejected { status: 400, .. }));
+}
+
+#[test]
+fn stop_reasons_map() {
+    for (wire, ours) in [
+        ("end_turn", StopReason::EndTurn),
+        ("max_tokens", StopReason::MaxTokens),
+        ("stop_sequence", StopReason::StopSequence),
+        ("refusal", StopReason::Refusal),
+        ("pause_turn", StopReason::Other("pause_turn".into())),
+    ] {
+        assert_eq!(stop_reason(wire), ours);
+    }
+}

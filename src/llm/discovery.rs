@@ -1,0 +1,130 @@
+//! Finding local OpenAI-compatible servers and asking a server which model it serves and with
+//! what context window (`/models`, and llama-server's `/props`).
+//!
+//! Only reads: it never loads models or changes a server's state.
+
+use std::time::Duration;
+
+use serde_json::Value;
+
+use super::http;
+use crate::config::{LocalCandidate, Secret};
+
+/// How long `discover_model` waits for each answer: local servers answer at once, remote ones
+/// within a few seconds.
+const DISCOVERY_TIMEOUT: Duration = Duration::from_secs(10);
+/// `/props` is a nicety; a server that does not know it must not slow start-up.
+const PROPS_TIMEOUT: Duration = Duration::from_secs(2);
+
+/// What a server said about itself.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ProbeResult {
+    /// The first model the server lists.
+    pub model: String,
+    /// The context size the server runs with, when it says (llama-server does).
+    pub context_window: Option<u64>,
+}
+
+/// Asks every candidate's `GET {base}/models` at once and returns the first candidate, in list
+/// order, that answered 2xx within `timeout`.
+pub async fn probe_local(candidates: &[LocalCandidate], timeout: Duration) -> Option<LocalCandidate> {
+    let probes = candidates.iter().map(|candidate| async move {
+        let Ok(client) = http::build_client(candidate.base_url) else { return false };
+        let url = format!("{}/models", candidate.base_url.trim_end_matches('/'));
+        let answered = client.get(&url).timeout(timeout).send().await.is_ok_and(|r| r.status().is_success());
+        tracing::debug!(server = candidate.name, url, answered, "probed for a local model server");
+        answered
+    });
+    let answers = futures_util::future::join_all(probes).await;
+    candidates.iter().zip(answers).find(|(_, answered)| *answered).map(|(candidate, _)| candidate.clone())
+}
+
+/// The model a server serves (the first of `GET {base}/models`) and, when the server is
+/// llama-server, the context size it was started with.
+pub async fn discover_model(base_url: &str, api_key: Option<&Secret>) -> Result<ProbeResult, String> {
+    let base = base_url.trim_end_matches('/');
+    let client = http::build_client(base).map_err(|e| e.to_string())?;
+    let auth = http::key_header(api_key, "OPENAI_API_KEY", "Bearer ").map_err(|e| e.to_string())?;
+    let url = format!("{base}/models");
+    let mut get = client.get(&url).timeout(DISCOVERY_TIMEOUT);
+    if let Some(auth) = &auth {
+        get = get.header(reqwest::header::AUTHORIZATION, auth.clone());
+    }
+    let response = get.send().await.map_err(|e| {
+        format!("{}; is the server running? pass --model to skip asking it", http::connection_error(&url, &e))
+    })?;
+    let status = response.status();
+    let body = response.text().await.map_err(|e| http::connection_error(&url, &e).to_string())?;
+    if !status.is_success() {
+        return Err(format!(
+            "{url} answered HTTP {}: {}; pass --model to name the model yourself",
+            status.as_u16(),
+            http::error_message(&body, status.as_u16())
+        ));
+    }
+    let model = first_model(&body).map_err(|problem| format!("{url} {problem}; pass --model to name the model"))?;
+    let Some(model) = model else {
+        return Err(format!("the server at {base} lists no models; load one or pass --model"));
+    };
+    let context_window = props_context_window(&client, base, auth.as_ref()).await;
+    Ok(ProbeResult { model, context_window })
+}
+
+/// The first `data[].id` of a `/models` answer; `Ok(None)` when the list is empty.
+fn first_model(body: &str) -> Result<Option<String>, String> {
+    let json: Value = serde_json::from_str(body).map_err(|_| "did not answer with JSON".to_string())?;
+    let Some(models) = json["data"].as_array() else {
+        return Err("answered without a `data` list of models".to_string());
+    };
+    Ok(models.iter().find_map(|m| m["id"].as_str()).filter(|id| !id.is_empty()).map(str::to_string))
+}
+
+/// llama-server's `GET /props` (beside `/v1`, not under it): `default_generation_settings.n_ctx`
+/// or a top-level `n_ctx`. `None` for any other server or any failure.
+async fn props_context_window(
+    client: &reqwest::Client,
+    base: &str,
+    auth: Option<&reqwest::header::HeaderValue>,
+) -> Option<u64> {
+    let url = format!("{}/props", base.strip_suffix("/v1").unwrap_or(base));
+    let mut get = client.get(&url).timeout(PROPS_TIMEOUT);
+    if let Some(auth) = auth {
+        get = get.header(reqwest::header::AUTHORIZATION, auth.clone());
+    }
+    let response = get.send().await.ok().filter(|r| r.status().is_success())?;
+    let json: Value = response.json().await.ok()?;
+    context_from_props(&json)
+}
+
+fn context_from_props(json: &Value) -> Option<u64> {
+    json["default_generation_settings"]["n_ctx"].as_u64().or_else(|| json["n_ctx"].as_u64()).filter(|n| *n > 0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn the_first_listed_model_is_chosen() {
+        assert_eq!(first_model(r#"{"data":[{"id":"qwen3"},{"id":"llama"}]}"#).unwrap().as_deref(), Some("qwen3"));
+        assert_eq!(first_model(r#"{"data":[]}"#).unwrap(), None);
+        assert!(first_model("<html>").unwrap_err().contains("JSON"));
+        assert!(first_model(r#"{"models":[]}"#).unwrap_err().contains("data"));
+    }
+
+    #[test]
+    fn llama_server_props_give_the_context_size() {
+        assert_eq!(context_from_props(&json!({"default_generation_settings": {"n_ctx": 8192}})), Some(8192));
+        assert_eq!(context_from_props(&json!({"n_ctx": 4096})), Some(4096));
+        assert_eq!(context_from_props(&json!({"n_ctx": 0})), None);
+        assert_eq!(context_from_props(&json!({"build_info": "b1"})), None);
+    }
+
+    #[tokio::test]
+    async fn nothing_listening_means_no_candidate() {
+        // Port 9 (discard) on loopback: nothing listens there on a test machine.
+        let candidates = [LocalCandidate { name: "nobody", base_url: "http://127.0.0.1:9/v1" }];
+        assert_eq!(probe_local(&candidates, Duration::from_millis(300)).await, None);
+    }
+}

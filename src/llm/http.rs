@@ -1,0 +1,362 @@
+//! The HTTP layer both clients share: building the `reqwest::Client` (TLS provider, timeouts,
+//! user agent), sending one streamed POST with cancellation, and turning an HTTP failure (status,
+//! `retry-after`, error body, connection trouble) into an [`LlmError`].
+//!
+//! Knows nothing about either wire format beyond the `{"error": {"message": …}}` shape of error
+//! bodies. Never logs or formats a header value.
+
+use std::sync::Once;
+use std::time::Duration;
+
+use reqwest::header::{HeaderMap, HeaderValue};
+use tokio_util::sync::CancellationToken;
+
+use super::LlmError;
+use super::is_context_length_message;
+use crate::config::Secret;
+
+/// Streams can run for minutes, so only connecting has a deadline; a stalled stream is caught
+/// by the SSE idle timeout instead.
+const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// How long reading the body of an error response may take before we give up on its details.
+const ERROR_BODY_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// Error bodies are quoted in messages; a proxy's HTML page should not fill the screen.
+const MAX_QUOTED_BODY: usize = 300;
+
+/// A client could not be built. Rare: a broken TLS setup, or a key that cannot be sent.
+#[derive(Debug, thiserror::Error)]
+pub enum ClientSetupError {
+    #[error("could not set up the HTTP client: {0}")]
+    Http(String),
+    #[error(
+        "{key_var} contains characters that cannot be sent in an HTTP header (a stray newline or quote?); \
+         set it to the bare key"
+    )]
+    InvalidKey { key_var: &'static str },
+    #[error("the base URL {url:?} is not a valid http(s) URL: {reason}")]
+    InvalidBaseUrl { url: String, reason: String },
+}
+
+/// Who is on the other end, for error messages.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Api {
+    /// As users name it: `Anthropic`, `OpenAI`, `the OpenAI-compatible server`.
+    pub provider: &'static str,
+    /// The environment variable that holds this provider's key.
+    pub key_var: &'static str,
+}
+
+/// Installs ring as rustls's process-wide crypto provider (reqwest is built without one).
+fn install_crypto_provider() {
+    static INSTALL: Once = Once::new();
+    INSTALL.call_once(|| {
+        // Err means some other part of the process installed a provider first: that one serves.
+        let _ = rustls::crypto::ring::default_provider().install_default();
+    });
+}
+
+/// The one place a `reqwest::Client` is configured. Loopback endpoints bypass any system proxy:
+/// a local model server is never behind the user's corporate proxy.
+pub(crate) fn build_client(base_url: &str) -> Result<reqwest::Client, ClientSetupError> {
+    install_crypto_provider();
+    let url = parse_base_url(base_url)?;
+    let mut builder = reqwest::Client::builder()
+        .connect_timeout(CONNECT_TIMEOUT)
+        .user_agent(concat!("cairn/", env!("CARGO_PKG_VERSION")));
+    if is_loopback(&url) {
+        builder = builder.no_proxy();
+    }
+    builder.build().map_err(|e| ClientSetupError::Http(error_chain(&e)))
+}
+
+/// Checks that a base URL is usable and returns it parsed.
+pub(crate) fn parse_base_url(base_url: &str) -> Result<reqwest::Url, ClientSetupError> {
+    let invalid = |reason: String| ClientSetupError::InvalidBaseUrl { url: base_url.to_string(), reason };
+    let url = reqwest::Url::parse(base_url).map_err(|e| invalid(e.to_string()))?;
+    match url.scheme() {
+        "http" | "https" => Ok(url),
+        other => Err(invalid(format!("the scheme must be http or https, not {other}"))),
+    }
+}
+
+fn is_loopback(url: &reqwest::Url) -> bool {
+    let Some(host) = url.host_str() else { return false };
+    let host = host.trim_start_matches('[').trim_end_matches(']');
+    host.eq_ignore_ascii_case("localhost") || host.parse::<std::net::IpAddr>().is_ok_and(|ip| ip.is_loopback())
+}
+
+/// A key as a header value, marked sensitive so that no `Debug` of a request shows it.
+pub(crate) fn key_header(
+    key: Option<&Secret>,
+    key_var: &'static str,
+    prefix: &str,
+) -> Result<Option<HeaderValue>, ClientSetupError> {
+    let Some(key) = key else { return Ok(None) };
+    // Keys pasted from files often carry a trailing newline; it is never part of a key.
+    let mut value = HeaderValue::from_str(&format!("{prefix}{}", key.expose().trim()))
+        .map_err(|_| ClientSetupError::InvalidKey { key_var })?;
+    value.set_sensitive(true);
+    Ok(Some(value))
+}
+
+/// Sends one POST expecting an event stream, and returns the response once its status is a
+/// success. Anything else becomes the matching [`LlmError`]; cancellation drops the request.
+/// `idle_timeout` bounds the wait for the response headers, as it bounds gaps in the stream.
+pub(crate) async fn post_stream(
+    client: &reqwest::Client,
+    api: Api,
+    url: &str,
+    headers: HeaderMap,
+    body: &serde_json::Value,
+    idle_timeout: Duration,
+    cancel: &CancellationToken,
+) -> Result<reqwest::Response, LlmError> {
+    let send = tokio::time::timeout(idle_timeout, client.post(url).headers(headers).json(body).send());
+    let response = tokio::select! {
+        biased;
+        _ = cancel.cancelled() => return Err(LlmError::Cancelled),
+        result = send => match result {
+            Ok(sent) => sent.map_err(|e| connection_error(url, &e))?,
+            Err(_) => return Err(LlmError::transient(format!(
+                "{url} accepted the connection but sent no response for {} s",
+                idle_timeout.as_secs_f64()
+            ))),
+        },
+    };
+    let status = response.status();
+    let is_json = response
+        .headers()
+        .get(reqwest::header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| v.starts_with("application/json"));
+    if status.is_success() && !is_json {
+        return Ok(response);
+    }
+    let retry_after = retry_after(response.headers(), std::time::SystemTime::now());
+    let body = tokio::select! {
+        biased;
+        _ = cancel.cancelled() => return Err(LlmError::Cancelled),
+        text = tokio::time::timeout(ERROR_BODY_TIMEOUT, response.text()) => match text {
+            Ok(Ok(text)) => text,
+            Ok(Err(_)) | Err(_) => String::new(),
+        },
+    };
+    tracing::debug!(status = status.as_u16(), url, "provider answered with an error status or without a stream");
+    if status.is_success() {
+        // A 200 with a JSON body: an error dressed as success, or a server that ignored `stream`.
+        return Err(LlmError::Rejected {
+            provider: api.provider,
+            status: status.as_u16(),
+            message: format!(
+                "expected an event stream but got JSON; does this server support streaming? {}",
+                error_message(&body, status.as_u16())
+            ),
+        });
+    }
+    Err(status_error(api, status.as_u16(), retry_after, &body))
+}
+
+/// A request that never got a response: refused, reset, DNS, TLS, or the body broke off.
+pub(crate) fn connection_error(url: &str, error: &reqwest::Error) -> LlmError {
+    let what = if error.is_connect() {
+        "could not connect to"
+    } else if error.is_timeout() {
+        "timed out talking to"
+    } else if error.is_body() || error.is_decode() {
+        "the connection broke while reading from"
+    } else {
+        "the request failed for"
+    };
+    LlmError::transient(format!("{what} {url}: {}", root_cause(error)))
+}
+
+/// The innermost error of a chain: for reqwest that is the useful part ("Connection refused").
+fn root_cause(error: &(dyn std::error::Error + 'static)) -> String {
+    let mut current = error;
+    while let Some(next) = current.source() {
+        current = next;
+    }
+    current.to_string()
+}
+
+fn error_chain(error: &(dyn std::error::Error + 'static)) -> String {
+    let mut out = error.to_string();
+    let mut current = error.source();
+    while let Some(e) = current {
+        out.push_str(": ");
+        out.push_str(&e.to_string());
+        current = e.source();
+    }
+    out
+}
+
+/// Classifies a failed response by status and body. Context-length wording wins over the status
+/// (some local servers answer 500 for an oversized prompt).
+pub(crate) fn status_error(api: Api, status: u16, retry_after: Option<Duration>, body: &str) -> LlmError {
+    let message = error_message(body, status);
+    if is_context_length_message(status, body) || error_code(body).as_deref() == Some("context_length_exceeded") {
+        return LlmError::ContextLength { message };
+    }
+    let provider = api.provider;
+    match status {
+        401 | 403 => LlmError::Auth { provider, status, message, key_var: api.key_var },
+        408 | 429 | 500 | 502..=504 | 506..=599 => {
+            let what = match status {
+                429 => "rate-limited the request",
+                529 => "is overloaded",
+                408 => "timed out waiting for the request",
+                _ => "had a server error",
+            };
+            LlmError::Transient { message: format!("{provider} {what} (HTTP {status}): {message}"), retry_after }
+        }
+        _ => LlmError::Rejected { provider, status, message },
+    }
+}
+
+/// The human part of an error body: `error.message`, else `message`, else the body itself.
+pub(crate) fn error_message(body: &str, status: u16) -> String {
+    if let Ok(json) = serde_json::from_str::<serde_json::Value>(body) {
+        let candidates = [&json["error"]["message"], &json["message"], &json["error"], &json["detail"]];
+        if let Some(text) = candidates.iter().find_map(|v| v.as_str()).filter(|t| !t.trim().is_empty()) {
+            return text.trim().to_string();
+        }
+    }
+    let body = body.trim();
+    if body.is_empty() {
+        let reason = reqwest::StatusCode::from_u16(status).ok().and_then(|s| s.canonical_reason());
+        return reason.unwrap_or("no details given").to_string();
+    }
+    quote(body)
+}
+
+fn error_code(body: &str) -> Option<String> {
+    let json = serde_json::from_str::<serde_json::Value>(body).ok()?;
+    json["error"]["code"].as_str().map(str::to_string)
+}
+
+/// At most [`MAX_QUOTED_BODY`] characters of a body, cut on a character boundary.
+pub(crate) fn quote(text: &str) -> String {
+    match text.char_indices().nth(MAX_QUOTED_BODY) {
+        Some((cut, _)) => format!("{}…", &text[..cut]),
+        None => text.to_string(),
+    }
+}
+
+/// `retry-after-ms` (OpenAI), else `retry-after` in seconds (possibly fractional) or as an HTTP
+/// date. Anything unparsable is ignored: the backoff schedule applies instead.
+pub(crate) fn retry_after(headers: &HeaderMap, now: std::time::SystemTime) -> Option<Duration> {
+    let header = |name: &str| headers.get(name).and_then(|v| v.to_str().ok()).map(str::trim);
+    if let Some(ms) = header("retry-after-ms").and_then(|v| v.parse::<f64>().ok()) {
+        return seconds(ms / 1000.0);
+    }
+    let value = header("retry-after")?;
+    if let Ok(secs) = value.parse::<f64>() {
+        return seconds(secs);
+    }
+    let date = chrono::DateTime::parse_from_rfc2822(value).ok()?;
+    let now = chrono::DateTime::<chrono::Utc>::from(now);
+    Some((date.with_timezone(&chrono::Utc) - now).to_std().unwrap_or(Duration::ZERO))
+}
+
+fn seconds(secs: f64) -> Option<Duration> {
+    (secs.is_finite() && secs >= 0.0).then(|| Duration::try_from_secs_f64(secs).ok()).flatten()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const ANTHROPIC: Api = Api { provider: "Anthropic", key_var: "ANTHROPIC_API_KEY" };
+
+    fn headers(pairs: &[(&'static str, &str)]) -> HeaderMap {
+        let mut map = HeaderMap::new();
+        for (k, v) in pairs {
+            map.insert(*k, HeaderValue::from_str(v).unwrap());
+        }
+        map
+    }
+
+    #[test]
+    fn https_client_builds_without_network() {
+        build_client("https://api.anthropic.com").unwrap();
+        build_client("http://127.0.0.1:11434/v1").unwrap();
+        // A second build must not trip over the already installed crypto provider.
+        build_client("https://api.openai.com/v1").unwrap();
+    }
+
+    #[test]
+    fn bad_base_urls_are_explained() {
+        let err = build_client("api.anthropic.com").unwrap_err().to_string();
+        assert!(err.contains("not a valid http(s) URL"), "{err}");
+        let err = build_client("ftp://example.com").unwrap_err().to_string();
+        assert!(err.contains("scheme must be http or https"), "{err}");
+    }
+
+    #[test]
+    fn key_header_is_trimmed_sensitive_and_never_printed() {
+        let key = Secret::new("sk-secret-123\n");
+        let value = key_header(Some(&key), "ANTHROPIC_API_KEY", "Bearer ").unwrap().unwrap();
+        assert!(value.is_sensitive());
+        assert_eq!(value.to_str().unwrap(), "Bearer sk-secret-123");
+        assert!(!format!("{value:?}").contains("secret"));
+        let bad = Secret::new("sk\u{7}bad");
+        let err = key_header(Some(&bad), "ANTHROPIC_API_KEY", "").unwrap_err().to_string();
+        assert!(err.contains("ANTHROPIC_API_KEY") && !err.contains("bad"), "{err}");
+        assert!(key_header(None, "X", "").unwrap().is_none());
+    }
+
+    #[test]
+    fn retry_after_accepts_fractional_seconds_ms_and_dates() {
+        let now = std::time::SystemTime::UNIX_EPOCH + Duration::from_secs(1_445_412_480);
+        assert_eq!(retry_after(&headers(&[("retry-after", "0.25")]), now), Some(Duration::from_millis(250)));
+        assert_eq!(retry_after(&headers(&[("retry-after", "7")]), now), Some(Duration::from_secs(7)));
+        assert_eq!(
+            retry_after(&headers(&[("retry-after", "3"), ("retry-after-ms", "1500")]), now),
+            Some(Duration::from_millis(1500))
+        );
+        // 2015-10-21 07:28:00 GMT is 1_445_412_480 s after the epoch: 60 s later.
+        let date = headers(&[("retry-after", "Wed, 21 Oct 2015 07:29:00 GMT")]);
+        assert_eq!(retry_after(&date, now), Some(Duration::from_secs(60)));
+        assert_eq!(retry_after(&headers(&[("retry-after", "soon")]), now), None);
+        assert_eq!(retry_after(&headers(&[("retry-after", "-1")]), now), None);
+        assert_eq!(retry_after(&HeaderMap::new(), now), None);
+    }
+
+    #[test]
+    fn statuses_map_to_the_right_errors() {
+        let auth = status_error(ANTHROPIC, 401, None, r#"{"error":{"message":"invalid x-api-key"}}"#);
+        assert!(matches!(auth, LlmError::Auth { status: 401, key_var: "ANTHROPIC_API_KEY", .. }));
+        assert!(auth.to_string().contains("invalid x-api-key"));
+        for status in [429, 500, 502, 503, 504, 529] {
+            let err = status_error(ANTHROPIC, status, Some(Duration::from_secs(2)), "");
+            match err {
+                LlmError::Transient { message, retry_after } => {
+                    assert!(message.contains(&format!("HTTP {status}")), "{message}");
+                    assert_eq!(retry_after, Some(Duration::from_secs(2)));
+                }
+                other => panic!("{status}: {other:?}"),
+            }
+        }
+        let rejected = status_error(ANTHROPIC, 404, None, r#"{"error":{"message":"model: nope"}}"#);
+        assert!(matches!(rejected, LlmError::Rejected { status: 404, ref message, .. } if message == "model: nope"));
+        let ctx = status_error(ANTHROPIC, 400, None, r#"{"error":{"message":"prompt is too long: 1 > 0"}}"#);
+        assert!(matches!(ctx, LlmError::ContextLength { .. }));
+        let code = status_error(
+            ANTHROPIC,
+            400,
+            None,
+            r#"{"error":{"message":"shorter please","code":"context_length_exceeded"}}"#,
+        );
+        assert!(matches!(code, LlmError::ContextLength { .. }));
+    }
+
+    #[test]
+    fn error_messages_fall_back_to_a_quoted_body() {
+        assert_eq!(error_message(r#"{"message":"plain"}"#, 400), "plain");
+        assert_eq!(error_message("", 502), "Bad Gateway");
+        let long = "x".repeat(1000);
+        assert_eq!(error_message(&long, 400).chars().count(), MAX_QUOTED_BODY + 1);
+    }
+}

@@ -1,0 +1,360 @@
+//! The OpenAI-compatible chat completions client (OpenAI, OpenRouter, Ollama, llama-server,
+//! vLLM, LM Studio): builds the request body and reads the streamed chunks back into a
+//! [`ChatResponse`], normalising usage so cached tokens are not counted twice.
+//!
+//! One call is one HTTP request; retries belong to `retry`. Never logs headers or the key.
+
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use futures_util::future::BoxFuture;
+use reqwest::header::{HeaderMap, HeaderValue};
+use serde_json::{Value, json};
+use tokio::sync::mpsc::UnboundedSender;
+use tokio_util::sync::CancellationToken;
+
+use super::http::{self, Api, ClientSetupError};
+use super::sse::{SseEvent, SseStream};
+use super::{ChatRequest, ChatResponse, LlmError, Provider, StopReason, StreamEvent};
+use crate::config::{ProviderKind, RetryConfig, Secret};
+use crate::conversation::{Block, Message, Role, ToolCall, Usage};
+
+const KEY_VAR: &str = "OPENAI_API_KEY";
+/// The official endpoint wants `max_completion_tokens`; compatible servers know `max_tokens`.
+const OFFICIAL_HOST: &str = "api.openai.com";
+/// Stands in for content that would otherwise be empty, which some servers reject.
+const NO_CONTENT: &str = "(no content)";
+
+/// Talks to `{base}/chat/completions`.
+pub struct OpenAiClient {
+    http: reqwest::Client,
+    url: String,
+    key: Option<HeaderValue>,
+    idle_timeout: Duration,
+    api: Api,
+    official: bool,
+}
+
+impl std::fmt::Debug for OpenAiClient {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("OpenAiClient").field("url", &self.url).field("has_key", &self.key.is_some()).finish()
+    }
+}
+
+impl OpenAiClient {
+    /// `base_url` like `https://api.openai.com/v1` or `http://127.0.0.1:11434/v1`. Without a
+    /// key no `Authorization` header is sent (local servers need none).
+    pub fn new(base_url: &str, api_key: Option<Secret>, retry: &RetryConfig) -> Result<OpenAiClient, ClientSetupError> {
+        let base = base_url.trim_end_matches('/');
+        let official = http::parse_base_url(base)?.host_str() == Some(OFFICIAL_HOST);
+        let provider = if official { "OpenAI" } else { "the OpenAI-compatible server" };
+        Ok(OpenAiClient {
+            http: http::build_client(base)?,
+            url: format!("{base}/chat/completions"),
+            key: http::key_header(api_key.as_ref(), KEY_VAR, "Bearer ")?,
+            idle_timeout: Duration::from_millis(retry.stream_idle_timeout_ms),
+            api: Api { provider, key_var: KEY_VAR },
+            official,
+        })
+    }
+
+    async fn run(
+        &self,
+        request: &ChatRequest,
+        events: &UnboundedSender<StreamEvent>,
+        cancel: &CancellationToken,
+    ) -> Result<ChatResponse, LlmError> {
+        let body = request_body(request, self.official);
+        let mut headers = HeaderMap::new();
+        if let Some(key) = &self.key {
+            headers.insert(reqwest::header::AUTHORIZATION, key.clone());
+        }
+        let response =
+            http::post_stream(&self.http, self.api, &self.url, headers, &body, self.idle_timeout, cancel).await?;
+        let mut sse = SseStream::new(response, self.idle_timeout, &self.url);
+        let mut state = StreamState::new(&request.model, self.api);
+        while let Some(event) = sse.next(cancel).await? {
+            if state.handle(&event, events)? {
+                break;
+            }
+        }
+        state.finish(&self.url)
+    }
+}
+
+impl Provider for OpenAiClient {
+    fn stream<'a>(
+        &'a self,
+        request: &'a ChatRequest,
+        events: &'a UnboundedSender<StreamEvent>,
+        cancel: &'a CancellationToken,
+    ) -> BoxFuture<'a, Result<ChatResponse, LlmError>> {
+        Box::pin(self.run(request, events, cancel))
+    }
+
+    fn kind(&self) -> ProviderKind {
+        ProviderKind::Openai
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Request body
+
+/// The JSON body of a streamed chat completions request. `official` selects the name of the
+/// output cap (`max_completion_tokens` on api.openai.com, `max_tokens` elsewhere).
+pub(crate) fn request_body(request: &ChatRequest, official: bool) -> Value {
+    let mut messages = Vec::new();
+    let system: Vec<&str> = request.system.iter().map(|b| b.text.as_str()).filter(|t| !t.is_empty()).collect();
+    if !system.is_empty() {
+        messages.push(json!({"role": "system", "content": system.join("\n\n")}));
+    }
+    for message in &request.messages {
+        wire_messages(message, &mut messages);
+    }
+    let mut body = json!({
+        "model": request.model,
+        "stream": true,
+        "stream_options": {"include_usage": true},
+        "messages": messages,
+    });
+    let cap = if official { "max_completion_tokens" } else { "max_tokens" };
+    body[cap] = json!(request.max_tokens);
+    if !request.tools.is_empty() {
+        let tools = request
+            .tools
+            .iter()
+            .map(|t| {
+                json!({"type": "function", "function": {
+                    "name": t.name, "description": t.description, "parameters": t.input_schema,
+                }})
+            })
+            .collect();
+        body["tools"] = Value::Array(tools);
+    }
+    body
+}
+
+fn non_empty(text: String) -> String {
+    if text.is_empty() { NO_CONTENT.to_string() } else { text }
+}
+
+/// One stored message as wire messages: a tool message becomes one `tool` message per result.
+fn wire_messages(message: &Message, out: &mut Vec<Value>) {
+    match message.role {
+        Role::User => out.push(json!({"role": "user", "content": non_empty(message.text())})),
+        Role::Assistant => {
+            let text = message.text();
+            let calls: Vec<Value> = message
+                .tool_calls()
+                .map(|call| {
+                    let arguments = if call.arguments.trim().is_empty() { "{}" } else { call.arguments.as_str() };
+                    json!({"id": call.id, "type": "function", "function": {"name": call.name, "arguments": arguments}})
+                })
+                .collect();
+            let mut wire = json!({"role": "assistant"});
+            wire["content"] = match (text.is_empty(), calls.is_empty()) {
+                (false, _) => Value::String(text),
+                (true, false) => Value::Null,
+                (true, true) => Value::String(NO_CONTENT.to_string()),
+            };
+            if !calls.is_empty() {
+                wire["tool_calls"] = Value::Array(calls);
+            }
+            out.push(wire);
+        }
+        Role::Tool => {
+            for block in &message.content {
+                if let Block::ToolResult(result) = block {
+                    out.push(json!({
+                        "role": "tool",
+                        "tool_call_id": result.call_id,
+                        "content": non_empty(result.content.clone()),
+                    }));
+                }
+            }
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Streamed response
+
+#[derive(Default)]
+struct PartialCall {
+    id: Option<String>,
+    name: String,
+    arguments: String,
+    started: bool,
+}
+
+/// Everything received so far of one response.
+struct StreamState {
+    api: Api,
+    model: String,
+    text: String,
+    calls: BTreeMap<u64, PartialCall>,
+    stop: Option<StopReason>,
+    usage: Usage,
+    done: bool,
+}
+
+impl StreamState {
+    fn new(requested_model: &str, api: Api) -> StreamState {
+        StreamState {
+            api,
+            model: requested_model.to_string(),
+            text: String::new(),
+            calls: BTreeMap::new(),
+            stop: None,
+            usage: Usage::default(),
+            done: false,
+        }
+    }
+
+    /// Takes one event; `Ok(true)` at `[DONE]`.
+    fn handle(&mut self, event: &SseEvent, events: &UnboundedSender<StreamEvent>) -> Result<bool, LlmError> {
+        let data = event.data.trim();
+        if data.is_empty() {
+            return Ok(false);
+        }
+        if data == "[DONE]" {
+            self.done = true;
+            return Ok(true);
+        }
+        let chunk: Value = serde_json::from_str(data).map_err(|e| {
+            LlmError::transient(format!(
+                "{} sent a chunk that is not valid JSON ({e}): {}",
+                self.api.provider,
+                http::quote(data)
+            ))
+        })?;
+        if !chunk["error"].is_null() {
+            return Err(chunk_error(self.api, &chunk["error"], data));
+        }
+        if let Some(model) = chunk["model"].as_str().filter(|m| !m.is_empty()) {
+            self.model = model.to_string();
+        }
+        if let Some(choice) = chunk["choices"].get(0) {
+            let delta = &choice["delta"];
+            if let Some(text) = delta["content"].as_str().filter(|t| !t.is_empty()) {
+                self.text.push_str(text);
+                let _ = events.send(StreamEvent::TextDelta(text.to_string()));
+            }
+            if let Some(calls) = delta["tool_calls"].as_array() {
+                for call in calls {
+                    self.tool_call_delta(call, events);
+                }
+            }
+            if let Some(reason) = choice["finish_reason"].as_str() {
+                self.stop = Some(stop_reason(reason));
+            }
+        }
+        if chunk["usage"].is_object() {
+            self.usage = normalised_usage(&chunk["usage"]);
+        }
+        Ok(false)
+    }
+
+    fn tool_call_delta(&mut self, delta: &Value, events: &UnboundedSender<StreamEvent>) {
+        let index = delta["index"].as_u64().unwrap_or_else(|| {
+            // `index` is required by the spec; without it, a name starts a new call and anything
+            // else continues the latest one.
+            let last = self.calls.keys().next_back().copied();
+            let starts_call = delta["function"]["name"].as_str().is_some_and(|n| !n.is_empty());
+            match last {
+                Some(last) if starts_call => last + 1,
+                Some(last) => last,
+                None => 0,
+            }
+        });
+        let call = self.calls.entry(index).or_default();
+        if let Some(id) = delta["id"].as_str().filter(|id| !id.is_empty()) {
+            call.id.get_or_insert_with(|| id.to_string());
+        }
+        if let Some(name) = delta["function"]["name"].as_str().filter(|_| call.name.is_empty()) {
+            call.name = name.to_string();
+        }
+        if let Some(piece) = delta["function"]["arguments"].as_str() {
+            call.arguments.push_str(piece);
+        }
+        if !call.started && !call.name.is_empty() {
+            call.started = true;
+            let id = call.id.get_or_insert_with(generated_call_id).clone();
+            let _ = events.send(StreamEvent::ToolCallStarted { id, name: call.name.clone() });
+        }
+    }
+
+    /// The response, if the stream ended properly (`[DONE]` or a finish reason); otherwise the
+    /// partial is discarded.
+    fn finish(self, url: &str) -> Result<ChatResponse, LlmError> {
+        if !self.done && self.stop.is_none() {
+            return Err(LlmError::transient(format!(
+                "the stream from {url} ended before the response was complete; the partial answer was discarded"
+            )));
+        }
+        let mut content = Vec::new();
+        if !self.text.is_empty() {
+            content.push(Block::Text { text: self.text });
+        }
+        for call in self.calls.into_values() {
+            let id = call.id.unwrap_or_else(generated_call_id);
+            content.push(Block::ToolCall(ToolCall { id, name: call.name, arguments: call.arguments }));
+        }
+        let message = Message { role: Role::Assistant, content };
+        let stop =
+            self.stop.unwrap_or(if message.has_tool_calls() { StopReason::ToolUse } else { StopReason::EndTurn });
+        Ok(ChatResponse { message, stop, usage: self.usage, model: self.model })
+    }
+}
+
+/// Some local servers send tool calls without ids; results must still name their call, and ids
+/// must not repeat within a session, so they are random rather than counted.
+fn generated_call_id() -> String {
+    format!("call_{}", fastrand::u64(1_000_000_000..u64::MAX))
+}
+
+fn stop_reason(reason: &str) -> StopReason {
+    match reason {
+        "stop" => StopReason::EndTurn,
+        "tool_calls" | "function_call" => StopReason::ToolUse,
+        "length" => StopReason::MaxTokens,
+        "content_filter" => StopReason::Refusal,
+        other => StopReason::Other(other.to_string()),
+    }
+}
+
+/// OpenAI counts cached tokens inside `prompt_tokens`; cairn's [`Usage`] keeps them apart.
+fn normalised_usage(usage: &Value) -> Usage {
+    let prompt = usage["prompt_tokens"].as_u64().unwrap_or(0);
+    let cached = usage["prompt_tokens_details"]["cached_tokens"]
+        .as_u64()
+        .or_else(|| usage["prompt_cache_hit_tokens"].as_u64()) // DeepSeek's spelling
+        .unwrap_or(0)
+        .min(prompt);
+    Usage {
+        input_tokens: prompt - cached,
+        output_tokens: usage["completion_tokens"].as_u64().unwrap_or(0),
+        cache_read_input_tokens: cached,
+        cache_creation_input_tokens: 0,
+    }
+}
+
+/// An `error` object inside the stream, classified like the HTTP error it stands for.
+fn chunk_error(api: Api, error: &Value, raw: &str) -> LlmError {
+    let status = error["code"]
+        .as_u64()
+        .or_else(|| error["status"].as_u64())
+        .filter(|s| (400..600).contains(s))
+        .map(|s| s as u16)
+        .unwrap_or_else(|| match error["type"].as_str().unwrap_or("") {
+            "invalid_request_error" => 400,
+            "authentication_error" => 401,
+            "rate_limit_error" | "rate_limit_exceeded" | "tokens" | "requests" => 429,
+            _ => 500,
+        });
+    http::status_error(api, status, None, raw)
+}
+
+#[cfg(test)]
+#[path = "openai_tests.rs"]
+mod tests;

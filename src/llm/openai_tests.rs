@@ -1,0 +1,248 @@
+use serde_json::json;
+use tokio::sync::mpsc::unbounded_channel;
+
+use super::*;
+use crate::conversation::ToolResult;
+use crate::llm::{SystemBlock, ToolSpec};
+
+const SERVER: Api = Api { provider: "the OpenAI-compatible server", key_var: KEY_VAR };
+
+fn request(messages: Vec<Message>) -> ChatRequest {
+    ChatRequest {
+        model: "gpt-test".into(),
+        system: vec![
+            SystemBlock { text: "You are cairn.".into(), cache_breakpoint: true },
+            SystemBlock { text: String::new(), cache_breakpoint: false },
+            SystemBlock { text: "Today is Monday.".into(), cache_breakpoint: false },
+        ],
+        messages,
+        tools: vec![],
+        max_tokens: 2048,
+        cache: Some(crate::config::CacheTtl::FiveMinutes),
+    }
+}
+
+#[test]
+fn messages_tool_calls_and_results_take_the_openai_shape() {
+    let messages = vec![
+        Message::user("fix it"),
+        Message {
+            role: Role::Assistant,
+            content: vec![
+                Block::ToolCall(ToolCall::new("call_1", "file_read", r#"{"path":"a.rs"}"#)),
+                Block::ToolCall(ToolCall::new("call_2", "glob", "")),
+            ],
+        },
+        Message::tool(ToolResult::ok("call_1", "file_read", "fn main() {}")),
+        Message::tool(ToolResult::error("call_2", "glob", "")),
+        Message::assistant("Done."),
+        Message::assistant(""),
+    ];
+    let body = request_body(&request(messages), false);
+    assert_eq!(
+        body["messages"],
+        json!([
+            {"role": "system", "content": "You are cairn.\n\nToday is Monday."},
+            {"role": "user", "content": "fix it"},
+            {"role": "assistant", "content": null, "tool_calls": [
+                {"id": "call_1", "type": "function", "function": {"name": "file_read", "arguments": "{\"path\":\"a.rs\"}"}},
+                {"id": "call_2", "type": "function", "function": {"name": "glob", "arguments": "{}"}},
+            ]},
+            {"role": "tool", "tool_call_id": "call_1", "content": "fn main() {}"},
+            {"role": "tool", "tool_call_id": "call_2", "content": "(no content)"},
+            {"role": "assistant", "content": "Done."},
+            {"role": "assistant", "content": "(no content)"},
+        ])
+    );
+    assert_eq!(body["stream"], true);
+    assert_eq!(body["stream_options"], json!({"include_usage": true}));
+    assert_eq!(body["max_tokens"], 2048);
+    assert!(body.get("max_completion_tokens").is_none());
+    assert!(body.get("tools").is_none());
+    assert!(!body.to_string().contains("cache_control"));
+}
+
+#[test]
+fn the_official_endpoint_gets_max_completion_tokens_and_function_tools() {
+    let mut req = request(vec![Message::user("hi")]);
+    req.system.clear();
+    req.tools =
+        vec![ToolSpec { name: "grep".into(), description: "Search".into(), input_schema: json!({"type": "object"}) }];
+    let body = request_body(&req, true);
+    assert_eq!(body["max_completion_tokens"], 2048);
+    assert!(body.get("max_tokens").is_none());
+    assert_eq!(body["messages"][0]["role"], "user", "no system message without system text");
+    assert_eq!(
+        body["tools"],
+        json!([{"type": "function", "function": {"name": "grep", "description": "Search", "parameters": {"type": "object"}}}])
+    );
+}
+
+fn chunk(data: Value) -> SseEvent {
+    SseEvent { event: String::new(), data: data.to_string() }
+}
+
+fn done() -> SseEvent {
+    SseEvent { event: String::new(), data: "[DONE]".into() }
+}
+
+fn run(events_in: Vec<SseEvent>) -> (Result<ChatResponse, LlmError>, Vec<StreamEvent>) {
+    let (tx, mut rx) = unbounded_channel();
+    let mut state = StreamState::new("requested", SERVER);
+    let mut result = None;
+    for event in &events_in {
+        match state.handle(event, &tx) {
+            Ok(true) => break,
+            Ok(false) => {}
+            Err(e) => {
+                result = Some(Err(e));
+                break;
+            }
+        }
+    }
+    let result = result.unwrap_or_else(|| state.finish("http://test/v1/chat/completions"));
+    let mut seen = Vec::new();
+    while let Ok(e) = rx.try_recv() {
+        seen.push(e);
+    }
+    (result, seen)
+}
+
+fn delta(delta: Value, finish: Value) -> SseEvent {
+    chunk(json!({"id": "c1", "model": "gpt-real", "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]}))
+}
+
+fn tool_stream() -> Vec<SseEvent> {
+    vec![
+        delta(json!({"role": "assistant", "content": ""}), Value::Null),
+        delta(json!({"content": "Reading "}), Value::Null),
+        delta(json!({"content": "both."}), Value::Null),
+        delta(
+            json!({"tool_calls": [{"index": 0, "id": "call_a", "type": "function", "function": {"name": "file_read", "arguments": ""}}]}),
+            Value::Null,
+        ),
+        delta(json!({"tool_calls": [{"index": 0, "function": {"arguments": "{\"pa"}}]}), Value::Null),
+        delta(json!({"tool_calls": [{"index": 0, "function": {"arguments": "th\": \"a.rs\"}"}}]}), Value::Null),
+        delta(
+            json!({"tool_calls": [{"index": 1, "id": "call_b", "type": "function", "function": {"name": "grep", "arguments": "{}"}}]}),
+            Value::Null,
+        ),
+        delta(json!({}), json!("tool_calls")),
+        chunk(json!({"id": "c1", "choices": [], "usage": {"prompt_tokens": 1200, "completion_tokens": 30,
+            "prompt_tokens_details": {"cached_tokens": 1024}}})),
+        done(),
+    ]
+}
+
+#[test]
+fn a_tool_call_stream_is_reassembled_and_usage_normalised() {
+    let (result, seen) = run(tool_stream());
+    let response = result.unwrap();
+    assert_eq!(response.model, "gpt-real");
+    assert_eq!(response.stop, StopReason::ToolUse);
+    assert_eq!(
+        response.message.content,
+        vec![
+            Block::Text { text: "Reading both.".into() },
+            Block::ToolCall(ToolCall::new("call_a", "file_read", r#"{"path": "a.rs"}"#)),
+            Block::ToolCall(ToolCall::new("call_b", "grep", "{}")),
+        ]
+    );
+    assert_eq!(
+        response.usage,
+        Usage { input_tokens: 176, output_tokens: 30, cache_read_input_tokens: 1024, cache_creation_input_tokens: 0 }
+    );
+    assert_eq!(response.usage.prompt_tokens(), 1200);
+    assert_eq!(
+        seen,
+        vec![
+            StreamEvent::TextDelta("Reading ".into()),
+            StreamEvent::TextDelta("both.".into()),
+            StreamEvent::ToolCallStarted { id: "call_a".into(), name: "file_read".into() },
+            StreamEvent::ToolCallStarted { id: "call_b".into(), name: "grep".into() },
+        ]
+    );
+}
+
+#[test]
+fn calls_without_ids_or_indexes_get_generated_ids() {
+    let events = vec![
+        delta(json!({"tool_calls": [{"function": {"name": "glob", "arguments": "{\"pattern\":"}}]}), Value::Null),
+        delta(json!({"tool_calls": [{"function": {"arguments": "\"*\"}"}}]}), Value::Null),
+        delta(json!({"tool_calls": [{"function": {"name": "grep", "arguments": "{}"}}]}), json!("tool_calls")),
+        done(),
+    ];
+    let (result, seen) = run(events);
+    let calls: Vec<ToolCall> = result.unwrap().message.tool_calls().cloned().collect();
+    assert_eq!(calls.len(), 2, "{calls:?}");
+    assert_eq!((calls[0].name.as_str(), calls[0].arguments.as_str()), ("glob", r#"{"pattern":"*"}"#));
+    assert_eq!((calls[1].name.as_str(), calls[1].arguments.as_str()), ("grep", "{}"));
+    assert!(calls.iter().all(|c| c.id.starts_with("call_")));
+    assert_ne!(calls[0].id, calls[1].id);
+    assert_eq!(
+        seen,
+        vec![
+            StreamEvent::ToolCallStarted { id: calls[0].id.clone(), name: "glob".into() },
+            StreamEvent::ToolCallStarted { id: calls[1].id.clone(), name: "grep".into() },
+        ]
+    );
+}
+
+#[test]
+fn a_finish_reason_without_done_still_completes_but_neither_is_transient() {
+    let events = vec![delta(json!({"content": "hi"}), Value::Null), delta(json!({}), json!("length"))];
+    assert_eq!(run(events).0.unwrap().stop, StopReason::MaxTokens);
+    let err = run(vec![delta(json!({"content": "hi"}), Value::Null)]).0.unwrap_err();
+    assert!(err.is_transient() && err.to_string().contains("ended before"), "{err}");
+}
+
+#[test]
+fn unparsable_chunks_are_transient() {
+    let events =
+        vec![delta(json!({"content": "hi"}), Value::Null), SseEvent { event: String::new(), data: "{oops".into() }];
+    let err = run(events).0.unwrap_err();
+    assert!(err.is_transient() && err.to_string().contains("not valid JSON"), "{err}");
+}
+
+#[test]
+fn error_chunks_are_classified_like_http_errors() {
+    let error =
+        |e: Value| run(vec![delta(json!({"content": "hi"}), Value::Null), chunk(json!({"error": e}))]).0.unwrap_err();
+    assert!(error(json!({"message": "Provider returned error", "code": 502})).is_transient());
+    assert!(error(json!({"message": "overloaded", "type": "server_error"})).is_transient());
+    assert!(matches!(
+        error(json!({"message": "too long", "type": "invalid_request_error", "code": "context_length_exceeded"})),
+        LlmError::ContextLength { .. }
+    ));
+    assert!(matches!(
+        error(json!({"message": "bad tool", "type": "invalid_request_error"})),
+        LlmError::Rejected { status: 400, .. }
+    ));
+    assert!(matches!(
+        error(json!({"message": "no key", "code": 401})),
+        LlmError::Auth { key_var: "OPENAI_API_KEY", .. }
+    ));
+}
+
+#[test]
+fn finish_reasons_map() {
+    for (wire, ours) in [
+        ("stop", StopReason::EndTurn),
+        ("tool_calls", StopReason::ToolUse),
+        ("length", StopReason::MaxTokens),
+        ("content_filter", StopReason::Refusal),
+        ("eos", StopReason::Other("eos".into())),
+    ] {
+        assert_eq!(stop_reason(wire), ours);
+    }
+}
+
+#[test]
+fn cached_tokens_never_exceed_the_prompt() {
+    let usage = normalised_usage(
+        &json!({"prompt_tokens": 10, "completion_tokens": 1, "prompt_tokens_details": {"cached_tokens": 50}}),
+    );
+    assert_eq!((usage.input_tokens, usage.cache_read_input_tokens), (0, 10));
+    let deepseek = normalised_usage(&json!({"prompt_tokens": 100, "prompt_cache_hit_tokens": 64}));
+    assert_eq!((deepseek.input_tokens, deepseek.cache_read_input_tokens), (36, 64));
+}

@@ -1,0 +1,8 @@
+#[path = "../support/mod.rs"]
+mod support;
+
+mod llm_anthropic;
+mod llm_discovery;
+mod llm_mock;
+mod llm_openai;
+mod llm_retry;

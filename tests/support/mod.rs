@@ -1,0 +1,8 @@
+//! Helpers shared by the integration tests: the scripted mock LLM server (`mock_llm`) and
+//! small helpers for driving cairn's model clients against it (`llm`).
+
+// Each test module uses a different subset of these helpers.
+#![allow(dead_code)]
+
+pub mod llm;
+pub mod mock_llm;
