@@ -3,8 +3,13 @@
 //! Layers (a module imports only from layers below it): 0 `conversation`; 1 `config`;
 //! 2 `context`, `prompt`, `llm`, `store`; 3 `memory`, `tools`; 4 `agent`; 5 `tui`, `headless`.
 
+pub mod agent;
+pub mod cli;
 pub mod config;
+pub mod context;
 pub mod conversation;
+pub mod headless;
 pub mod llm;
-pub mod tools;
+pub mod prompt;
 pub mod store;
+pub mod tools;

@@ -17,6 +17,6 @@ pub use file::load;
 pub use models::{ModelInfo, Prices, WindowSource, lookup_model};
 pub use paths::Paths;
 pub use provider::{
-    Detected, LOCAL_CANDIDATES, LocalCandidate, ProviderKind, ProviderOverrides, ResolvedProvider, Secret, detect_provider,
-    model_info, resolve_provider,
+    Detected, LocalCandidate, ProviderKind, ProviderOverrides, ResolvedProvider, Secret, detect_provider,
+    local_candidates, model_info, resolve_provider,
 };

@@ -173,7 +173,12 @@ mod tests {
         let mut o = std::collections::BTreeMap::new();
         o.insert(
             "local".to_string(),
-            ModelOverride { context_window: Some(8_192), input_price: Some(0.0), output_price: Some(0.0), ..Default::default() },
+            ModelOverride {
+                context_window: Some(8_192),
+                input_price: Some(0.0),
+                output_price: Some(0.0),
+                ..Default::default()
+            },
         );
         let info = lookup_model("local", &o);
         assert_eq!((info.context_window, info.window_source), (8_192, WindowSource::Config));

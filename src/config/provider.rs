@@ -106,13 +106,16 @@ pub enum Detected {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct LocalCandidate {
     pub name: &'static str,
-    pub base_url: &'static str,
+    pub base_url: String,
 }
 
-pub const LOCAL_CANDIDATES: [LocalCandidate; 2] = [
-    LocalCandidate { name: "Ollama", base_url: "http://127.0.0.1:11434/v1" },
-    LocalCandidate { name: "llama-server", base_url: "http://127.0.0.1:8080/v1" },
-];
+/// Where local OpenAI-compatible servers listen by default, probed in this order.
+pub fn local_candidates() -> Vec<LocalCandidate> {
+    vec![
+        LocalCandidate { name: "Ollama", base_url: "http://127.0.0.1:11434/v1".into() },
+        LocalCandidate { name: "llama-server", base_url: "http://127.0.0.1:8080/v1".into() },
+    ]
+}
 
 /// Choose a provider: `--provider`, else config, else `ANTHROPIC_API_KEY` → anthropic, else
 /// `OPENAI_API_KEY` or `OPENAI_BASE_URL` → openai, else probe local servers.
@@ -129,7 +132,7 @@ pub fn detect_provider(config: &Config, flags: &ProviderOverrides, env: &dyn Fn(
     } else if var("OPENAI_BASE_URL").is_some() {
         (ProviderKind::Openai, "OPENAI_BASE_URL is set".to_string())
     } else {
-        return Detected::ProbeLocal(LOCAL_CANDIDATES.to_vec());
+        return Detected::ProbeLocal(local_candidates());
     };
     let base_url = flags
         .base_url
@@ -151,7 +154,7 @@ pub fn detect_provider(config: &Config, flags: &ProviderOverrides, env: &dyn Fn(
 pub fn resolve_provider(candidate: &LocalCandidate, flags: &ProviderOverrides, config: &Config) -> ResolvedProvider {
     ResolvedProvider {
         kind: ProviderKind::Openai,
-        base_url: candidate.base_url.to_string(),
+        base_url: candidate.base_url.clone(),
         api_key: None,
         model: flags.model.clone().or_else(|| config.model.clone()),
         reason: format!("{} answered at {}", candidate.name, candidate.base_url),

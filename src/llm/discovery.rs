@@ -29,7 +29,7 @@ pub struct ProbeResult {
 /// order, that answered 2xx within `timeout`.
 pub async fn probe_local(candidates: &[LocalCandidate], timeout: Duration) -> Option<LocalCandidate> {
     let probes = candidates.iter().map(|candidate| async move {
-        let Ok(client) = http::build_client(candidate.base_url) else { return false };
+        let Ok(client) = http::build_client(&candidate.base_url) else { return false };
         let url = format!("{}/models", candidate.base_url.trim_end_matches('/'));
         let answered = client.get(&url).timeout(timeout).send().await.is_ok_and(|r| r.status().is_success());
         tracing::debug!(server = candidate.name, url, answered, "probed for a local model server");
@@ -124,7 +124,7 @@ mod tests {
     #[tokio::test]
     async fn nothing_listening_means_no_candidate() {
         // Port 9 (discard) on loopback: nothing listens there on a test machine.
-        let candidates = [LocalCandidate { name: "nobody", base_url: "http://127.0.0.1:9/v1" }];
+        let candidates = [LocalCandidate { name: "nobody", base_url: "http://127.0.0.1:9/v1".into() }];
         assert_eq!(probe_local(&candidates, Duration::from_millis(300)).await, None);
     }
 }

@@ -59,7 +59,7 @@ fn install_crypto_provider() {
 
 /// The one place a `reqwest::Client` is configured. Loopback endpoints bypass any system proxy:
 /// a local model server is never behind the user's corporate proxy.
-pub(crate) fn build_client(base_url: &str) -> Result<reqwest::Client, ClientSetupError> {
+pub fn build_client(base_url: &str) -> Result<reqwest::Client, ClientSetupError> {
     install_crypto_provider();
     let url = parse_base_url(base_url)?;
     let mut builder = reqwest::Client::builder()

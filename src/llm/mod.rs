@@ -16,7 +16,7 @@ mod sse;
 pub use anthropic::AnthropicClient;
 pub use discovery::{ProbeResult, discover_model, probe_local};
 pub use error::{LlmError, is_context_length_message};
-pub use http::ClientSetupError;
+pub use http::{ClientSetupError, build_client};
 pub use openai::OpenAiClient;
 pub use request::{ChatRequest, ChatResponse, StopReason, StreamEvent, SystemBlock, ToolSpec};
 pub use retry::{RetryPolicy, send_with_retries};

@@ -62,8 +62,16 @@ pub struct ChatResponse {
 pub enum StreamEvent {
     TextDelta(String),
     /// The model began a tool call; its arguments are still streaming.
-    ToolCallStarted { id: String, name: String },
+    ToolCallStarted {
+        id: String,
+        name: String,
+    },
     /// The attempt failed and everything streamed so far must be discarded; another attempt
     /// follows after `delay`.
-    Retrying { attempt: u32, max_attempts: u32, delay: std::time::Duration, reason: String },
+    Retrying {
+        attempt: u32,
+        max_attempts: u32,
+        delay: std::time::Duration,
+        reason: String,
+    },
 }

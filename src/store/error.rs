@@ -2,7 +2,9 @@ use std::path::PathBuf;
 
 #[derive(Debug, thiserror::Error)]
 pub enum StoreError {
-    #[error("cannot open the database {path}: {message}\n  check that the folder is writable, or set CAIRN_HOME to another folder")]
+    #[error(
+        "cannot open the database {path}: {message}\n  check that the folder is writable, or set CAIRN_HOME to another folder"
+    )]
     Open { path: PathBuf, message: String },
 
     #[error("no session {id} in this project; `cairn sessions` lists them")]

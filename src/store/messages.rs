@@ -41,9 +41,14 @@ impl Store {
         self.append(session, message, Some(record))
     }
 
-    fn append(&self, session: &str, message: &Message, record: Option<&ToolRecord>) -> Result<StoredMessage, StoreError> {
-        let content =
-            serde_json::to_string(&message.content).map_err(|e| StoreError::Corrupt(format!("cannot encode message: {e}")))?;
+    fn append(
+        &self,
+        session: &str,
+        message: &Message,
+        record: Option<&ToolRecord>,
+    ) -> Result<StoredMessage, StoreError> {
+        let content = serde_json::to_string(&message.content)
+            .map_err(|e| StoreError::Corrupt(format!("cannot encode message: {e}")))?;
         let now = now_rfc3339();
         let mut conn = self.conn();
         let tx = conn.transaction()?;
@@ -78,7 +83,10 @@ impl Store {
         }
         tx.execute("UPDATE sessions SET updated_at = ?2 WHERE id = ?1", params![session, now])?;
         if message.role == Role::User {
-            let title = crate::conversation::clip(message.text().lines().find(|l| !l.trim().is_empty()).unwrap_or("").trim(), 60);
+            let title = crate::conversation::clip(
+                message.text().lines().find(|l| !l.trim().is_empty()).unwrap_or("").trim(),
+                60,
+            );
             tx.execute("UPDATE sessions SET title = ?2 WHERE id = ?1 AND title = ''", params![session, title])?;
         }
         tx.commit()?;
@@ -96,7 +104,8 @@ impl Store {
         let mut out = Vec::new();
         for row in rows {
             let (id, seq, role, content, created_at) = row?;
-            let role = Role::parse(&role).ok_or_else(|| StoreError::Corrupt(format!("message {id} has role {role:?}")))?;
+            let role =
+                Role::parse(&role).ok_or_else(|| StoreError::Corrupt(format!("message {id} has role {role:?}")))?;
             let content: Vec<Block> = serde_json::from_str(&content)
                 .map_err(|e| StoreError::Corrupt(format!("message {id} has unreadable content: {e}")))?;
             out.push(StoredMessage { id, seq, message: Message { role, content }, created_at });

@@ -31,9 +31,11 @@ impl Store {
     /// Open (creating if needed) the database at `path`, migrating it to the current schema.
     pub fn open(path: &Path) -> Result<Store, StoreError> {
         if let Some(dir) = path.parent() {
-            std::fs::create_dir_all(dir).map_err(|e| StoreError::Open { path: path.to_path_buf(), message: e.to_string() })?;
+            std::fs::create_dir_all(dir)
+                .map_err(|e| StoreError::Open { path: path.to_path_buf(), message: e.to_string() })?;
         }
-        let conn = Connection::open(path).map_err(|e| StoreError::Open { path: path.to_path_buf(), message: e.to_string() })?;
+        let conn = Connection::open(path)
+            .map_err(|e| StoreError::Open { path: path.to_path_buf(), message: e.to_string() })?;
         Store::init(conn).map_err(|e| match e {
             StoreError::Sql(err) => StoreError::Open { path: path.to_path_buf(), message: err.to_string() },
             other => other,

@@ -181,7 +181,8 @@ impl Store {
     }
 
     pub fn set_session_model(&self, id: &str, provider: &str, model: &str) -> Result<(), StoreError> {
-        self.conn().execute("UPDATE sessions SET provider = ?2, model = ?3 WHERE id = ?1", params![id, provider, model])?;
+        self.conn()
+            .execute("UPDATE sessions SET provider = ?2, model = ?3 WHERE id = ?1", params![id, provider, model])?;
         Ok(())
     }
 

@@ -82,7 +82,10 @@ fn write_atomically(path: &std::path::Path, bytes: &[u8]) -> std::io::Result<()>
     result
 }
 
-fn tempfile_in(dir: &std::path::Path, target: &std::path::Path) -> std::io::Result<(std::path::PathBuf, std::fs::File)> {
+fn tempfile_in(
+    dir: &std::path::Path,
+    target: &std::path::Path,
+) -> std::io::Result<(std::path::PathBuf, std::fs::File)> {
     let name = target.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
     for _ in 0..16 {
         let candidate = dir.join(format!(".{name}.cairn-{}-{:08x}", std::process::id(), fastrand::u32(..)));
@@ -123,7 +126,8 @@ mod tests {
         use std::os::unix::fs::PermissionsExt;
         let dir = tempfile::tempdir().unwrap();
         let root = dir.path().canonicalize().unwrap();
-        let change = FileChange { path: resolve_path(&root, "deep/er/new.sh"), before: None, after: "echo hi\n".into() };
+        let change =
+            FileChange { path: resolve_path(&root, "deep/er/new.sh"), before: None, after: "echo hi\n".into() };
         assert!(change.unified_diff().starts_with("--- /dev/null"));
         change.apply(&FileTracker::default()).unwrap();
         let file = root.join("deep/er/new.sh");

@@ -68,7 +68,11 @@ mod tests {
     use super::*;
 
     fn path(inside: bool) -> ProjectPath {
-        ProjectPath { absolute: "/x".into(), display: if inside { "x" } else { "/etc/x" }.into(), inside_project: inside }
+        ProjectPath {
+            absolute: "/x".into(),
+            display: if inside { "x" } else { "/etc/x" }.into(),
+            inside_project: inside,
+        }
     }
 
     #[test]

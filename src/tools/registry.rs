@@ -55,7 +55,11 @@ impl Registry {
                 Mode::Plan => t.access().is_read_only(),
                 Mode::Edit => true,
             })
-            .map(|t| ToolSpec { name: t.name().to_string(), description: t.description().to_string(), input_schema: t.schema() })
+            .map(|t| ToolSpec {
+                name: t.name().to_string(),
+                description: t.description().to_string(),
+                input_schema: t.schema(),
+            })
             .collect()
     }
 

@@ -7,9 +7,8 @@ use cairn::llm::{ProbeResult, discover_model, probe_local};
 
 use crate::support::mock_llm::{MockLlm, Script};
 
-/// `LocalCandidate` holds `&'static str`s, as the built-in list does; tests leak a few bytes.
 fn candidate(name: &'static str, base_url: String) -> LocalCandidate {
-    LocalCandidate { name, base_url: Box::leak(base_url.into_boxed_str()) }
+    LocalCandidate { name, base_url }
 }
 
 fn unused_port_url() -> String {

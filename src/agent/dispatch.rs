@@ -1,0 +1,251 @@
+//! Tool calls of one assistant message: policy first, approval second, execution third.
+//! Consecutive read-only calls run concurrently; a write or a command runs alone, in order, so
+//! two edits of one file never race. Every call gets exactly one result, stored in call order.
+
+use std::time::{Duration, Instant};
+
+use futures_util::future::join_all;
+use tokio_util::sync::CancellationToken;
+
+use super::events::{AgentEvent, ApprovalDecision, ApprovalRequest, ToolFinished, TurnStats};
+use super::worker::Worker;
+use crate::conversation::{Message, ToolCall, ToolResult};
+use crate::store::ToolRecord;
+use crate::tools::{ApprovalPolicy, Prepared, Tool, ToolContext, ToolOutput, Verdict, decide};
+
+/// A call that passed every gate and will run.
+struct Cleared<'r> {
+    call: ToolCall,
+    tool: &'r dyn Tool,
+    args: serde_json::Value,
+    prepared: Prepared,
+}
+
+/// The result of a call, before it is stored.
+struct Outcome {
+    call: ToolCall,
+    summary: String,
+    output: ToolOutput,
+    duration: Duration,
+    not_run: bool,
+}
+
+impl Outcome {
+    fn not_run(call: &ToolCall, summary: String, message: String) -> Outcome {
+        Outcome {
+            call: call.clone(),
+            summary,
+            output: ToolOutput { content: message, is_error: true, ..Default::default() },
+            duration: Duration::ZERO,
+            not_run: true,
+        }
+    }
+}
+
+enum Gate<'r> {
+    Run(Cleared<'r>),
+    Done(Outcome),
+}
+
+enum Approval {
+    Approved,
+    Denied(String),
+    Interrupted,
+}
+
+const INTERRUPTED_BEFORE_RUN: &str = "[not run: the user interrupted the turn before this call started]";
+
+impl Worker {
+    pub(super) async fn dispatch(&mut self, calls: &[ToolCall], cancel: &CancellationToken, stats: &mut TurnStats) {
+        let registry = self.registry.clone();
+        let ctx = ToolContext {
+            root: self.root.clone(),
+            config: self.config.tools.clone(),
+            files: self.files.clone(),
+            cancel: cancel.clone(),
+        };
+        let concurrent = |call: &ToolCall| registry.access_of(&call.name).is_none_or(|access| access.is_read_only());
+        let mut i = 0;
+        while i < calls.len() {
+            let end =
+                if concurrent(&calls[i]) { i + calls[i..].iter().take_while(|c| concurrent(c)).count() } else { i + 1 };
+            let mut gated = Vec::new();
+            for call in &calls[i..end] {
+                gated.push(self.gate(call, &registry, &ctx, cancel, stats).await);
+            }
+            let outcomes = join_all(gated.into_iter().map(|g| execute(g, &ctx))).await;
+            for outcome in outcomes {
+                self.finish(outcome);
+            }
+            i = end;
+        }
+    }
+
+    async fn gate<'r>(
+        &mut self,
+        call: &ToolCall,
+        registry: &'r crate::tools::Registry,
+        ctx: &ToolContext,
+        cancel: &CancellationToken,
+        stats: &mut TurnStats,
+    ) -> Gate<'r> {
+        if cancel.is_cancelled() {
+            return Gate::Done(Outcome::not_run(call, call.name.clone(), INTERRUPTED_BEFORE_RUN.into()));
+        }
+        let Some(tool) = registry.get(&call.name) else {
+            let known: Vec<_> = registry.names().collect();
+            return Gate::Done(Outcome::not_run(
+                call,
+                call.name.clone(),
+                format!("There is no tool named `{}`. The available tools are: {}.", call.name, known.join(", ")),
+            ));
+        };
+        let mode = self.current_mode();
+        // Mode first: a plan-mode write is refused before anything is read for a preview.
+        if let Verdict::Refuse { message } = decide(mode, tool.name(), tool.access(), &[]) {
+            return Gate::Done(Outcome::not_run(call, call.name.clone(), message));
+        }
+        let args = match call.parsed_arguments() {
+            Ok(args) => args,
+            Err(e) => {
+                return Gate::Done(Outcome::not_run(
+                    call,
+                    call.name.clone(),
+                    format!(
+                        "`{}` was not run: its {e}. Send the arguments again as one JSON object matching the tool's schema.",
+                        call.name
+                    ),
+                ));
+            }
+        };
+        let prepared = match tool.prepare(&args, ctx) {
+            Ok(p) => p,
+            Err(e) => return Gate::Done(Outcome::not_run(call, call.name.clone(), e.0)),
+        };
+        match decide(mode, tool.name(), tool.access(), &prepared.paths) {
+            Verdict::Run => {}
+            Verdict::Refuse { message } => return Gate::Done(Outcome::not_run(call, prepared.summary, message)),
+            Verdict::NeedsApproval { reason } => match self.approve(call, &prepared, reason, cancel).await {
+                Approval::Approved => {}
+                Approval::Denied(message) => {
+                    stats.denied_tool_calls += 1;
+                    return Gate::Done(Outcome::not_run(call, prepared.summary, message));
+                }
+                Approval::Interrupted => {
+                    return Gate::Done(Outcome::not_run(call, prepared.summary, INTERRUPTED_BEFORE_RUN.into()));
+                }
+            },
+        }
+        self.emit(AgentEvent::ToolStarted {
+            call_id: call.id.clone(),
+            tool: call.name.clone(),
+            summary: prepared.summary.clone(),
+            arguments: call.arguments.clone(),
+        });
+        Gate::Run(Cleared { call: call.clone(), tool, args, prepared })
+    }
+
+    async fn approve(
+        &mut self,
+        call: &ToolCall,
+        prepared: &Prepared,
+        reason: String,
+        cancel: &CancellationToken,
+    ) -> Approval {
+        match self.approval {
+            ApprovalPolicy::ApproveAll => return Approval::Approved,
+            ApprovalPolicy::DenyAll => {
+                return Approval::Denied(format!(
+                    "Denied: cairn is running headless without --yes, so calls that need approval are not run (`{}` {reason}). Do not retry it; continue with what read-only tools can do, or finish and tell the user to rerun with --yes.",
+                    call.name
+                ));
+            }
+            ApprovalPolicy::Ask => {}
+        }
+        if self.session_approved.contains(&call.name) {
+            return Approval::Approved;
+        }
+        let id = self.next_approval_id;
+        self.next_approval_id += 1;
+        self.emit(AgentEvent::ApprovalRequested(ApprovalRequest {
+            id,
+            call_id: call.id.clone(),
+            tool: call.name.clone(),
+            summary: prepared.summary.clone(),
+            reason,
+            diff: prepared.change.as_ref().map(|c| c.unified_diff()),
+        }));
+        loop {
+            tokio::select! {
+                biased;
+                _ = cancel.cancelled() => return Approval::Interrupted,
+                answer = self.approvals.recv() => match answer {
+                    // A stale answer to an earlier dialog: ignore it.
+                    Some((answered, _)) if answered != id => continue,
+                    Some((_, ApprovalDecision::Approve)) => return Approval::Approved,
+                    Some((_, ApprovalDecision::ApproveForSession)) => {
+                        self.session_approved.insert(call.name.clone());
+                        return Approval::Approved;
+                    }
+                    Some((_, ApprovalDecision::Deny { reason })) => {
+                        let why = reason.filter(|r| !r.trim().is_empty()).map(|r| format!(" Their reason: {r}")).unwrap_or_default();
+                        return Approval::Denied(format!(
+                            "The user denied this `{}` call.{why} Do not repeat it; adjust your approach or ask the user how to proceed.",
+                            call.name
+                        ));
+                    }
+                    None => return Approval::Interrupted,
+                },
+            }
+        }
+    }
+
+    /// Store one call's result and report it.
+    fn finish(&mut self, outcome: Outcome) {
+        let Outcome { call, summary, output, duration, not_run } = outcome;
+        let result = ToolResult {
+            call_id: call.id.clone(),
+            name: call.name.clone(),
+            content: output.content.clone(),
+            is_error: output.is_error,
+            exit_code: output.exit_code,
+        };
+        let record = ToolRecord {
+            call_id: call.id.clone(),
+            tool: call.name.clone(),
+            arguments: call.arguments.clone(),
+            output: output.content.clone(),
+            is_error: output.is_error,
+            exit_code: output.exit_code,
+            diff: output.diff.clone(),
+            duration_ms: duration.as_millis() as u64,
+        };
+        self.persist(Message::tool(result), Some(&record));
+        self.emit(AgentEvent::ToolFinished(ToolFinished {
+            call_id: call.id,
+            tool: call.name,
+            summary,
+            content: output.content,
+            is_error: output.is_error,
+            exit_code: output.exit_code,
+            diff: output.diff,
+            duration,
+            not_run,
+        }));
+    }
+}
+
+async fn execute(gate: Gate<'_>, ctx: &ToolContext) -> Outcome {
+    match gate {
+        Gate::Done(outcome) => outcome,
+        Gate::Run(Cleared { call, tool, args, prepared }) => {
+            let summary = prepared.summary.clone();
+            let started = Instant::now();
+            let output = match tool.execute(&args, prepared, ctx).await {
+                Ok(output) => output,
+                Err(e) => ToolOutput { content: e.0, is_error: true, ..Default::default() },
+            };
+            Outcome { call, summary, output, duration: started.elapsed(), not_run: false }
+        }
+    }
+}

@@ -1,0 +1,19 @@
+//! The agent: the turn loop, tool dispatch (policy, approval, execution), cancellation, and
+//! the session it works in. Commands come in as `UserCommand`s, everything that happens goes
+//! out as `AgentEvent`s, so the TUI and headless mode drive the same core.
+//!
+//! Draws and prints nothing.
+
+mod dispatch;
+mod events;
+mod runner;
+mod slash;
+mod turn;
+mod worker;
+
+pub use events::{
+    AgentEvent, ApprovalDecision, ApprovalRequest, ContextReport, NoticeLevel, ToolFinished, TurnOutcome, TurnStats,
+    TurnSummary, UserCommand,
+};
+pub use runner::{AgentHandle, AgentSetup, SessionChoice, spawn};
+pub use slash::{COMMANDS, SlashCommand, parse_slash};

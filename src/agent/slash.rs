@@ -1,0 +1,101 @@
+//! Slash commands: one table that parsing, completion and `/help` all read, so they cannot
+//! drift apart.
+
+use crate::conversation::Mode;
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum SlashCommand {
+    Compact,
+    Memories,
+    Forget(String),
+    Sessions,
+    Resume(Option<String>),
+    New,
+    Mode(Mode),
+    Model(String),
+    Context,
+    Help,
+    Quit,
+}
+
+/// Name, argument hint, and what it does.
+pub const COMMANDS: &[(&str, &str, &str)] = &[
+    ("/compact", "", "summarise older messages now to free context"),
+    ("/memories", "", "list, view, pin and delete this project's memories"),
+    ("/forget", "ID", "delete a memory"),
+    ("/sessions", "", "list this project's sessions"),
+    ("/resume", "[ID]", "switch to another session (the picker when no id)"),
+    ("/new", "", "start a fresh session"),
+    ("/mode", "edit|plan|ask", "switch mode (Shift+Tab cycles)"),
+    ("/context", "", "what the model sees, token by token"),
+    ("/model", "NAME", "switch model"),
+    ("/help", "", "keys and commands"),
+    ("/quit", "", "leave cairn"),
+];
+
+/// `None` when `input` is not a slash command (so it is a prompt); otherwise the command or a
+/// message saying what is wrong with it.
+pub fn parse_slash(input: &str) -> Option<Result<SlashCommand, String>> {
+    let input = input.trim();
+    let rest = input.strip_prefix('/')?;
+    // "/ something" or "//" is text, not a command.
+    if rest.is_empty() || rest.starts_with(|c: char| c.is_whitespace() || c == '/') {
+        return None;
+    }
+    let (name, arg) = match rest.split_once(char::is_whitespace) {
+        Some((n, a)) => (n, a.trim()),
+        None => (rest, ""),
+    };
+    let needs = |what: &str| Err(format!("/{name} needs {what}"));
+    Some(match name {
+        "compact" => Ok(SlashCommand::Compact),
+        "memories" => Ok(SlashCommand::Memories),
+        "forget" if arg.is_empty() => needs("a memory id (see /memories)"),
+        "forget" => Ok(SlashCommand::Forget(arg.to_string())),
+        "sessions" => Ok(SlashCommand::Sessions),
+        "resume" => Ok(SlashCommand::Resume((!arg.is_empty()).then(|| arg.to_string()))),
+        "new" => Ok(SlashCommand::New),
+        "mode" => match Mode::parse(arg) {
+            Some(mode) => Ok(SlashCommand::Mode(mode)),
+            None => needs("one of edit, plan, ask"),
+        },
+        "model" if arg.is_empty() => needs("a model name"),
+        "model" => Ok(SlashCommand::Model(arg.to_string())),
+        "context" => Ok(SlashCommand::Context),
+        "help" => Ok(SlashCommand::Help),
+        "quit" | "exit" => Ok(SlashCommand::Quit),
+        other => Err(format!("unknown command /{other}; /help lists the commands")),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_commands_arguments_and_mistakes() {
+        assert_eq!(parse_slash("/compact"), Some(Ok(SlashCommand::Compact)));
+        assert_eq!(parse_slash(" /mode  PLAN "), Some(Ok(SlashCommand::Mode(Mode::Plan))));
+        assert_eq!(parse_slash("/resume"), Some(Ok(SlashCommand::Resume(None))));
+        assert_eq!(parse_slash("/resume ab12"), Some(Ok(SlashCommand::Resume(Some("ab12".into())))));
+        assert!(parse_slash("/mode fast").unwrap().unwrap_err().contains("edit, plan, ask"));
+        assert!(parse_slash("/frobnicate").unwrap().unwrap_err().contains("/help"));
+        assert_eq!(parse_slash("fix /src/main.rs"), None);
+        assert_eq!(parse_slash("/ not a command"), None);
+        assert_eq!(parse_slash("//comment"), None);
+    }
+
+    #[test]
+    fn every_command_in_the_table_parses() {
+        for (name, arg, _) in COMMANDS {
+            let arg = match *arg {
+                "ID" | "[ID]" => "abcd",
+                "edit|plan|ask" => "plan",
+                "NAME" => "m",
+                _ => "",
+            };
+            let line = format!("{name} {arg}");
+            assert!(matches!(parse_slash(&line), Some(Ok(_))), "{line}");
+        }
+    }
+}

@@ -1,0 +1,139 @@
+//! The command line, exactly as INTERFACE.md gives it.
+
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+
+use crate::config::ProviderKind;
+use crate::conversation::Mode;
+
+#[derive(Debug, Parser)]
+#[command(
+    name = "cairn",
+    version,
+    about = "A terminal coding assistant that keeps long sessions on track",
+    long_about = "A terminal coding assistant that keeps long sessions on track.\n\nWith no arguments, opens the full-screen interface for the project in the current directory. With -p, runs one prompt headless and prints the result.",
+    after_help = "Environment: ANTHROPIC_API_KEY, OPENAI_API_KEY, ANTHROPIC_BASE_URL, OPENAI_BASE_URL, CAIRN_HOME, NO_COLOR.\n`cairn doctor` shows what cairn resolved."
+)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Option<Command>,
+
+    /// Run PROMPT headless and print the result ("-" reads it from stdin; "/compact" etc. run a command)
+    #[arg(short = 'p', long = "print", value_name = "PROMPT")]
+    pub print: Option<String>,
+
+    /// Resume the most recent session of this project
+    #[arg(long, conflicts_with = "session")]
+    pub resume: bool,
+
+    /// Resume session ID (a unique prefix is enough)
+    #[arg(long, value_name = "ID")]
+    pub session: Option<String>,
+
+    #[command(flatten)]
+    pub common: CommonArgs,
+
+    /// Approve every tool call without asking
+    #[arg(long)]
+    pub yes: bool,
+
+    /// Headless output format
+    #[arg(long, value_enum, default_value_t = OutputFormat::Text, value_name = "FORMAT")]
+    pub output_format: OutputFormat,
+
+    /// Most model requests for one headless prompt
+    #[arg(long, default_value_t = 100, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+    pub max_turns: u32,
+}
+
+/// Flags shared by every way of running.
+#[derive(Debug, Args, Clone, Default)]
+pub struct CommonArgs {
+    /// Mode: edit (default), plan (read-only) or ask (no tools)
+    #[arg(long, value_enum, global = true)]
+    pub mode: Option<Mode>,
+
+    /// Provider: anthropic or openai (any OpenAI-compatible endpoint)
+    #[arg(long, value_enum, global = true)]
+    pub provider: Option<ProviderKind>,
+
+    /// Model name
+    #[arg(long, global = true, value_name = "NAME")]
+    pub model: Option<String>,
+
+    /// Endpoint of the provider
+    #[arg(long, global = true, value_name = "URL")]
+    pub base_url: Option<String>,
+
+    /// Context window in tokens (overrides the model's known window)
+    #[arg(long, global = true, value_name = "TOKENS", value_parser = clap::value_parser!(u64).range(4096..))]
+    pub context_window: Option<u64>,
+
+    /// Project directory (default: the current one)
+    #[arg(short = 'C', global = true, value_name = "DIR")]
+    pub dir: Option<PathBuf>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum OutputFormat {
+    Text,
+    Json,
+    StreamJson,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// List this project's sessions, newest first
+    Sessions {
+        #[arg(long)]
+        json: bool,
+    },
+    /// Print a session as JSONL (one message a line)
+    Export {
+        /// Session id (a unique prefix is enough)
+        id: String,
+    },
+    /// Show resolved configuration, data paths, provider reachability and terminal capabilities
+    Doctor,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::CommandFactory;
+
+    #[test]
+    fn command_line_is_well_formed() {
+        Cli::command().debug_assert();
+    }
+
+    #[test]
+    fn headless_flags_parse() {
+        let cli = Cli::try_parse_from([
+            "cairn",
+            "-p",
+            "hi",
+            "--session",
+            "ab12",
+            "--mode",
+            "plan",
+            "--output-format",
+            "stream-json",
+            "--yes",
+            "--max-turns",
+            "3",
+            "-C",
+            "/tmp",
+            "--context-window",
+            "32000",
+        ])
+        .unwrap();
+        assert_eq!(cli.print.as_deref(), Some("hi"));
+        assert_eq!(cli.common.mode, Some(Mode::Plan));
+        assert_eq!(cli.output_format, OutputFormat::StreamJson);
+        assert_eq!(cli.max_turns, 3);
+        assert!(Cli::try_parse_from(["cairn", "--resume", "--session", "x"]).is_err());
+        assert!(Cli::try_parse_from(["cairn", "--context-window", "100"]).is_err());
+    }
+}

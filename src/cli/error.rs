@@ -1,0 +1,38 @@
+/// Why cairn stopped, and with which exit code.
+#[derive(Debug, thiserror::Error)]
+pub enum CliError {
+    /// Bad usage or bad input: exit 2.
+    #[error("{0}")]
+    Usage(String),
+    /// The run failed: exit 1.
+    #[error("{0}")]
+    Failed(String),
+}
+
+impl CliError {
+    pub fn code(&self) -> u8 {
+        match self {
+            CliError::Usage(_) => 2,
+            CliError::Failed(_) => 1,
+        }
+    }
+}
+
+impl From<crate::config::ConfigError> for CliError {
+    fn from(e: crate::config::ConfigError) -> Self {
+        CliError::Usage(e.to_string())
+    }
+}
+
+impl From<crate::store::StoreError> for CliError {
+    fn from(e: crate::store::StoreError) -> Self {
+        use crate::store::StoreError;
+        match e {
+            StoreError::UnknownSession { .. }
+            | StoreError::AmbiguousSession { .. }
+            | StoreError::OtherProject { .. } => CliError::Usage(e.to_string()),
+            StoreError::Open { .. } | StoreError::TooNew { .. } => CliError::Usage(e.to_string()),
+            StoreError::Corrupt(_) | StoreError::Sql(_) => CliError::Failed(e.to_string()),
+        }
+    }
+}

@@ -1,0 +1,61 @@
+//! The command line and the wiring behind it: parse arguments, load config, find the project,
+//! open the store, resolve the provider, and hand over to headless mode, the TUI, or a
+//! subcommand. No conversation logic lives here.
+
+mod args;
+mod error;
+mod startup;
+mod subcommands;
+
+pub use args::{Cli, Command, CommonArgs, OutputFormat};
+pub use error::CliError;
+pub use startup::{Startup, find_project_root};
+
+use std::process::ExitCode;
+
+/// Run cairn with parsed arguments; the exit code follows INTERFACE.md (0 ok, 1 failed, 2 bad
+/// usage or input).
+pub async fn run(cli: Cli) -> ExitCode {
+    match dispatch(cli).await {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("cairn: {e}");
+            ExitCode::from(e.code())
+        }
+    }
+}
+
+async fn dispatch(cli: Cli) -> Result<ExitCode, CliError> {
+    let startup = Startup::load(&cli.common)?;
+    match &cli.command {
+        Some(Command::Sessions { json }) => subcommands::sessions(&startup, *json),
+        Some(Command::Export { id }) => subcommands::export(&startup, id),
+        Some(Command::Doctor) => subcommands::doctor(&startup).await,
+        None => match &cli.print {
+            Some(prompt) => {
+                let prompt = read_prompt(prompt)?;
+                startup.headless(&cli, prompt).await
+            }
+            None => Err(CliError::Usage(
+                "the full-screen interface is not part of this build yet; run a prompt headless with cairn -p \"…\""
+                    .into(),
+            )),
+        },
+    }
+}
+
+/// `-p -` reads the prompt from stdin.
+fn read_prompt(arg: &str) -> Result<String, CliError> {
+    let prompt = if arg == "-" {
+        let mut buf = String::new();
+        std::io::Read::read_to_string(&mut std::io::stdin(), &mut buf)
+            .map_err(|e| CliError::Usage(format!("cannot read the prompt from stdin: {e}")))?;
+        buf
+    } else {
+        arg.to_string()
+    };
+    if prompt.trim().is_empty() {
+        return Err(CliError::Usage("the prompt is empty; give it after -p, or pipe it in with -p -".into()));
+    }
+    Ok(prompt)
+}

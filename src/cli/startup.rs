@@ -1,0 +1,214 @@
+//! Everything cairn resolves before it can work: paths, config, logging, the project, the
+//! store and the provider.
+
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::sync::Arc;
+
+use super::args::{Cli, CommonArgs};
+use super::error::CliError;
+use crate::agent::{AgentSetup, SessionChoice};
+use crate::config::{
+    self, Config, Detected, ModelInfo, Paths, ProviderKind, ProviderOverrides, ResolvedProvider, WindowSource,
+};
+use crate::llm::{AnthropicClient, OpenAiClient, Provider};
+use crate::store::{ProjectId, Store};
+use crate::tools::{ApprovalPolicy, Registry};
+
+pub struct Startup {
+    pub paths: Paths,
+    pub config: Config,
+    pub overrides: ProviderOverrides,
+    pub mode_flag: Option<crate::conversation::Mode>,
+    /// Where cairn was started (or -C).
+    pub cwd: PathBuf,
+    /// The project root: the nearest folder with `.git`, else `cwd`. Canonical.
+    pub root: PathBuf,
+    _log_guard: Option<tracing_appender::non_blocking::WorkerGuard>,
+}
+
+/// A provider ready to use.
+pub struct ProviderSetup {
+    pub resolved: ResolvedProvider,
+    pub client: Arc<dyn Provider>,
+    pub model: ModelInfo,
+}
+
+impl Startup {
+    pub fn load(common: &CommonArgs) -> Result<Startup, CliError> {
+        let paths = Paths::from_env().map_err(CliError::Usage)?;
+        let config = config::load(&paths.config_file)?;
+        let log_guard = init_logging(&paths.logs());
+        let start = match &common.dir {
+            Some(dir) => dir.clone(),
+            None => std::env::current_dir()
+                .map_err(|e| CliError::Usage(format!("cannot read the current directory: {e}")))?,
+        };
+        let cwd = start.canonicalize().map_err(|e| {
+            CliError::Usage(format!(
+                "project directory {} is not usable: {e}; pass an existing folder with -C",
+                start.display()
+            ))
+        })?;
+        if !cwd.is_dir() {
+            return Err(CliError::Usage(format!("{} is not a folder; pass a project folder with -C", cwd.display())));
+        }
+        let root = find_project_root(&cwd);
+        let overrides = ProviderOverrides {
+            provider: common.provider,
+            model: common.model.clone(),
+            base_url: common.base_url.clone(),
+            context_window: common.context_window,
+        };
+        tracing::info!(root = %root.display(), version = env!("CARGO_PKG_VERSION"), "cairn starting");
+        Ok(Startup { paths, config, overrides, mode_flag: common.mode, cwd, root, _log_guard: log_guard })
+    }
+
+    pub fn open_store(&self) -> Result<(Arc<Store>, ProjectId), CliError> {
+        let store = Store::open(&self.paths.database())?;
+        let project = store.project(&self.root)?;
+        Ok((Arc::new(store), project))
+    }
+
+    /// Decide the provider (probing local servers when nothing is configured), the model and
+    /// its window, and build the client.
+    pub async fn provider(&self) -> Result<ProviderSetup, CliError> {
+        let env = |name: &str| std::env::var(name).ok();
+        let resolved = match config::detect_provider(&self.config, &self.overrides, &env) {
+            Detected::Provider(p) => p,
+            Detected::ProbeLocal(candidates) => {
+                match crate::llm::probe_local(&candidates, std::time::Duration::from_millis(400)).await {
+                    Some(found) => config::resolve_provider(&found, &self.overrides, &self.config),
+                    None => return Err(CliError::Usage(self.no_provider_message())),
+                }
+            }
+        };
+        if resolved.api_key.is_none() && resolved.base_url == resolved.kind.default_base_url() {
+            return Err(CliError::Usage(format!(
+                "{} is not set. Export it (export {}=…) or choose another provider; `cairn doctor` shows what cairn sees.",
+                resolved.kind.key_var(),
+                resolved.kind.key_var()
+            )));
+        }
+        let mut server_window = None;
+        let model_name = match &resolved.model {
+            Some(m) => m.clone(),
+            None => {
+                let probe = crate::llm::discover_model(&resolved.base_url, resolved.api_key.as_ref())
+                    .await
+                    .map_err(CliError::Usage)?;
+                server_window = probe.context_window;
+                probe.model
+            }
+        };
+        let mut model = config::model_info(&self.config, &self.overrides, &model_name);
+        if let (Some(w), WindowSource::Assumed) = (server_window, model.window_source) {
+            model.context_window = w;
+            model.window_source = WindowSource::Server;
+        }
+        let setup_failed = |e: crate::llm::ClientSetupError| CliError::Usage(e.to_string());
+        let client: Arc<dyn Provider> = match resolved.kind {
+            ProviderKind::Anthropic => Arc::new(
+                AnthropicClient::new(&resolved.base_url, resolved.api_key.clone(), &self.config.retry)
+                    .map_err(setup_failed)?,
+            ),
+            ProviderKind::Openai => Arc::new(
+                OpenAiClient::new(&resolved.base_url, resolved.api_key.clone(), &self.config.retry)
+                    .map_err(setup_failed)?,
+            ),
+        };
+        tracing::info!(provider = resolved.kind.as_str(), base_url = %resolved.base_url, model = %model.name, window = model.context_window, "provider resolved");
+        Ok(ProviderSetup { resolved, client, model })
+    }
+
+    pub fn no_provider_message(&self) -> String {
+        format!(
+            "no model provider is configured. Set one of:\n  ANTHROPIC_API_KEY=…              Anthropic (Claude)\n  OPENAI_API_KEY=…                 OpenAI\n  OPENAI_BASE_URL=http://HOST/v1   any OpenAI-compatible server (OpenRouter, vLLM, LM Studio, …)\nor start Ollama (127.0.0.1:11434) or llama-server (127.0.0.1:8080), which cairn finds by itself.\nprovider, model and base_url can also go in {}. `cairn doctor` shows what cairn sees.",
+            self.paths.config_file.display()
+        )
+    }
+
+    /// Everything the agent needs, for a new or resumed session.
+    pub fn agent_setup(
+        &self,
+        store: Arc<Store>,
+        project: ProjectId,
+        provider: ProviderSetup,
+        session: SessionChoice,
+        approval: ApprovalPolicy,
+        max_turns: Option<u32>,
+    ) -> AgentSetup {
+        let mode = self
+            .mode_flag
+            .or_else(|| match &session {
+                SessionChoice::Resume(info) => crate::conversation::Mode::parse(&info.mode),
+                SessionChoice::New => None,
+            })
+            .unwrap_or(self.config.mode);
+        AgentSetup {
+            store,
+            project,
+            root: self.root.clone(),
+            cwd: self.cwd.clone(),
+            config: self.config.clone(),
+            provider: provider.client,
+            provider_kind: provider.resolved.kind,
+            model: provider.model,
+            window_override: self.overrides.context_window,
+            registry: Arc::new(Registry::builtin()),
+            approval,
+            max_turns,
+            mode,
+            session,
+        }
+    }
+
+    /// `--session ID` or `--resume`, checked before anything starts.
+    pub fn session_choice(&self, store: &Store, project: ProjectId, cli: &Cli) -> Result<SessionChoice, CliError> {
+        if let Some(id) = &cli.session {
+            return Ok(SessionChoice::Resume(store.resolve_session(project, id)?));
+        }
+        if cli.resume {
+            return match store.latest_session(project)? {
+                Some(info) => Ok(SessionChoice::Resume(info)),
+                None => Err(CliError::Usage(format!(
+                    "there is no session to resume in {}; start one without --resume",
+                    self.root.display()
+                ))),
+            };
+        }
+        Ok(SessionChoice::New)
+    }
+
+    pub async fn headless(&self, cli: &Cli, prompt: String) -> Result<ExitCode, CliError> {
+        let (store, project) = self.open_store()?;
+        let session = self.session_choice(&store, project, cli)?;
+        let provider = self.provider().await?;
+        let approval = if cli.yes { ApprovalPolicy::ApproveAll } else { ApprovalPolicy::DenyAll };
+        let setup = self.agent_setup(store.clone(), project, provider, session, approval, Some(cli.max_turns));
+        crate::headless::run(setup, store, prompt, cli.output_format).await
+    }
+}
+
+/// The nearest ancestor of `dir` (itself included) holding `.git`, else `dir`.
+pub fn find_project_root(dir: &Path) -> PathBuf {
+    dir.ancestors().find(|d| d.join(".git").exists()).unwrap_or(dir).to_path_buf()
+}
+
+/// Log to a daily file under the data folder; never to the terminal, which the TUI owns.
+/// Logging is a convenience: if the folder cannot be created, cairn runs without it.
+fn init_logging(dir: &Path) -> Option<tracing_appender::non_blocking::WorkerGuard> {
+    std::fs::create_dir_all(dir).ok()?;
+    let appender = tracing_appender::rolling::Builder::new()
+        .rotation(tracing_appender::rolling::Rotation::DAILY)
+        .filename_prefix("cairn")
+        .filename_suffix("log")
+        .max_log_files(7)
+        .build(dir)
+        .ok()?;
+    let (writer, guard) = tracing_appender::non_blocking(appender);
+    let filter = tracing_subscriber::EnvFilter::try_from_env("CAIRN_LOG")
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
+    tracing_subscriber::fmt().with_env_filter(filter).with_writer(writer).with_ansi(false).try_init().ok()?;
+    Some(guard)
+}

@@ -1,0 +1,201 @@
+//! `cairn sessions`, `cairn export`, `cairn doctor`.
+
+use std::io::Write;
+use std::process::ExitCode;
+
+use super::error::CliError;
+use super::startup::Startup;
+use crate::config::Detected;
+use crate::conversation::{Block, Role};
+
+pub fn sessions(startup: &Startup, json: bool) -> Result<ExitCode, CliError> {
+    let (store, project) = startup.open_store()?;
+    let list = store.list_sessions(project)?;
+    let mut out = std::io::stdout().lock();
+    if json {
+        let text = serde_json::to_string_pretty(&list).map_err(|e| CliError::Failed(e.to_string()))?;
+        writeln!(out, "{text}").map_err(io_failed)?;
+        return Ok(ExitCode::SUCCESS);
+    }
+    if list.is_empty() {
+        writeln!(out, "No sessions in {} yet.", startup.root.display()).map_err(io_failed)?;
+        return Ok(ExitCode::SUCCESS);
+    }
+    writeln!(out, "{:<12}  {:<16}  {:>5}  {:>7}  TITLE", "ID", "LAST ACTIVE", "MSGS", "TOKENS").map_err(io_failed)?;
+    for s in list {
+        writeln!(
+            out,
+            "{:<12}  {:<16}  {:>5}  {:>7}  {}",
+            s.id,
+            local_time(&s.last_active_at),
+            s.message_count,
+            compact_tokens(s.tokens),
+            if s.title.is_empty() { "(untitled)" } else { &s.title }
+        )
+        .map_err(io_failed)?;
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The session as TRAJECTORY.md JSONL: the static system prompt first, then every message, with
+/// tool results in full (not as truncated for the model).
+pub fn export(startup: &Startup, id: &str) -> Result<ExitCode, CliError> {
+    let (store, project) = startup.open_store()?;
+    let session = store.resolve_session(project, id)?;
+    let mode = crate::conversation::Mode::parse(&session.mode).unwrap_or_default();
+    let mut out = std::io::BufWriter::new(std::io::stdout().lock());
+    let system = serde_json::json!({"role": "system", "content": crate::prompt::static_prompt(mode)});
+    writeln!(out, "{system}").map_err(io_failed)?;
+    for stored in store.messages(&session.id)? {
+        let m = &stored.message;
+        let line = match m.role {
+            Role::User => serde_json::json!({"role": "user", "content": m.text(), "timestamp": stored.created_at}),
+            Role::Assistant => {
+                let calls: Vec<_> = m
+                    .tool_calls()
+                    .map(|c| {
+                        let arguments = c
+                            .parsed_arguments()
+                            .unwrap_or_else(|_| serde_json::json!({ "_unparsed_arguments": c.arguments }));
+                        serde_json::json!({"id": c.id, "name": c.name, "arguments": arguments})
+                    })
+                    .collect();
+                let mut v =
+                    serde_json::json!({"role": "assistant", "content": m.text(), "timestamp": stored.created_at});
+                if !calls.is_empty() {
+                    v["tool_calls"] = serde_json::Value::Array(calls);
+                }
+                v
+            }
+            Role::Tool => {
+                let Some(Block::ToolResult(r)) = m.content.first() else { continue };
+                let full = store
+                    .tool_record(&session.id, &r.call_id)?
+                    .map(|rec| rec.output)
+                    .unwrap_or_else(|| r.content.clone());
+                let mut v = serde_json::json!({"role": "tool", "tool_call_id": r.call_id, "name": r.name, "content": full, "timestamp": stored.created_at});
+                if r.is_error {
+                    v["is_error"] = serde_json::Value::Bool(true);
+                }
+                v
+            }
+        };
+        writeln!(out, "{line}").map_err(io_failed)?;
+    }
+    out.flush().map_err(io_failed)?;
+    Ok(ExitCode::SUCCESS)
+}
+
+pub async fn doctor(startup: &Startup) -> Result<ExitCode, CliError> {
+    let mut out = String::new();
+    let line = |out: &mut String, k: &str, v: String| out.push_str(&format!("  {k:<18} {v}\n"));
+    out.push_str(&format!("cairn {}\n\nPaths\n", env!("CARGO_PKG_VERSION")));
+    let config_state = if startup.paths.config_file.exists() { "" } else { " (not present: defaults)" };
+    line(&mut out, "config", format!("{}{config_state}", startup.paths.config_file.display()));
+    line(&mut out, "data", startup.paths.data_dir.display().to_string());
+    line(&mut out, "database", startup.paths.database().display().to_string());
+    line(&mut out, "truncations", startup.paths.truncations().display().to_string());
+    line(&mut out, "logs", startup.paths.logs().display().to_string());
+    line(&mut out, "project root", startup.root.display().to_string());
+    match crate::store::Store::open(&startup.paths.database()) {
+        Ok(store) => line(&mut out, "schema", format!("version {}", store.schema_version().unwrap_or(0))),
+        Err(e) => line(&mut out, "schema", format!("cannot open: {e}")),
+    }
+
+    out.push_str("\nProvider\n");
+    let env = |name: &str| std::env::var(name).ok();
+    let detected = crate::config::detect_provider(&startup.config, &startup.overrides, &env);
+    for var in ["ANTHROPIC_API_KEY", "OPENAI_API_KEY", "ANTHROPIC_BASE_URL", "OPENAI_BASE_URL"] {
+        let shown = match std::env::var(var) {
+            Ok(v) if var.ends_with("_KEY") && !v.is_empty() => "set".to_string(),
+            Ok(v) if !v.is_empty() => v,
+            _ => "not set".to_string(),
+        };
+        line(&mut out, var, shown);
+    }
+    if let Detected::ProbeLocal(candidates) = &detected {
+        let names: Vec<_> = candidates.iter().map(|c| format!("{} ({})", c.name, c.base_url)).collect();
+        line(&mut out, "detection", format!("nothing configured; probing {}", names.join(", ")));
+    }
+    let mut ok = true;
+    match startup.provider().await {
+        Ok(p) => {
+            line(&mut out, "provider", format!("{} ({})", p.resolved.kind.as_str(), p.resolved.reason));
+            line(&mut out, "endpoint", p.resolved.base_url.clone());
+            line(&mut out, "api key", if p.resolved.api_key.is_some() { "set".into() } else { "none".into() });
+            line(&mut out, "model", p.model.name.clone());
+            line(
+                &mut out,
+                "context window",
+                format!("{} tokens ({})", p.model.context_window, window_source_text(p.model.window_source)),
+            );
+            let reach = reachability(&p.resolved.base_url, p.resolved.kind).await;
+            line(&mut out, "reachable", reach);
+        }
+        Err(e) => {
+            ok = false;
+            out.push_str(&format!("  {e}\n"));
+        }
+    }
+
+    out.push_str("\nTerminal\n");
+    use std::io::IsTerminal;
+    line(&mut out, "stdout is a tty", std::io::stdout().is_terminal().to_string());
+    line(&mut out, "TERM", std::env::var("TERM").unwrap_or_else(|_| "not set".into()));
+    line(&mut out, "COLORTERM", std::env::var("COLORTERM").unwrap_or_else(|_| "not set".into()));
+    line(
+        &mut out,
+        "NO_COLOR",
+        if std::env::var_os("NO_COLOR").is_some() { "set: no colours".into() } else { "not set".into() },
+    );
+    match crossterm::terminal::size() {
+        Ok((w, h)) => line(&mut out, "size", format!("{w}×{h}")),
+        Err(_) => line(&mut out, "size", "unknown (not a terminal)".into()),
+    }
+    print!("{out}");
+    Ok(if ok { ExitCode::SUCCESS } else { ExitCode::from(1) })
+}
+
+fn window_source_text(source: crate::config::WindowSource) -> &'static str {
+    use crate::config::WindowSource;
+    match source {
+        WindowSource::Flag => "from --context-window",
+        WindowSource::Config => "from config.toml",
+        WindowSource::Catalog => "known model",
+        WindowSource::Server => "reported by the server",
+        WindowSource::Assumed => "unknown model: assumed; set --context-window",
+    }
+}
+
+async fn reachability(base_url: &str, kind: crate::config::ProviderKind) -> String {
+    let url = match kind {
+        crate::config::ProviderKind::Anthropic => format!("{base_url}/v1/models"),
+        crate::config::ProviderKind::Openai => format!("{base_url}/models"),
+    };
+    let client = match crate::llm::build_client(base_url) {
+        Ok(c) => c,
+        Err(e) => return format!("no: {e}"),
+    };
+    match client.get(&url).timeout(std::time::Duration::from_secs(5)).send().await {
+        Ok(r) => format!("yes (HTTP {} from {url})", r.status().as_u16()),
+        Err(e) => format!("no: {e}"),
+    }
+}
+
+fn io_failed(e: std::io::Error) -> CliError {
+    CliError::Failed(format!("cannot write output: {e}"))
+}
+
+pub fn local_time(rfc3339: &str) -> String {
+    chrono::DateTime::parse_from_rfc3339(rfc3339)
+        .map(|t| t.with_timezone(&chrono::Local).format("%Y-%m-%d %H:%M").to_string())
+        .unwrap_or_else(|_| rfc3339.to_string())
+}
+
+pub fn compact_tokens(n: u64) -> String {
+    match n {
+        0..=999 => n.to_string(),
+        1_000..=999_999 => format!("{:.1}k", n as f64 / 1_000.0),
+        _ => format!("{:.2}M", n as f64 / 1_000_000.0),
+    }
+}

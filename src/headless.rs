@@ -1,0 +1,249 @@
+//! Headless mode: one prompt (or slash command) through the same agent as the TUI, printed as
+//! text, one JSON object, or a stream of JSON lines (INTERFACE.md "Headless output").
+
+use std::io::Write;
+use std::process::ExitCode;
+use std::sync::Arc;
+
+use serde::Serialize;
+use serde_json::json;
+
+use crate::agent::{AgentEvent, AgentSetup, ContextReport, SlashCommand, TurnSummary, UserCommand, parse_slash};
+use crate::cli::{CliError, OutputFormat};
+use crate::conversation::Usage;
+use crate::store::Store;
+
+/// The final object of `--output-format json`, and the last line of `stream-json`.
+#[derive(Debug, Serialize)]
+pub struct HeadlessResult {
+    pub session_id: String,
+    pub result: String,
+    pub is_error: bool,
+    pub turns: u32,
+    pub mode: String,
+    pub model: String,
+    pub usage: UsageReport,
+    pub context: ContextReport,
+    pub denied_tool_calls: u32,
+}
+
+#[derive(Debug, Default, Serialize)]
+pub struct UsageReport {
+    pub input_tokens: u64,
+    pub output_tokens: u64,
+    pub cache_read_input_tokens: u64,
+    pub cache_creation_input_tokens: u64,
+    pub requests: u32,
+}
+
+impl UsageReport {
+    fn new(usage: &Usage, requests: u32) -> UsageReport {
+        UsageReport {
+            input_tokens: usage.input_tokens,
+            output_tokens: usage.output_tokens,
+            cache_read_input_tokens: usage.cache_read_input_tokens,
+            cache_creation_input_tokens: usage.cache_creation_input_tokens,
+            requests,
+        }
+    }
+}
+
+/// What the prompt asks the agent to do.
+enum Work {
+    Command(UserCommand),
+    /// Answered without the agent (a listing, help); printed as the result.
+    Answer(String),
+}
+
+pub async fn run(
+    setup: AgentSetup,
+    store: Arc<Store>,
+    prompt: String,
+    format: OutputFormat,
+) -> Result<ExitCode, CliError> {
+    let mut mode = setup.mode.as_str().to_string();
+    let project = setup.project;
+    let handle = crate::agent::spawn(setup)?;
+    let session_id = handle.session.id.clone();
+    let mut model = handle.session.model.clone();
+    let work = match parse_slash(&prompt) {
+        None => Work::Command(UserCommand::Submit(prompt)),
+        Some(Err(message)) => return Err(CliError::Usage(message)),
+        Some(Ok(command)) => slash_work(command, &store, project)?,
+    };
+    let mut printer = Printer { format, out: std::io::stdout() };
+    let command = match work {
+        Work::Answer(text) => {
+            let summary =
+                TurnSummary { outcome: crate::agent::TurnOutcome::Completed { text }, stats: Default::default() };
+            printer.finish(&session_id, &mode, &model, &summary)?;
+            handle.shutdown().await;
+            return Ok(ExitCode::SUCCESS);
+        }
+        Work::Command(command) => command,
+    };
+    // A mode or model switch answers at once; say so and stop.
+    let immediate = matches!(command, UserCommand::SetMode(_) | UserCommand::SetModel(_));
+    let mut handle = handle;
+    let _ = handle.commands.send(command);
+    let mut interrupted_once = false;
+    loop {
+        let event = tokio::select! {
+            event = handle.events.recv() => event,
+            _ = tokio::signal::ctrl_c(), if !interrupted_once => {
+                interrupted_once = true;
+                let _ = handle.commands.send(UserCommand::Interrupt);
+                continue;
+            }
+        };
+        let Some(event) = event else {
+            return Err(CliError::Failed("the agent stopped unexpectedly; see the log in the data folder".into()));
+        };
+        match &event {
+            AgentEvent::ModeChanged(m) => mode = m.as_str().to_string(),
+            AgentEvent::ModelChanged { model: m, .. } => model = m.clone(),
+            _ => {}
+        }
+        printer.event(&event)?;
+        let summary = match event {
+            AgentEvent::TurnFinished(summary) => summary,
+            AgentEvent::ModeChanged(m) if immediate => TurnSummary {
+                outcome: crate::agent::TurnOutcome::Completed { text: format!("mode is now {m}") },
+                stats: Default::default(),
+            },
+            AgentEvent::ModelChanged { model: m, window } if immediate => TurnSummary {
+                outcome: crate::agent::TurnOutcome::Completed { text: format!("model is now {m} ({window} tokens)") },
+                stats: Default::default(),
+            },
+            _ => continue,
+        };
+        printer.finish(&session_id, &mode, &model, &summary)?;
+        handle.shutdown().await;
+        return Ok(if summary.outcome.is_error() { ExitCode::from(1) } else { ExitCode::SUCCESS });
+    }
+}
+
+fn slash_work(command: SlashCommand, store: &Store, project: crate::store::ProjectId) -> Result<Work, CliError> {
+    Ok(match command {
+        SlashCommand::Compact => Work::Command(UserCommand::Compact),
+        SlashCommand::Mode(m) => Work::Command(UserCommand::SetMode(m)),
+        SlashCommand::Model(name) => Work::Command(UserCommand::SetModel(name)),
+        SlashCommand::Sessions => {
+            let list = store.list_sessions(project)?;
+            Work::Answer(serde_json::to_string_pretty(&list).map_err(|e| CliError::Failed(e.to_string()))?)
+        }
+        SlashCommand::Help => Work::Answer(
+            crate::agent::COMMANDS.iter().map(|(n, a, h)| format!("{n} {a}  {h}")).collect::<Vec<_>>().join("\n"),
+        ),
+        SlashCommand::Memories
+        | SlashCommand::Forget(_)
+        | SlashCommand::Context
+        | SlashCommand::Resume(_)
+        | SlashCommand::New
+        | SlashCommand::Quit => {
+            return Err(CliError::Usage(
+                "that command works in the interactive interface; headless runs take /compact, /mode, /model, /sessions and /help".into(),
+            ));
+        }
+    })
+}
+
+struct Printer {
+    format: OutputFormat,
+    out: std::io::Stdout,
+}
+
+impl Printer {
+    fn line(&mut self, value: serde_json::Value) -> Result<(), CliError> {
+        let mut out = self.out.lock();
+        writeln!(out, "{value}").and_then(|()| out.flush()).map_err(write_failed)
+    }
+
+    fn event(&mut self, event: &AgentEvent) -> Result<(), CliError> {
+        match self.format {
+            OutputFormat::Json => Ok(()),
+            OutputFormat::Text => {
+                match event {
+                    AgentEvent::Retrying { attempt, max_attempts, delay, reason } => eprintln!(
+                        "cairn: {reason}; retrying in {:.1}s (attempt {}/{max_attempts})",
+                        delay.as_secs_f64(),
+                        attempt + 1
+                    ),
+                    AgentEvent::Notice { text, .. } => eprintln!("cairn: {text}"),
+                    _ => {}
+                }
+                Ok(())
+            }
+            OutputFormat::StreamJson => match event {
+                AgentEvent::TextDelta(text) => self.line(json!({"type": "assistant_delta", "text": text})),
+                AgentEvent::ToolStarted { call_id, tool, summary, arguments } => {
+                    let arguments: serde_json::Value =
+                        serde_json::from_str(arguments).unwrap_or_else(|_| json!(arguments));
+                    self.line(json!({"type": "tool_call", "id": call_id, "name": tool, "summary": summary, "arguments": arguments}))
+                }
+                AgentEvent::ToolFinished(f) => self.line(json!({
+                    "type": "tool_result", "id": f.call_id, "name": f.tool, "is_error": f.is_error,
+                    "exit_code": f.exit_code, "not_run": f.not_run, "duration_ms": f.duration.as_millis() as u64,
+                    "content": f.content,
+                })),
+                AgentEvent::Usage { usage, context } => {
+                    self.line(json!({"type": "context", "usage": usage, "context": context}))
+                }
+                AgentEvent::Retrying { attempt, max_attempts, delay, reason } => self.line(json!({
+                    "type": "retry", "attempt": attempt, "max_attempts": max_attempts,
+                    "delay_ms": delay.as_millis() as u64, "reason": reason,
+                })),
+                AgentEvent::Notice { level, text } => {
+                    self.line(json!({"type": "notice", "level": level, "text": text}))
+                }
+                AgentEvent::SessionReady { .. }
+                | AgentEvent::Queued { .. }
+                | AgentEvent::TurnStarted { .. }
+                | AgentEvent::ToolCallStreaming { .. }
+                | AgentEvent::AssistantMessage(_)
+                | AgentEvent::ApprovalRequested(_)
+                | AgentEvent::ModeChanged(_)
+                | AgentEvent::ModelChanged { .. }
+                | AgentEvent::TurnFinished(_) => Ok(()),
+            },
+        }
+    }
+
+    fn finish(&mut self, session_id: &str, mode: &str, model: &str, summary: &TurnSummary) -> Result<(), CliError> {
+        let stats = &summary.stats;
+        let result = HeadlessResult {
+            session_id: session_id.to_string(),
+            result: summary.outcome.result_text(),
+            is_error: summary.outcome.is_error(),
+            turns: stats.requests,
+            mode: mode.to_string(),
+            model: model.to_string(),
+            usage: UsageReport::new(&stats.usage, stats.all_requests),
+            context: stats.context,
+            denied_tool_calls: stats.denied_tool_calls,
+        };
+        match self.format {
+            OutputFormat::Text => {
+                let mut out = self.out.lock();
+                if result.is_error {
+                    eprintln!("cairn: {}", result.result);
+                } else {
+                    writeln!(out, "{}", result.result).map_err(write_failed)?;
+                }
+                out.flush().map_err(write_failed)
+            }
+            OutputFormat::Json => {
+                self.line(serde_json::to_value(&result).map_err(|e| CliError::Failed(e.to_string()))?)
+            }
+            OutputFormat::StreamJson => {
+                let mut value = serde_json::to_value(&result).map_err(|e| CliError::Failed(e.to_string()))?;
+                value["type"] = json!("result");
+                self.line(value)
+            }
+        }
+    }
+}
+
+fn write_failed(e: std::io::Error) -> CliError {
+    CliError::Failed(format!("cannot write output: {e}"))
+}
