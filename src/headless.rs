@@ -16,6 +16,9 @@ use crate::store::Store;
 /// The final object of `--output-format json`, and the last line of `stream-json`.
 #[derive(Debug, Serialize)]
 pub struct HeadlessResult {
+    /// `"result"` on the last line of stream-json; absent in the json format.
+    #[serde(rename = "type", skip_serializing_if = "Option::is_none")]
+    pub kind: Option<&'static str>,
     pub session_id: String,
     pub result: String,
     pub is_error: bool,
@@ -212,6 +215,7 @@ impl Printer {
     fn finish(&mut self, session_id: &str, mode: &str, model: &str, summary: &TurnSummary) -> Result<(), CliError> {
         let stats = &summary.stats;
         let result = HeadlessResult {
+            kind: (self.format == OutputFormat::StreamJson).then_some("result"),
             session_id: session_id.to_string(),
             result: summary.outcome.result_text(),
             is_error: summary.outcome.is_error(),
@@ -236,9 +240,7 @@ impl Printer {
                 self.line(serde_json::to_value(&result).map_err(|e| CliError::Failed(e.to_string()))?)
             }
             OutputFormat::StreamJson => {
-                let mut value = serde_json::to_value(&result).map_err(|e| CliError::Failed(e.to_string()))?;
-                value["type"] = json!("result");
-                self.line(value)
+                self.line(serde_json::to_value(&result).map_err(|e| CliError::Failed(e.to_string()))?)
             }
         }
     }

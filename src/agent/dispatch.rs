@@ -220,7 +220,7 @@ impl Worker {
             diff: output.diff.clone(),
             duration_ms: duration.as_millis() as u64,
         };
-        self.persist(Message::tool(result), Some(&record));
+        self.persist(Message::tool(result), Some(record));
         self.emit(AgentEvent::ToolFinished(ToolFinished {
             call_id: call.id,
             tool: call.name,

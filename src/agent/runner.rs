@@ -10,7 +10,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::events::{AgentEvent, UserCommand};
 use super::worker::Worker;
-use crate::config::{Config, ModelInfo, ProviderKind};
+use crate::config::{Config, ModelInfo, ProviderKind, Redactor};
 use crate::conversation::Mode;
 use crate::llm::Provider;
 use crate::store::{NewSession, ProjectId, SessionInfo, Store, StoreError};
@@ -44,6 +44,8 @@ pub struct AgentSetup {
     pub max_turns: Option<u32>,
     pub mode: Mode,
     pub session: SessionChoice,
+    /// Key values to keep out of everything stored.
+    pub redactor: Redactor,
 }
 
 /// The front end's end of the agent.

@@ -11,8 +11,8 @@ use tokio_util::sync::CancellationToken;
 
 use super::events::{AgentEvent, ApprovalDecision, NoticeLevel, TurnOutcome, TurnStats, TurnSummary, UserCommand};
 use super::runner::AgentSetup;
-use crate::config::{Config, ModelInfo, ProviderKind, WindowSource, lookup_model};
-use crate::conversation::{Message, Mode, Usage};
+use crate::config::{Config, ModelInfo, ProviderKind, Redactor, WindowSource, lookup_model};
+use crate::conversation::{Block, Message, Mode, Usage};
 use crate::llm::{Provider, RetryPolicy};
 use crate::store::{ProjectId, SessionInfo, Store, StoreError};
 use crate::tools::{ApprovalPolicy, FileTracker, Registry};
@@ -43,6 +43,7 @@ pub(super) struct Worker {
     pub(super) session_approved: HashSet<String>,
     pub(super) next_approval_id: u64,
     pub(super) last_usage: Option<Usage>,
+    redactor: Redactor,
     /// Set once a store write failed, so the warning is shown once, not per message.
     store_failed: bool,
 }
@@ -85,6 +86,7 @@ impl Worker {
             session_approved: HashSet::new(),
             next_approval_id: 1,
             last_usage,
+            redactor: setup.redactor,
             store_failed: false,
         })
     }
@@ -233,10 +235,21 @@ impl Worker {
         self.announce_session(resumed);
     }
 
-    /// Append to history and commit. A failed commit is reported once and the session goes on
-    /// in memory: losing the ability to save is bad, losing the user's turn is worse.
-    pub(super) fn persist(&mut self, message: Message, record: Option<&crate::store::ToolRecord>) -> Option<i64> {
-        let stored = match record {
+    /// Append to history and commit, with key values redacted (the sent view is built from
+    /// this history, so what is stored and what is sent stay the same). A failed commit is
+    /// reported once and the session goes on in memory: losing the ability to save is bad,
+    /// losing the user's turn is worse.
+    pub(super) fn persist(&mut self, mut message: Message, record: Option<crate::store::ToolRecord>) -> Option<i64> {
+        self.redact_message(&mut message);
+        let record = record.map(|mut r| {
+            self.redactor.redact_in_place(&mut r.arguments);
+            self.redactor.redact_in_place(&mut r.output);
+            if let Some(diff) = &mut r.diff {
+                self.redactor.redact_in_place(diff);
+            }
+            r
+        });
+        let stored = match &record {
             Some(r) => self.store.append_tool_message(&self.session.id, &message, r),
             None => self.store.append_message(&self.session.id, &message),
         };
@@ -246,6 +259,16 @@ impl Worker {
             Err(e) => {
                 self.store_error(&e);
                 None
+            }
+        }
+    }
+
+    fn redact_message(&self, message: &mut Message) {
+        for block in &mut message.content {
+            match block {
+                Block::Text { text } => self.redactor.redact_in_place(text),
+                Block::ToolCall(call) => self.redactor.redact_in_place(&mut call.arguments),
+                Block::ToolResult(result) => self.redactor.redact_in_place(&mut result.content),
             }
         }
     }

@@ -160,6 +160,7 @@ impl Startup {
             max_turns,
             mode,
             session,
+            redactor: crate::config::Redactor::from_env(&|name| std::env::var(name).ok()),
         }
     }
 
@@ -207,8 +208,13 @@ fn init_logging(dir: &Path) -> Option<tracing_appender::non_blocking::WorkerGuar
         .build(dir)
         .ok()?;
     let (writer, guard) = tracing_appender::non_blocking(appender);
-    let filter = tracing_subscriber::EnvFilter::try_from_env("CAIRN_LOG")
-        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
+    let wanted = std::env::var("CAIRN_LOG").unwrap_or_else(|_| "info".into());
+    // The HTTP and TLS stacks log headers at their finest levels; they stay at info whatever
+    // CAIRN_LOG asks, so a key in a header can never reach the log.
+    let filter = tracing_subscriber::EnvFilter::try_new(format!(
+        "{wanted},hyper=info,hyper_util=info,h2=info,reqwest=info,rustls=info"
+    ))
+    .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
     tracing_subscriber::fmt().with_env_filter(filter).with_writer(writer).with_ansi(false).try_init().ok()?;
     Some(guard)
 }

@@ -10,6 +10,7 @@ mod file;
 mod models;
 mod paths;
 mod provider;
+mod secrets;
 
 pub use defaults::{CacheConfig, CacheTtl, CompactionConfig, Config, ContextConfig, RetryConfig, ToolsConfig};
 pub use error::ConfigError;
@@ -17,6 +18,7 @@ pub use file::load;
 pub use models::{ModelInfo, Prices, WindowSource, lookup_model};
 pub use paths::Paths;
 pub use provider::{
-    Detected, LocalCandidate, ProviderKind, ProviderOverrides, ResolvedProvider, Secret, detect_provider,
-    local_candidates, model_info, resolve_provider,
+    Detected, LocalCandidate, ProviderKind, ProviderOverrides, ResolvedProvider, detect_provider, local_candidates,
+    model_info, resolve_provider,
 };
+pub use secrets::{KEY_VARS, Redactor, Secret};

@@ -4,6 +4,7 @@ use serde::{Deserialize, Serialize};
 
 use super::defaults::Config;
 use super::models::{ModelInfo, WindowSource, lookup_model};
+use super::secrets::Secret;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
 #[serde(rename_all = "snake_case")]
@@ -49,28 +50,6 @@ impl ProviderKind {
             ProviderKind::Anthropic => "claude-sonnet-4-5",
             ProviderKind::Openai => "gpt-5",
         }
-    }
-}
-
-/// An API key. Its `Debug` and `Display` never show the value, so it cannot reach a log line
-/// or an error message by accident; it is never serialised.
-#[derive(Clone, PartialEq, Eq)]
-pub struct Secret(String);
-
-impl Secret {
-    pub fn new(value: impl Into<String>) -> Secret {
-        Secret(value.into())
-    }
-
-    /// The key itself, for the one place that needs it: the request header.
-    pub fn expose(&self) -> &str {
-        &self.0
-    }
-}
-
-impl std::fmt::Debug for Secret {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("Secret(***)")
     }
 }
 
@@ -225,11 +204,5 @@ mod tests {
             detect_provider(&Config::default(), &ProviderOverrides::default(), &env),
             Detected::ProbeLocal(c) if c.len() == 2
         ));
-    }
-
-    #[test]
-    fn secret_never_prints() {
-        let s = Secret::new("sk-very-secret");
-        assert!(!format!("{s:?}").contains("very"));
     }
 }

@@ -229,6 +229,11 @@ fn spawn_shell(shell: &str, command: &str, cwd: &Path) -> std::io::Result<(Child
         .env("TERM", "dumb")
         .env("NO_COLOR", "1")
         .env("CAIRN", "1");
+    // cairn's own provider keys are not the command's business: a model that runs `env` must
+    // not see them, and they must not end up in a stored result.
+    for var in crate::config::KEY_VARS {
+        cmd.env_remove(var);
+    }
     // A new session, not just a process group: the command gets its own group (so a timeout
     // can kill all of it) and no controlling terminal, so nothing it runs can draw over the
     // TUI or stop on a read from /dev/tty; a password prompt fails at once instead.

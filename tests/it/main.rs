@@ -1,6 +1,10 @@
 #[path = "../support/mod.rs"]
 mod support;
 
+mod headless_faults;
+mod headless_modes;
+mod headless_resume;
+mod headless_session;
 mod llm_anthropic;
 mod llm_discovery;
 mod llm_mock;

@@ -211,6 +211,9 @@ pub enum Fault {
     EndEarly,
     /// Part of a turn, a `data:` line that is not JSON, then the rest of the turn.
     MalformedEvent,
+    /// All of the given turn (tool calls complete) except its ending event, then the
+    /// connection is aborted: a response that must never be acted on.
+    Truncated(Turn),
     /// Part of a turn, then an in-stream error event (Anthropic `overloaded_error`, OpenAI
     /// `server_error`).
     ErrorEvent,
@@ -436,6 +439,9 @@ async fn answer(shared: &Shared, wire: Wire, path: &str, headers: &HeaderMap, ra
             Fault::ContextLength => error_response(wire, 400, None, Some(wire::context_length_body(wire))),
             Fault::DropMidStream => {
                 sse(wire::first_half(render(&partial, &mut next_id)), shared.chunk_delay, wire::Ending::Abort)
+            }
+            Fault::Truncated(turn) => {
+                sse(wire::without_ending(wire, render(&turn, &mut next_id)), shared.chunk_delay, wire::Ending::Abort)
             }
             Fault::EndEarly => {
                 sse(wire::first_half(render(&partial, &mut next_id)), shared.chunk_delay, wire::Ending::Complete)

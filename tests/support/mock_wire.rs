@@ -36,6 +36,18 @@ pub fn first_half(mut frames: Vec<String>) -> Vec<String> {
     frames
 }
 
+/// Every frame of a complete turn except its ending (Anthropic `message_delta` and
+/// `message_stop`; OpenAI the `finish_reason` chunk and what follows): tool calls whole, and
+/// still not a finished response.
+pub fn without_ending(wire: Wire, mut frames: Vec<String>) -> Vec<String> {
+    let end = match wire {
+        Wire::Anthropic => frames.iter().position(|f| f.starts_with("event: message_delta")),
+        Wire::OpenAi => frames.iter().position(|f| f.contains("\"finish_reason\":\"")),
+    };
+    frames.truncate(end.unwrap_or(frames.len()));
+    frames
+}
+
 /// Pieces of `text` (up to `n`, split on character boundaries), so deltas arrive in parts.
 fn pieces(text: &str, n: usize) -> Vec<String> {
     let chars: Vec<char> = text.chars().collect();

@@ -4,5 +4,6 @@
 // Each test module uses a different subset of these helpers.
 #![allow(dead_code)]
 
+pub mod cairn;
 pub mod llm;
 pub mod mock_llm;

@@ -1,0 +1,193 @@
+//! Running the real `cairn` binary against the mock: a private CAIRN_HOME with fast retries, a
+//! project folder that is a git repository, and a clean environment (no real keys leak in).
+
+use std::path::{Path, PathBuf};
+use std::process::Output;
+
+use serde_json::Value;
+
+use super::mock_llm::MockLlm;
+
+pub const KEY: &str = "sk-ant-api03-SECRETSECRETSECRET-0123456789";
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Api {
+    Anthropic,
+    OpenAi,
+}
+
+pub struct Sandbox {
+    pub home: tempfile::TempDir,
+    pub project: tempfile::TempDir,
+}
+
+impl Sandbox {
+    /// A CAIRN_HOME whose config retries in milliseconds, and an empty git project.
+    pub fn new() -> Sandbox {
+        Sandbox::with_config("")
+    }
+
+    pub fn with_config(extra: &str) -> Sandbox {
+        let home = tempfile::tempdir().unwrap();
+        let project = tempfile::tempdir().unwrap();
+        std::fs::create_dir(project.path().join(".git")).unwrap();
+        std::fs::write(
+            home.path().join("config.toml"),
+            format!("[retry]\nmax_attempts = 5\nbase_delay_ms = 2\nmax_delay_ms = 20\nstream_idle_timeout_ms = 10000\n{extra}"),
+        )
+        .unwrap();
+        Sandbox { home, project }
+    }
+
+    pub fn root(&self) -> PathBuf {
+        self.project.path().canonicalize().unwrap()
+    }
+
+    pub fn write(&self, rel: &str, content: &str) {
+        let path = self.project.path().join(rel);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, content).unwrap();
+    }
+
+    pub fn read(&self, rel: &str) -> String {
+        std::fs::read_to_string(self.project.path().join(rel)).unwrap_or_else(|e| panic!("{rel}: {e}"))
+    }
+
+    pub fn exists(&self, rel: &str) -> bool {
+        self.project.path().join(rel).exists()
+    }
+
+    /// `cairn ARGS` in the project, pointed at `mock` over `api`, with nothing else in its
+    /// environment that could choose a provider.
+    pub fn command(&self, api: Api, mock: &MockLlm, args: &[&str]) -> tokio::process::Command {
+        let mut cmd = self.bare_command(args);
+        match api {
+            Api::Anthropic => {
+                cmd.env("ANTHROPIC_API_KEY", KEY).env("ANTHROPIC_BASE_URL", mock.anthropic_base_url());
+            }
+            Api::OpenAi => {
+                cmd.env("OPENAI_API_KEY", KEY)
+                    .env("OPENAI_BASE_URL", mock.openai_base_url())
+                    .args(["--model", "gpt-4o"]);
+            }
+        }
+        cmd
+    }
+
+    /// `cairn ARGS` with no provider configured at all.
+    pub fn bare_command(&self, args: &[&str]) -> tokio::process::Command {
+        let mut cmd = tokio::process::Command::new(env!("CARGO_BIN_EXE_cairn"));
+        cmd.args(args)
+            .current_dir(self.project.path())
+            .env("CAIRN_HOME", self.home.path())
+            .env_remove("ANTHROPIC_API_KEY")
+            .env_remove("OPENAI_API_KEY")
+            .env_remove("ANTHROPIC_BASE_URL")
+            .env_remove("OPENAI_BASE_URL")
+            .env_remove("CAIRN_LOG")
+            .stdin(std::process::Stdio::null())
+            .kill_on_drop(true);
+        cmd
+    }
+
+    pub async fn run(&self, api: Api, mock: &MockLlm, args: &[&str]) -> Output {
+        let out = self.command(api, mock, args).output().await.unwrap();
+        if std::env::var_os("CAIRN_TEST_VERBOSE").is_some() {
+            eprintln!("stdout:\n{}\nstderr:\n{}", text(&out.stdout), text(&out.stderr));
+        }
+        out
+    }
+
+    pub fn database(&self) -> rusqlite::Connection {
+        rusqlite::Connection::open(self.home.path().join("cairn.db")).unwrap()
+    }
+
+    /// Every file under CAIRN_HOME, recursively.
+    pub fn home_files(&self) -> Vec<PathBuf> {
+        fn walk(dir: &Path, out: &mut Vec<PathBuf>) {
+            for entry in std::fs::read_dir(dir).unwrap().flatten() {
+                let path = entry.path();
+                if path.is_dir() { walk(&path, out) } else { out.push(path) }
+            }
+        }
+        let mut out = Vec::new();
+        walk(self.home.path(), &mut out);
+        out
+    }
+}
+
+pub fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+/// The one JSON object of `--output-format json`.
+pub fn json_result(out: &Output) -> Value {
+    let stdout = text(&out.stdout);
+    serde_json::from_str(stdout.trim())
+        .unwrap_or_else(|e| panic!("stdout is not one JSON object ({e}):\n{stdout}\nstderr:\n{}", text(&out.stderr)))
+}
+
+/// Every line of `--output-format stream-json`.
+pub fn json_lines(out: &Output) -> Vec<Value> {
+    text(&out.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("not a JSON line ({e}): {l}")))
+        .collect()
+}
+
+/// Tool results a request carries, whatever the wire: (call id, content, is_error).
+pub fn tool_results(req: &super::mock_llm::RecordedRequest) -> Vec<(String, String, bool)> {
+    let mut out = Vec::new();
+    for m in req.messages() {
+        if m["role"] == "tool" {
+            out.push((
+                m["tool_call_id"].as_str().unwrap_or_default().to_string(),
+                m["content"].as_str().unwrap_or_default().to_string(),
+                false,
+            ));
+        }
+        if let Some(blocks) = m["content"].as_array() {
+            for b in blocks.iter().filter(|b| b["type"] == "tool_result") {
+                out.push((
+                    b["tool_use_id"].as_str().unwrap_or_default().to_string(),
+                    b["content"].as_str().unwrap_or_default().to_string(),
+                    b["is_error"].as_bool().unwrap_or(false),
+                ));
+            }
+        }
+    }
+    out
+}
+
+/// The content of the last tool result in the request.
+pub fn last_result(req: &super::mock_llm::RecordedRequest) -> String {
+    tool_results(req).pop().map(|r| r.1).unwrap_or_default()
+}
+
+/// Names of the tools a request offers, whatever the wire.
+pub fn tool_names(req: &super::mock_llm::RecordedRequest) -> Vec<String> {
+    req.body["tools"]
+        .as_array()
+        .map(|tools| {
+            tools
+                .iter()
+                .map(|t| t["name"].as_str().or(t["function"]["name"].as_str()).unwrap_or_default().to_string())
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// The texts of the request's user messages (tool results excluded), whatever the wire.
+pub fn user_texts(req: &super::mock_llm::RecordedRequest) -> Vec<String> {
+    let mut out = Vec::new();
+    for m in req.messages().iter().filter(|m| m["role"] == "user") {
+        match &m["content"] {
+            serde_json::Value::String(s) => out.push(s.clone()),
+            serde_json::Value::Array(blocks) => out.extend(
+                blocks.iter().filter(|b| b["type"] == "text").filter_map(|b| b["text"].as_str()).map(String::from),
+            ),
+            _ => {}
+        }
+    }
+    out
+}
