@@ -173,6 +173,16 @@ impl Printer {
                         attempt + 1
                     ),
                     AgentEvent::Notice { text, .. } => eprintln!("cairn: {text}"),
+                    AgentEvent::Compaction(crate::agent::CompactionEvent::Finished {
+                        tokens_before,
+                        tokens_after,
+                        ..
+                    }) => {
+                        eprintln!("cairn: compacted the conversation: {tokens_before} → {tokens_after} tokens")
+                    }
+                    AgentEvent::Compaction(crate::agent::CompactionEvent::Failed { error, .. }) => {
+                        eprintln!("cairn: compaction failed: {error}")
+                    }
                     _ => {}
                 }
                 Ok(())
@@ -199,7 +209,18 @@ impl Printer {
                 AgentEvent::Notice { level, text } => {
                     self.line(json!({"type": "notice", "level": level, "text": text}))
                 }
+                AgentEvent::Compaction(c) => {
+                    let mut value = json!({"type": "compaction"});
+                    if let (Some(line), serde_json::Value::Object(fields)) =
+                        (value.as_object_mut(), serde_json::to_value(c).map_err(|e| CliError::Failed(e.to_string()))?)
+                    {
+                        line.extend(fields);
+                    }
+                    self.line(value)
+                }
                 AgentEvent::SessionReady { .. }
+                | AgentEvent::Context(_)
+                | AgentEvent::ContextBreakdown(_)
                 | AgentEvent::Queued { .. }
                 | AgentEvent::TurnStarted { .. }
                 | AgentEvent::ToolCallStreaming { .. }

@@ -5,6 +5,7 @@ use std::time::Duration;
 
 use serde::Serialize;
 
+use crate::context::{BudgetLevel, ContextBudget};
 use crate::conversation::{Message, Mode, Usage};
 use crate::store::SessionInfo;
 
@@ -25,6 +26,9 @@ pub enum UserCommand {
     SetModel(String),
     /// Compact the conversation now (`/compact`).
     Compact,
+    /// Report what the model sees, part by part (`/context`): answered with
+    /// [`AgentEvent::ContextBreakdown`].
+    DescribeContext,
     /// Start a fresh session in the same project (`/new`).
     NewSession,
     /// Switch to another session of the project (`/resume ID`).
@@ -67,6 +71,92 @@ pub struct ContextReport {
     pub compactions: u64,
     pub trimmed_messages: u64,
     pub compaction_failures: u64,
+}
+
+/// The figures of the status line's context bar: one number, shared with `/context`, the
+/// thresholds and headless JSON.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+pub struct ContextStatus {
+    /// Tokens the next request is estimated to carry (calibrated on the provider's usage).
+    pub tokens: u64,
+    pub window: u64,
+    pub level: BudgetLevel,
+    /// A compaction is running in the background.
+    pub compacting: bool,
+    /// Share of the last request's prompt read from cache, when the provider reported it.
+    pub cache_hit_rate: Option<f64>,
+}
+
+impl ContextStatus {
+    pub fn percent(&self) -> u64 {
+        (self.tokens * 100).checked_div(self.window).unwrap_or(0)
+    }
+}
+
+/// One part of what the model sees, for the `/context` view; the parts add up to the total.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct ContextPart {
+    /// "system prompt", "tools", "memories", "summary", "messages", …
+    pub name: String,
+    pub tokens: u64,
+}
+
+/// Cache figures for the `/context` view.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct CacheReport {
+    /// Share of prompt tokens read from cache over the session's agent requests.
+    pub session_hit_rate: Option<f64>,
+    pub last_request: Option<Usage>,
+    /// Cache breaks seen, newest last, each explained in one line.
+    pub breaks: Vec<String>,
+}
+
+/// The answer to [`UserCommand::DescribeContext`].
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct ContextBreakdown {
+    pub parts: Vec<ContextPart>,
+    pub total: u64,
+    pub budget: ContextBudget,
+    pub level: BudgetLevel,
+    pub counters: ContextReport,
+    pub cache: CacheReport,
+}
+
+/// Why a compaction runs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CompactionTrigger {
+    /// The auto-compact threshold was crossed.
+    Auto,
+    /// `/compact`.
+    Manual,
+    /// The provider said the request was too long.
+    Overflow,
+}
+
+/// Progress of a compaction, for the transcript and the spinner.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[serde(tag = "phase", rename_all = "snake_case")]
+pub enum CompactionEvent {
+    Started {
+        trigger: CompactionTrigger,
+        tokens_before: u64,
+    },
+    /// A chunk of a transcript too big for one summariser call is done.
+    Progress {
+        chunk: u32,
+        chunks: u32,
+    },
+    Finished {
+        trigger: CompactionTrigger,
+        tokens_before: u64,
+        tokens_after: u64,
+        summary_tokens: u64,
+    },
+    Failed {
+        trigger: CompactionTrigger,
+        error: String,
+    },
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
@@ -188,6 +278,11 @@ pub enum AgentEvent {
         usage: Usage,
         context: ContextReport,
     },
+    /// The context bar's figures changed.
+    Context(ContextStatus),
+    Compaction(CompactionEvent),
+    /// The answer to `DescribeContext`.
+    ContextBreakdown(ContextBreakdown),
     ModeChanged(Mode),
     ModelChanged {
         model: String,

@@ -4,6 +4,7 @@
 //!
 //! Draws and prints nothing.
 
+mod context_view;
 mod dispatch;
 mod events;
 mod runner;
@@ -12,8 +13,9 @@ mod turn;
 mod worker;
 
 pub use events::{
-    AgentEvent, ApprovalDecision, ApprovalRequest, ContextReport, NoticeLevel, ToolFinished, TurnOutcome, TurnStats,
-    TurnSummary, UserCommand,
+    AgentEvent, ApprovalDecision, ApprovalRequest, CacheReport, CompactionEvent, CompactionTrigger, ContextBreakdown,
+    ContextPart, ContextReport, ContextStatus, NoticeLevel, ToolFinished, TurnOutcome, TurnStats, TurnSummary,
+    UserCommand,
 };
 pub use runner::{AgentHandle, AgentSetup, SessionChoice, spawn};
 pub use slash::{COMMANDS, SlashCommand, parse_slash};

@@ -133,6 +133,7 @@ async fn route(
             }
             other @ (UserCommand::SetModel(_)
             | UserCommand::Compact
+            | UserCommand::DescribeContext
             | UserCommand::NewSession
             | UserCommand::ResumeSession(_)) => {
                 let _ = work.send(other);

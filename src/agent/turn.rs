@@ -26,6 +26,7 @@ impl Worker {
             }
             let mode = self.current_mode();
             let request = self.build_request(mode);
+            debug_assert_eq!(check_request(&request.messages), Ok(()), "every request satisfies the invariant");
             let (result, partial) = self.call_model(&request, &cancel).await;
             let response = match result {
                 Ok(response) => response,
@@ -44,6 +45,7 @@ impl Worker {
             self.record_response(&response);
             stats.context = self.context_report();
             self.emit(AgentEvent::Usage { usage: response.usage, context: stats.context });
+            self.emit(AgentEvent::Context(self.context_status()));
 
             if !response.message.has_tool_calls() {
                 let text = response.message.text();
@@ -64,6 +66,7 @@ impl Worker {
 
     /// Store the assistant message and its usage, and remember the usage for the context bar.
     fn record_response(&mut self, response: &ChatResponse) {
+        self.usage_covers = self.history.len();
         let message_id =
             if response.message.content.is_empty() { None } else { self.persist(response.message.clone(), None) };
         self.emit(AgentEvent::AssistantMessage(response.message.clone()));
@@ -85,7 +88,6 @@ impl Worker {
     pub(super) fn build_request(&self, mode: Mode) -> ChatRequest {
         let env = Environment::detect(&self.root, &self.cwd, chrono::Local::now().date_naive());
         let messages = sanitize_pairs(&self.history);
-        debug_assert_eq!(check_request(&messages), Ok(()), "the sent view must satisfy the request invariant");
         let cache = (self.provider_kind == ProviderKind::Anthropic && self.config.cache.enabled)
             .then_some(self.config.cache.ttl);
         ChatRequest {

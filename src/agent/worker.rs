@@ -43,6 +43,8 @@ pub(super) struct Worker {
     pub(super) session_approved: HashSet<String>,
     pub(super) next_approval_id: u64,
     pub(super) last_usage: Option<Usage>,
+    /// How many history messages the request behind `last_usage` carried.
+    pub(super) usage_covers: usize,
     redactor: Redactor,
     /// Set once a store write failed, so the warning is shown once, not per message.
     store_failed: bool,
@@ -58,7 +60,9 @@ impl Worker {
         cancel_slot: Arc<Mutex<CancellationToken>>,
         busy: Arc<AtomicBool>,
     ) -> Result<Worker, StoreError> {
-        let history = setup.store.messages(&session.id)?.into_iter().map(|m| m.message).collect();
+        let history: Vec<Message> = setup.store.messages(&session.id)?.into_iter().map(|m| m.message).collect();
+        // A resumed session's last usage covered everything but the final answer.
+        let history_len = history.len().saturating_sub(1);
         let last_usage = setup.store.last_turn_usage(&session.id)?;
         let retry = RetryPolicy::from_config(&setup.config.retry);
         Ok(Worker {
@@ -85,6 +89,7 @@ impl Worker {
             files: Arc::new(FileTracker::default()),
             session_approved: HashSet::new(),
             next_approval_id: 1,
+            usage_covers: if last_usage.is_some() { history_len } else { 0 },
             last_usage,
             redactor: setup.redactor,
             store_failed: false,
@@ -117,6 +122,7 @@ impl Worker {
             model: self.model.name.clone(),
             window: self.model.context_window,
         });
+        self.emit(AgentEvent::Context(self.context_status()));
         if self.model.window_source == WindowSource::Assumed {
             self.notice(
                 NoticeLevel::Warning,
@@ -137,7 +143,11 @@ impl Worker {
                     self.end_work();
                     self.emit(AgentEvent::TurnFinished(summary));
                 }
-                UserCommand::SetMode(mode) => self.persist_session_settings(mode),
+                UserCommand::SetMode(mode) => {
+                    self.persist_session_settings(mode);
+                    self.emit(AgentEvent::Context(self.context_status()));
+                }
+                UserCommand::DescribeContext => self.emit(AgentEvent::ContextBreakdown(self.describe_context())),
                 UserCommand::SetModel(name) => self.switch_model(&name),
                 UserCommand::Compact => {
                     let summary = TurnSummary {
@@ -192,6 +202,7 @@ impl Worker {
         self.model = info;
         self.persist_session_settings(self.current_mode());
         self.emit(AgentEvent::ModelChanged { model: self.model.name.clone(), window: self.model.context_window });
+        self.emit(AgentEvent::Context(self.context_status()));
     }
 
     fn open_new_session(&mut self) {
@@ -217,6 +228,7 @@ impl Worker {
             .and_then(|s| Ok((self.store.messages(&s.id)?, self.store.last_turn_usage(&s.id)?, s)));
         match loaded {
             Ok((messages, usage, session)) => {
+                self.usage_covers = messages.len().saturating_sub(1);
                 self.last_usage = usage;
                 self.switch_to(session, messages.into_iter().map(|m| m.message).collect(), true)
             }
@@ -231,6 +243,7 @@ impl Worker {
         self.session_approved.clear();
         if !resumed {
             self.last_usage = None;
+            self.usage_covers = 0;
         }
         self.announce_session(resumed);
     }

@@ -62,6 +62,23 @@ const STEPS: &[&str] = &[
     );
     CREATE INDEX usage_by_session ON usage(session_id, id);
     "#,
+    // 2: memories, per project (or global when project_id is NULL).
+    r#"
+    CREATE TABLE memories (
+        id           INTEGER PRIMARY KEY,
+        project_id   INTEGER REFERENCES projects(id) ON DELETE CASCADE,
+        kind         TEXT NOT NULL CHECK (kind IN ('project', 'user', 'decision', 'compaction')),
+        class        TEXT NOT NULL CHECK (class IN ('priority', 'durable', 'working')),
+        pinned       INTEGER NOT NULL DEFAULT 0,
+        title        TEXT NOT NULL,
+        content      TEXT NOT NULL,
+        session_id   TEXT REFERENCES sessions(id) ON DELETE SET NULL,
+        created_at   TEXT NOT NULL,
+        updated_at   TEXT NOT NULL,
+        expires_at   TEXT
+    );
+    CREATE INDEX memories_by_project ON memories(project_id, created_at);
+    "#,
 ];
 
 pub const LATEST: i64 = STEPS.len() as i64;

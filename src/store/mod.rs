@@ -4,6 +4,7 @@
 //! Holds no business rules: callers decide what to store and when.
 
 mod error;
+mod memories;
 mod messages;
 mod migrations;
 mod projects;
@@ -11,6 +12,7 @@ mod sessions;
 mod usage;
 
 pub use error::StoreError;
+pub use memories::{MemoryRecord, NewMemory};
 pub use messages::{StoredMessage, ToolRecord};
 pub use projects::ProjectId;
 pub use sessions::{NewSession, SessionInfo, SessionSummary};

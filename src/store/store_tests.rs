@@ -98,3 +98,31 @@ fn committed_messages_survive_reopening_without_a_clean_close() {
     let store = Store::open(&path).unwrap();
     assert_eq!(store.messages(&id).unwrap()[0].message.text(), "kept");
 }
+
+#[test]
+fn memories_are_scoped_to_their_project_plus_global_ones() {
+    let (_d, store) = store();
+    let a = store.project(std::path::Path::new("/work/a")).unwrap();
+    let b = store.project(std::path::Path::new("/work/b")).unwrap();
+    let new = |project, title| NewMemory {
+        project,
+        kind: "project",
+        class: "durable",
+        title,
+        content: "c",
+        session_id: None,
+        expires_at: None,
+    };
+    let mine = store.create_memory(new(Some(a), "uses tabs")).unwrap();
+    let global = store.create_memory(new(None, "prefers short answers")).unwrap();
+    let theirs = store.create_memory(new(Some(b), "b only")).unwrap();
+    let titles: Vec<_> = store.memories(a).unwrap().into_iter().map(|m| m.title).collect();
+    assert_eq!(titles, ["prefers short answers", "uses tabs"]);
+    assert!(store.memory(a, theirs.id).unwrap().is_none());
+    assert!(!store.delete_memory(a, theirs.id).unwrap(), "another project's memory cannot be deleted from here");
+    assert!(store.set_memory_pinned(a, mine.id, true).unwrap());
+    assert!(store.memory(a, mine.id).unwrap().unwrap().pinned);
+    assert!(store.memory(b, global.id).unwrap().unwrap().global);
+    assert!(store.delete_memory(a, mine.id).unwrap());
+    assert!(store.memory(a, mine.id).unwrap().is_none());
+}
