@@ -23,15 +23,15 @@ pub enum Violation {
 }
 
 /// Check `messages` as they are about to be sent.
-pub fn check_request(messages: &[Message]) -> Result<(), Violation> {
-    let first = messages.first().ok_or(Violation::Empty)?;
+pub fn check_request<M: std::borrow::Borrow<Message>>(messages: &[M]) -> Result<(), Violation> {
+    let first = messages.first().map(|m| m.borrow()).ok_or(Violation::Empty)?;
     if first.role != Role::User {
         return Err(Violation::FirstNotUser(first.role.as_str()));
     }
     let mut seen_ids: HashSet<&str> = HashSet::new();
     let mut i = 0;
     while i < messages.len() {
-        let msg = &messages[i];
+        let msg: &Message = messages[i].borrow();
         for block in &msg.content {
             let allowed = match (msg.role, block) {
                 (Role::User, Block::Text { .. }) => true,
@@ -59,8 +59,8 @@ pub fn check_request(messages: &[Message]) -> Result<(), Violation> {
                 }
                 let call_index = i;
                 i += 1;
-                while i < messages.len() && messages[i].role == Role::Tool {
-                    let Some(result) = messages[i].tool_result() else {
+                while i < messages.len() && messages[i].borrow().role == Role::Tool {
+                    let Some(result) = messages[i].borrow().tool_result() else {
                         return Err(Violation::MisplacedBlock { index: i, role: "tool" });
                     };
                     match pending.iter().position(|id| *id == result.call_id) {

@@ -1,14 +1,32 @@
 //! The context pipeline: what the next request carries, derived from the stored history.
 //!
 //! Pure: takes data in, returns data and decisions. No network, no database, no clock (callers
-//! pass `now`). The LLM call of compaction is passed in as a trait object.
+//! pass `now`). The LLM call of compaction is passed in as a trait object ([`Summarizer`]).
 
 mod budget;
+mod compact;
+mod dedup;
 mod estimate;
+mod facts;
 mod invariant;
+mod ledger;
 mod pairs;
+mod pipeline;
+mod prune;
+mod redact;
+mod state;
+mod trim;
+mod truncate;
+mod view;
 
 pub use budget::{BudgetLevel, ContextBudget};
-pub use estimate::{estimate_message_tokens, estimate_text_tokens};
+pub use compact::{COMPACTION_PROMPT, CompactionPlan, Summarizer, SummaryError, summarize, summary_budget};
+pub use estimate::{MESSAGE_OVERHEAD_TOKENS, estimate_message_tokens, estimate_text_tokens};
+pub use facts::{Effect, LineRange, ToolFacts, normalise_path};
 pub use invariant::{Violation, check_request};
+pub use ledger::{Entry, Ledger};
 pub use pairs::sanitize_pairs;
+pub use pipeline::{Pipeline, Preflight, PreflightInput, Stage, StageReport, Urgency, thousands};
+pub use redact::redact_secrets;
+pub use state::{ContextState, Replacement, ReplacementKind, StageCounters, SummaryState};
+pub use truncate::{Cut, Spill, TruncationLimits, plan_cut, render_cut, turn_overflow};

@@ -1,0 +1,238 @@
+//! The incremental ledger: every stored message once, with what the stages need to know about
+//! it computed when it is appended — token estimate, tool facts, what later reasoning refers to
+//! it — so a pre-flight never re-reads the whole history.
+
+use std::collections::HashMap;
+use std::hash::{Hash, Hasher};
+use std::sync::Arc;
+
+use super::estimate::estimate_message_tokens;
+use super::facts::{Effect, ToolFacts, facts_of};
+use crate::conversation::{Message, Role, ToolCall};
+
+/// One stored message and its facts.
+#[derive(Clone, Debug)]
+pub struct Entry {
+    /// Position in the stored history; strictly increasing.
+    pub seq: i64,
+    pub message: Arc<Message>,
+    /// Rough tokens of the message as stored.
+    pub tokens: u64,
+    /// For a tool result: facts of the call it answers.
+    pub facts: Option<ToolFacts>,
+    /// For a tool result: later assistant messages that mention its file or quote it.
+    pub references: u32,
+    /// For a tool result: the next assistant message used decision language.
+    pub decided_on: bool,
+}
+
+impl Entry {
+    pub fn role(&self) -> Role {
+        self.message.role
+    }
+
+    /// A cut may fall before this entry without splitting a tool group.
+    pub fn starts_unit(&self) -> bool {
+        self.message.role != Role::Tool
+    }
+}
+
+/// Phrases that show a result shaped a decision (seed 001).
+const DECISION_PHRASES: &[&str] = &[
+    "based on",
+    "i'll use",
+    "i will use",
+    "the issue is",
+    "the problem is",
+    "the bug is",
+    "the cause is",
+    "root cause",
+    "this means",
+    "so we need",
+    "that's why",
+];
+
+/// Quoted lines shorter than this are too common to count as a reference.
+const MIN_QUOTE_CHARS: usize = 24;
+/// Distinctive lines remembered per result, for quote detection.
+const QUOTE_LINES_PER_RESULT: usize = 6;
+
+fn line_key(line: &str) -> u64 {
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    line.trim().hash(&mut h);
+    h.finish()
+}
+
+#[derive(Debug, Default)]
+pub struct Ledger {
+    entries: Vec<Entry>,
+    chars_per_token: f64,
+    /// Call id → the call, from assistant messages seen so far.
+    calls: HashMap<String, ToolCall>,
+    /// File name or path mentioned → results about it.
+    names: HashMap<String, Vec<usize>>,
+    /// Hash of a distinctive result line → results holding it.
+    quotes: HashMap<u64, Vec<usize>>,
+    /// Results since the last assistant message (the ones it reacts to).
+    unanswered_results: Vec<usize>,
+    /// Indices of user messages, in order.
+    users: Vec<usize>,
+}
+
+impl Ledger {
+    pub fn new(chars_per_token: f64) -> Ledger {
+        Ledger { chars_per_token, ..Ledger::default() }
+    }
+
+    pub fn entries(&self) -> &[Entry] {
+        &self.entries
+    }
+
+    pub fn len(&self) -> usize {
+        self.entries.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.entries.is_empty()
+    }
+
+    pub fn chars_per_token(&self) -> f64 {
+        self.chars_per_token
+    }
+
+    /// Indices of user messages, oldest first.
+    pub fn user_indices(&self) -> &[usize] {
+        &self.users
+    }
+
+    pub fn call(&self, id: &str) -> Option<&ToolCall> {
+        self.calls.get(id)
+    }
+
+    /// The index of the entry with `seq`.
+    pub fn index_of(&self, seq: i64) -> Option<usize> {
+        self.entries.binary_search_by_key(&seq, |e| e.seq).ok()
+    }
+
+    /// Append a stored message. `seq` must be larger than every earlier one.
+    pub fn push(&mut self, seq: i64, message: Message) -> usize {
+        let index = self.entries.len();
+        debug_assert!(self.entries.last().is_none_or(|e| e.seq < seq), "seqs increase");
+        let tokens = estimate_message_tokens(&message, self.chars_per_token);
+        let mut facts = None;
+        match message.role {
+            Role::User => self.users.push(index),
+            Role::Assistant => {
+                self.note_references(index, &message);
+                for call in message.tool_calls() {
+                    self.calls.insert(call.id.clone(), call.clone());
+                }
+            }
+            Role::Tool => {
+                if let Some(result) = message.tool_result() {
+                    let f = facts_of(self.calls.get(&result.call_id), result);
+                    self.index_result(index, &f, &result.content);
+                    facts = Some(f);
+                    self.unanswered_results.push(index);
+                }
+            }
+        }
+        self.entries.push(Entry { seq, message: Arc::new(message), tokens, facts, references: 0, decided_on: false });
+        index
+    }
+
+    /// Remember how a later assistant message could refer to this result: by file name, or by
+    /// quoting one of its distinctive lines.
+    fn index_result(&mut self, index: usize, facts: &ToolFacts, content: &str) {
+        let path = match &facts.effect {
+            Effect::Read { path, .. } | Effect::Write { path } => Some(path.as_str()),
+            Effect::Search { scope, .. } if scope != "." => Some(scope.as_str()),
+            Effect::Search { .. } | Effect::List { .. } | Effect::Command { .. } | Effect::Other => None,
+        };
+        if let Some(path) = path {
+            let name = path.rsplit('/').next().unwrap_or(path);
+            if name.len() >= 3 {
+                self.names.entry(name.to_string()).or_default().push(index);
+            }
+        }
+        let mut lines: Vec<&str> =
+            content.lines().map(str::trim).filter(|l| l.len() >= MIN_QUOTE_CHARS && l.len() <= 400).collect();
+        lines.sort_by_key(|l| std::cmp::Reverse(l.len()));
+        lines.dedup();
+        for line in lines.into_iter().take(QUOTE_LINES_PER_RESULT) {
+            self.quotes.entry(line_key(line)).or_default().push(index);
+        }
+    }
+
+    /// Credit earlier results that this assistant message mentions, quotes or decides on.
+    fn note_references(&mut self, _index: usize, message: &Message) {
+        let text = message.text();
+        let reacting_to = std::mem::take(&mut self.unanswered_results);
+        if text.is_empty() {
+            return;
+        }
+        let mut credited: Vec<usize> = Vec::new();
+        for word in text.split(|c: char| c.is_whitespace() || matches!(c, '`' | '\'' | '"' | '(' | ')' | ',' | ':')) {
+            let word = word.trim_end_matches(['.', ';', '!', '?']);
+            let name = word.rsplit('/').next().unwrap_or(word);
+            if let Some(hits) = self.names.get(name) {
+                credited.extend(hits);
+            }
+        }
+        for line in text.lines() {
+            let line = line.trim().trim_start_matches(['>', '-', '*', ' ']);
+            if line.len() >= MIN_QUOTE_CHARS
+                && let Some(hits) = self.quotes.get(&line_key(line))
+            {
+                credited.extend(hits);
+            }
+        }
+        credited.sort_unstable();
+        credited.dedup();
+        for i in credited {
+            self.entries[i].references += 1;
+        }
+        let lower = text.to_lowercase();
+        if DECISION_PHRASES.iter().any(|p| lower.contains(p)) {
+            for i in reacting_to {
+                self.entries[i].decided_on = true;
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::conversation::{Block, ToolResult};
+
+    fn assistant_calling(id: &str, name: &str, args: &str, text: &str) -> Message {
+        let mut m = Message::assistant(text);
+        m.content.push(Block::ToolCall(ToolCall::new(id, name, args)));
+        m
+    }
+
+    #[test]
+    fn later_mentions_quotes_and_decisions_are_credited_to_results() {
+        let mut l = Ledger::new(3.2);
+        l.push(1, Message::user("go"));
+        l.push(2, assistant_calling("a", "file_read", r#"{"path":"src/server/config.rs"}"#, ""));
+        let read = l.push(
+            3,
+            Message::tool(ToolResult::ok("a", "file_read", "     1\tpub const TIMEOUT_SECONDS: u64 = 30; // tuned")),
+        );
+        l.push(4, assistant_calling("b", "bash", r#"{"command":"ls"}"#, ""));
+        let listing = l.push(5, Message::tool(ToolResult::ok("b", "bash", "x\n[exit code 0]")));
+        l.push(
+            6,
+            Message::assistant(
+                "The issue is in config.rs: `pub const TIMEOUT_SECONDS: u64 = 30; // tuned` is too short.",
+            ),
+        );
+        let e = &l.entries()[read];
+        assert_eq!(e.references, 1, "mention and quote in one message count once");
+        assert!(l.entries()[listing].decided_on && !e.decided_on, "decision language credits the results just seen");
+        assert_eq!(l.user_indices(), &[0]);
+        assert_eq!(l.index_of(5), Some(listing));
+    }
+}

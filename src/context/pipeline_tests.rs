@@ -1,0 +1,236 @@
+use super::*;
+use crate::context::budget::ContextBudget;
+use crate::conversation::{Block, Message, ToolCall, ToolResult};
+
+struct Session {
+    p: Pipeline,
+    seq: i64,
+}
+
+impl Session {
+    fn new(config: ContextConfig) -> Session {
+        Session { p: Pipeline::new(config), seq: 0 }
+    }
+
+    fn push(&mut self, m: Message) {
+        self.seq += 1;
+        self.p.append(self.seq, m);
+    }
+
+    fn user(&mut self, text: &str) {
+        self.push(Message::user(text));
+    }
+
+    fn call(&mut self, id: &str, tool: &str, args: &str, out: &str) {
+        let mut m = Message::assistant("");
+        m.content.push(Block::ToolCall(ToolCall::new(id, tool, args)));
+        self.push(m);
+        self.push(Message::tool(ToolResult::ok(id, tool, out)));
+    }
+
+    fn input(&self, window: u64) -> PreflightInput {
+        PreflightInput {
+            budget: ContextBudget::new(window, self.p.config()),
+            overhead: 1_000,
+            now: 1_000_000,
+            compaction_running: false,
+        }
+    }
+
+    fn view_texts(&mut self, window: u64) -> Vec<String> {
+        self.p
+            .view(window)
+            .iter()
+            .map(|m| format!("{:?}:{}", m.role, m.tool_result().map(|r| r.content.clone()).unwrap_or_else(|| m.text())))
+            .collect()
+    }
+}
+
+#[test]
+fn dedup_waits_until_it_saves_enough_then_applies_once() {
+    let mut s = Session::new(ContextConfig::default());
+    s.user("look");
+    let small = "     1\tfn main() {}";
+    s.call("a", "file_read", r#"{"path":"m.rs"}"#, small);
+    s.call("b", "file_read", r#"{"path":"m.rs"}"#, small);
+    let pre = s.p.preflight(&s.input(200_000));
+    assert!(pre.reports.is_empty() && !pre.changed, "a tiny saving does not rewrite the cached prefix");
+    let big = "x\n".repeat(10_000);
+    s.call("c", "file_read", r#"{"path":"big.rs"}"#, &big);
+    s.call("d", "file_read", r#"{"path":"big.rs"}"#, &big);
+    let pre = s.p.preflight(&s.input(200_000));
+    assert_eq!(pre.reports.len(), 1);
+    assert_eq!(pre.reports[0].stage, Stage::Dedup);
+    assert_eq!(pre.reports[0].count, 2, "every pending decision goes at once: a and c");
+    assert_eq!(s.p.counters().dedup_replacements, 2);
+    let again = s.p.preflight(&s.input(200_000));
+    assert!(again.reports.is_empty(), "idempotent");
+    let texts = s.view_texts(200_000);
+    assert_eq!(texts.iter().filter(|t| t.contains("[Superseded -- identical result")).count(), 2);
+}
+
+#[test]
+fn the_estimate_is_reported_usage_plus_what_was_appended_since() {
+    let mut s = Session::new(ContextConfig::default());
+    s.user("hello");
+    let raw = s.p.raw_tokens(1_000, 200_000);
+    s.p.report_usage(5_000, raw);
+    assert_eq!(s.p.estimate(1_000, 200_000), 5_000);
+    s.push(Message::assistant("x".repeat(3_200)));
+    assert_eq!(s.p.estimate(1_000, 200_000), 5_000 + 1_000 + 10);
+}
+
+fn busy_session(config: ContextConfig, groups: usize, lines: usize) -> Session {
+    let mut s = Session::new(config);
+    s.user("Goal: migrate the parser to nom. Never touch vendor/.");
+    for _ in 0..groups {
+        s.step(lines);
+    }
+    s
+}
+
+impl Session {
+    /// One more tool group and reply; a user message every third.
+    fn step(&mut self, lines: usize) {
+        let n = self.seq;
+        self.call(&format!("c{n}"), "bash", &format!(r#"{{"command":"step {n}"}}"#), &"output\n".repeat(lines));
+        self.push(Message::assistant(format!("step {n} done")));
+        if n % 9 == 1 {
+            self.user(&format!("next please ({n})"));
+        }
+    }
+
+    /// Add steps until the estimate reaches `tokens`.
+    fn grow_to(&mut self, window: u64, tokens: u64, lines: usize) {
+        while self.p.estimate(1_000, window) < tokens {
+            self.step(lines);
+        }
+    }
+}
+
+#[test]
+fn compaction_is_asked_for_in_the_background_then_before_sending() {
+    let mut s = busy_session(ContextConfig { prune_min_savings_tokens: u64::MAX, ..Default::default() }, 1, 100);
+    let input = s.input(32_000);
+    let b = input.budget;
+    s.grow_to(32_000, b.warning, 100);
+    assert_eq!(s.p.preflight(&input).compaction, None, "below auto-compact");
+    s.grow_to(32_000, b.auto_compact, 100);
+    assert!(s.p.estimate(1_000, 32_000) < b.blocking);
+    assert_eq!(s.p.preflight(&input).compaction, Some(Urgency::Background));
+    s.grow_to(32_000, b.blocking, 100);
+    assert_eq!(s.p.preflight(&input).compaction, Some(Urgency::Now));
+}
+
+#[test]
+fn after_a_compaction_no_automatic_one_fires_before_usage_is_reported() {
+    let mut s = busy_session(ContextConfig { prune_min_savings_tokens: u64::MAX, ..Default::default() }, 40, 300);
+    let input = s.input(32_000);
+    let before = s.p.estimate(input.overhead, 32_000);
+    let plan = s.p.plan_compaction(&input.budget).unwrap();
+    let report = s.p.apply_compaction(&plan, "## Goal\nmigrate".into(), &input, before);
+    assert!(report.saved_tokens > 0);
+    assert!(s.p.state().awaiting_usage);
+    // Even if still over the threshold, the next pre-flight does not compact again.
+    for n in 0..30 {
+        s.call(&format!("more{n}"), "bash", r#"{"command":"x"}"#, &"output\n".repeat(300));
+    }
+    let pre = s.p.preflight(&input);
+    assert_eq!(pre.compaction, None, "anti-thrash");
+    let raw = s.p.raw_tokens(input.overhead, 32_000);
+    s.p.report_usage(raw, raw);
+    assert!(!s.p.state().awaiting_usage);
+}
+
+#[test]
+fn the_view_after_compaction_leads_with_the_users_words_and_the_summary() {
+    let mut s = busy_session(ContextConfig::default(), 30, 200);
+    s.p.set_protected("## Session\n- Mode: edit".into());
+    let input = s.input(32_000);
+    let before = s.p.estimate(input.overhead, 32_000);
+    let plan = s.p.plan_compaction(&input.budget).unwrap();
+    s.p.apply_compaction(&plan, "## Goal\nthe summary text".into(), &input, before);
+    let view = s.p.view(32_000);
+    let first = view[0].text();
+    assert!(first.contains("> Goal: migrate the parser to nom. Never touch vendor/."), "{first}");
+    assert!(first.contains("the summary text") && first.contains("- Mode: edit"));
+    assert_eq!(check_request(&view), Ok(()));
+    // Restoring from the stored messages and the persisted state gives the same view.
+    let stored: Vec<(i64, Message)> = s.p.ledger().entries().iter().map(|e| (e.seq, (*e.message).clone())).collect();
+    let mut restored = Pipeline::restore(ContextConfig::default(), s.p.state().clone(), stored);
+    restored.set_protected("## Session\n- Mode: edit".into());
+    assert_eq!(restored.view(32_000), view);
+}
+
+#[test]
+fn the_breaker_opens_after_three_failures_half_opens_after_cooldown_and_closes_below_warning() {
+    let mut s = busy_session(ContextConfig { prune_min_savings_tokens: u64::MAX, ..Default::default() }, 24, 300);
+    let input = s.input(32_000);
+    for _ in 0..3 {
+        s.p.record_compaction_failure(input.now);
+    }
+    assert!(!s.p.breaker_allows(input.now + 10));
+    let pre = s.p.preflight(&PreflightInput { now: input.now + 10, ..input });
+    assert_eq!(pre.compaction, None, "open: no compaction");
+    assert!(s.p.breaker_allows(input.now + 301), "half-open after the cooldown");
+    s.p.record_compaction_failure(input.now + 301);
+    assert!(!s.p.breaker_allows(input.now + 400), "a failed half-open attempt re-opens it");
+    assert_eq!(s.p.counters().compaction_failures, 4);
+    // Pressure falling below warning closes it.
+    let mut quiet = Session::new(ContextConfig::default());
+    quiet.user("hi");
+    quiet.p.record_compaction_failure(0);
+    quiet.p.record_compaction_failure(0);
+    quiet.p.record_compaction_failure(0);
+    assert!(quiet.p.preflight(&quiet.input(200_000)).changed);
+    assert!(quiet.p.breaker_allows(1));
+}
+
+#[test]
+fn two_ineffective_compactions_in_a_row_open_the_breaker() {
+    let mut s = busy_session(ContextConfig::default(), 30, 300);
+    let input = s.input(32_000);
+    for round in 0..2 {
+        assert!(s.p.breaker_allows(input.now), "round {round}");
+        let plan = s.p.plan_compaction(&input.budget).unwrap();
+        // Claim the context was no bigger before: a saving under 10 % is ineffective.
+        let report = s.p.apply_compaction(&plan, "x".repeat(200), &input, 1);
+        assert_eq!(report.saved_tokens, 0);
+        s.grow_to(32_000, input.budget.auto_compact, 300);
+    }
+    assert!(!s.p.breaker_allows(input.now), "two in a row");
+}
+
+#[test]
+fn trimming_keeps_the_latest_turn_whole_groups_and_the_users_words() {
+    let config = ContextConfig { auto_compact: false, prune_min_savings_tokens: u64::MAX, ..Default::default() };
+    let mut s = busy_session(config, 1, 300);
+    s.grow_to(32_000, 24_000, 300);
+    s.user("latest: now add tests");
+    s.call("last", "bash", r#"{"command":"cargo test"}"#, "ok");
+    let input = s.input(32_000);
+    let pre = s.p.preflight(&input);
+    let b = input.budget;
+    assert!(pre.reports.iter().any(|r| r.stage == Stage::Trim), "{pre:?}");
+    assert!(pre.tokens < b.blocking, "{} vs {}", pre.tokens, b.blocking);
+    let view = s.p.view(32_000);
+    assert_eq!(check_request(&view), Ok(()));
+    assert!(view.iter().any(|m| m.text() == "latest: now add tests"));
+    assert!(view[0].text().contains("> Goal: migrate the parser to nom."), "dropped user words are carried");
+    assert!(view[1].role != crate::conversation::Role::Tool);
+    assert!(s.p.counters().trimmed_messages > 0);
+}
+
+#[test]
+fn pruning_starts_at_the_warning_threshold() {
+    let mut s = busy_session(ContextConfig { prune_protect_tokens: 2_000, ..Default::default() }, 1, 400);
+    let input = s.input(60_000);
+    s.grow_to(60_000, input.budget.warning, 400);
+    let tokens = s.p.estimate(input.overhead, 60_000);
+    assert!(tokens >= input.budget.warning && tokens < input.budget.auto_compact, "{tokens} {:?}", input.budget);
+    let pre = s.p.preflight(&input);
+    let prune = pre.reports.iter().find(|r| r.stage == Stage::Prune).expect("pruned");
+    assert!(prune.saved_tokens >= 20_000);
+    assert!(pre.tokens < tokens);
+    assert!(s.view_texts(60_000).iter().any(|t| t.contains("[Old bash output cleared: `step ")));
+}
