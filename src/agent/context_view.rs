@@ -1,67 +1,80 @@
-//! The context figures the front ends show: the status line's one number and the `/context`
-//! breakdown. Both read the same calibrated estimate: the provider's last reported prompt
-//! tokens plus a rough estimate of what was appended since.
+//! The context figures the front ends show: the status line's one number, the `/context`
+//! breakdown and the headless counters — all read from the pipeline's calibrated estimate.
 
-use super::events::{CacheReport, ContextBreakdown, ContextPart, ContextStatus};
+use super::events::{CacheReport, ContextBreakdown, ContextPart, ContextReport, ContextStatus};
 use super::worker::Worker;
-use crate::context::{ContextBudget, estimate_message_tokens, estimate_text_tokens};
+use crate::context::{ContextBudget, StageCounters, estimate_text_tokens};
+use crate::conversation::Mode;
 
 impl Worker {
     pub(super) fn budget(&self) -> ContextBudget {
         ContextBudget::new(self.model.context_window, &self.config.context)
     }
 
-    /// Rough token counts of the next request's parts: system prompt, tool schemas, messages.
-    fn raw_parts(&self) -> Vec<ContextPart> {
+    /// Rough tokens of the system prompt and the tool schemas.
+    fn overhead_parts(&self, mode: Mode) -> (u64, u64) {
         let cpt = self.config.context.chars_per_token;
-        let request = self.build_request(self.current_mode());
-        let system: usize = request.system.iter().map(|b| b.text.len()).sum();
+        let (system, tools) = self.system_and_tools(mode);
+        let system: usize = system.iter().map(|b| b.text.len()).sum();
         let tools: usize =
-            request.tools.iter().map(|t| t.name.len() + t.description.len() + t.input_schema.to_string().len()).sum();
-        let messages: u64 = request.messages.iter().map(|m| estimate_message_tokens(m, cpt)).sum();
-        vec![
-            ContextPart { name: "system prompt".into(), tokens: estimate_text_tokens(system, cpt) },
-            ContextPart { name: "tools".into(), tokens: estimate_text_tokens(tools, cpt) },
-            ContextPart { name: "messages".into(), tokens: messages },
-        ]
+            tools.iter().map(|t| t.name.len() + t.description.len() + t.input_schema.to_string().len()).sum();
+        (estimate_text_tokens(system, cpt), estimate_text_tokens(tools, cpt))
     }
 
-    /// The one number: calibrated on the last reported usage when there is one.
-    pub(super) fn estimated_tokens(&self) -> u64 {
-        let cpt = self.config.context.chars_per_token;
-        match self.last_usage {
-            Some(usage) => {
-                let since: u64 = self.history[self.usage_covers.min(self.history.len())..]
-                    .iter()
-                    .map(|m| estimate_message_tokens(m, cpt))
-                    .sum();
-                usage.prompt_tokens() + since
-            }
-            None => self.raw_parts().iter().map(|p| p.tokens).sum(),
-        }
+    pub(super) fn overhead_tokens(&self, mode: Mode) -> u64 {
+        let (system, tools) = self.overhead_parts(mode);
+        system + tools
     }
 
-    pub(super) fn context_status(&self) -> ContextStatus {
+    /// The one number.
+    pub(super) fn estimated_tokens(&mut self) -> u64 {
+        let overhead = self.overhead_tokens(self.current_mode());
+        self.pipeline.estimate(overhead, self.model.context_window)
+    }
+
+    pub(super) fn context_status(&mut self) -> ContextStatus {
         let tokens = self.estimated_tokens();
         ContextStatus {
             tokens,
             window: self.model.context_window,
             level: self.budget().level(tokens),
-            compacting: false,
+            compacting: self.compaction.is_some(),
             cache_hit_rate: self.last_usage.filter(|u| u.prompt_tokens() > 0).map(|u| u.cache_hit_rate()),
         }
     }
 
+    /// Counters since `start`, with the window and the last request's size.
+    pub(super) fn context_report(&self, start: &StageCounters) -> ContextReport {
+        let c = self.pipeline.counters().since(start);
+        ContextReport {
+            window: self.model.context_window,
+            last_request_tokens: self.last_usage.map(|u| u.prompt_tokens()).unwrap_or(0),
+            truncations: c.truncations,
+            dedup_replacements: c.dedup_replacements,
+            pruned_results: c.pruned_results,
+            compactions: c.compactions,
+            trimmed_messages: c.trimmed_messages,
+            compaction_failures: c.compaction_failures,
+        }
+    }
+
     /// Parts scaled so they add up to the calibrated total.
-    pub(super) fn describe_context(&self) -> ContextBreakdown {
-        let mut parts = self.raw_parts();
+    pub(super) fn describe_context(&mut self) -> ContextBreakdown {
+        let (system, tools) = self.overhead_parts(self.current_mode());
+        let (summary, messages) = self.pipeline.parts(self.model.context_window);
+        let mut parts = vec![
+            ContextPart { name: "system prompt".into(), tokens: system },
+            ContextPart { name: "tools".into(), tokens: tools },
+            ContextPart { name: "summary and carried instructions".into(), tokens: summary },
+            ContextPart { name: "messages".into(), tokens: messages },
+        ];
         let raw: u64 = parts.iter().map(|p| p.tokens).sum();
         let total = self.estimated_tokens();
         if raw > 0 && total != raw {
             let mut assigned = 0;
             let last = parts.len() - 1;
             for (i, part) in parts.iter_mut().enumerate() {
-                part.tokens = if i == last { total - assigned } else { part.tokens * total / raw };
+                part.tokens = if i == last { total.saturating_sub(assigned) } else { part.tokens * total / raw };
                 assigned += part.tokens;
             }
         }
@@ -72,7 +85,7 @@ impl Worker {
             total,
             budget,
             level: budget.level(total),
-            counters: self.context_report(),
+            counters: self.context_report(&StageCounters::default()),
             cache: CacheReport {
                 session_hit_rate: session.filter(|s| s.usage.prompt_tokens() > 0).map(|s| s.usage.cache_hit_rate()),
                 last_request: self.last_usage,

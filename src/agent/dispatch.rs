@@ -9,6 +9,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::events::{AgentEvent, ApprovalDecision, ApprovalRequest, ToolFinished, TurnStats};
 use super::worker::Worker;
+use crate::context::{TruncationLimits, turn_overflow};
 use crate::conversation::{Message, ToolCall, ToolResult};
 use crate::store::ToolRecord;
 use crate::tools::{ApprovalPolicy, Prepared, Tool, ToolContext, ToolOutput, Verdict, decide};
@@ -65,6 +66,9 @@ impl Worker {
             cancel: cancel.clone(),
         };
         let concurrent = |call: &ToolCall| registry.access_of(&call.name).is_none_or(|access| access.is_read_only());
+        let limits = self.truncation_limits();
+        let cap = TruncationLimits::turn_cap(&self.config.context, &self.budget());
+        let mut sent_so_far = 0usize;
         let mut i = 0;
         while i < calls.len() {
             let end =
@@ -74,8 +78,9 @@ impl Worker {
                 gated.push(self.gate(call, &registry, &ctx, cancel, stats).await);
             }
             let outcomes = join_all(gated.into_iter().map(|g| execute(g, &ctx))).await;
-            for outcome in outcomes {
-                self.finish(outcome);
+            let sent = self.truncate_batch(&outcomes, &limits, cap, &mut sent_so_far, calls.len());
+            for (outcome, content) in outcomes.into_iter().zip(sent) {
+                self.finish(outcome, content);
             }
             i = end;
         }
@@ -200,13 +205,42 @@ impl Worker {
         }
     }
 
-    /// Store one call's result and report it.
-    fn finish(&mut self, outcome: Outcome) {
+    /// Each result as the model will see it: cut to the limits with the full output saved, and
+    /// when the results of this assistant message together pass the per-turn cap, the largest
+    /// cut further until they fit.
+    fn truncate_batch(
+        &mut self,
+        outcomes: &[Outcome],
+        limits: &TruncationLimits,
+        cap: usize,
+        sent_so_far: &mut usize,
+        calls: usize,
+    ) -> Vec<String> {
+        let mut sent: Vec<(String, bool)> =
+            outcomes.iter().map(|o| self.truncate_result(&o.call, &o.output.content, limits)).collect();
+        let sizes: Vec<usize> = sent.iter().map(|(s, _)| s.len()).collect();
+        if *sent_so_far + sizes.iter().sum::<usize>() > cap {
+            let reduced =
+                TruncationLimits { max_bytes: (cap / (4 * calls.max(1))).max(2_000), max_lines: 200, ..*limits };
+            for i in turn_overflow(&sizes, cap.saturating_sub(*sent_so_far), reduced.max_bytes) {
+                sent[i] = self.truncate_result(&outcomes[i].call, &outcomes[i].output.content, &reduced);
+            }
+        }
+        *sent_so_far += sent.iter().map(|(s, _)| s.len()).sum::<usize>();
+        let cut = sent.iter().filter(|(_, truncated)| *truncated).count() as u64;
+        if cut > 0 {
+            self.pipeline.note_truncations(cut);
+        }
+        sent.into_iter().map(|(s, _)| s).collect()
+    }
+
+    /// Store one call's result (as sent, with the full output beside it) and report it.
+    fn finish(&mut self, outcome: Outcome, sent: String) {
         let Outcome { call, summary, output, duration, not_run } = outcome;
         let result = ToolResult {
             call_id: call.id.clone(),
             name: call.name.clone(),
-            content: output.content.clone(),
+            content: sent.clone(),
             is_error: output.is_error,
             exit_code: output.exit_code,
         };
@@ -225,7 +259,7 @@ impl Worker {
             call_id: call.id,
             tool: call.name,
             summary,
-            content: output.content,
+            content: sent,
             is_error: output.is_error,
             exit_code: output.exit_code,
             diff: output.diff,

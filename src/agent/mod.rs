@@ -4,11 +4,14 @@
 //!
 //! Draws and prints nothing.
 
+mod compaction;
 mod context_view;
 mod dispatch;
 mod events;
 mod runner;
 mod slash;
+mod spill;
+mod summarizer;
 mod turn;
 mod worker;
 
@@ -19,3 +22,5 @@ pub use events::{
 };
 pub use runner::{AgentHandle, AgentSetup, SessionChoice, spawn};
 pub use slash::{COMMANDS, SlashCommand, parse_slash};
+pub use spill::clean_truncations;
+pub use summarizer::UsageTally;

@@ -46,6 +46,8 @@ pub struct AgentSetup {
     pub session: SessionChoice,
     /// Key values to keep out of everything stored.
     pub redactor: Redactor,
+    /// Where full outputs of truncated results go.
+    pub truncations_dir: PathBuf,
 }
 
 /// The front end's end of the agent.
@@ -75,6 +77,14 @@ pub fn spawn(setup: AgentSetup) -> Result<AgentHandle, StoreError> {
         SessionChoice::Resume(info) => info,
     };
     let resumed = matches!(setup.session, SessionChoice::Resume(_));
+    let removed = super::spill::clean_truncations(
+        &setup.truncations_dir,
+        &setup.store,
+        setup.config.context.truncation_retention_days,
+    );
+    if removed > 0 {
+        tracing::info!(removed, "removed old truncation files");
+    }
     let (commands_tx, commands_rx) = mpsc::unbounded_channel();
     let (events_tx, events_rx) = mpsc::unbounded_channel();
     let (work_tx, work_rx) = mpsc::unbounded_channel();

@@ -1,11 +1,11 @@
-//! One prompt to its answer: request, stream, store, dispatch tools, repeat.
+//! One prompt to its answer: pre-flight, request, stream, store, dispatch tools, repeat.
 
 use tokio_util::sync::CancellationToken;
 
-use super::events::{AgentEvent, ContextReport, NoticeLevel, TurnOutcome, TurnStats, TurnSummary};
+use super::events::{AgentEvent, CompactionTrigger, NoticeLevel, TurnOutcome, TurnStats, TurnSummary};
 use super::worker::Worker;
 use crate::config::ProviderKind;
-use crate::context::{check_request, sanitize_pairs};
+use crate::context::{BudgetLevel, PreflightInput, StageReport, Urgency, check_request};
 use crate::conversation::{Message, Mode};
 use crate::llm::{ChatRequest, ChatResponse, LlmError, StopReason, StreamEvent, send_with_retries};
 use crate::prompt::{self, Environment};
@@ -13,11 +13,20 @@ use crate::prompt::{self, Environment};
 /// Appended to a partial answer kept after an interrupt, so the model knows it was cut.
 pub(super) const INTERRUPTED_MARK: &str = "[interrupted by the user]";
 
+/// A request ready to send, and its rough size for calibration.
+pub(super) struct Prepared {
+    request: ChatRequest,
+    raw_tokens: u64,
+}
+
 impl Worker {
     pub(super) async fn run_turn(&mut self, prompt: String, cancel: CancellationToken) -> TurnSummary {
+        let start = self.pipeline.counters();
         let mut stats = TurnStats::default();
         self.emit(AgentEvent::TurnStarted { prompt: prompt.clone() });
+        let prompt = self.spill_long_prompt(prompt);
         self.persist(Message::user(prompt), None);
+        let mut overflow_retried = false;
         let outcome = loop {
             if let Some(limit) = self.max_turns
                 && stats.requests >= limit
@@ -25,9 +34,11 @@ impl Worker {
                 break TurnOutcome::MaxTurns { limit };
             }
             let mode = self.current_mode();
-            let request = self.build_request(mode);
-            debug_assert_eq!(check_request(&request.messages), Ok(()), "every request satisfies the invariant");
-            let (result, partial) = self.call_model(&request, &cancel).await;
+            let prepared = match self.prepare_request(mode, &cancel).await {
+                Ok(p) => p,
+                Err(outcome) => break outcome,
+            };
+            let (result, partial) = self.call_model(&prepared.request, &cancel).await;
             let response = match result {
                 Ok(response) => response,
                 Err(LlmError::Cancelled) => {
@@ -37,15 +48,26 @@ impl Worker {
                     }
                     break TurnOutcome::Interrupted { partial };
                 }
+                Err(LlmError::ContextLength { message }) if !overflow_retried => {
+                    // Our estimate was wrong; shrink now and try exactly once more.
+                    overflow_retried = true;
+                    tracing::warn!(%message, "context length exceeded; shrinking and retrying once");
+                    self.notice(
+                        NoticeLevel::Warning,
+                        "the provider found the request too long; shrinking the context and retrying",
+                    );
+                    self.shrink_after_overflow(mode, prepared.raw_tokens, &cancel).await;
+                    continue;
+                }
                 Err(e) => break TurnOutcome::Failed { error: e.to_string() },
             };
             stats.requests += 1;
             stats.all_requests += 1;
             stats.usage.add(&response.usage);
-            self.record_response(&response);
-            stats.context = self.context_report();
-            self.emit(AgentEvent::Usage { usage: response.usage, context: stats.context });
-            self.emit(AgentEvent::Context(self.context_status()));
+            self.record_response(&response, prepared.raw_tokens);
+            let status = self.context_status();
+            self.emit(AgentEvent::Usage { usage: response.usage, context: self.context_report(&start) });
+            self.emit(AgentEvent::Context(status));
 
             if !response.message.has_tool_calls() {
                 let text = response.message.text();
@@ -60,13 +82,22 @@ impl Worker {
                 break TurnOutcome::Interrupted { partial: response.message.text() };
             }
         };
-        stats.context = self.context_report();
+        self.take_aux_usage(&mut stats);
+        stats.context = self.context_report(&start);
         TurnSummary { outcome, stats }
     }
 
-    /// Store the assistant message and its usage, and remember the usage for the context bar.
-    fn record_response(&mut self, response: &ChatResponse) {
-        self.usage_covers = self.history.len();
+    /// Count auxiliary calls (compaction) made since the last turn.
+    pub(super) fn take_aux_usage(&mut self, stats: &mut TurnStats) {
+        let tally = std::mem::take(&mut *self.aux_usage.lock().unwrap_or_else(|p| p.into_inner()));
+        stats.usage.add(&tally.usage);
+        stats.all_requests += tally.requests;
+    }
+
+    /// Store the assistant message and its usage; calibrate the estimate on the usage.
+    fn record_response(&mut self, response: &ChatResponse, raw_at_send: u64) {
+        self.pipeline.report_usage(response.usage.prompt_tokens(), raw_at_send);
+        self.last_usage = Some(response.usage);
         let message_id =
             if response.message.content.is_empty() { None } else { self.persist(response.message.clone(), None) };
         self.emit(AgentEvent::AssistantMessage(response.message.clone()));
@@ -74,35 +105,105 @@ impl Worker {
         {
             self.store_error(&e);
         }
-        self.last_usage = Some(response.usage);
     }
 
-    pub(super) fn context_report(&self) -> ContextReport {
-        ContextReport {
-            window: self.model.context_window,
-            last_request_tokens: self.last_usage.map(|u| u.prompt_tokens()).unwrap_or(0),
-            ..ContextReport::default()
+    pub(super) fn system_and_tools(&self, mode: Mode) -> (Vec<crate::llm::SystemBlock>, Vec<crate::llm::ToolSpec>) {
+        let env = Environment::detect(&self.root, &self.cwd, chrono::Local::now().date_naive());
+        (prompt::build(mode, &env), self.registry.specs(mode))
+    }
+
+    pub(super) fn preflight_input(&mut self, mode: Mode, compaction_running: bool) -> PreflightInput {
+        PreflightInput {
+            budget: self.budget(),
+            overhead: self.overhead_tokens(mode),
+            now: chrono::Utc::now().timestamp(),
+            compaction_running,
         }
     }
 
-    pub(super) fn build_request(&self, mode: Mode) -> ChatRequest {
-        let env = Environment::detect(&self.root, &self.cwd, chrono::Local::now().date_naive());
-        let messages = sanitize_pairs(&self.history);
+    /// Run the pre-flight — applying a finished background compaction, starting or awaiting
+    /// one as the thresholds say, trimming when nothing else can — and build the request.
+    async fn prepare_request(&mut self, mode: Mode, cancel: &CancellationToken) -> Result<Prepared, TurnOutcome> {
+        self.pipeline.set_protected(self.protected_context());
+        let input = self.preflight_input(mode, false);
+        self.poll_compaction(&input).await;
+        let mut input = self.preflight_input(mode, self.compaction.is_some());
+        let mut pre = self.pipeline.preflight(&input);
+        self.report_stages(&pre.reports, pre.changed);
+        let must_wait =
+            pre.compaction == Some(Urgency::Now) || (pre.level >= BudgetLevel::Blocking && self.compaction.is_some());
+        match pre.compaction {
+            Some(Urgency::Background) | Some(Urgency::Now) => {
+                self.start_compaction(CompactionTrigger::Auto, &input);
+            }
+            None => {}
+        }
+        if must_wait && self.compaction.is_some() {
+            match self.await_compaction(&input, cancel).await {
+                None if cancel.is_cancelled() => return Err(TurnOutcome::Interrupted { partial: String::new() }),
+                None | Some(Ok(_)) | Some(Err(_)) => {}
+            }
+            // Whatever happened, the next pre-flight trims if the context still does not fit.
+            input = self.preflight_input(mode, false);
+            pre = self.pipeline.preflight(&input);
+            self.report_stages(&pre.reports, pre.changed);
+        }
+        let status = self.context_status();
+        self.emit(AgentEvent::Context(status));
+        let (system, tools) = self.system_and_tools(mode);
+        let window = self.model.context_window;
+        let messages: Vec<Message> = self.pipeline.view(window).iter().map(|m| (**m).clone()).collect();
+        debug_assert_eq!(check_request(&messages), Ok(()), "every request satisfies the invariant");
+        if pre.tokens > input.budget.effective {
+            tracing::warn!(
+                tokens = pre.tokens,
+                effective = input.budget.effective,
+                "request larger than the window after every stage"
+            );
+        }
         let cache = (self.provider_kind == ProviderKind::Anthropic && self.config.cache.enabled)
             .then_some(self.config.cache.ttl);
-        ChatRequest {
+        let raw_tokens = self.pipeline.raw_tokens(input.overhead, window);
+        let request = ChatRequest {
             model: self.model.name.clone(),
-            system: prompt::build(mode, &env),
+            system,
             messages,
-            tools: self.registry.specs(mode),
+            tools,
             max_tokens: self.max_output_tokens(),
             cache,
+        };
+        Ok(Prepared { request, raw_tokens })
+    }
+
+    /// Tell the user what the stages did, and persist the state they changed.
+    fn report_stages(&mut self, reports: &[StageReport], changed: bool) {
+        for report in reports {
+            tracing::info!(stage = ?report.stage, saved = report.saved_tokens, count = report.count, "{}", report.detail);
+            self.notice(NoticeLevel::Info, report.detail.clone());
+        }
+        if changed {
+            self.save_state();
+        }
+    }
+
+    /// After a context-length error: compact now (or trim, when the breaker is open), sized so
+    /// the next request is clearly smaller than the one refused.
+    async fn shrink_after_overflow(&mut self, mode: Mode, raw_refused: u64, cancel: &CancellationToken) {
+        let input = self.preflight_input(mode, self.compaction.is_some());
+        // The provider's refusal is better evidence than our estimate: calibrate on it.
+        self.pipeline.report_usage(input.budget.window, raw_refused);
+        let _ = self.await_compaction(&input, cancel).await;
+        let compacted = self.pipeline.breaker_allows(input.now)
+            && self.start_compaction(CompactionTrigger::Overflow, &input)
+            && matches!(self.await_compaction(&input, cancel).await, Some(Ok(_)));
+        if !compacted && let Some(report) = self.pipeline.trim(raw_refused / 4) {
+            self.report_stages(&[report], true);
         }
     }
 
     /// The reply may use the headroom the budget reserves for it, within the model's limit.
     fn max_output_tokens(&self) -> u32 {
-        let reserve = u32::try_from(self.config.context.reserve_output_tokens).unwrap_or(u32::MAX);
+        let reserve = u32::try_from(self.budget().reserve_output).unwrap_or(u32::MAX);
         reserve.min(self.model.max_output_tokens).max(1)
     }
 

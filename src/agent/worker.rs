@@ -1,5 +1,5 @@
-//! The worker: owns the session, its history and the model, and handles queued commands one at
-//! a time.
+//! The worker: owns the session, its context pipeline and the model, and handles queued
+//! commands one at a time.
 
 use std::collections::HashSet;
 use std::path::PathBuf;
@@ -9,9 +9,12 @@ use std::sync::{Arc, Mutex};
 use tokio::sync::{mpsc, watch};
 use tokio_util::sync::CancellationToken;
 
-use super::events::{AgentEvent, ApprovalDecision, NoticeLevel, TurnOutcome, TurnStats, TurnSummary, UserCommand};
+use super::compaction::InFlight;
+use super::events::{AgentEvent, ApprovalDecision, NoticeLevel, UserCommand};
 use super::runner::AgentSetup;
+use super::summarizer::UsageTally;
 use crate::config::{Config, ModelInfo, ProviderKind, Redactor, WindowSource, lookup_model};
+use crate::context::{ContextState, Pipeline};
 use crate::conversation::{Block, Message, Mode, Usage};
 use crate::llm::{Provider, RetryPolicy};
 use crate::store::{ProjectId, SessionInfo, Store, StoreError};
@@ -32,7 +35,10 @@ pub(super) struct Worker {
     pub(super) max_turns: Option<u32>,
     pub(super) retry: RetryPolicy,
     pub(super) session: SessionInfo,
-    pub(super) history: Vec<Message>,
+    /// The stored history and everything that turns it into the sent view.
+    pub(super) pipeline: Pipeline,
+    /// The seq the next stored message gets if the store cannot give one.
+    pub(super) last_seq: i64,
     pub(super) mode: watch::Receiver<Mode>,
     pub(super) approvals: mpsc::UnboundedReceiver<(u64, ApprovalDecision)>,
     pub(super) events: mpsc::UnboundedSender<AgentEvent>,
@@ -42,10 +48,14 @@ pub(super) struct Worker {
     /// Tools the user approved for the rest of the session (`a` in the dialog).
     pub(super) session_approved: HashSet<String>,
     pub(super) next_approval_id: u64,
+    /// Usage of the last agent request, for the cache figure.
     pub(super) last_usage: Option<Usage>,
-    /// How many history messages the request behind `last_usage` carried.
-    pub(super) usage_covers: usize,
-    redactor: Redactor,
+    /// A compaction running in the background.
+    pub(super) compaction: Option<InFlight>,
+    /// Usage of auxiliary calls (compaction) not yet counted in a turn's stats.
+    pub(super) aux_usage: Arc<Mutex<UsageTally>>,
+    pub(super) truncations_dir: PathBuf,
+    pub(super) redactor: Redactor,
     /// Set once a store write failed, so the warning is shown once, not per message.
     store_failed: bool,
 }
@@ -60,12 +70,9 @@ impl Worker {
         cancel_slot: Arc<Mutex<CancellationToken>>,
         busy: Arc<AtomicBool>,
     ) -> Result<Worker, StoreError> {
-        let history: Vec<Message> = setup.store.messages(&session.id)?.into_iter().map(|m| m.message).collect();
-        // A resumed session's last usage covered everything but the final answer.
-        let history_len = history.len().saturating_sub(1);
-        let last_usage = setup.store.last_turn_usage(&session.id)?;
         let retry = RetryPolicy::from_config(&setup.config.retry);
-        Ok(Worker {
+        let mut worker = Worker {
+            pipeline: Pipeline::new(setup.config.context.clone()),
             store: setup.store,
             project: setup.project,
             root: setup.root,
@@ -79,8 +86,8 @@ impl Worker {
             approval: setup.approval,
             max_turns: setup.max_turns,
             retry,
-            session,
-            history,
+            session: session.clone(),
+            last_seq: 0,
             mode,
             approvals,
             events,
@@ -89,11 +96,15 @@ impl Worker {
             files: Arc::new(FileTracker::default()),
             session_approved: HashSet::new(),
             next_approval_id: 1,
-            usage_covers: if last_usage.is_some() { history_len } else { 0 },
-            last_usage,
+            last_usage: None,
+            compaction: None,
+            aux_usage: Arc::default(),
+            truncations_dir: setup.truncations_dir,
             redactor: setup.redactor,
             store_failed: false,
-        })
+        };
+        worker.load_session(session)?;
+        Ok(worker)
     }
 
     pub(super) fn emit(&self, event: AgentEvent) {
@@ -109,6 +120,77 @@ impl Worker {
         *self.mode.borrow()
     }
 
+    /// Every stored message of the session, for front ends to render.
+    pub(super) fn history(&self) -> Vec<Message> {
+        self.pipeline.ledger().entries().iter().map(|e| (*e.message).clone()).collect()
+    }
+
+    /// Read a session's messages and context state into a fresh pipeline.
+    fn load_session(&mut self, session: SessionInfo) -> Result<(), StoreError> {
+        if let Some(running) = self.compaction.take() {
+            running.abort();
+        }
+        let stored = self.store.messages(&session.id)?;
+        self.last_seq = stored.last().map(|m| m.seq).unwrap_or(0);
+        let state = match self.store.context_state(&session.id)? {
+            Some(json) => serde_json::from_str::<ContextState>(&json).unwrap_or_else(|e| {
+                tracing::error!(error = %e, session = %session.id, "unreadable context state; rebuilding from the history");
+                ContextState::default()
+            }),
+            None => ContextState::default(),
+        };
+        self.pipeline =
+            Pipeline::restore(self.config.context.clone(), state, stored.into_iter().map(|m| (m.seq, m.message)));
+        self.session = session;
+        self.files = Arc::new(FileTracker::default());
+        self.session_approved.clear();
+        self.last_usage = None;
+        self.calibrate_from_store()?;
+        self.dedup_if_cache_is_cold()?;
+        Ok(())
+    }
+
+    /// Start the estimate from the last reported usage, as if that request had just been made.
+    fn calibrate_from_store(&mut self) -> Result<(), StoreError> {
+        let Some((usage, reply_seq)) = self.store.last_turn_usage(&self.session.id)? else { return Ok(()) };
+        self.last_usage = Some(usage);
+        let overhead = self.overhead_tokens(self.current_mode());
+        let window = self.model.context_window;
+        let now = self.pipeline.raw_tokens(overhead, window);
+        let after: u64 = match reply_seq {
+            Some(seq) => self
+                .pipeline
+                .ledger()
+                .entries()
+                .iter()
+                .filter(|e| e.seq >= seq && self.pipeline.state().is_visible(e.seq))
+                .map(|e| e.tokens)
+                .sum(),
+            None => 0,
+        };
+        self.pipeline.report_usage(usage.prompt_tokens(), now.saturating_sub(after));
+        Ok(())
+    }
+
+    /// On load, all pending deduplication is applied — unless the provider may still hold the
+    /// session's prefix in cache, which rewriting the history would throw away.
+    fn dedup_if_cache_is_cold(&mut self) -> Result<(), StoreError> {
+        let ttl_secs = match self.config.cache.ttl {
+            crate::config::CacheTtl::FiveMinutes => 300,
+            crate::config::CacheTtl::OneHour => 3_600,
+        };
+        let warm = self
+            .store
+            .last_request_at(&self.session.id)?
+            .and_then(|at| chrono::DateTime::parse_from_rfc3339(&at).ok())
+            .is_some_and(|at| (chrono::Utc::now() - at.with_timezone(&chrono::Utc)).num_seconds() < ttl_secs);
+        if !warm && let Some(report) = self.pipeline.apply_all_dedup() {
+            tracing::info!(session = %self.session.id, detail = %report.detail, "deduplicated on load");
+            self.save_state();
+        }
+        Ok(())
+    }
+
     pub(super) fn announce_session(&mut self, resumed: bool) {
         let mode = self.current_mode();
         if self.session.mode != mode.as_str() || self.session.model != self.model.name {
@@ -117,12 +199,15 @@ impl Worker {
         self.emit(AgentEvent::SessionReady {
             session: self.session.clone(),
             resumed,
-            history: self.history.clone(),
+            history: self.history(),
             mode,
             model: self.model.name.clone(),
             window: self.model.context_window,
         });
-        self.emit(AgentEvent::Context(self.context_status()));
+        {
+            let status = self.context_status();
+            self.emit(AgentEvent::Context(status));
+        }
         if self.model.window_source == WindowSource::Assumed {
             self.notice(
                 NoticeLevel::Warning,
@@ -143,21 +228,24 @@ impl Worker {
                     self.end_work();
                     self.emit(AgentEvent::TurnFinished(summary));
                 }
-                UserCommand::SetMode(mode) => {
-                    self.persist_session_settings(mode);
-                    self.emit(AgentEvent::Context(self.context_status()));
-                }
-                UserCommand::DescribeContext => self.emit(AgentEvent::ContextBreakdown(self.describe_context())),
-                UserCommand::SetModel(name) => self.switch_model(&name),
                 UserCommand::Compact => {
-                    let summary = TurnSummary {
-                        outcome: TurnOutcome::Failed {
-                            error: "/compact: compaction is not available in this build".into(),
-                        },
-                        stats: TurnStats::default(),
-                    };
+                    let cancel = self.begin_work();
+                    let summary = self.compact_by_hand(cancel).await;
+                    self.end_work();
                     self.emit(AgentEvent::TurnFinished(summary));
                 }
+                UserCommand::SetMode(mode) => {
+                    self.persist_session_settings(mode);
+                    {
+                        let status = self.context_status();
+                        self.emit(AgentEvent::Context(status));
+                    }
+                }
+                UserCommand::DescribeContext => {
+                    let breakdown = self.describe_context();
+                    self.emit(AgentEvent::ContextBreakdown(breakdown));
+                }
+                UserCommand::SetModel(name) => self.switch_model(&name),
                 UserCommand::NewSession => self.open_new_session(),
                 UserCommand::ResumeSession(id) => self.open_existing_session(&id),
                 UserCommand::Shutdown => break,
@@ -165,6 +253,8 @@ impl Worker {
                 UserCommand::Interrupt | UserCommand::Approval { .. } => {}
             }
         }
+        // Let a background compaction finish and commit, so its work is not lost.
+        self.finish_compaction_on_exit().await;
     }
 
     /// A fresh cancellation token that Interrupt fires, and the busy flag that makes new
@@ -202,7 +292,10 @@ impl Worker {
         self.model = info;
         self.persist_session_settings(self.current_mode());
         self.emit(AgentEvent::ModelChanged { model: self.model.name.clone(), window: self.model.context_window });
-        self.emit(AgentEvent::Context(self.context_status()));
+        {
+            let status = self.context_status();
+            self.emit(AgentEvent::Context(status));
+        }
     }
 
     fn open_new_session(&mut self) {
@@ -215,43 +308,23 @@ impl Worker {
                 mode: mode.as_str(),
             },
         );
-        match created {
-            Ok(session) => self.switch_to(session, Vec::new(), false),
+        match created.and_then(|session| self.load_session(session)) {
+            Ok(()) => self.announce_session(false),
             Err(e) => self.notice(NoticeLevel::Error, format!("could not start a new session: {e}")),
         }
     }
 
     fn open_existing_session(&mut self, id: &str) {
-        let loaded = self
-            .store
-            .resolve_session(self.project, id)
-            .and_then(|s| Ok((self.store.messages(&s.id)?, self.store.last_turn_usage(&s.id)?, s)));
-        match loaded {
-            Ok((messages, usage, session)) => {
-                self.usage_covers = messages.len().saturating_sub(1);
-                self.last_usage = usage;
-                self.switch_to(session, messages.into_iter().map(|m| m.message).collect(), true)
-            }
+        match self.store.resolve_session(self.project, id).and_then(|s| self.load_session(s)) {
+            Ok(()) => self.announce_session(true),
             Err(e) => self.notice(NoticeLevel::Error, e.to_string()),
         }
     }
 
-    fn switch_to(&mut self, session: SessionInfo, history: Vec<Message>, resumed: bool) {
-        self.session = session;
-        self.history = history;
-        self.files = Arc::new(FileTracker::default());
-        self.session_approved.clear();
-        if !resumed {
-            self.last_usage = None;
-            self.usage_covers = 0;
-        }
-        self.announce_session(resumed);
-    }
-
-    /// Append to history and commit, with key values redacted (the sent view is built from
-    /// this history, so what is stored and what is sent stay the same). A failed commit is
-    /// reported once and the session goes on in memory: losing the ability to save is bad,
-    /// losing the user's turn is worse.
+    /// Commit a message with key values redacted, then hand it to the pipeline (so what is
+    /// stored and what is sent stay the same). A failed commit is reported once and the session
+    /// goes on in memory: losing the ability to save is bad, losing the user's turn is worse.
+    /// Returns the stored row id.
     pub(super) fn persist(&mut self, mut message: Message, record: Option<crate::store::ToolRecord>) -> Option<i64> {
         self.redact_message(&mut message);
         let record = record.map(|mut r| {
@@ -266,13 +339,29 @@ impl Worker {
             Some(r) => self.store.append_tool_message(&self.session.id, &message, r),
             None => self.store.append_message(&self.session.id, &message),
         };
-        self.history.push(message);
-        match stored {
-            Ok(s) => Some(s.id),
+        let (seq, id) = match stored {
+            Ok(s) => (s.seq, Some(s.id)),
             Err(e) => {
                 self.store_error(&e);
-                None
+                (self.last_seq + 1, None)
             }
+        };
+        self.last_seq = seq;
+        self.pipeline.append(seq, message);
+        id
+    }
+
+    /// Persist the context state after a stage changed it.
+    pub(super) fn save_state(&mut self) {
+        let json = match serde_json::to_string(self.pipeline.state()) {
+            Ok(json) => json,
+            Err(e) => {
+                tracing::error!(error = %e, "cannot encode the context state");
+                return;
+            }
+        };
+        if let Err(e) = self.store.save_context_state(&self.session.id, &json) {
+            self.store_error(&e);
         }
     }
 

@@ -161,6 +161,7 @@ impl Startup {
             mode,
             session,
             redactor: crate::config::Redactor::from_env(&|name| std::env::var(name).ok()),
+            truncations_dir: self.paths.truncations(),
         }
     }
 

@@ -258,6 +258,24 @@ impl Pipeline {
         out
     }
 
+    /// Put back an earlier state (a compaction that could not be saved).
+    pub fn replace_state(&mut self, state: ContextState) {
+        self.state = state;
+        self.continuation = None;
+        for i in 0..self.ledger.len() {
+            self.refresh(i);
+        }
+    }
+
+    /// Rough tokens of the continuation message and of the visible messages, for `/context`.
+    pub fn parts(&mut self, window: u64) -> (u64, u64) {
+        let continuation = self.continuation_for(window).map(|(_, t)| t).unwrap_or(0);
+        let entries = self.ledger.entries();
+        let messages =
+            (0..entries.len()).filter(|&i| self.state.is_visible(entries[i].seq)).map(|i| self.sent_tokens[i]).sum();
+        (continuation, messages)
+    }
+
     /// Apply every pending dedup decision now (on session load, when the cache is cold anyway).
     pub fn apply_all_dedup(&mut self) -> Option<StageReport> {
         self.apply_dedup()

@@ -79,6 +79,26 @@ const STEPS: &[&str] = &[
     );
     CREATE INDEX memories_by_project ON memories(project_id, created_at);
     "#,
+    // 3: the context state that turns stored history into the sent view, and a log of
+    // compactions.
+    r#"
+    CREATE TABLE context_state (
+        session_id  TEXT PRIMARY KEY REFERENCES sessions(id) ON DELETE CASCADE,
+        state       TEXT NOT NULL,
+        updated_at  TEXT NOT NULL
+    );
+    CREATE TABLE compactions (
+        id             INTEGER PRIMARY KEY,
+        session_id     TEXT NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
+        trigger        TEXT NOT NULL,
+        through_seq    INTEGER NOT NULL,
+        tokens_before  INTEGER NOT NULL,
+        tokens_after   INTEGER NOT NULL,
+        summary        TEXT NOT NULL,
+        created_at     TEXT NOT NULL
+    );
+    CREATE INDEX compactions_by_session ON compactions(session_id, id);
+    "#,
 ];
 
 pub const LATEST: i64 = STEPS.len() as i64;

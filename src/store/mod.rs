@@ -3,6 +3,7 @@
 //!
 //! Holds no business rules: callers decide what to store and when.
 
+mod context;
 mod error;
 mod memories;
 mod messages;
@@ -11,6 +12,7 @@ mod projects;
 mod sessions;
 mod usage;
 
+pub use context::CompactionRecord;
 pub use error::StoreError;
 pub use memories::{MemoryRecord, NewMemory};
 pub use messages::{StoredMessage, ToolRecord};

@@ -126,3 +126,42 @@ fn memories_are_scoped_to_their_project_plus_global_ones() {
     assert!(store.delete_memory(a, mine.id).unwrap());
     assert!(store.memory(a, mine.id).unwrap().is_none());
 }
+
+#[test]
+fn a_compaction_commits_state_log_and_memory_together_or_not_at_all() {
+    let (_d, store) = store();
+    let p = store.project(std::path::Path::new("/w")).unwrap();
+    let s = store.create_session(p, new_session()).unwrap();
+    store.save_context_state(&s.id, "{\"v\":1}").unwrap();
+    let record =
+        CompactionRecord { trigger: "auto", through_seq: 10, tokens_before: 100, tokens_after: 10, summary: "sum" };
+    let memory = NewMemory {
+        project: Some(p),
+        kind: "compaction",
+        class: "working",
+        title: "t",
+        content: "sum",
+        session_id: Some(&s.id),
+        expires_at: None,
+    };
+    store.commit_compaction(&s.id, "{\"v\":2}", &record, Some(memory)).unwrap();
+    assert_eq!(store.context_state(&s.id).unwrap().as_deref(), Some("{\"v\":2}"));
+    assert_eq!(store.compaction_count(&s.id).unwrap(), 1);
+    assert_eq!(store.memories(p).unwrap().len(), 1);
+    // A memory that violates the schema fails the whole transaction: the old state stands.
+    let bad = NewMemory {
+        kind: "nonsense",
+        ..NewMemory {
+            project: Some(p),
+            kind: "x",
+            class: "working",
+            title: "t",
+            content: "c",
+            session_id: None,
+            expires_at: None,
+        }
+    };
+    assert!(store.commit_compaction(&s.id, "{\"v\":3}", &record, Some(bad)).is_err());
+    assert_eq!(store.context_state(&s.id).unwrap().as_deref(), Some("{\"v\":2}"));
+    assert_eq!(store.compaction_count(&s.id).unwrap(), 1);
+}

@@ -61,22 +61,27 @@ impl Store {
         )?)
     }
 
-    /// Prompt tokens of the session's last agent request, the figure calibration starts from.
-    pub fn last_turn_usage(&self, session: &str) -> Result<Option<Usage>, StoreError> {
+    /// The session's last agent request: its usage, the figure calibration starts from, and
+    /// the seq of the reply it produced (messages from there on came after the request).
+    pub fn last_turn_usage(&self, session: &str) -> Result<Option<(Usage, Option<i64>)>, StoreError> {
         use rusqlite::OptionalExtension;
         Ok(self
             .conn()
             .query_row(
-                "SELECT input_tokens, output_tokens, cache_read_input_tokens, cache_creation_input_tokens
-                 FROM usage WHERE session_id = ?1 AND purpose = 'turn' ORDER BY id DESC LIMIT 1",
+                "SELECT u.input_tokens, u.output_tokens, u.cache_read_input_tokens, u.cache_creation_input_tokens, m.seq
+                 FROM usage u LEFT JOIN messages m ON m.id = u.message_id
+                 WHERE u.session_id = ?1 AND u.purpose = 'turn' ORDER BY u.id DESC LIMIT 1",
                 params![session],
                 |r| {
-                    Ok(Usage {
-                        input_tokens: r.get::<_, i64>(0)? as u64,
-                        output_tokens: r.get::<_, i64>(1)? as u64,
-                        cache_read_input_tokens: r.get::<_, i64>(2)? as u64,
-                        cache_creation_input_tokens: r.get::<_, i64>(3)? as u64,
-                    })
+                    Ok((
+                        Usage {
+                            input_tokens: r.get::<_, i64>(0)? as u64,
+                            output_tokens: r.get::<_, i64>(1)? as u64,
+                            cache_read_input_tokens: r.get::<_, i64>(2)? as u64,
+                            cache_creation_input_tokens: r.get::<_, i64>(3)? as u64,
+                        },
+                        r.get(4)?,
+                    ))
                 },
             )
             .optional()?)

@@ -102,14 +102,24 @@ async fn tool_failures_and_unparsable_arguments_go_back_to_the_model() {
 }
 
 #[tokio::test]
-async fn a_context_length_error_fails_the_run_with_a_clear_message() {
+async fn a_context_length_error_shrinks_the_context_and_retries_once() {
     let sandbox = Sandbox::new();
-    let mock = MockLlm::start(Script::new().fault(Fault::ContextLength)).await;
+    let mock = MockLlm::start(Script::new().fault(Fault::ContextLength).turn(Turn::text("fits now"))).await;
     let out = sandbox.run(Api::OpenAi, &mock, &["-p", "hi", "--output-format", "json"]).await;
     let result = json_result(&out);
-    assert_eq!(result["is_error"], true);
+    assert_eq!(result["result"], "fits now", "{result}");
+    assert_eq!(mock.requests().len(), 2);
+}
+
+#[tokio::test]
+async fn a_second_context_length_error_fails_the_run_with_a_clear_message() {
+    let sandbox = Sandbox::new();
+    let mock = MockLlm::start(Script::new().fault(Fault::ContextLength).fault(Fault::ContextLength)).await;
+    let out = sandbox.run(Api::Anthropic, &mock, &["-p", "hi", "--output-format", "json"]).await;
+    assert_eq!(out.status.code(), Some(1));
+    let result = json_result(&out);
     assert!(result["result"].as_str().unwrap().contains("context window"), "{result}");
-    assert_eq!(mock.requests().len(), 1, "not retried");
+    assert_eq!(mock.requests().len(), 2, "one retry, not a loop");
 }
 
 #[tokio::test]
