@@ -76,7 +76,8 @@ impl Worker {
         if self.compaction.is_some() {
             return true;
         }
-        let Some(plan) = self.pipeline.plan_compaction(&input.budget) else { return false };
+        let manual = trigger == CompactionTrigger::Manual;
+        let Some(plan) = self.pipeline.plan_compaction(&input.budget, manual) else { return false };
         let tokens_before = self.pipeline.estimate(input.overhead, input.budget.window);
         self.emit(AgentEvent::Compaction(CompactionEvent::Started { trigger, tokens_before }));
         let summarizer = self.summarizer(CancellationToken::new());

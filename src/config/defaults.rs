@@ -114,11 +114,15 @@ pub struct ContextConfig {
     pub truncation_retention_days: u64,
     /// Dedup in the pre-flight only when it saves at least this much, to keep the cache prefix.
     pub dedup_min_savings_tokens: u64,
+    /// Pruning on or off.
+    pub prune: bool,
     /// User turns at the end that pruning never touches (001).
     pub prune_protect_user_turns: usize,
-    /// Further recent tool output protected from pruning (001).
+    /// Further recent tool output protected from pruning (001); at most a quarter of the
+    /// effective window (**cairn**, so small windows can prune at all).
     pub prune_protect_tokens: u64,
-    /// Pruning runs only when it can save this much (001).
+    /// Pruning runs only when it can save this much (001); at most a tenth of the effective
+    /// window.
     pub prune_min_savings_tokens: u64,
     /// Tool-call arguments longer than this are shrunk in old groups.
     pub prune_max_argument_chars: usize,
@@ -150,6 +154,7 @@ impl Default for ContextConfig {
             turn_results_max_chars: 200_000,
             truncation_retention_days: 7,
             dedup_min_savings_tokens: 4_096,
+            prune: true,
             prune_protect_user_turns: 2,
             prune_protect_tokens: 40_000,
             prune_min_savings_tokens: 20_000,

@@ -37,13 +37,15 @@ pub struct CompactionPlan {
 /// Choose the tail to keep verbatim: about `compaction_tail_share` of the compaction threshold,
 /// at least `compaction_min_tail_messages` messages and, when they fit in half the threshold,
 /// the last `compaction_min_tail_turns` user turns; aligned so no tool group is split and the
-/// latest reply is kept. `None` when there is nothing before the tail to summarise.
+/// latest reply is kept. A `manual` compaction keeps that share of the current conversation
+/// instead, when it is smaller, and only the message minimum. `None` when there is nothing before the tail to summarise.
 pub fn plan(
     ledger: &Ledger,
     state: &ContextState,
     config: &ContextConfig,
     budget: &ContextBudget,
     sent_tokens: &[u64],
+    manual: bool,
 ) -> Option<CompactionPlan> {
     let entries = ledger.entries();
     let after = state.summary.as_ref().map(|s| s.through_seq).unwrap_or(i64::MIN);
@@ -51,7 +53,12 @@ pub fn plan(
     if visible.len() <= config.compaction_min_tail_messages {
         return None;
     }
-    let tail_budget = (budget.auto_compact as f64 * config.compaction_tail_share) as u64;
+    let mut tail_budget = (budget.auto_compact as f64 * config.compaction_tail_share) as u64;
+    if manual {
+        // `/compact` means now, whatever the size: keep the same share of what there is.
+        let current: u64 = visible.iter().map(|&i| sent_tokens[i]).sum();
+        tail_budget = tail_budget.min((current as f64 * config.compaction_tail_share) as u64);
+    }
     let turn_cap = budget.auto_compact / 2;
     // Tokens of the last N user turns, to see whether the turn minimum fits.
     let mut turns_seen = 0;
@@ -67,7 +74,7 @@ pub fn plan(
             }
         }
     }
-    let honour_turns = turns_seen == config.compaction_min_tail_turns && turns_tokens <= turn_cap;
+    let honour_turns = !manual && turns_seen == config.compaction_min_tail_turns && turns_tokens <= turn_cap;
     let mut start = visible.len();
     let mut kept = 0u64;
     while start > 0 {

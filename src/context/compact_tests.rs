@@ -33,7 +33,7 @@ fn the_tail_never_splits_a_group_and_keeps_the_latest_exchange() {
     let l = ledger_with_turns(20, 2_000);
     let config = ContextConfig::default();
     let budget = ContextBudget::new(32_000, &config);
-    let plan = plan(&l, &ContextState::default(), &config, &budget, &tokens(&l)).unwrap();
+    let plan = plan(&l, &ContextState::default(), &config, &budget, &tokens(&l), false).unwrap();
     let entries = l.entries();
     let tail_start = l.index_of(plan.through_seq).unwrap() + 1;
     assert!(entries[tail_start].starts_unit(), "the tail starts at a user or assistant message");
@@ -62,7 +62,7 @@ fn the_turn_minimum_yields_to_the_budget_in_one_huge_turn() {
     }
     let config = ContextConfig::default();
     let budget = ContextBudget::new(32_000, &config);
-    let plan = plan(&l, &ContextState::default(), &config, &budget, &tokens(&l)).unwrap();
+    let plan = plan(&l, &ContextState::default(), &config, &budget, &tokens(&l), false).unwrap();
     assert_eq!(plan.carried, vec![(1, "do the whole migration".to_string())]);
     assert!(plan.messages.len() > 40, "most of the turn is summarised: {}", plan.messages.len());
 }
@@ -102,7 +102,7 @@ async fn input_twice_the_window_compacts_in_chunks_against_a_strict_model() {
     let l = ledger_with_turns(40, 1_500);
     let config = ContextConfig::default();
     let budget = ContextBudget::new(16_384, &config);
-    let plan = plan(&l, &ContextState::default(), &config, &budget, &tokens(&l)).unwrap();
+    let plan = plan(&l, &ContextState::default(), &config, &budget, &tokens(&l), false).unwrap();
     assert!(plan.summarised_tokens > 2 * 16_384, "{}", plan.summarised_tokens);
     // The model rejects anything over ~half what our estimate thinks fits.
     let s = FakeSummarizer { window: 16_384, calls: Mutex::new(Vec::new()), reject_over: 20_000 };
@@ -126,7 +126,7 @@ async fn a_later_compaction_updates_the_whole_previous_summary() {
         summary: Some(crate::context::state::SummaryState { text: previous.clone(), through_seq: 8, generation: 1 }),
         ..Default::default()
     };
-    let plan = plan(&l, &state, &config, &budget, &tokens(&l)).unwrap();
+    let plan = plan(&l, &state, &config, &budget, &tokens(&l), false).unwrap();
     assert_eq!(plan.generation, 2);
     assert!(
         plan.messages.iter().all(|m| m.text() != "instruction 0"),
@@ -152,4 +152,17 @@ fn summary_budget_follows_the_seed_and_fits_small_windows() {
     assert_eq!(summary_budget(5_000, 200_000), 2_000);
     assert_eq!(summary_budget(1_000_000, 1_000_000), 12_000);
     assert_eq!(summary_budget(50_000, 8_192), 409);
+}
+
+#[test]
+fn a_manual_compaction_sizes_its_tail_to_the_conversation() {
+    let l = ledger_with_turns(3, 500);
+    let config = ContextConfig::default();
+    let budget = ContextBudget::new(200_000, &config);
+    assert!(
+        plan(&l, &ContextState::default(), &config, &budget, &tokens(&l), false).is_none(),
+        "auto: all fits in the tail"
+    );
+    let manual = plan(&l, &ContextState::default(), &config, &budget, &tokens(&l), true).expect("manual: compacts now");
+    assert_eq!(manual.carried[0].1, "instruction 0");
 }

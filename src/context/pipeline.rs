@@ -206,9 +206,10 @@ impl Pipeline {
             changed = true;
         }
         let mut tokens = self.estimate(input.overhead, budget.window);
-        if budget.level(tokens) >= BudgetLevel::Warning {
+        if self.config.prune && budget.level(tokens) >= BudgetLevel::Warning {
             let target = tokens - budget.warning + 1;
-            let plan = prune::plan(&self.ledger, &self.state, &self.config, &self.sent_tokens, target);
+            let plan =
+                prune::plan(&self.ledger, &self.state, &self.config, &self.sent_tokens, target, budget.effective);
             if !plan.actions.is_empty() {
                 reports.push(self.apply_prune(plan));
                 changed = true;
@@ -223,7 +224,7 @@ impl Pipeline {
         }
         let may_compact = self.config.auto_compact && !self.state.awaiting_usage && self.breaker_allows(input.now);
         let mut compaction = None;
-        if level >= BudgetLevel::Compact && may_compact && self.plan_compaction(&budget).is_some() {
+        if level >= BudgetLevel::Compact && may_compact && self.plan_compaction(&budget, false).is_some() {
             compaction = Some(if level >= BudgetLevel::Blocking { Urgency::Now } else { Urgency::Background });
         }
         if level >= BudgetLevel::Blocking
@@ -281,8 +282,9 @@ impl Pipeline {
         self.apply_dedup()
     }
 
-    pub fn plan_compaction(&self, budget: &ContextBudget) -> Option<CompactionPlan> {
-        compact::plan(&self.ledger, &self.state, &self.config, budget, &self.sent_tokens)
+    /// What an automatic (or, with `manual`, a `/compact`) compaction would summarise.
+    pub fn plan_compaction(&self, budget: &ContextBudget, manual: bool) -> Option<CompactionPlan> {
+        compact::plan(&self.ledger, &self.state, &self.config, budget, &self.sent_tokens, manual)
     }
 
     /// Replace everything up to `plan.through_seq` with `summary`.

@@ -110,7 +110,7 @@ impl Session {
 
 #[test]
 fn compaction_is_asked_for_in_the_background_then_before_sending() {
-    let mut s = busy_session(ContextConfig { prune_min_savings_tokens: u64::MAX, ..Default::default() }, 1, 100);
+    let mut s = busy_session(ContextConfig { prune: false, ..Default::default() }, 1, 100);
     let input = s.input(32_000);
     let b = input.budget;
     s.grow_to(32_000, b.warning, 100);
@@ -124,10 +124,10 @@ fn compaction_is_asked_for_in_the_background_then_before_sending() {
 
 #[test]
 fn after_a_compaction_no_automatic_one_fires_before_usage_is_reported() {
-    let mut s = busy_session(ContextConfig { prune_min_savings_tokens: u64::MAX, ..Default::default() }, 40, 300);
+    let mut s = busy_session(ContextConfig { prune: false, ..Default::default() }, 40, 300);
     let input = s.input(32_000);
     let before = s.p.estimate(input.overhead, 32_000);
-    let plan = s.p.plan_compaction(&input.budget).unwrap();
+    let plan = s.p.plan_compaction(&input.budget, false).unwrap();
     let report = s.p.apply_compaction(&plan, "## Goal\nmigrate".into(), &input, before);
     assert!(report.saved_tokens > 0);
     assert!(s.p.state().awaiting_usage);
@@ -148,7 +148,7 @@ fn the_view_after_compaction_leads_with_the_users_words_and_the_summary() {
     s.p.set_protected("## Session\n- Mode: edit".into());
     let input = s.input(32_000);
     let before = s.p.estimate(input.overhead, 32_000);
-    let plan = s.p.plan_compaction(&input.budget).unwrap();
+    let plan = s.p.plan_compaction(&input.budget, false).unwrap();
     s.p.apply_compaction(&plan, "## Goal\nthe summary text".into(), &input, before);
     let view = s.p.view(32_000);
     let first = view[0].text();
@@ -164,7 +164,7 @@ fn the_view_after_compaction_leads_with_the_users_words_and_the_summary() {
 
 #[test]
 fn the_breaker_opens_after_three_failures_half_opens_after_cooldown_and_closes_below_warning() {
-    let mut s = busy_session(ContextConfig { prune_min_savings_tokens: u64::MAX, ..Default::default() }, 24, 300);
+    let mut s = busy_session(ContextConfig { prune: false, ..Default::default() }, 24, 300);
     let input = s.input(32_000);
     for _ in 0..3 {
         s.p.record_compaction_failure(input.now);
@@ -192,7 +192,7 @@ fn two_ineffective_compactions_in_a_row_open_the_breaker() {
     let input = s.input(32_000);
     for round in 0..2 {
         assert!(s.p.breaker_allows(input.now), "round {round}");
-        let plan = s.p.plan_compaction(&input.budget).unwrap();
+        let plan = s.p.plan_compaction(&input.budget, false).unwrap();
         // Claim the context was no bigger before: a saving under 10 % is ineffective.
         let report = s.p.apply_compaction(&plan, "x".repeat(200), &input, 1);
         assert_eq!(report.saved_tokens, 0);
@@ -203,7 +203,7 @@ fn two_ineffective_compactions_in_a_row_open_the_breaker() {
 
 #[test]
 fn trimming_keeps_the_latest_turn_whole_groups_and_the_users_words() {
-    let config = ContextConfig { auto_compact: false, prune_min_savings_tokens: u64::MAX, ..Default::default() };
+    let config = ContextConfig { auto_compact: false, prune: false, ..Default::default() };
     let mut s = busy_session(config, 1, 300);
     s.grow_to(32_000, 24_000, 300);
     s.user("latest: now add tests");
@@ -230,7 +230,8 @@ fn pruning_starts_at_the_warning_threshold() {
     assert!(tokens >= input.budget.warning && tokens < input.budget.auto_compact, "{tokens} {:?}", input.budget);
     let pre = s.p.preflight(&input);
     let prune = pre.reports.iter().find(|r| r.stage == Stage::Prune).expect("pruned");
-    assert!(prune.saved_tokens >= 20_000);
+    // 20,000 in the seed, scaled to a tenth of this 45k effective window.
+    assert!(prune.saved_tokens >= 4_500, "{prune:?}");
     assert!(pre.tokens < tokens);
     assert!(s.view_texts(60_000).iter().any(|t| t.contains("[Old bash output cleared: `step ")));
 }

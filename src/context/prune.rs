@@ -18,6 +18,13 @@ use crate::conversation::{Role, clip};
 /// Keep the last this many tool groups even inside one long user turn (**cairn**).
 pub const PROTECTED_TOOL_GROUPS: usize = 4;
 
+/// The seed's constants are sized for 200k windows: 40k protected tokens and a 20k minimum are
+/// most of a 32k model's window, so pruning could never run there. **cairn** scales them:
+/// protection is at most a quarter of the effective window, the minimum at most a tenth.
+fn scaled(config: &ContextConfig, effective: u64) -> (u64, u64) {
+    (config.prune_protect_tokens.min(effective / 4), config.prune_min_savings_tokens.min(effective / 10))
+}
+
 fn prunability(tool: &str) -> u32 {
     match tool {
         "bash" => 70,
@@ -116,7 +123,9 @@ pub fn plan(
     config: &ContextConfig,
     sent_tokens: &[u64],
     target: u64,
+    effective: u64,
 ) -> PrunePlan {
+    let (protect_tokens, min_savings) = scaled(config, effective);
     let cpt = ledger.chars_per_token();
     let entries = ledger.entries();
     let protect = protected_from(ledger, state, config);
@@ -139,7 +148,7 @@ pub fn plan(
                 {
                     continue;
                 }
-                if recent_output < config.prune_protect_tokens {
+                if recent_output < protect_tokens {
                     recent_output += sent_tokens[i];
                     continue;
                 }
@@ -167,10 +176,10 @@ pub fn plan(
         }
     }
     let possible: u64 = candidates.iter().map(|c| c.2).sum::<u64>() + shrinks.iter().map(|s| s.2).sum::<u64>();
-    if possible < config.prune_min_savings_tokens {
+    if possible < min_savings.max(1) {
         return PrunePlan::default();
     }
-    let target = target.max(config.prune_min_savings_tokens);
+    let target = target.max(min_savings);
     let mut plan = PrunePlan::default();
     // Shrinking arguments loses least: always take it first.
     for (call_id, arguments, saved) in shrinks {

@@ -16,6 +16,9 @@ fn tokens(ledger: &Ledger) -> Vec<u64> {
     ledger.entries().iter().map(|e| e.tokens).collect()
 }
 
+/// An effective window large enough that the seed's constants apply unscaled.
+const BIG: u64 = 1_000_000;
+
 fn small_config() -> ContextConfig {
     ContextConfig { prune_protect_tokens: 1_000, prune_min_savings_tokens: 2_000, ..Default::default() }
 }
@@ -35,7 +38,7 @@ fn one_long_user_turn_is_still_prunable_outside_its_last_tool_groups() {
             &"output line\n".repeat(400),
         );
     }
-    let plan = plan(&l, &ContextState::default(), &small_config(), &tokens(&l), 1);
+    let plan = plan(&l, &ContextState::default(), &small_config(), &tokens(&l), 1, BIG);
     assert!(plan.pruned_results > 0, "a single user turn must not protect everything");
     let pruned: Vec<String> = plan
         .actions
@@ -57,7 +60,7 @@ fn the_last_two_user_turns_are_protected() {
         call(&mut l, &mut seq, &format!("t{turn}"), "bash", r#"{"command":"ls"}"#, &"x\n".repeat(3000));
     }
     let config = ContextConfig { prune_protect_tokens: 0, prune_min_savings_tokens: 100, ..Default::default() };
-    let plan = plan(&l, &ContextState::default(), &config, &tokens(&l), u64::MAX);
+    let plan = plan(&l, &ContextState::default(), &config, &tokens(&l), u64::MAX, BIG);
     let ids: Vec<_> = plan.actions.iter().map(|a| format!("{a:?}")).collect();
     assert_eq!(plan.pruned_results, 2, "{ids:?}");
     assert!(ids.iter().all(|a| !a.contains("t2") && !a.contains("t3")), "{ids:?}");
@@ -71,7 +74,7 @@ fn nothing_is_pruned_when_the_possible_saving_is_too_small() {
     for n in 0..8 {
         call(&mut l, &mut seq, &format!("c{n}"), "bash", r#"{"command":"ls"}"#, "tiny");
     }
-    assert_eq!(plan(&l, &ContextState::default(), &small_config(), &tokens(&l), 1), PrunePlan::default());
+    assert_eq!(plan(&l, &ContextState::default(), &small_config(), &tokens(&l), 1, BIG), PrunePlan::default());
 }
 
 #[test]
@@ -91,7 +94,7 @@ fn savings_count_the_placeholder_itself() {
         );
     }
     let config = ContextConfig { prune_protect_tokens: 0, prune_min_savings_tokens: 1, ..Default::default() };
-    let plan = plan(&l, &ContextState::default(), &config, &tokens(&l), u64::MAX);
+    let plan = plan(&l, &ContextState::default(), &config, &tokens(&l), u64::MAX, BIG);
     let naive: u64 = l.entries().iter().filter(|e| e.facts.is_some()).map(|e| e.tokens).sum();
     assert!(plan.saved_tokens < naive / 2, "saved {} of {naive}: placeholders cost tokens too", plan.saved_tokens);
 }
@@ -113,7 +116,7 @@ fn commands_go_before_reads_and_referenced_results_are_kept_longest() {
     let config = ContextConfig { prune_protect_tokens: 0, prune_min_savings_tokens: 1, ..Default::default() };
     let per_result = l.entries().iter().find(|e| e.facts.is_some()).unwrap().tokens;
     // Enough for about one and a half results: the two least valuable go.
-    let plan = plan(&l, &ContextState::default(), &config, &tokens(&l), per_result * 3 / 2);
+    let plan = plan(&l, &ContextState::default(), &config, &tokens(&l), per_result * 3 / 2, BIG);
     let order: Vec<String> = plan
         .actions
         .iter()
@@ -164,4 +167,22 @@ fn long_arguments_of_old_calls_shrink_to_valid_json() {
     assert!(v["content"].as_str().unwrap().contains("more characters omitted"));
     assert!(shrunk.len() < 600);
     assert_eq!(shrink_arguments("{not json", 10), None);
+}
+
+#[test]
+fn small_windows_scale_protection_and_the_minimum_down() {
+    let mut l = Ledger::new(3.2);
+    let mut seq = 1;
+    l.push(seq, Message::user("go"));
+    for n in 0..16 {
+        call(&mut l, &mut seq, &format!("c{n}"), "bash", r#"{"command":"make"}"#, &"line of output\n".repeat(300));
+    }
+    let seed = ContextConfig::default();
+    assert_eq!(
+        plan(&l, &ContextState::default(), &seed, &tokens(&l), 1, BIG),
+        PrunePlan::default(),
+        "200k-sized constants: nothing"
+    );
+    let plan = plan(&l, &ContextState::default(), &seed, &tokens(&l), 1, 24_000);
+    assert!(plan.pruned_results > 0, "a 32k window still prunes");
 }

@@ -1,6 +1,7 @@
 #[path = "../support/mod.rs"]
 mod support;
 
+mod context_pipeline;
 mod headless_faults;
 mod headless_modes;
 mod headless_resume;

@@ -233,6 +233,7 @@ pub struct Script {
     chunk_delay_ms: u64,
     props_n_ctx: Option<u64>,
     models: Option<Vec<String>>,
+    context_window: Option<u64>,
 }
 
 impl Script {
@@ -269,6 +270,14 @@ impl Script {
         self
     }
 
+    /// Behave like a model with this window: a request whose input (about a token per four
+    /// characters of its JSON) plus `max_tokens` exceeds it is refused with the wire's real
+    /// context-length error, and recorded as a problem.
+    pub fn context_window(mut self, tokens: u64) -> Script {
+        self.context_window = Some(tokens);
+        self
+    }
+
     /// Also serve llama-server's `GET /props` with this `n_ctx`.
     pub fn props_n_ctx(mut self, n_ctx: u64) -> Script {
         self.props_n_ctx = Some(n_ctx);
@@ -283,6 +292,7 @@ impl Script {
 }
 
 struct Shared {
+    context_window: Option<u64>,
     replies: Mutex<VecDeque<Reply>>,
     requests: Mutex<Vec<RecordedRequest>>,
     responder: Option<Responder>,
@@ -316,6 +326,7 @@ impl MockLlm {
         let listener = tokio::net::TcpListener::bind(addr).await?;
         let addr = listener.local_addr()?;
         let shared = Arc::new(Shared {
+            context_window: script.context_window,
             replies: Mutex::new(script.replies),
             requests: Mutex::new(Vec::new()),
             responder: script.responder,
@@ -410,6 +421,17 @@ async fn answer(shared: &Shared, wire: Wire, path: &str, headers: &HeaderMap, ra
     });
     problems.extend(validate::request(wire, &headers, &body));
     let mut record = RecordedRequest { wire, path: path.to_string(), headers, body, problems };
+    if let Some(window) = shared.context_window {
+        let input = estimate_input(wire, &record.body);
+        let output = ["max_tokens", "max_completion_tokens"].iter().find_map(|k| record.body[*k].as_u64()).unwrap_or(0);
+        if input + output > window {
+            record
+                .problems
+                .push(format!("request over the {window}-token window: {input} input + {output} output tokens"));
+            shared.requests.lock().expect("mock lock poisoned").push(record);
+            return error_response(wire, 400, None, Some(wire::context_length_body(wire)));
+        }
+    }
     let reply = shared.responder.as_ref().and_then(|respond| respond(&record));
     let reply = reply.or_else(|| shared.replies.lock().expect("mock lock poisoned").pop_front());
     let reply = reply.unwrap_or_else(|| {

@@ -1,0 +1,164 @@
+//! The context pipeline end to end: a long session inside a small window, the user's goal
+//! surviving compactions, `/compact` by hand, all through the real binary against a mock that
+//! refuses any request larger than its window.
+
+use serde_json::json;
+
+use crate::support::cairn::{Api, Sandbox, json_result, text, user_texts};
+use crate::support::mock_llm::{MockLlm, RecordedRequest, Reply, Script, Turn};
+
+const GOAL: &str = "GOAL: review every log under logs/ and report the failures. CONSTRAINTS: never edit files in logs/; answer in English; keep the report under ten lines.";
+
+fn is_compaction(req: &RecordedRequest) -> bool {
+    req.body.to_string().contains("You are summarising part of a conversation between a user and cairn")
+}
+
+/// A mock model with `window` tokens that answers summarisation requests with a numbered
+/// summary ("summary #1", …) and everything else from the queue.
+fn script_with_summaries(window: u64) -> Script {
+    let count = std::sync::atomic::AtomicUsize::new(0);
+    Script::new().context_window(window).responder(move |req| {
+        is_compaction(req).then(|| {
+            let n = count.fetch_add(1, std::sync::atomic::Ordering::SeqCst) + 1;
+            Reply::Turn(Turn::text(format!(
+                "## Goal\nReview the logs.\n## Done — do not repeat\n- read several logs (summary #{n})"
+            )))
+        })
+    })
+}
+
+fn log_file(i: usize, lines: usize) -> String {
+    (0..lines)
+        .map(|n| {
+            format!("2026-11-22T10:{:02}:{:02} run {i} step {n:04} status=ok detail=nothing-to-see\n", n % 60, n % 60)
+        })
+        .collect()
+}
+
+fn agent_requests(mock: &MockLlm) -> Vec<RecordedRequest> {
+    mock.requests().into_iter().filter(|r| !is_compaction(r)).collect()
+}
+
+#[tokio::test]
+async fn twenty_large_results_finish_inside_a_32k_window() {
+    let sandbox = Sandbox::new();
+    let mut script = script_with_summaries(32_000);
+    for i in 0..20 {
+        // ~26 KB (~6.5k tokens) each, ~130k tokens in all.
+        sandbox.write(&format!("logs/run_{i:02}.log"), &log_file(i, 340));
+        let turn = if i % 2 == 0 {
+            Turn::tool("bash", json!({"command": format!("cat logs/run_{i:02}.log")}))
+        } else {
+            Turn::tool("file_read", json!({"path": format!("logs/run_{i:02}.log")}))
+        };
+        script = script.turn(turn);
+    }
+    let mock = MockLlm::start(script.turn(Turn::text("All twenty logs reviewed: no failures."))).await;
+    let out = sandbox
+        .run(Api::Anthropic, &mock, &["-p", GOAL, "--yes", "--output-format", "json", "--context-window", "32000"])
+        .await;
+    assert!(out.status.success(), "stdout: {}\nstderr: {}", text(&out.stdout), text(&out.stderr));
+    let result = json_result(&out);
+    assert_eq!(result["result"], "All twenty logs reviewed: no failures.");
+    assert_eq!(result["turns"], 21);
+    let context = &result["context"];
+    assert!(context["compactions"].as_u64().unwrap() >= 1, "{context}");
+    assert!(context["truncations"].as_u64().unwrap() >= 1, "{context}");
+    assert_eq!(context["window"], 32_000);
+    // No request over the window (the mock refuses and records those), none with an orphaned
+    // or unanswered tool pair.
+    assert!(mock.problems().is_empty(), "{:#?}", mock.problems());
+    assert!(mock.requests().iter().any(is_compaction));
+
+    // Every truncated output is on disk, byte for byte what the tool produced.
+    let conn = sandbox.database();
+    let mut stmt = conn.prepare("SELECT call_id, output FROM tool_results").unwrap();
+    let outputs: Vec<(String, String)> =
+        stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?))).unwrap().map(Result::unwrap).collect();
+    let spilled: Vec<std::path::PathBuf> =
+        std::fs::read_dir(sandbox.home.path().join("truncations")).unwrap().map(|e| e.unwrap().path()).collect();
+    assert!(!spilled.is_empty());
+    for path in &spilled {
+        let name = path.file_stem().unwrap().to_string_lossy().into_owned();
+        let (_, full) =
+            outputs.iter().find(|(call, _)| name.ends_with(call.as_str())).expect("a spill file per truncated call");
+        assert_eq!(&std::fs::read_to_string(path).unwrap(), full, "{name}");
+    }
+    let cat_output = outputs.iter().find(|(_, o)| o.starts_with("2026-11-22T10:00:00 run 0 ")).unwrap();
+    assert_eq!(cat_output.1, format!("{}[exit code 0]", log_file(0, 340)));
+    // The user's goal reached every request after a compaction.
+    for req in agent_requests(&mock) {
+        assert!(req.body.to_string().contains("never edit files in logs/"), "the goal is in every request");
+    }
+}
+
+#[tokio::test]
+async fn the_first_prompt_survives_one_two_and_five_compactions() {
+    let sandbox = Sandbox::new();
+    let mut script = script_with_summaries(20_000);
+    for i in 0..60 {
+        sandbox.write(&format!("logs/run_{i:02}.log"), &log_file(i, 110));
+        script = script.turn(Turn::tool("bash", json!({"command": format!("cat logs/run_{i:02}.log")})));
+    }
+    let mock = MockLlm::start(script.turn(Turn::text("Done."))).await;
+    let out = sandbox
+        .run(Api::OpenAi, &mock, &["-p", GOAL, "--yes", "--output-format", "json", "--context-window", "20000"])
+        .await;
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(mock.problems().is_empty(), "{:#?}", mock.problems());
+    let summaries = mock.requests().iter().filter(|r| is_compaction(r)).count();
+    assert!(summaries >= 5, "{summaries} summariser calls");
+    // Compactions run in the background: a request carries summary #n once the n-th has been
+    // applied. Requests after the first, second and fifth must still hold the goal verbatim.
+    let agent = agent_requests(&mock);
+    for n in [1, 2, 5] {
+        let marker = format!("(summary #{n})");
+        let after: Vec<&RecordedRequest> = agent.iter().filter(|r| r.body.to_string().contains(&marker)).collect();
+        assert!(!after.is_empty(), "summary #{n} was sent");
+        for req in after {
+            let sent = req.body.to_string();
+            assert!(
+                sent.contains("never edit files in logs/; answer in English; keep the report under ten lines"),
+                "after compaction {n}"
+            );
+            assert!(!sent.contains("run 0 step 0000"), "the oldest output is gone after compaction {n}");
+        }
+    }
+    assert!(json_result(&out)["context"]["compactions"].as_u64().unwrap() >= 5);
+}
+
+#[tokio::test]
+async fn compact_by_hand_then_a_new_prompt_keeps_the_goal_and_survives_a_restart() {
+    let sandbox = Sandbox::new();
+    let mut script = script_with_summaries(200_000);
+    for i in 0..6 {
+        sandbox.write(&format!("logs/run_{i:02}.log"), &log_file(i, 200));
+        script = script.turn(Turn::tool("file_read", json!({"path": format!("logs/run_{i:02}.log")})));
+    }
+    let mock =
+        MockLlm::start(script.turn(Turn::text("Read six logs.")).turn(Turn::text("Continuing with the report."))).await;
+    let first = sandbox.run(Api::Anthropic, &mock, &["-p", GOAL, "--output-format", "json"]).await;
+    assert!(first.status.success(), "{}", text(&first.stderr));
+    let id = json_result(&first)["session_id"].as_str().unwrap().to_string();
+
+    let compacted =
+        sandbox.run(Api::Anthropic, &mock, &["--session", &id, "-p", "/compact", "--output-format", "json"]).await;
+    assert!(compacted.status.success(), "{}", text(&compacted.stdout));
+    let result = json_result(&compacted);
+    assert_eq!(result["context"]["compactions"], 1, "{result}");
+    assert!(result["result"].as_str().unwrap().starts_with("compacted "), "{result}");
+    assert_eq!(result["usage"]["requests"], 1, "the summariser call is counted");
+
+    // A new process (the compaction was committed, not held in memory) and a new prompt.
+    let next = sandbox
+        .run(Api::Anthropic, &mock, &["--session", &id, "-p", "now write the report", "--output-format", "json"])
+        .await;
+    assert!(next.status.success(), "{}", text(&next.stderr));
+    let last = agent_requests(&mock).pop().unwrap();
+    let sent = last.body.to_string();
+    assert!(sent.contains(GOAL.split(" CONSTRAINTS").next().unwrap()), "the goal, verbatim");
+    assert!(sent.contains("Review the logs."), "the summary");
+    assert!(!sent.contains("run 0 step 0000"), "the compacted outputs are not sent again");
+    assert_eq!(user_texts(&last).last().map(String::as_str), Some("now write the report"));
+    assert!(mock.problems().is_empty(), "{:#?}", mock.problems());
+}
