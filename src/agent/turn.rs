@@ -118,6 +118,7 @@ impl Worker {
             overhead: self.overhead_tokens(mode),
             now: chrono::Utc::now().timestamp(),
             compaction_running,
+            compaction_allowed: true,
         }
     }
 
@@ -144,7 +145,7 @@ impl Worker {
                 None | Some(Ok(_)) | Some(Err(_)) => {}
             }
             // Whatever happened, the next pre-flight trims if the context still does not fit.
-            input = self.preflight_input(mode, false);
+            input = PreflightInput { compaction_allowed: false, ..self.preflight_input(mode, false) };
             pre = self.pipeline.preflight(&input);
             self.report_stages(&pre.reports, pre.changed);
         }

@@ -9,6 +9,8 @@ mod dedup;
 mod estimate;
 mod facts;
 mod invariant;
+#[cfg(test)]
+mod invariant_props;
 mod ledger;
 mod pairs;
 mod pipeline;

@@ -64,6 +64,9 @@ pub struct PreflightInput {
     pub now: i64,
     /// A background compaction is in flight.
     pub compaction_running: bool,
+    /// False when a compaction was already tried for this request: what still does not fit
+    /// is trimmed instead of asking again.
+    pub compaction_allowed: bool,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -222,20 +225,31 @@ impl Pipeline {
             self.state.breaker = Default::default();
             changed = true;
         }
-        let may_compact = self.config.auto_compact && !self.state.awaiting_usage && self.breaker_allows(input.now);
+        let may_compact = input.compaction_allowed
+            && self.config.auto_compact
+            && !self.state.awaiting_usage
+            && self.breaker_allows(input.now);
         let mut compaction = None;
         if level >= BudgetLevel::Compact && may_compact && self.plan_compaction(&budget, false).is_some() {
             compaction = Some(if level >= BudgetLevel::Blocking { Urgency::Now } else { Urgency::Background });
         }
-        if level >= BudgetLevel::Blocking
-            && compaction.is_none()
-            && !input.compaction_running
-            && let Some(report) = self.trim(tokens - budget.blocking + 1)
-        {
-            reports.push(report);
-            changed = true;
-            tokens = self.estimate(input.overhead, budget.window);
-            level = budget.level(tokens);
+        if level >= BudgetLevel::Blocking && compaction.is_none() && !input.compaction_running {
+            if let Some(report) = self.trim(tokens - budget.blocking + 1) {
+                reports.push(report);
+                changed = true;
+                tokens = self.estimate(input.overhead, budget.window);
+                level = budget.level(tokens);
+            }
+            // Trimming keeps the latest user message and the last tool group whole; when even
+            // they do not fit, clip them in the view (the stored text stays whole).
+            if level >= BudgetLevel::Blocking
+                && let Some(report) = self.clip(tokens - budget.blocking + 1)
+            {
+                reports.push(report);
+                changed = true;
+                tokens = self.estimate(input.overhead, budget.window);
+                level = budget.level(tokens);
+            }
         }
         Preflight { tokens, level, reports, compaction, changed }
     }
@@ -309,6 +323,7 @@ impl Pipeline {
             self.sent[i] = None;
         }
         self.state.trimmed.retain(|&(_, last)| last > through);
+        self.state.clipped.retain(|&seq, _| seq > through);
         self.state.summary = Some(SummaryState { text: summary, through_seq: through, generation: plan.generation });
         self.state.carried.messages.extend(plan.carried.iter().cloned());
         self.state.counters.compactions += 1;
@@ -381,6 +396,53 @@ impl Pipeline {
                 plan.messages,
                 thousands(plan.saved_tokens),
                 if kept_words { "; the user's instructions in them are kept verbatim" } else { "" }
+            ),
+        })
+    }
+
+    /// Last resort: clip the largest visible tool results, then the latest user message, each
+    /// to half its size (at least a few hundred characters stay), until `need` tokens are saved.
+    fn clip(&mut self, need: u64) -> Option<StageReport> {
+        const KEEP_CHARS: usize = 600;
+        let mut saved = 0u64;
+        let mut clipped = 0u64;
+        loop {
+            let entries = self.ledger.entries();
+            let candidate = (0..entries.len())
+                .filter(|&i| self.state.is_visible(entries[i].seq))
+                .filter_map(|i| {
+                    let text_len = match entries[i].role() {
+                        Role::Tool => self.sent[i].as_ref().unwrap_or(&entries[i].message).tool_result()?.content.len(),
+                        Role::User => self.sent[i].as_ref().unwrap_or(&entries[i].message).text().len(),
+                        Role::Assistant => return None,
+                    };
+                    (text_len > KEEP_CHARS * 2).then_some((entries[i].role() == Role::User, text_len, i))
+                })
+                // Tool results before the user's words; the largest first.
+                .min_by_key(|&(is_user, len, _)| (is_user, std::cmp::Reverse(len)));
+            let Some((_, len, i)) = candidate else { break };
+            let e = &self.ledger.entries()[i];
+            let current = match e.role() {
+                Role::Tool => self.sent[i].as_ref().unwrap_or(&e.message).tool_result().map(|r| r.content.clone()),
+                Role::User | Role::Assistant => Some(self.sent[i].as_ref().unwrap_or(&e.message).text()),
+            };
+            let Some(current) = current else { break };
+            let before = self.sent_tokens[i];
+            self.state.clipped.insert(e.seq, super::truncate::clip_to_fit(&current, (len / 2).max(KEEP_CHARS)));
+            self.refresh(i);
+            saved += before.saturating_sub(self.sent_tokens[i]);
+            clipped += 1;
+            if saved >= need || clipped > 64 {
+                break;
+            }
+        }
+        (clipped > 0).then(|| StageReport {
+            stage: Stage::Trim,
+            count: clipped,
+            saved_tokens: saved,
+            detail: format!(
+                "clipped {clipped} message(s) in what is sent to fit the window (−{} tokens; the stored text is whole)",
+                thousands(saved)
             ),
         })
     }
@@ -487,7 +549,14 @@ impl Pipeline {
     /// Recompute how entry `i` is sent from the state.
     fn refresh(&mut self, i: usize) {
         let e = &self.ledger.entries()[i];
+        let clipped = self.state.clipped.get(&e.seq);
         let sent = match e.role() {
+            Role::Tool if clipped.is_some() => e.message.tool_result().map(|r| {
+                let mut r = r.clone();
+                r.content = clipped.cloned().unwrap_or_default();
+                Arc::new(Message::tool(r))
+            }),
+            Role::User if clipped.is_some() => clipped.map(|text| Arc::new(Message::user(text.clone()))),
             Role::Tool => e.facts.as_ref().and_then(|f| self.state.replacements.get(&f.call_id)).and_then(|r| {
                 let mut result = e.message.tool_result()?.clone();
                 result.content = match r.kind {

@@ -34,6 +34,7 @@ impl Session {
             overhead: 1_000,
             now: 1_000_000,
             compaction_running: false,
+            compaction_allowed: true,
         }
     }
 

@@ -110,6 +110,10 @@ pub struct ContextState {
     /// Stored messages dropped from the sent view by trimming, as inclusive seq ranges.
     #[serde(default)]
     pub trimmed: Vec<(i64, i64)>,
+    /// Messages sent clipped because even after trimming the request did not fit: the text
+    /// sent for a user message or a tool result, by seq.
+    #[serde(default)]
+    pub clipped: BTreeMap<i64, String>,
     #[serde(default)]
     pub counters: StageCounters,
     #[serde(default)]

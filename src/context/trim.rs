@@ -23,14 +23,17 @@ pub struct TrimPlan {
 pub fn plan(ledger: &Ledger, state: &ContextState, sent_tokens: &[u64], need: u64) -> TrimPlan {
     let entries = ledger.entries();
     let visible: Vec<usize> = (0..entries.len()).filter(|&i| state.is_visible(entries[i].seq)).collect();
-    let Some(&latest_user) = visible.iter().rev().find(|&&i| entries[i].role() == Role::User) else {
-        return TrimPlan::default();
-    };
+    // The latest user message still sent verbatim; none when a compaction carried it into the
+    // summary, and then every unit is a tool group.
+    let latest_user = visible.iter().rev().find(|&&i| entries[i].role() == Role::User).copied();
     // Units: runs of visible entries that may be dropped together. Before the latest user
     // message a unit is a whole turn; after it, a tool group (or a lone message).
     let mut units: Vec<Vec<usize>> = Vec::new();
     for &i in &visible {
-        let starts = if i <= latest_user { entries[i].role() == Role::User } else { entries[i].starts_unit() };
+        let starts = match latest_user {
+            Some(latest) if i <= latest => entries[i].role() == Role::User,
+            Some(_) | None => entries[i].starts_unit(),
+        };
         match units.last_mut() {
             Some(unit) if !starts => unit.push(i),
             _ => units.push(vec![i]),
@@ -43,7 +46,7 @@ pub fn plan(ledger: &Ledger, state: &ContextState, sent_tokens: &[u64], need: u6
             break;
         }
         // The latest user message itself never goes: units after it start at an assistant.
-        if unit.contains(&latest_user) {
+        if latest_user.is_some_and(|latest| unit.contains(&latest)) {
             continue;
         }
         for &i in unit {

@@ -18,6 +18,9 @@ pub struct TruncationLimits {
 /// Small windows: one result may take at most this share of the effective window (**cairn**:
 /// 50 KB is most of an 8k model's window).
 const MAX_WINDOW_SHARE: f64 = 0.25;
+/// All results of one assistant message: at most this share of the effective window, so the
+/// latest tool group always fits beside the prompt, the latest user message and a summary.
+const TURN_WINDOW_SHARE: f64 = 0.35;
 
 impl TruncationLimits {
     pub fn new(config: &ContextConfig, budget: &ContextBudget) -> TruncationLimits {
@@ -31,7 +34,7 @@ impl TruncationLimits {
 
     /// The cap on all results of one assistant message, in bytes.
     pub fn turn_cap(config: &ContextConfig, budget: &ContextBudget) -> usize {
-        let window_bytes = (budget.effective as f64 * 0.5 * config.chars_per_token) as usize;
+        let window_bytes = (budget.effective as f64 * TURN_WINDOW_SHARE * config.chars_per_token) as usize;
         config.turn_results_max_chars.min(window_bytes).max(2_000)
     }
 }
@@ -163,6 +166,22 @@ pub fn render_cut(text: &str, cut: &Cut, spill: Spill<'_>) -> String {
 
 /// When the results of one assistant message exceed `cap` bytes together: which of them
 /// (by position) to spill further, largest first, until the rest fits.
+/// `text` cut to about `max_bytes` (head and tail) with a note that it was clipped to fit.
+pub fn clip_to_fit(text: &str, max_bytes: usize) -> String {
+    let limits = TruncationLimits { max_lines: usize::MAX, max_bytes: max_bytes + NOTICE_ROOM, head_share: 0.6 };
+    match plan_cut(text, &limits) {
+        None => text.to_string(),
+        Some(cut) => {
+            let head = &text[..cut.head_end];
+            let tail = &text[cut.tail_start..];
+            format!(
+                "{head}\n[clipped to fit the context window: {} omitted; the full text is stored, run the tool again or read a narrower part if you need it]\n{tail}",
+                size(cut.omitted_bytes())
+            )
+        }
+    }
+}
+
 pub fn turn_overflow(sizes: &[usize], cap: usize, reduced: usize) -> Vec<usize> {
     let mut total: usize = sizes.iter().sum();
     let mut order: Vec<usize> = (0..sizes.len()).collect();
