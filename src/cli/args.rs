@@ -96,6 +96,33 @@ pub enum Command {
     },
     /// Show resolved configuration, data paths, provider reachability and terminal capabilities
     Doctor,
+    /// Inspect the context pipeline
+    Context {
+        #[command(subcommand)]
+        command: ContextCommand,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+pub enum ContextCommand {
+    /// Feed a recorded session (JSONL) through the context pipeline turn by turn and report what
+    /// each stage did, what every request would have cost, and any invariant violation
+    Replay {
+        /// The recorded session, in the JSONL format of `cairn export`
+        file: PathBuf,
+        /// Context window in tokens (default: the configured model's)
+        #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(4096..))]
+        window: Option<u64>,
+        /// Print the report as JSON
+        #[arg(long)]
+        json: bool,
+        /// Also write every request as it would be sent: DIR/0001.jsonl, …, DIR/0007-aux-1.jsonl
+        #[arg(long, value_name = "DIR")]
+        dump: Option<PathBuf>,
+        /// Summarise with the built-in extractive summariser instead of the configured model
+        #[arg(long)]
+        offline: bool,
+    },
 }
 
 #[cfg(test)]

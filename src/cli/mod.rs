@@ -4,10 +4,11 @@
 
 mod args;
 mod error;
+mod replay;
 mod startup;
 mod subcommands;
 
-pub use args::{Cli, Command, CommonArgs, OutputFormat};
+pub use args::{Cli, Command, CommonArgs, ContextCommand, OutputFormat};
 pub use error::CliError;
 pub use startup::{Startup, find_project_root};
 
@@ -31,6 +32,13 @@ async fn dispatch(cli: Cli) -> Result<ExitCode, CliError> {
         Some(Command::Sessions { json }) => subcommands::sessions(&startup, *json),
         Some(Command::Export { id }) => subcommands::export(&startup, id),
         Some(Command::Doctor) => subcommands::doctor(&startup).await,
+        Some(Command::Context { command: ContextCommand::Replay { file, window, json, dump, offline } }) => {
+            replay::run(
+                &startup,
+                replay::Args { file, window: *window, json: *json, dump: dump.as_deref(), offline: *offline },
+            )
+            .await
+        }
         None => match &cli.print {
             Some(prompt) => {
                 let prompt = read_prompt(prompt)?;

@@ -6,7 +6,6 @@ use std::process::ExitCode;
 use super::error::CliError;
 use super::startup::Startup;
 use crate::config::Detected;
-use crate::conversation::{Block, Role};
 
 pub fn sessions(startup: &Startup, json: bool) -> Result<ExitCode, CliError> {
     let (store, project) = startup.open_store()?;
@@ -48,38 +47,11 @@ pub fn export(startup: &Startup, id: &str) -> Result<ExitCode, CliError> {
     writeln!(out, "{system}").map_err(io_failed)?;
     for stored in store.messages(&session.id)? {
         let m = &stored.message;
-        let line = match m.role {
-            Role::User => serde_json::json!({"role": "user", "content": m.text(), "timestamp": stored.created_at}),
-            Role::Assistant => {
-                let calls: Vec<_> = m
-                    .tool_calls()
-                    .map(|c| {
-                        let arguments = c
-                            .parsed_arguments()
-                            .unwrap_or_else(|_| serde_json::json!({ "_unparsed_arguments": c.arguments }));
-                        serde_json::json!({"id": c.id, "name": c.name, "arguments": arguments})
-                    })
-                    .collect();
-                let mut v =
-                    serde_json::json!({"role": "assistant", "content": m.text(), "timestamp": stored.created_at});
-                if !calls.is_empty() {
-                    v["tool_calls"] = serde_json::Value::Array(calls);
-                }
-                v
-            }
-            Role::Tool => {
-                let Some(Block::ToolResult(r)) = m.content.first() else { continue };
-                let full = store
-                    .tool_record(&session.id, &r.call_id)?
-                    .map(|rec| rec.output)
-                    .unwrap_or_else(|| r.content.clone());
-                let mut v = serde_json::json!({"role": "tool", "tool_call_id": r.call_id, "name": r.name, "content": full, "timestamp": stored.created_at});
-                if r.is_error {
-                    v["is_error"] = serde_json::Value::Bool(true);
-                }
-                v
-            }
+        let full = match m.tool_result() {
+            Some(r) => store.tool_record(&session.id, &r.call_id)?.map(|rec| rec.output),
+            None => None,
         };
+        let line = crate::context::trajectory_line(m, full.as_deref(), Some(&stored.created_at));
         writeln!(out, "{line}").map_err(io_failed)?;
     }
     out.flush().map_err(io_failed)?;

@@ -210,7 +210,9 @@ impl Pipeline {
         }
         let mut tokens = self.estimate(input.overhead, budget.window);
         if self.config.prune && budget.level(tokens) >= BudgetLevel::Warning {
-            let target = tokens - budget.warning + 1;
+            // Aim a tenth of the effective window below the threshold, so the next few
+            // requests do not cross it again and rewrite the cached prefix each time.
+            let target = tokens - budget.warning + 1 + budget.effective / 10;
             let plan =
                 prune::plan(&self.ledger, &self.state, &self.config, &self.sent_tokens, target, budget.effective);
             if !plan.actions.is_empty() {
@@ -512,6 +514,7 @@ impl Pipeline {
 
     fn apply_prune(&mut self, plan: prune::PrunePlan) -> StageReport {
         let mut touched = Vec::new();
+        let mut shrunk = 0;
         for action in plan.actions {
             match action {
                 PruneAction::Replace { call_id, text } => {
@@ -523,6 +526,7 @@ impl Pipeline {
                 PruneAction::Shrink { call_id, arguments } => {
                     self.state.shrunk_arguments.insert(call_id.clone(), arguments);
                     touched.push(call_id);
+                    shrunk += 1;
                 }
             }
         }
@@ -542,7 +546,14 @@ impl Pipeline {
             stage: Stage::Prune,
             count: plan.pruned_results,
             saved_tokens: saved,
-            detail: format!("cleared {} old tool outputs (−{} tokens)", plan.pruned_results, thousands(saved)),
+            detail: match (plan.pruned_results, shrunk) {
+                (n, 0) => format!("cleared {n} old tool outputs (−{} tokens)", thousands(saved)),
+                (0, s) => format!("shortened the arguments of {s} old tool calls (−{} tokens)", thousands(saved)),
+                (n, s) => format!(
+                    "cleared {n} old tool outputs and shortened the arguments of {s} old calls (−{} tokens)",
+                    thousands(saved)
+                ),
+            },
         }
     }
 

@@ -2,6 +2,7 @@
 mod support;
 
 mod context_pipeline;
+mod context_replay;
 mod headless_faults;
 mod headless_modes;
 mod headless_resume;

@@ -1,0 +1,147 @@
+//! `cairn context replay`: a recorded session through the pipeline, reported and dumped.
+
+use serde_json::{Value, json};
+
+use crate::support::cairn::{Api, Sandbox, text};
+use crate::support::mock_llm::{MockLlm, Reply, Script, Turn};
+
+/// A session in the TRAJECTORY format: a goal, `n` big command outputs, a few broken lines
+/// and one orphaned result.
+fn recorded_session(n: usize) -> String {
+    let mut lines = vec![
+        json!({"role": "system", "content": "You are a coding agent."}).to_string(),
+        json!({"role": "user", "content": "Make the test suite pass. Never change tests/fixtures/.", "timestamp": "2026-11-22T10:00:00Z"}).to_string(),
+    ];
+    for i in 0..n {
+        lines.push(
+            json!({"role": "assistant", "content": format!("Step {i}."), "tool_calls": [{"id": format!("c{i}"), "name": "execute_bash", "arguments": {"command": format!("pytest -k case{i}")}}]})
+                .to_string(),
+        );
+        let output: String =
+            (0..400).map(|l| format!("case{i} line {l}: ........................................ ok\n")).collect();
+        lines.push(json!({"role": "tool", "tool_call_id": format!("c{i}"), "name": "execute_bash", "content": output, "source_tool": "x"}).to_string());
+        if i == 3 {
+            lines.push("{ this line is broken".to_string());
+            lines.push(
+                json!({"role": "tool", "tool_call_id": "nobody", "name": "bash", "content": "stray"}).to_string(),
+            );
+        }
+    }
+    lines.push(json!({"role": "assistant", "content": "All green."}).to_string());
+    lines.join("\n")
+}
+
+#[tokio::test]
+async fn replay_reports_every_request_and_dumps_them_offline() {
+    let sandbox = Sandbox::new();
+    let file = sandbox.project.path().join("session.jsonl");
+    std::fs::write(&file, recorded_session(30)).unwrap();
+    let dump = sandbox.project.path().join("dump");
+    let out = sandbox
+        .bare_command(&[
+            "context",
+            "replay",
+            file.to_str().unwrap(),
+            "--window",
+            "32000",
+            "--json",
+            "--offline",
+            "--dump",
+            dump.to_str().unwrap(),
+        ])
+        .output()
+        .await
+        .unwrap();
+    assert!(out.status.success(), "{}\n{}", text(&out.stdout), text(&out.stderr));
+    let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let totals = &report["totals"];
+    assert_eq!(totals["requests"], 31);
+    assert_eq!(totals["violations"], 0);
+    assert!(totals["compactions"].as_u64().unwrap() >= 1, "{totals}");
+    assert!(totals["cost"].as_f64().unwrap() > 0.0);
+    assert_eq!((report["skipped_lines"].as_u64(), report["orphans"].as_u64()), (Some(1), Some(1)));
+    let requests = report["requests"].as_array().unwrap();
+    assert!(requests.iter().all(|r| r["tokens"].as_u64().unwrap() <= 24_000), "every request fits");
+    // Every request as it would be sent, and the auxiliary calls with their replies.
+    let first: Vec<Value> = std::fs::read_to_string(dump.join("0001.jsonl"))
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(first[0], json!({"role": "system", "content": "You are a coding agent."}));
+    assert_eq!(first[1]["content"], "Make the test suite pass. Never change tests/fixtures/.");
+    let aux: Vec<_> = std::fs::read_dir(&dump)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.contains("-aux-"))
+        .collect();
+    assert!(!aux.is_empty());
+    let aux_lines: Vec<Value> = std::fs::read_to_string(dump.join(&aux[0]))
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(aux_lines.last().unwrap()["role"], "assistant", "the reply is the last line");
+    assert!(aux_lines[0]["content"].as_str().unwrap().starts_with("You are summarising part of a conversation"));
+    // A request after the compaction carries the goal verbatim.
+    let last: String = std::fs::read_to_string(dump.join("0031.jsonl")).unwrap();
+    assert!(last.contains("Never change tests/fixtures/."));
+}
+
+#[tokio::test]
+async fn replay_sends_compactions_to_the_configured_provider() {
+    let sandbox = Sandbox::new();
+    let file = sandbox.project.path().join("session.jsonl");
+    std::fs::write(&file, recorded_session(30)).unwrap();
+    let mock = MockLlm::start(
+        Script::new().responder(|_| Some(Reply::Turn(Turn::text("## Goal\nmake the suite pass (mock summary)")))),
+    )
+    .await;
+    let out =
+        sandbox.run(Api::Anthropic, &mock, &["context", "replay", file.to_str().unwrap(), "--window", "32000"]).await;
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let report = text(&out.stdout);
+    assert!(report.contains("summaries by claude-sonnet-4-5 via anthropic"), "{report}");
+    assert!(report.contains("invariant violations: 0"));
+    assert!(!mock.requests().is_empty(), "the summariser was called");
+    assert!(mock.problems().is_empty(), "{:#?}", mock.problems());
+}
+
+#[tokio::test]
+async fn an_unreadable_file_is_a_usage_error() {
+    let sandbox = Sandbox::new();
+    let out = sandbox.bare_command(&["context", "replay", "/nonexistent.jsonl", "--offline"]).output().await.unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(text(&out.stderr).contains("cannot read /nonexistent.jsonl"));
+    let file = sandbox.project.path().join("junk.jsonl");
+    std::fs::write(&file, "not json\nnor this\n").unwrap();
+    let out = sandbox.bare_command(&["context", "replay", file.to_str().unwrap(), "--offline"]).output().await.unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(text(&out.stderr).contains("holds no messages (2 lines could not be read)"), "{}", text(&out.stderr));
+}
+
+/// Every session of the shared corpus at 32k and 128k windows, with zero violations.
+/// `cargo test --release -- --ignored corpus` (needs ../shared/corpus beside the repository).
+#[tokio::test]
+#[ignore = "needs ../shared/corpus; run with --ignored"]
+async fn corpus_replays_without_violations() {
+    let corpus = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/corpus");
+    let sandbox = Sandbox::new();
+    let mut files: Vec<_> = ["miniswe", "openhands"]
+        .iter()
+        .flat_map(|d| std::fs::read_dir(corpus.join(d)).expect("the corpus").map(|e| e.unwrap().path()))
+        .collect();
+    files.sort();
+    assert_eq!(files.len(), 100);
+    for file in files {
+        for window in ["32000", "128000"] {
+            let out = sandbox
+                .bare_command(&["context", "replay", file.to_str().unwrap(), "--window", window, "--offline", "--json"])
+                .output()
+                .await
+                .unwrap();
+            let report: Value = serde_json::from_slice(&out.stdout).unwrap_or_else(|_| panic!("{}", text(&out.stderr)));
+            assert_eq!(report["totals"]["violations"], 0, "{} at {window}", file.display());
+        }
+    }
+}
