@@ -123,10 +123,19 @@ impl Worker {
                 ));
             }
         };
-        let prepared = match tool.prepare(&args, ctx) {
+        let mut prepared = match tool.prepare(&args, ctx) {
             Ok(p) => p,
             Err(e) => return Gate::Done(Outcome::not_run(call, call.name.clone(), e.0)),
         };
+        if tool.access() == crate::tools::Access::Read {
+            // Saved full outputs are cairn's own files, and truncation notices send the model
+            // to them: reading them is as free as reading the project.
+            for path in &mut prepared.paths {
+                if path.absolute.starts_with(&self.truncations_dir) {
+                    path.inside_project = true;
+                }
+            }
+        }
         match decide(mode, tool.name(), tool.access(), &prepared.paths) {
             Verdict::Run => {}
             Verdict::Refuse { message } => return Gate::Done(Outcome::not_run(call, prepared.summary, message)),

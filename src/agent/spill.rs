@@ -61,8 +61,7 @@ impl Worker {
         }
         let Ok(args) = call.parsed_arguments() else { return false };
         let Some(path) = args.get("path").and_then(|p| p.as_str()) else { return false };
-        let dir = self.truncations_dir.canonicalize().unwrap_or_else(|_| self.truncations_dir.clone());
-        crate::tools::resolve_path(&self.root, path).absolute.starts_with(dir)
+        crate::tools::resolve_path(&self.root, path).absolute.starts_with(&self.truncations_dir)
     }
 
     /// A prompt too long for the window is cut like a tool result, its full text saved.

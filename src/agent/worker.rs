@@ -99,7 +99,11 @@ impl Worker {
             last_usage: None,
             compaction: None,
             aux_usage: Arc::default(),
-            truncations_dir: setup.truncations_dir,
+            // Canonical, so paths the tools resolve compare equal; created so it can be.
+            truncations_dir: {
+                let _ = std::fs::create_dir_all(&setup.truncations_dir);
+                setup.truncations_dir.canonicalize().unwrap_or(setup.truncations_dir)
+            },
             redactor: setup.redactor,
             store_failed: false,
         };

@@ -148,6 +148,11 @@ async fn compact_by_hand_then_a_new_prompt_keeps_the_goal_and_survives_a_restart
     assert_eq!(result["context"]["compactions"], 1, "{result}");
     assert!(result["result"].as_str().unwrap().starts_with("compacted "), "{result}");
     assert_eq!(result["usage"]["requests"], 1, "the summariser call is counted");
+    let memory: String = sandbox
+        .database()
+        .query_row("SELECT content FROM memories WHERE kind = 'compaction' AND class = 'working'", [], |r| r.get(0))
+        .unwrap();
+    assert!(memory.contains("Review the logs."), "the summary is kept as a working memory");
 
     // A new process (the compaction was committed, not held in memory) and a new prompt.
     let next = sandbox
@@ -161,4 +166,49 @@ async fn compact_by_hand_then_a_new_prompt_keeps_the_goal_and_survives_a_restart
     assert!(!sent.contains("run 0 step 0000"), "the compacted outputs are not sent again");
     assert_eq!(user_texts(&last).last().map(String::as_str), Some("now write the report"));
     assert!(mock.problems().is_empty(), "{:#?}", mock.problems());
+}
+
+/// The path a truncation notice in the request's last tool result points at.
+fn spill_path(req: &RecordedRequest) -> Option<String> {
+    let last = crate::support::cairn::last_result(req);
+    let start = last.find("full output saved to ")? + "full output saved to ".len();
+    Some(last[start..].split(';').next()?.to_string())
+}
+
+#[tokio::test]
+async fn a_saved_output_can_be_read_back_even_in_plan_mode_and_is_never_saved_again() {
+    let sandbox = Sandbox::new();
+    // 3,000 lines of 40 characters: over both limits.
+    let big: String = (0..3_000).map(|n| format!("line {n:05} of the long build log ......\n")).collect();
+    sandbox.write("build.log", &big);
+    let script = Script::new().responder(|req| {
+        let texts = crate::support::cairn::tool_results(req);
+        match texts.len() {
+            0 => Some(Reply::Turn(Turn::tool("grep", json!({"pattern": "line 0299", "path": "build.log"})))),
+            _ if texts.len() == 1 && !texts[0].1.contains("truncated") => {
+                Some(Reply::Turn(Turn::tool("file_read", json!({"path": "build.log"}))))
+            }
+            _ => match spill_path(req) {
+                // Read the saved output back, the whole of it at once.
+                Some(path) if texts.len() == 2 => {
+                    Some(Reply::Turn(Turn::tool("file_read", json!({"path": path, "offset": 1, "limit": 3000}))))
+                }
+                _ => Some(Reply::Turn(Turn::text("Read it."))),
+            },
+        }
+    });
+    let mock = MockLlm::start(script).await;
+    let out = sandbox
+        .run(Api::Anthropic, &mock, &["-p", "look at build.log", "--mode", "plan", "--output-format", "json"])
+        .await;
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let requests = mock.requests();
+    assert_eq!(requests.len(), 4, "grep, read, read of the saved output, answer");
+    let read_back = crate::support::cairn::last_result(&requests[3]);
+    assert!(!read_back.contains("not run") && !read_back.contains("outside the project"), "{read_back:.300}");
+    assert!(read_back.contains("read a narrower range with file_read offset/limit"), "cut again, but not saved again");
+    assert!(!read_back.contains("full output saved to"));
+    let saved = std::fs::read_dir(sandbox.home.path().join("truncations")).unwrap().count();
+    assert_eq!(saved, 1, "one saved output, no loop");
+    assert_eq!(json_result(&out)["context"]["truncations"], 2);
 }
