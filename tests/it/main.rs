@@ -12,3 +12,4 @@ mod llm_discovery;
 mod llm_mock;
 mod llm_openai;
 mod llm_retry;
+mod prompt_cache;

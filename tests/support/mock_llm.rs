@@ -25,6 +25,8 @@ use axum::routing::{get, post};
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
+#[path = "mock_cache.rs"]
+mod cache;
 #[path = "mock_validate.rs"]
 mod validate;
 #[path = "mock_wire.rs"]
@@ -234,6 +236,7 @@ pub struct Script {
     props_n_ctx: Option<u64>,
     models: Option<Vec<String>>,
     context_window: Option<u64>,
+    simulate_cache: bool,
 }
 
 impl Script {
@@ -270,6 +273,13 @@ impl Script {
         self
     }
 
+    /// Report usage as a provider's prompt cache would: Anthropic's explicit breakpoints, or
+    /// OpenAI's automatic prefix caching (see `mock_cache.rs`).
+    pub fn simulate_cache(mut self) -> Script {
+        self.simulate_cache = true;
+        self
+    }
+
     /// Behave like a model with this window: a request whose input (about a token per four
     /// characters of its JSON) plus `max_tokens` exceeds it is refused with the wire's real
     /// context-length error, and recorded as a problem.
@@ -293,6 +303,7 @@ impl Script {
 
 struct Shared {
     context_window: Option<u64>,
+    cache: Option<Mutex<cache::PrefixCache>>,
     replies: Mutex<VecDeque<Reply>>,
     requests: Mutex<Vec<RecordedRequest>>,
     responder: Option<Responder>,
@@ -327,6 +338,7 @@ impl MockLlm {
         let addr = listener.local_addr()?;
         let shared = Arc::new(Shared {
             context_window: script.context_window,
+            cache: script.simulate_cache.then(|| Mutex::new(cache::PrefixCache::default())),
             replies: Mutex::new(script.replies),
             requests: Mutex::new(Vec::new()),
             responder: script.responder,
@@ -378,6 +390,20 @@ impl MockLlm {
     }
 
     /// Appends to the script while running.
+    /// Let `by` pass on the prompt cache's clock (entries expire after their TTL).
+    pub fn advance_cache_clock(&self, by: Duration) {
+        if let Some(cache) = &self.shared.cache {
+            cache.lock().expect("mock lock poisoned").offset += by;
+        }
+    }
+
+    /// Drop every cached prefix, as a provider evicting its cache.
+    pub fn evict_cache(&self) {
+        if let Some(cache) = &self.shared.cache {
+            cache.lock().expect("mock lock poisoned").evict();
+        }
+    }
+
     pub fn push(&self, reply: impl Into<Reply>) {
         self.shared.replies.lock().expect("mock lock poisoned").push_back(reply.into());
     }
@@ -440,13 +466,26 @@ async fn answer(shared: &Shared, wire: Wire, path: &str, headers: &HeaderMap, ra
     });
     let model = record.body["model"].as_str().unwrap_or("mock-model").to_string();
     let input_estimate = estimate_input(wire, &record.body);
+    let cached = shared.cache.as_ref().map(|c| {
+        let mut c = c.lock().expect("mock lock poisoned");
+        match wire {
+            Wire::Anthropic => c.anthropic(&record.body),
+            Wire::OpenAi => c.openai(&record.body),
+        }
+    });
     shared.requests.lock().expect("mock lock poisoned").push(record);
     let mut next_id = || shared.next_id.fetch_add(1, Ordering::Relaxed);
     let render = |turn: &Turn, next_id: &mut dyn FnMut() -> u64| {
-        let usage = turn.usage.unwrap_or(MockUsage {
-            input_tokens: input_estimate,
-            output_tokens: estimate_output(turn),
-            ..MockUsage::default()
+        let usage = turn.usage.unwrap_or(match cached {
+            Some(c) => MockUsage {
+                input_tokens: c.uncached,
+                output_tokens: estimate_output(turn),
+                cache_read_input_tokens: c.read,
+                cache_creation_input_tokens: c.written,
+            },
+            None => {
+                MockUsage { input_tokens: input_estimate, output_tokens: estimate_output(turn), ..MockUsage::default() }
+            }
         });
         wire::frames(wire, turn, &model, usage, next_id)
     };

@@ -4,6 +4,7 @@
 // Each test module uses a different subset of these helpers.
 #![allow(dead_code)]
 
+pub mod cache_check;
 pub mod cairn;
 pub mod llm;
 pub mod mock_llm;
