@@ -28,6 +28,8 @@ pub struct HeadlessResult {
     pub usage: UsageReport,
     pub context: ContextReport,
     pub denied_tool_calls: u32,
+    /// Added to INTERFACE.md's shape: the run's prompt-cache figures.
+    pub cache: crate::agent::CacheStats,
 }
 
 #[derive(Debug, Default, Serialize)]
@@ -138,14 +140,27 @@ fn slash_work(command: SlashCommand, store: &Store, project: crate::store::Proje
         SlashCommand::Help => Work::Answer(
             crate::agent::COMMANDS.iter().map(|(n, a, h)| format!("{n} {a}  {h}")).collect::<Vec<_>>().join("\n"),
         ),
-        SlashCommand::Memories
-        | SlashCommand::Forget(_)
-        | SlashCommand::Context
-        | SlashCommand::Resume(_)
-        | SlashCommand::New
-        | SlashCommand::Quit => {
+        SlashCommand::Memories => {
+            let list = store.memories(project)?;
+            Work::Answer(serde_json::to_string_pretty(&list).map_err(|e| CliError::Failed(e.to_string()))?)
+        }
+        SlashCommand::Forget(id) => {
+            let id: i64 = id
+                .trim_start_matches('#')
+                .parse()
+                .map_err(|_| CliError::Usage(format!("/forget needs a memory id (a number), not {id:?}")))?;
+            match store.memory(project, id)? {
+                Some(m) if store.delete_memory(project, id)? => {
+                    Work::Answer(format!("Forgot memory #{id}: {}", m.title))
+                }
+                Some(_) | None => {
+                    return Err(CliError::Usage(format!("no memory #{id} in this project; /memories lists them")));
+                }
+            }
+        }
+        SlashCommand::Context | SlashCommand::Resume(_) | SlashCommand::New | SlashCommand::Quit => {
             return Err(CliError::Usage(
-                "that command works in the interactive interface; headless runs take /compact, /mode, /model, /sessions and /help".into(),
+                "that command works in the interactive interface; headless runs take /compact, /mode, /model, /sessions, /memories, /forget and /help".into(),
             ));
         }
     })
@@ -246,6 +261,7 @@ impl Printer {
             usage: UsageReport::new(&stats.usage, stats.all_requests),
             context: stats.context,
             denied_tool_calls: stats.denied_tool_calls,
+            cache: stats.cache,
         };
         match self.format {
             OutputFormat::Text => {

@@ -10,6 +10,7 @@ pub mod context;
 pub mod conversation;
 pub mod headless;
 pub mod llm;
+pub mod memory;
 pub mod prompt;
 pub mod store;
 pub mod tools;

@@ -141,10 +141,7 @@ impl Worker {
         let committed = serde_json::to_string(self.pipeline.state()).map_err(|e| e.to_string()).and_then(|state| {
             let expires = (chrono::Utc::now() + chrono::Duration::days(SUMMARY_MEMORY_DAYS))
                 .to_rfc3339_opts(chrono::SecondsFormat::Secs, true);
-            let title = format!(
-                "Session summary: {}",
-                if self.session.title.is_empty() { "untitled" } else { &self.session.title }
-            );
+            let title = crate::memory::summary_title(&summary);
             let memory = NewMemory {
                 project: Some(self.project),
                 kind: "compaction",
@@ -168,6 +165,12 @@ impl Worker {
             self.pipeline.replace_state(old_state);
             return Err(self.compaction_failed(trigger, format!("could not save the compaction: {error}"), input.now));
         }
+        // The memory block is rebuilt for the conversation as it is now, and durable memories
+        // are drawn from the summary.
+        self.rebuild_memory_block();
+        self.save_state();
+        self.expect_cache_break("compaction rewrote the history and rebuilt the memory block".into());
+        self.start_extraction(summary.clone());
         self.emit(AgentEvent::Compaction(CompactionEvent::Finished {
             trigger,
             tokens_before,

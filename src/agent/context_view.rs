@@ -58,12 +58,33 @@ impl Worker {
         }
     }
 
+    /// The run's cache figures since `start`.
+    pub(super) fn cache_report(&self, start: &crate::llm::CacheCounts) -> super::events::CacheStats {
+        let c = self.cache.counts;
+        super::events::CacheStats {
+            read_share: 0.0,
+            expected_breaks: c.expected_breaks - start.expected_breaks,
+            ttl_breaks: c.ttl_breaks - start.ttl_breaks,
+            unexpected_breaks: c.unexpected_breaks - start.unexpected_breaks,
+        }
+    }
+
     /// Parts scaled so they add up to the calibrated total.
     pub(super) fn describe_context(&mut self) -> ContextBreakdown {
         let (system, tools) = self.overhead_parts(self.current_mode());
         let (summary, messages) = self.pipeline.parts(self.model.context_window);
+        let cpt = self.config.context.chars_per_token;
+        let memories = self
+            .pipeline
+            .state()
+            .prompt
+            .memory_block
+            .as_deref()
+            .map(|m| estimate_text_tokens(m.len(), cpt))
+            .unwrap_or(0);
         let mut parts = vec![
-            ContextPart { name: "system prompt".into(), tokens: system },
+            ContextPart { name: "system prompt".into(), tokens: system.saturating_sub(memories) },
+            ContextPart { name: "memories".into(), tokens: memories },
             ContextPart { name: "tools".into(), tokens: tools },
             ContextPart { name: "summary and carried instructions".into(), tokens: summary },
             ContextPart { name: "messages".into(), tokens: messages },
@@ -89,7 +110,7 @@ impl Worker {
             cache: CacheReport {
                 session_hit_rate: session.filter(|s| s.usage.prompt_tokens() > 0).map(|s| s.usage.cache_hit_rate()),
                 last_request: self.last_usage,
-                breaks: Vec::new(),
+                breaks: self.cache.breaks.iter().map(|b| b.describe()).collect(),
             },
         }
     }

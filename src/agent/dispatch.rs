@@ -64,6 +64,7 @@ impl Worker {
             config: self.config.tools.clone(),
             files: self.files.clone(),
             cancel: cancel.clone(),
+            memory: Some(std::sync::Arc::new(self.memory_access())),
         };
         let concurrent = |call: &ToolCall| registry.access_of(&call.name).is_none_or(|access| access.is_read_only());
         let limits = self.truncation_limits();

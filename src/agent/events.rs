@@ -190,7 +190,7 @@ impl TurnOutcome {
 }
 
 /// What one prompt (or command) cost and did.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
 pub struct TurnStats {
     /// Model requests made by the agent (auxiliary calls not included).
     pub requests: u32,
@@ -199,9 +199,20 @@ pub struct TurnStats {
     pub all_requests: u32,
     pub denied_tool_calls: u32,
     pub context: ContextReport,
+    pub cache: CacheStats,
 }
 
-#[derive(Clone, Debug, PartialEq, Eq)]
+/// Prompt-cache figures of a run, for headless JSON.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize)]
+pub struct CacheStats {
+    /// Share of the run's prompt tokens read from cache.
+    pub read_share: f64,
+    pub expected_breaks: u64,
+    pub ttl_breaks: u64,
+    pub unexpected_breaks: u64,
+}
+
+#[derive(Clone, Debug, PartialEq)]
 pub struct TurnSummary {
     pub outcome: TurnOutcome,
     pub stats: TurnStats,

@@ -8,6 +8,7 @@ mod compaction;
 mod context_view;
 mod dispatch;
 mod events;
+mod memory;
 mod runner;
 mod slash;
 mod spill;
@@ -16,9 +17,9 @@ mod turn;
 mod worker;
 
 pub use events::{
-    AgentEvent, ApprovalDecision, ApprovalRequest, CacheReport, CompactionEvent, CompactionTrigger, ContextBreakdown,
-    ContextPart, ContextReport, ContextStatus, NoticeLevel, ToolFinished, TurnOutcome, TurnStats, TurnSummary,
-    UserCommand,
+    AgentEvent, ApprovalDecision, ApprovalRequest, CacheReport, CacheStats, CompactionEvent, CompactionTrigger,
+    ContextBreakdown, ContextPart, ContextReport, ContextStatus, NoticeLevel, ToolFinished, TurnOutcome, TurnStats,
+    TurnSummary, UserCommand,
 };
 pub use runner::{AgentHandle, AgentSetup, SessionChoice, spawn};
 pub use slash::{COMMANDS, SlashCommand, parse_slash};

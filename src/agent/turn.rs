@@ -13,19 +13,22 @@ use crate::prompt::{self, Environment};
 /// Appended to a partial answer kept after an interrupt, so the model knows it was cut.
 pub(super) const INTERRUPTED_MARK: &str = "[interrupted by the user]";
 
-/// A request ready to send, and its rough size for calibration.
+/// A request ready to send, its rough size for calibration, and its blocks for cache analytics.
 pub(super) struct Prepared {
     request: ChatRequest,
     raw_tokens: u64,
+    fingerprint: crate::llm::Fingerprint,
 }
 
 impl Worker {
     pub(super) async fn run_turn(&mut self, prompt: String, cancel: CancellationToken) -> TurnSummary {
         let start = self.pipeline.counters();
+        let cache_start = self.cache.counts;
         let mut stats = TurnStats::default();
         self.emit(AgentEvent::TurnStarted { prompt: prompt.clone() });
         let prompt = self.spill_long_prompt(prompt);
-        self.persist(Message::user(prompt), None);
+        self.persist(Message::user(prompt.clone()), None);
+        self.auto_recall(self.last_seq, &prompt);
         let mut overflow_retried = false;
         let outcome = loop {
             if let Some(limit) = self.max_turns
@@ -65,6 +68,7 @@ impl Worker {
             stats.all_requests += 1;
             stats.usage.add(&response.usage);
             self.record_response(&response, prepared.raw_tokens);
+            self.observe_cache(prepared.fingerprint, &response.usage);
             let status = self.context_status();
             self.emit(AgentEvent::Usage { usage: response.usage, context: self.context_report(&start) });
             self.emit(AgentEvent::Context(status));
@@ -84,7 +88,29 @@ impl Worker {
         };
         self.take_aux_usage(&mut stats);
         stats.context = self.context_report(&start);
+        stats.cache = self.cache_report(&cache_start);
+        stats.cache.read_share = stats.usage.cache_hit_rate();
         TurnSummary { outcome, stats }
+    }
+
+    /// Classify the cache behaviour of the request just answered; a break nobody expected is
+    /// worth telling the user about (it costs money and means a volatile prefix).
+    fn observe_cache(&mut self, fingerprint: crate::llm::Fingerprint, usage: &crate::conversation::Usage) {
+        let ttl = match self.config.cache.ttl {
+            crate::config::CacheTtl::FiveMinutes => 300,
+            crate::config::CacheTtl::OneHour => 3_600,
+        };
+        let expected = std::mem::take(&mut self.expected_breaks);
+        if let Some(b) = self.cache.observe(fingerprint, usage, chrono::Utc::now().timestamp(), ttl, &expected) {
+            let text = format!("prompt cache break, {}", b.describe());
+            match b.kind {
+                crate::llm::BreakKind::Unexpected => {
+                    tracing::warn!("{text}");
+                    self.notice(NoticeLevel::Warning, text);
+                }
+                crate::llm::BreakKind::Expected | crate::llm::BreakKind::TtlExpiry => tracing::info!("{text}"),
+            }
+        }
     }
 
     /// Count auxiliary calls (compaction) made since the last turn.
@@ -107,9 +133,31 @@ impl Worker {
         }
     }
 
+    /// The system prompt and the tools for a request: the frozen memory block and environment,
+    /// and the instruction files as they are on disk now.
     pub(super) fn system_and_tools(&self, mode: Mode) -> (Vec<crate::llm::SystemBlock>, Vec<crate::llm::ToolSpec>) {
-        let env = Environment::detect(&self.root, &self.cwd, chrono::Local::now().date_naive());
-        (prompt::build(mode, &env), self.registry.specs(mode))
+        let instructions = prompt::read_instruction_files(&self.root, &self.cwd);
+        self.system_and_tools_with(mode, &instructions)
+    }
+
+    fn system_and_tools_with(
+        &self,
+        mode: Mode,
+        instructions: &[prompt::InstructionFile],
+    ) -> (Vec<crate::llm::SystemBlock>, Vec<crate::llm::ToolSpec>) {
+        let snapshot = &self.pipeline.state().prompt;
+        let environment = match &snapshot.environment {
+            Some(text) => text.clone(),
+            None => Environment::detect(&self.root, &self.cwd, chrono::Local::now().date_naive()).render(),
+        };
+        let parts = prompt::PromptParts {
+            mode,
+            memories: snapshot.memory_block.as_deref(),
+            instructions,
+            environment: &environment,
+            recall: None,
+        };
+        (prompt::build(&parts), self.registry.specs(mode))
     }
 
     pub(super) fn preflight_input(&mut self, mode: Mode, compaction_running: bool) -> PreflightInput {
@@ -125,6 +173,9 @@ impl Worker {
     /// Run the pre-flight — applying a finished background compaction, starting or awaiting
     /// one as the thresholds say, trimming when nothing else can — and build the request.
     async fn prepare_request(&mut self, mode: Mode, cancel: &CancellationToken) -> Result<Prepared, TurnOutcome> {
+        if let Some(reason) = self.ensure_prompt_snapshot() {
+            self.expect_cache_break(reason);
+        }
         self.pipeline.set_protected(self.protected_context());
         let input = self.preflight_input(mode, false);
         self.poll_compaction(&input).await;
@@ -151,7 +202,13 @@ impl Worker {
         }
         let status = self.context_status();
         self.emit(AgentEvent::Context(status));
-        let (system, tools) = self.system_and_tools(mode);
+        let instructions = prompt::read_instruction_files(&self.root, &self.cwd);
+        let instructions_now = prompt::fingerprint(&instructions);
+        if self.instructions_fingerprint.is_some_and(|before| before != instructions_now) {
+            self.expect_cache_break("the project's instruction files changed".into());
+        }
+        self.instructions_fingerprint = Some(instructions_now);
+        let (system, tools) = self.system_and_tools_with(mode, &instructions);
         let window = self.model.context_window;
         let messages: Vec<Message> = self.pipeline.view(window).iter().map(|m| (**m).clone()).collect();
         debug_assert_eq!(check_request(&messages), Ok(()), "every request satisfies the invariant");
@@ -173,12 +230,14 @@ impl Worker {
             max_tokens: self.max_output_tokens(),
             cache,
         };
-        Ok(Prepared { request, raw_tokens })
+        let fingerprint = crate::llm::fingerprint(&request);
+        Ok(Prepared { request, raw_tokens, fingerprint })
     }
 
     /// Tell the user what the stages did, and persist the state they changed.
     fn report_stages(&mut self, reports: &[StageReport], changed: bool) {
         for report in reports {
+            self.expect_cache_break(format!("{:?} rewrote the history", report.stage).to_lowercase());
             tracing::info!(stage = ?report.stage, saved = report.saved_tokens, count = report.count, "{}", report.detail);
             self.notice(NoticeLevel::Info, report.detail.clone());
         }

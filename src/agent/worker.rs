@@ -52,6 +52,14 @@ pub(super) struct Worker {
     pub(super) last_usage: Option<Usage>,
     /// A compaction running in the background.
     pub(super) compaction: Option<InFlight>,
+    /// Cache-break analytics over this session's requests.
+    pub(super) cache: crate::llm::CacheTracker,
+    /// What cairn changed since the last request that will cost cache reads, named.
+    pub(super) expected_breaks: Vec<String>,
+    /// The instruction files as the last request carried them.
+    pub(super) instructions_fingerprint: Option<u64>,
+    /// Memory extraction after a compaction, running in the background.
+    pub(super) extraction: Option<tokio::task::JoinHandle<()>>,
     /// Usage of auxiliary calls (compaction) not yet counted in a turn's stats.
     pub(super) aux_usage: Arc<Mutex<UsageTally>>,
     pub(super) truncations_dir: PathBuf,
@@ -98,6 +106,10 @@ impl Worker {
             next_approval_id: 1,
             last_usage: None,
             compaction: None,
+            cache: Default::default(),
+            expected_breaks: Vec::new(),
+            instructions_fingerprint: None,
+            extraction: None,
             aux_usage: Arc::default(),
             // Canonical, so paths the tools resolve compare equal; created so it can be.
             truncations_dir: {
@@ -146,6 +158,9 @@ impl Worker {
         self.pipeline =
             Pipeline::restore(self.config.context.clone(), state, stored.into_iter().map(|m| (m.seq, m.message)));
         self.session = session;
+        self.cache = Default::default();
+        self.expected_breaks.clear();
+        self.instructions_fingerprint = None;
         self.files = Arc::new(FileTracker::default());
         self.session_approved.clear();
         self.last_usage = None;
@@ -239,6 +254,7 @@ impl Worker {
                     self.emit(AgentEvent::TurnFinished(summary));
                 }
                 UserCommand::SetMode(mode) => {
+                    self.expect_cache_break(format!("the mode changed to {mode}"));
                     self.persist_session_settings(mode);
                     {
                         let status = self.context_status();
@@ -257,8 +273,12 @@ impl Worker {
                 UserCommand::Interrupt | UserCommand::Approval { .. } => {}
             }
         }
-        // Let a background compaction finish and commit, so its work is not lost.
+        // Let a background compaction finish and commit, so its work is not lost; the same
+        // for memories being extracted.
         self.finish_compaction_on_exit().await;
+        if let Some(extraction) = self.extraction.take() {
+            let _ = extraction.await;
+        }
     }
 
     /// A fresh cancellation token that Interrupt fires, and the busy flag that makes new
@@ -294,6 +314,7 @@ impl Worker {
             info.window_source = WindowSource::Flag;
         }
         self.model = info;
+        self.expect_cache_break(format!("the model changed to {name}"));
         self.persist_session_settings(self.current_mode());
         self.emit(AgentEvent::ModelChanged { model: self.model.name.clone(), window: self.model.context_window });
         {
@@ -376,6 +397,13 @@ impl Worker {
                 Block::ToolCall(call) => self.redactor.redact_in_place(&mut call.arguments),
                 Block::ToolResult(result) => self.redactor.redact_in_place(&mut result.content),
             }
+        }
+    }
+
+    /// Note a change cairn made that will cost cache reads on the next request.
+    pub(super) fn expect_cache_break(&mut self, reason: String) {
+        if !self.expected_breaks.contains(&reason) {
+            self.expected_breaks.push(reason);
         }
     }
 

@@ -89,6 +89,16 @@ pub enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// List this project's memories (and global ones)
+    Memories {
+        #[arg(long)]
+        json: bool,
+    },
+    /// Delete a memory of this project
+    Forget {
+        /// The memory's id, as `cairn memories` shows it
+        id: i64,
+    },
     /// Print a session as JSONL (one message a line)
     Export {
         /// Session id (a unique prefix is enough)

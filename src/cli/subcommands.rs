@@ -36,6 +36,56 @@ pub fn sessions(startup: &Startup, json: bool) -> Result<ExitCode, CliError> {
     Ok(ExitCode::SUCCESS)
 }
 
+pub fn memories(startup: &Startup, json: bool) -> Result<ExitCode, CliError> {
+    let (store, project) = startup.open_store()?;
+    let list = store.memories(project)?;
+    let mut out = std::io::stdout().lock();
+    if json {
+        let text = serde_json::to_string_pretty(&list).map_err(|e| CliError::Failed(e.to_string()))?;
+        writeln!(out, "{text}").map_err(io_failed)?;
+        return Ok(ExitCode::SUCCESS);
+    }
+    if list.is_empty() {
+        writeln!(
+            out,
+            "No memories for {} yet. cairn saves them when you ask it to remember something, and from compaction summaries.",
+            startup.root.display()
+        )
+        .map_err(io_failed)?;
+        return Ok(ExitCode::SUCCESS);
+    }
+    writeln!(out, "{:>5}  {:<10}  {:<8}  {:<3}  {:<10}  TITLE", "ID", "TYPE", "CLASS", "PIN", "CREATED")
+        .map_err(io_failed)?;
+    for m in list {
+        writeln!(
+            out,
+            "{:>5}  {:<10}  {:<8}  {:<3}  {:<10}  {}{}",
+            m.id,
+            m.kind,
+            m.class,
+            if m.pinned { "yes" } else { "" },
+            m.created_at.get(..10).unwrap_or(""),
+            m.title,
+            if m.global { " (global)" } else { "" }
+        )
+        .map_err(io_failed)?;
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+pub fn forget(startup: &Startup, id: i64) -> Result<ExitCode, CliError> {
+    let (store, project) = startup.open_store()?;
+    match store.memory(project, id)? {
+        Some(m) if store.delete_memory(project, id)? => {
+            println!("Forgot memory #{id}: {}", m.title);
+            Ok(ExitCode::SUCCESS)
+        }
+        Some(_) | None => {
+            Err(CliError::Usage(format!("no memory #{id} in {}; `cairn memories` lists them", startup.root.display())))
+        }
+    }
+}
+
 /// The session as TRAJECTORY.md JSONL: the static system prompt first, then every message, with
 /// tool results in full (not as truncated for the model).
 pub fn export(startup: &Startup, id: &str) -> Result<ExitCode, CliError> {

@@ -33,6 +33,28 @@ pub struct Config {
     pub context: ContextConfig,
     pub compaction: CompactionConfig,
     pub cache: CacheConfig,
+    pub memory: MemoryConfig,
+}
+
+/// `[memory]`: memories and recall.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct MemoryConfig {
+    /// Memories injected into the system prompt at most (001).
+    pub max_injected: usize,
+    /// Extract durable memories from each compaction summary (001).
+    pub extract: bool,
+    /// Search earlier messages for each prompt once some have been compacted or trimmed away,
+    /// and send what is found with the prompt (000).
+    pub auto_recall: bool,
+    /// Tokens of recall at most (000).
+    pub recall_max_tokens: u64,
+}
+
+impl Default for MemoryConfig {
+    fn default() -> Self {
+        MemoryConfig { max_injected: 6, extract: true, auto_recall: true, recall_max_tokens: 2_000 }
+    }
 }
 
 /// Retries of failed provider requests.

@@ -12,7 +12,9 @@ mod paths;
 mod provider;
 mod secrets;
 
-pub use defaults::{CacheConfig, CacheTtl, CompactionConfig, Config, ContextConfig, RetryConfig, ToolsConfig};
+pub use defaults::{
+    CacheConfig, CacheTtl, CompactionConfig, Config, ContextConfig, MemoryConfig, RetryConfig, ToolsConfig,
+};
 pub use error::ConfigError;
 pub use file::load;
 pub use models::{ModelInfo, Prices, WindowSource, lookup_model};

@@ -275,6 +275,19 @@ impl Pipeline {
         out
     }
 
+    /// The frozen parts of the system prompt, to persist with the state.
+    pub fn set_prompt_snapshot(&mut self, snapshot: super::state::PromptSnapshot) {
+        self.state.prompt = snapshot;
+    }
+
+    /// Attach a recall block to the user message `seq`.
+    pub fn set_recall(&mut self, seq: i64, text: String) {
+        self.state.recall.insert(seq, text);
+        if let Some(i) = self.ledger.index_of(seq) {
+            self.refresh(i);
+        }
+    }
+
     /// Put back an earlier state (a compaction that could not be saved).
     pub fn replace_state(&mut self, state: ContextState) {
         self.state = state;
@@ -326,6 +339,7 @@ impl Pipeline {
         }
         self.state.trimmed.retain(|&(_, last)| last > through);
         self.state.clipped.retain(|&seq, _| seq > through);
+        self.state.recall.retain(|&seq, _| seq > through);
         self.state.summary = Some(SummaryState { text: summary, through_seq: through, generation: plan.generation });
         self.state.carried.messages.extend(plan.carried.iter().cloned());
         self.state.counters.compactions += 1;
@@ -568,6 +582,11 @@ impl Pipeline {
                 Arc::new(Message::tool(r))
             }),
             Role::User if clipped.is_some() => clipped.map(|text| Arc::new(Message::user(text.clone()))),
+            Role::User if self.state.recall.contains_key(&e.seq) => self
+                .state
+                .recall
+                .get(&e.seq)
+                .map(|recall| Arc::new(Message::user(format!("{}\n\n{}", e.message.text(), recall)))),
             Role::Tool => e.facts.as_ref().and_then(|f| self.state.replacements.get(&f.call_id)).and_then(|r| {
                 let mut result = e.message.tool_result()?.clone();
                 result.content = match r.kind {

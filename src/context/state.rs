@@ -60,6 +60,18 @@ pub struct CarriedInstructions {
     pub messages: Vec<(i64, String)>,
 }
 
+/// The parts of the system prompt frozen for a session, kept so a resume sends the same bytes
+/// (and reads the provider's cache).
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PromptSnapshot {
+    /// `None` until the first request builds it; `Some("")` when there were no memories.
+    pub memory_block: Option<String>,
+    pub memory_ids: Vec<i64>,
+    /// The environment layer as rendered at session start, and the day it was rendered.
+    pub environment: Option<String>,
+    pub environment_date: Option<String>,
+}
+
 /// Counters of what the stages did, cumulative over the session.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct StageCounters {
@@ -122,6 +134,11 @@ pub struct ContextState {
     /// real usage has been seen once (anti-thrash).
     #[serde(default)]
     pub awaiting_usage: bool,
+    #[serde(default)]
+    pub prompt: PromptSnapshot,
+    /// Recall blocks found for user messages (by seq), sent after the message's text.
+    #[serde(default)]
+    pub recall: BTreeMap<i64, String>,
 }
 
 impl ContextState {

@@ -5,6 +5,7 @@
 //! Knows nothing about what tools do or where conversations are stored.
 
 mod anthropic;
+mod cache_analytics;
 mod discovery;
 mod error;
 mod http;
@@ -14,6 +15,7 @@ mod retry;
 mod sse;
 
 pub use anthropic::AnthropicClient;
+pub use cache_analytics::{BreakKind, CacheBreak, CacheCounts, CacheTracker, Fingerprint, fingerprint};
 pub use discovery::{ProbeResult, discover_model, probe_local};
 pub use error::{LlmError, is_context_length_message};
 pub use http::{ClientSetupError, build_client};

@@ -1,6 +1,8 @@
 use std::path::{Path, PathBuf};
 
-/// Facts about where the session runs, rendered after the cache boundary.
+/// Facts about where the session runs. Detected once per session (git status is a snapshot
+/// from the start of the session, not refreshed per request: a volatile system prompt would
+/// invalidate the provider's cache of every message after it).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Environment {
     pub root: PathBuf,
@@ -9,7 +11,12 @@ pub struct Environment {
     /// Day granularity, so the text changes at most once a day.
     pub date: String,
     pub git_branch: Option<String>,
+    /// `git status --short` at session start, capped.
+    pub git_status: Option<String>,
 }
+
+/// Lines of `git status` kept in the prompt.
+const MAX_STATUS_LINES: usize = 20;
 
 impl Environment {
     pub fn detect(root: &Path, cwd: &Path, today: chrono::NaiveDate) -> Environment {
@@ -19,7 +26,16 @@ impl Environment {
             platform: format!("{} ({})", std::env::consts::OS, std::env::consts::ARCH),
             date: today.format("%Y-%m-%d").to_string(),
             git_branch: git_branch(root),
+            git_status: None,
         }
+    }
+
+    /// Also take a snapshot of `git status`, which runs a process: once per session.
+    pub fn with_git_status(mut self) -> Environment {
+        if self.git_branch.is_some() {
+            self.git_status = git_status(&self.root);
+        }
+        self
     }
 
     pub fn render(&self) -> String {
@@ -33,6 +49,11 @@ impl Environment {
         match &self.git_branch {
             Some(branch) => out.push_str(&format!("- Git branch: {branch}\n")),
             None => out.push_str("- Not a git repository\n"),
+        }
+        match self.git_status.as_deref() {
+            Some("") => out.push_str("- Git status at session start: clean\n"),
+            Some(status) => out.push_str(&format!("- Git status at session start:\n```\n{status}\n```\n")),
+            None => {}
         }
         out
     }
@@ -55,4 +76,25 @@ fn git_branch(root: &Path) -> Option<String> {
         Some(branch) => Some(branch.to_string()),
         None => Some(format!("detached at {}", crate::conversation::clip(head, 10).trim_end_matches('…'))),
     }
+}
+
+fn git_status(root: &Path) -> Option<String> {
+    let out = std::process::Command::new("git")
+        .args(["status", "--short", "--untracked-files=normal"])
+        .current_dir(root)
+        .env("GIT_OPTIONAL_LOCKS", "0")
+        .stdin(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .output()
+        .ok()?;
+    if !out.status.success() {
+        return None;
+    }
+    let text = String::from_utf8_lossy(&out.stdout);
+    let lines: Vec<&str> = text.lines().collect();
+    let mut status = lines.iter().take(MAX_STATUS_LINES).copied().collect::<Vec<_>>().join("\n");
+    if lines.len() > MAX_STATUS_LINES {
+        status.push_str(&format!("\n… and {} more", lines.len() - MAX_STATUS_LINES));
+    }
+    Some(status)
 }

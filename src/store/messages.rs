@@ -62,6 +62,10 @@ impl Store {
             params![session, seq, message.role.as_str(), content, now],
         )?;
         let id = tx.last_insert_rowid();
+        tx.execute(
+            "INSERT INTO messages_fts (rowid, text) VALUES (?1, ?2)",
+            params![id, super::search::searchable_text(message)],
+        )?;
         if let Some(r) = record {
             tx.execute(
                 "INSERT INTO tool_results (session_id, message_id, call_id, tool, arguments, output, is_error, exit_code, diff, duration_ms, created_at)

@@ -99,6 +99,29 @@ const STEPS: &[&str] = &[
     );
     CREATE INDEX compactions_by_session ON compactions(session_id, id);
     "#,
+    // 4: full-text search over memories and over every message (recall).
+    r#"
+    CREATE VIRTUAL TABLE memories_fts USING fts5(title, content, content='memories', content_rowid='id');
+    INSERT INTO memories_fts(rowid, title, content) SELECT id, title, content FROM memories;
+    CREATE TRIGGER memories_fts_insert AFTER INSERT ON memories BEGIN
+        INSERT INTO memories_fts(rowid, title, content) VALUES (new.id, new.title, new.content);
+    END;
+    CREATE TRIGGER memories_fts_delete AFTER DELETE ON memories BEGIN
+        INSERT INTO memories_fts(memories_fts, rowid, title, content) VALUES ('delete', old.id, old.title, old.content);
+    END;
+    CREATE TRIGGER memories_fts_update AFTER UPDATE OF title, content ON memories BEGIN
+        INSERT INTO memories_fts(memories_fts, rowid, title, content) VALUES ('delete', old.id, old.title, old.content);
+        INSERT INTO memories_fts(rowid, title, content) VALUES (new.id, new.title, new.content);
+    END;
+    CREATE VIRTUAL TABLE messages_fts USING fts5(text, content='', contentless_delete=1);
+    INSERT INTO messages_fts(rowid, text)
+        SELECT m.id, (SELECT group_concat(COALESCE(json_extract(b.value, '$.text'), substr(json_extract(b.value, '$.content'), 1, 4000)), ' ')
+                      FROM json_each(m.content) b)
+        FROM messages m;
+    CREATE TRIGGER messages_fts_delete AFTER DELETE ON messages BEGIN
+        DELETE FROM messages_fts WHERE rowid = old.id;
+    END;
+    "#,
 ];
 
 pub const LATEST: i64 = STEPS.len() as i64;

@@ -9,6 +9,7 @@ mod memories;
 mod messages;
 mod migrations;
 mod projects;
+mod search;
 mod sessions;
 mod usage;
 
@@ -17,6 +18,7 @@ pub use error::StoreError;
 pub use memories::{MemoryRecord, NewMemory};
 pub use messages::{StoredMessage, ToolRecord};
 pub use projects::ProjectId;
+pub use search::{MessageHit, searchable_text};
 pub use sessions::{NewSession, SessionInfo, SessionSummary};
 pub use usage::UsageTotals;
 

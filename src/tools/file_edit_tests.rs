@@ -16,6 +16,7 @@ fn project() -> (tempfile::TempDir, ToolContext) {
         config: ToolsConfig::default(),
         files: Arc::new(FileTracker::default()),
         cancel: CancellationToken::new(),
+        memory: None,
     };
     (dir, ctx)
 }

@@ -253,6 +253,7 @@ mod tests {
             config: ToolsConfig::default(),
             files: Arc::new(FileTracker::default()),
             cancel: CancellationToken::new(),
+            memory: None,
         };
         (dir, ctx)
     }

@@ -18,8 +18,10 @@ pub mod file_read;
 pub mod file_write;
 pub mod glob;
 pub mod grep;
+pub mod memory;
 
 pub use change::FileChange;
+pub use memory::MemoryAccess;
 pub use paths::{ProjectPath, resolve_path};
 pub use policy::{ApprovalPolicy, Verdict, decide};
 pub use registry::Registry;
@@ -65,6 +67,8 @@ pub struct ToolContext {
     pub files: Arc<FileTracker>,
     /// Fires when the user interrupts; long-running tools stop and report what they have.
     pub cancel: CancellationToken,
+    /// cairn's memories and past sessions, for the memory tools.
+    pub memory: Option<Arc<dyn MemoryAccess>>,
 }
 
 /// A validated call, ready for policy, approval and execution.

@@ -6,6 +6,7 @@ use super::file_read::FileRead;
 use super::file_write::FileWrite;
 use super::glob::Glob;
 use super::grep::Grep;
+use super::memory::{MemorySave, MemorySearch};
 use super::{Access, Tool};
 use crate::conversation::Mode;
 use crate::llm::ToolSpec;
@@ -24,6 +25,8 @@ impl Registry {
             Box::new(FileWrite),
             Box::new(FileEdit),
             Box::new(Bash),
+            Box::new(MemorySave),
+            Box::new(MemorySearch),
         ])
     }
 
@@ -76,7 +79,10 @@ mod tests {
     fn builtin_lists_the_tools_in_their_fixed_order_with_object_schemas() {
         let registry = Registry::builtin();
         let names: Vec<_> = registry.names().collect();
-        assert_eq!(names, ["file_read", "glob", "grep", "file_write", "file_edit", "bash"]);
+        assert_eq!(
+            names,
+            ["file_read", "glob", "grep", "file_write", "file_edit", "bash", "memory_save", "memory_search"]
+        );
         for name in names {
             let tool = registry.get(name).unwrap();
             let schema = tool.schema();
@@ -90,8 +96,8 @@ mod tests {
     }
 
     #[test]
-    fn plan_mode_gets_only_the_read_only_builtins() {
+    fn plan_mode_gets_only_the_read_only_and_memory_tools() {
         let names: Vec<_> = Registry::builtin().specs(Mode::Plan).into_iter().map(|s| s.name).collect();
-        assert_eq!(names, ["file_read", "glob", "grep"]);
+        assert_eq!(names, ["file_read", "glob", "grep", "memory_save", "memory_search"]);
     }
 }

@@ -13,11 +13,22 @@ fn is_compaction(req: &RecordedRequest) -> bool {
     req.body.to_string().contains("You are summarising part of a conversation between a user and cairn")
 }
 
+/// The memory extraction that follows a compaction.
+fn is_extraction(req: &RecordedRequest) -> bool {
+    req.body.to_string().contains("pick out what is worth remembering")
+}
+
 /// A mock model with `window` tokens that answers summarisation requests with a numbered
-/// summary ("summary #1", …) and everything else from the queue.
+/// summary ("summary #1", …), memory extraction with one memory, and everything else from the
+/// queue.
 fn script_with_summaries(window: u64) -> Script {
     let count = std::sync::atomic::AtomicUsize::new(0);
     Script::new().context_window(window).responder(move |req| {
+        if is_extraction(req) {
+            return Some(Reply::Turn(Turn::text(
+                r#"{"memories": [{"type": "project", "title": "Log format", "content": "Logs under logs/ are one status line per step"}]}"#,
+            )));
+        }
         is_compaction(req).then(|| {
             let n = count.fetch_add(1, std::sync::atomic::Ordering::SeqCst) + 1;
             Reply::Turn(Turn::text(format!(
@@ -36,7 +47,7 @@ fn log_file(i: usize, lines: usize) -> String {
 }
 
 fn agent_requests(mock: &MockLlm) -> Vec<RecordedRequest> {
-    mock.requests().into_iter().filter(|r| !is_compaction(r)).collect()
+    mock.requests().into_iter().filter(|r| !is_compaction(r) && !is_extraction(r)).collect()
 }
 
 #[tokio::test]

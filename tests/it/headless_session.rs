@@ -58,7 +58,10 @@ async fn runs_a_whole_session(api: Api) {
     assert_eq!(requests.len(), 6);
     assert!(mock.problems().is_empty(), "invalid requests: {:#?}", mock.problems());
     assert!(requests.iter().all(|r| r.body["stream"] == true));
-    assert_eq!(tool_names(&requests[0]), ["file_read", "glob", "grep", "file_write", "file_edit", "bash"]);
+    assert_eq!(
+        tool_names(&requests[0]),
+        ["file_read", "glob", "grep", "file_write", "file_edit", "bash", "memory_save", "memory_search"]
+    );
 
     // Each result reached the model in the next request, answering its call.
     let first = tool_results(&requests[1]);
@@ -110,7 +113,19 @@ async fn stream_json_reports_deltas_calls_results_context_and_the_result() {
     let keys: Vec<&str> = last.as_object().unwrap().keys().map(String::as_str).collect();
     assert_eq!(
         keys,
-        ["type", "session_id", "result", "is_error", "turns", "mode", "model", "usage", "context", "denied_tool_calls"]
+        [
+            "type",
+            "session_id",
+            "result",
+            "is_error",
+            "turns",
+            "mode",
+            "model",
+            "usage",
+            "context",
+            "denied_tool_calls",
+            "cache"
+        ]
     );
 }
 

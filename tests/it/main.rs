@@ -12,4 +12,5 @@ mod llm_discovery;
 mod llm_mock;
 mod llm_openai;
 mod llm_retry;
+mod memory_and_prompt;
 mod prompt_cache;

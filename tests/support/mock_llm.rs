@@ -237,6 +237,7 @@ pub struct Script {
     models: Option<Vec<String>>,
     context_window: Option<u64>,
     simulate_cache: bool,
+    evict_before: Option<usize>,
 }
 
 impl Script {
@@ -280,6 +281,13 @@ impl Script {
         self
     }
 
+    /// With [`Script::simulate_cache`]: drop every cached prefix just before request `n`
+    /// (1-based), as a provider evicting its cache would.
+    pub fn evict_cache_before(mut self, n: usize) -> Script {
+        self.evict_before = Some(n);
+        self
+    }
+
     /// Behave like a model with this window: a request whose input (about a token per four
     /// characters of its JSON) plus `max_tokens` exceeds it is refused with the wire's real
     /// context-length error, and recorded as a problem.
@@ -303,6 +311,7 @@ impl Script {
 
 struct Shared {
     context_window: Option<u64>,
+    evict_before: Option<usize>,
     cache: Option<Mutex<cache::PrefixCache>>,
     replies: Mutex<VecDeque<Reply>>,
     requests: Mutex<Vec<RecordedRequest>>,
@@ -338,6 +347,7 @@ impl MockLlm {
         let addr = listener.local_addr()?;
         let shared = Arc::new(Shared {
             context_window: script.context_window,
+            evict_before: script.evict_before,
             cache: script.simulate_cache.then(|| Mutex::new(cache::PrefixCache::default())),
             replies: Mutex::new(script.replies),
             requests: Mutex::new(Vec::new()),
@@ -466,8 +476,12 @@ async fn answer(shared: &Shared, wire: Wire, path: &str, headers: &HeaderMap, ra
     });
     let model = record.body["model"].as_str().unwrap_or("mock-model").to_string();
     let input_estimate = estimate_input(wire, &record.body);
+    let this_request = shared.requests.lock().expect("mock lock poisoned").len() + 1;
     let cached = shared.cache.as_ref().map(|c| {
         let mut c = c.lock().expect("mock lock poisoned");
+        if shared.evict_before == Some(this_request) {
+            c.evict();
+        }
         match wire {
             Wire::Anthropic => c.anthropic(&record.body),
             Wire::OpenAi => c.openai(&record.body),

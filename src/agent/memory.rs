@@ -1,0 +1,350 @@
+//! The agent's side of memory: the memory tools' access (save with twin detection, search over
+//! memories and past messages), the memory block frozen per session, durable memories extracted
+//! after a compaction, and auto-recall for prompts once history has been compacted away.
+
+use std::collections::HashSet;
+use std::sync::{Arc, Mutex};
+
+use super::events::{AgentEvent, NoticeLevel};
+use super::summarizer::UsageTally;
+use super::worker::Worker;
+use crate::config::Redactor;
+use crate::context::{PromptSnapshot, fts_query};
+use crate::conversation::{Message, clip, floor_char_boundary};
+use crate::llm::{ChatRequest, Provider, RetryPolicy, SystemBlock, send_with_retries};
+use crate::memory::{Merge, build_block, consolidation, expired, merge_decision, parse_extraction};
+use crate::store::{MemoryRecord, MessageHit, NewMemory, ProjectId, Store};
+use crate::tools::MemoryAccess;
+
+/// The memory tools' view of one session.
+pub(super) struct AgentMemory {
+    pub store: Arc<Store>,
+    pub project: ProjectId,
+    pub session: String,
+    pub redactor: Redactor,
+    /// Seqs of this session's messages the model sees verbatim: not worth finding again.
+    pub visible: HashSet<i64>,
+}
+
+fn now_utc() -> chrono::DateTime<chrono::Utc> {
+    chrono::Utc::now()
+}
+
+fn expiry_for(class: &str) -> Option<String> {
+    (class == "working").then(|| {
+        (now_utc() + chrono::Duration::days(crate::memory::WORKING_DAYS))
+            .to_rfc3339_opts(chrono::SecondsFormat::Secs, true)
+    })
+}
+
+/// Save a memory, or update the one it duplicates. Returns the answer for the model.
+fn save_memory(
+    store: &Store,
+    project: ProjectId,
+    session: &str,
+    kind: &str,
+    class: &str,
+    title: &str,
+    content: &str,
+) -> Result<String, String> {
+    let existing: Vec<MemoryRecord> =
+        store.memories(project).map_err(|e| e.to_string())?.into_iter().filter(|m| m.kind != "compaction").collect();
+    match merge_decision(kind, title, content, &existing) {
+        Merge::Update(id) => {
+            store.update_memory(project, id, title, content).map_err(|e| e.to_string())?;
+            Ok(format!("Updated memory #{id} ({kind}): {title}"))
+        }
+        Merge::Insert => {
+            let expires = expiry_for(class);
+            let m = store
+                .create_memory(NewMemory {
+                    project: Some(project),
+                    kind,
+                    class,
+                    title,
+                    content,
+                    session_id: Some(session),
+                    expires_at: expires.as_deref(),
+                })
+                .map_err(|e| e.to_string())?;
+            Ok(format!("Saved memory #{} ({kind}, {class}): {title}", m.id))
+        }
+    }
+}
+
+/// Up to `max_chars` of `text` around the first query word it contains.
+fn snippet(text: &str, query: &str, max_chars: usize) -> String {
+    let lower = text.to_lowercase();
+    let at = crate::context::terms(query).iter().filter_map(|t| lower.find(t.as_str())).min().unwrap_or(0);
+    let start = floor_char_boundary(text, at.saturating_sub(max_chars / 3));
+    let end = floor_char_boundary(text, (start + max_chars).min(text.len()));
+    let body = text[start..end].split_whitespace().collect::<Vec<_>>().join(" ");
+    format!("{}{body}{}", if start > 0 { "…" } else { "" }, if end < text.len() { "…" } else { "" })
+}
+
+fn render_hit(h: &MessageHit, query: &str, max_chars: usize) -> String {
+    let title = if h.session_title.is_empty() { "untitled session".to_string() } else { clip(&h.session_title, 50) };
+    format!(
+        "- [{}, “{title}”, {}] {}",
+        h.created_at.get(..10).unwrap_or(""),
+        h.role,
+        snippet(&h.text, query, max_chars)
+    )
+}
+
+impl MemoryAccess for AgentMemory {
+    fn save(&self, kind: &str, class: &str, title: &str, content: &str) -> Result<String, String> {
+        let title = self.redactor.redact(&crate::context::redact_secrets(title)).into_owned();
+        let content = self.redactor.redact(&crate::context::redact_secrets(content)).into_owned();
+        save_memory(&self.store, self.project, &self.session, kind, class, &title, &content)
+    }
+
+    fn search(&self, query: &str, limit: usize) -> Result<String, String> {
+        let Some(fts) = fts_query(query) else {
+            return Ok(format!("Nothing to search for in {query:?}: use distinctive words."));
+        };
+        let now = now_utc();
+        let memories: Vec<MemoryRecord> = self
+            .store
+            .search_memories(self.project, &fts, limit)
+            .map_err(|e| e.to_string())?
+            .into_iter()
+            .filter(|m| !expired(m, now))
+            .collect();
+        let skip = |session: &str, seq: i64| session == self.session && self.visible.contains(&seq);
+        let hits = self.store.search_messages(self.project, &fts, limit, &skip).map_err(|e| e.to_string())?;
+        if memories.is_empty() && hits.is_empty() {
+            return Ok(format!("No memories or past messages match {query:?}."));
+        }
+        let mut out = String::new();
+        if !memories.is_empty() {
+            out.push_str("Memories:\n");
+            for m in &memories {
+                out.push_str(&format!(
+                    "- #{} [{}, {}] {}: {}\n",
+                    m.id,
+                    m.kind,
+                    m.class,
+                    m.title,
+                    clip(&m.content, 400)
+                ));
+            }
+        }
+        if !hits.is_empty() {
+            out.push_str(if out.is_empty() { "Past messages:\n" } else { "\nPast messages:\n" });
+            for h in &hits {
+                out.push_str(&render_hit(h, query, 300));
+                out.push('\n');
+            }
+        }
+        Ok(out.trim_end().to_string())
+    }
+}
+
+impl Worker {
+    pub(super) fn memory_access(&self) -> AgentMemory {
+        let state = self.pipeline.state();
+        AgentMemory {
+            store: self.store.clone(),
+            project: self.project,
+            session: self.session.id.clone(),
+            redactor: self.redactor.clone(),
+            visible: self.pipeline.ledger().entries().iter().map(|e| e.seq).filter(|&s| state.is_visible(s)).collect(),
+        }
+    }
+
+    /// The memories to inject for `query`: unexpired, not this session's own summaries.
+    fn memory_block_for(&self, query: &str) -> (String, Vec<i64>) {
+        let now = now_utc();
+        let memories: Vec<MemoryRecord> = match self.store.memories(self.project) {
+            Ok(all) => {
+                // This session's own summaries are already in its continuation message.
+                let own_summary =
+                    |m: &MemoryRecord| m.kind == "compaction" && m.session_id.as_deref() == Some(&self.session.id);
+                all.into_iter().filter(|m| !expired(m, now) && !own_summary(m)).collect()
+            }
+            Err(e) => {
+                tracing::error!(error = %e, "cannot read memories");
+                Vec::new()
+            }
+        };
+        match build_block(&memories, query, self.config.memory.max_injected, crate::prompt::MEMORIES_PREAMBLE) {
+            Some(block) => (block.text, block.ids),
+            None => (String::new(), Vec::new()),
+        }
+    }
+
+    /// Freeze the memory block and the environment for the session, the first time a request is
+    /// built (and the environment again when the day changes). Persisted, so a resume sends
+    /// the same bytes. Returns a reason when the frozen prompt changed.
+    pub(super) fn ensure_prompt_snapshot(&mut self) -> Option<String> {
+        let mut snapshot = self.pipeline.state().prompt.clone();
+        let today = chrono::Local::now().date_naive();
+        let today_text = today.format("%Y-%m-%d").to_string();
+        let mut changed = None;
+        if snapshot.environment_date.as_deref() != Some(today_text.as_str()) || snapshot.environment.is_none() {
+            if snapshot.environment.is_some() {
+                changed = Some("a new day (the date in the environment changed)".to_string());
+            }
+            let env = crate::prompt::Environment::detect(&self.root, &self.cwd, today).with_git_status();
+            snapshot.environment = Some(env.render());
+            snapshot.environment_date = Some(today_text);
+        }
+        if snapshot.memory_block.is_none() {
+            let query = self
+                .pipeline
+                .ledger()
+                .entries()
+                .iter()
+                .find(|e| e.role() == crate::conversation::Role::User)
+                .map(|e| e.message.text())
+                .unwrap_or_default();
+            let (text, ids) = self.memory_block_for(&query);
+            snapshot.memory_block = Some(text);
+            snapshot.memory_ids = ids;
+        }
+        if snapshot != self.pipeline.state().prompt {
+            self.pipeline.set_prompt_snapshot(snapshot);
+            self.save_state();
+        }
+        changed
+    }
+
+    /// After a compaction the memory block is built again, for the conversation as it is now.
+    pub(super) fn rebuild_memory_block(&mut self) {
+        let query = self
+            .pipeline
+            .ledger()
+            .entries()
+            .iter()
+            .rev()
+            .find(|e| e.role() == crate::conversation::Role::User)
+            .map(|e| e.message.text())
+            .unwrap_or_default();
+        let (text, ids) = self.memory_block_for(&query);
+        let snapshot =
+            PromptSnapshot { memory_block: Some(text), memory_ids: ids, ..self.pipeline.state().prompt.clone() };
+        self.pipeline.set_prompt_snapshot(snapshot);
+    }
+
+    /// Ask the model for durable memories in a compaction summary, in the background; save them
+    /// (updating twins), consolidate, and announce what was kept.
+    pub(super) fn start_extraction(&mut self, summary: String) {
+        if !self.config.memory.extract {
+            return;
+        }
+        let job = Extraction {
+            provider: self.provider.clone(),
+            model: self.config.compaction.model.clone().unwrap_or_else(|| self.model.name.clone()),
+            retry: self.retry.clone(),
+            store: self.store.clone(),
+            project: self.project,
+            session: self.session.id.clone(),
+            tally: self.aux_usage.clone(),
+            events: self.events.clone(),
+        };
+        if let Some(previous) = self.extraction.take() {
+            previous.abort();
+        }
+        self.extraction = Some(tokio::spawn(job.run(summary)));
+    }
+
+    /// Search earlier messages for a new prompt once history has been compacted or trimmed
+    /// away, and attach what is found to the prompt (000's auto-recall).
+    pub(super) fn auto_recall(&mut self, seq: i64, prompt: &str) {
+        let state = self.pipeline.state();
+        if !self.config.memory.auto_recall || (state.summary.is_none() && state.trimmed.is_empty()) {
+            return;
+        }
+        let Some(fts) = fts_query(prompt) else { return };
+        // What the model already sees — verbatim, or carried into the continuation — is not
+        // worth finding again.
+        let mut shown: HashSet<i64> =
+            self.pipeline.ledger().entries().iter().map(|e| e.seq).filter(|&s| state.is_visible(s)).collect();
+        shown.extend(state.carried.messages.iter().map(|(s, _)| *s));
+        let skip = |session: &str, s: i64| session == self.session.id && (shown.contains(&s) || s == seq);
+        let hits = match self.store.search_messages(self.project, &fts, 6, &skip) {
+            Ok(hits) => hits,
+            Err(e) => {
+                tracing::error!(error = %e, "recall search failed");
+                return;
+            }
+        };
+        if hits.is_empty() {
+            return;
+        }
+        let budget_chars = (self.config.memory.recall_max_tokens as f64 * self.config.context.chars_per_token) as usize;
+        let mut text = String::from(
+            "<recall>\nEarlier messages that match this request (from this or past sessions of the project; they may be out of date):\n",
+        );
+        for h in &hits {
+            let line = render_hit(h, prompt, 400);
+            if text.len() + line.len() > budget_chars {
+                break;
+            }
+            text.push_str(&line);
+            text.push('\n');
+        }
+        text.push_str("</recall>");
+        self.pipeline.set_recall(seq, text);
+        self.save_state();
+    }
+}
+
+/// One extraction call and what follows it, run in the background.
+struct Extraction {
+    provider: Arc<dyn Provider>,
+    model: String,
+    retry: RetryPolicy,
+    store: Arc<Store>,
+    project: ProjectId,
+    session: String,
+    tally: Arc<Mutex<UsageTally>>,
+    events: tokio::sync::mpsc::UnboundedSender<AgentEvent>,
+}
+
+impl Extraction {
+    async fn run(self, summary: String) {
+        let request = ChatRequest {
+            model: self.model.clone(),
+            system: vec![SystemBlock { text: crate::memory::EXTRACTION_PROMPT.to_string(), cache_breakpoint: false }],
+            messages: vec![Message::user(format!("<summary>\n{summary}\n</summary>"))],
+            tools: Vec::new(),
+            max_tokens: 2_000,
+            cache: None,
+        };
+        let (events, _ignored) = tokio::sync::mpsc::unbounded_channel();
+        let cancel = tokio_util::sync::CancellationToken::new();
+        let reply = match send_with_retries(self.provider.as_ref(), &request, &events, &cancel, &self.retry).await {
+            Ok(r) => r,
+            Err(e) => {
+                tracing::warn!(error = %e, "memory extraction failed");
+                return;
+            }
+        };
+        if let Err(e) = self.store.record_usage(&self.session, None, "extraction", &reply.model, &reply.usage) {
+            tracing::error!(error = %e, "could not record extraction usage");
+        }
+        {
+            let mut tally = self.tally.lock().unwrap_or_else(|p| p.into_inner());
+            tally.usage.add(&reply.usage);
+            tally.requests += 1;
+        }
+        let mut kept = Vec::new();
+        for m in parse_extraction(&reply.message.text()) {
+            match save_memory(&self.store, self.project, &self.session, &m.kind, "durable", &m.title, &m.content) {
+                Ok(answer) => kept.push(answer),
+                Err(e) => tracing::error!(error = %e, "could not save an extracted memory"),
+            }
+        }
+        if let Ok(all) = self.store.memories(self.project) {
+            for id in consolidation(&all, now_utc()) {
+                let _ = self.store.delete_memory(self.project, id);
+            }
+        }
+        if !kept.is_empty() {
+            let text = format!("remembered from this session: {}", kept.join("; "));
+            let _ = self.events.send(AgentEvent::Notice { level: NoticeLevel::Info, text });
+        }
+    }
+}

@@ -1,0 +1,80 @@
+//! Consolidation after extraction: expired working memories go, and of the compaction
+//! summaries only the newest ten stay. Pinned memories always stay.
+
+use crate::store::MemoryRecord;
+
+const KEEP_SUMMARIES: usize = 10;
+
+/// Ids of the memories to delete.
+pub fn consolidation(memories: &[MemoryRecord], now: chrono::DateTime<chrono::Utc>) -> Vec<i64> {
+    let mut doomed: Vec<i64> = memories.iter().filter(|m| super::expired(m, now)).map(|m| m.id).collect();
+    let mut summaries: Vec<&MemoryRecord> = memories.iter().filter(|m| m.kind == "compaction" && !m.pinned).collect();
+    summaries.sort_by(|a, b| b.created_at.cmp(&a.created_at).then(b.id.cmp(&a.id)));
+    doomed.extend(summaries.iter().skip(KEEP_SUMMARIES).map(|m| m.id));
+    doomed.sort_unstable();
+    doomed.dedup();
+    doomed
+}
+
+/// A title that says what a session was about: the first line of the summary's goal.
+pub fn summary_title(summary: &str) -> String {
+    let goal = summary
+        .split("## Goal")
+        .nth(1)
+        .and_then(|rest| {
+            rest.lines().map(|l| l.trim().trim_start_matches(['-', '*', '>']).trim()).find(|l| !l.is_empty())
+        })
+        .unwrap_or("session summary");
+    format!("Summary: {}", crate::conversation::clip(goal.trim_matches('"'), 80))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn m(id: i64, kind: &str, class: &str, created: &str, expires: Option<&str>, pinned: bool) -> MemoryRecord {
+        MemoryRecord {
+            id,
+            kind: kind.into(),
+            class: class.into(),
+            pinned,
+            title: String::new(),
+            content: String::new(),
+            global: false,
+            session_id: None,
+            created_at: created.into(),
+            updated_at: String::new(),
+            expires_at: expires.map(String::from),
+        }
+    }
+
+    #[test]
+    fn expired_working_memories_and_old_summaries_go_pinned_ones_stay() {
+        let now = chrono::DateTime::parse_from_rfc3339("2026-11-22T12:00:00Z").unwrap().with_timezone(&chrono::Utc);
+        let mut all = vec![
+            m(1, "project", "working", "2026-11-01T00:00:00Z", Some("2026-11-15T00:00:00Z"), false),
+            m(2, "project", "working", "2026-11-01T00:00:00Z", Some("2026-11-15T00:00:00Z"), true),
+            m(3, "project", "durable", "2026-01-01T00:00:00Z", None, false),
+        ];
+        all.extend((0..12).map(|i| {
+            m(
+                100 + i,
+                "compaction",
+                "working",
+                &format!("2026-11-{:02}T00:00:00Z", 10 + i),
+                Some("2026-12-30T00:00:00Z"),
+                false,
+            )
+        }));
+        assert_eq!(consolidation(&all, now), vec![1, 100, 101]);
+    }
+
+    #[test]
+    fn summary_titles_come_from_the_goal() {
+        assert_eq!(
+            summary_title("## Goal\n\n- \"Port the parser to nom\"\n## Done"),
+            "Summary: Port the parser to nom"
+        );
+        assert_eq!(summary_title("no sections"), "Summary: session summary");
+    }
+}
