@@ -101,6 +101,22 @@ impl Worker {
         }
         let budget = self.budget();
         let session = self.store.session_usage(&self.session.id).ok();
+        let state = self.pipeline.state();
+        let mut segments: Vec<super::events::SegmentInfo> = self
+            .store
+            .segments(&self.session.id)
+            .unwrap_or_default()
+            .into_iter()
+            .map(|r| super::events::SegmentInfo {
+                level: r.level,
+                first_seq: r.first_seq,
+                last_seq: r.last_seq,
+                tokens: r.tokens,
+                summarized: r.summary.is_some(),
+                shown: (r.first_seq..=r.last_seq).any(|s| state.is_visible(s)),
+            })
+            .collect();
+        segments.sort_by(|a, b| b.level.cmp(&a.level).then(a.first_seq.cmp(&b.first_seq)));
         ContextBreakdown {
             parts,
             total,
@@ -112,6 +128,7 @@ impl Worker {
                 last_request: self.last_usage,
                 breaks: self.cache.breaks.iter().map(|b| b.describe()).collect(),
             },
+            segments,
         }
     }
 }

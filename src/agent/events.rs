@@ -111,6 +111,18 @@ pub struct CacheReport {
     pub breaks: Vec<String>,
 }
 
+/// One segment of the session's history, for the `/context` tree.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct SegmentInfo {
+    pub level: u32,
+    pub first_seq: i64,
+    pub last_seq: i64,
+    pub tokens: u64,
+    pub summarized: bool,
+    /// Still sent verbatim (not compacted or trimmed away).
+    pub shown: bool,
+}
+
 /// The answer to [`UserCommand::DescribeContext`].
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct ContextBreakdown {
@@ -120,6 +132,8 @@ pub struct ContextBreakdown {
     pub level: BudgetLevel,
     pub counters: ContextReport,
     pub cache: CacheReport,
+    /// The segment tree, highest level first.
+    pub segments: Vec<SegmentInfo>,
 }
 
 /// Why a compaction runs.

@@ -10,6 +10,7 @@ mod dispatch;
 mod events;
 mod memory;
 mod runner;
+mod segments;
 mod slash;
 mod spill;
 mod summarizer;
@@ -18,8 +19,8 @@ mod worker;
 
 pub use events::{
     AgentEvent, ApprovalDecision, ApprovalRequest, CacheReport, CacheStats, CompactionEvent, CompactionTrigger,
-    ContextBreakdown, ContextPart, ContextReport, ContextStatus, NoticeLevel, ToolFinished, TurnOutcome, TurnStats,
-    TurnSummary, UserCommand,
+    ContextBreakdown, ContextPart, ContextReport, ContextStatus, NoticeLevel, SegmentInfo, ToolFinished, TurnOutcome,
+    TurnStats, TurnSummary, UserCommand,
 };
 pub use runner::{AgentHandle, AgentSetup, SessionChoice, spawn};
 pub use slash::{COMMANDS, SlashCommand, parse_slash};

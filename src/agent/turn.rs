@@ -177,6 +177,7 @@ impl Worker {
             self.expect_cache_break(reason);
         }
         self.pipeline.set_protected(self.protected_context());
+        self.refresh_outline();
         let input = self.preflight_input(mode, false);
         self.poll_compaction(&input).await;
         let mut input = self.preflight_input(mode, self.compaction.is_some());

@@ -60,6 +60,8 @@ pub(super) struct Worker {
     pub(super) instructions_fingerprint: Option<u64>,
     /// Memory extraction after a compaction, running in the background.
     pub(super) extraction: Option<tokio::task::JoinHandle<()>>,
+    /// Segment summaries and roll-ups, running in the background.
+    pub(super) segmenting: Option<tokio::task::JoinHandle<()>>,
     /// Usage of auxiliary calls (compaction) not yet counted in a turn's stats.
     pub(super) aux_usage: Arc<Mutex<UsageTally>>,
     pub(super) truncations_dir: PathBuf,
@@ -110,6 +112,7 @@ impl Worker {
             expected_breaks: Vec::new(),
             instructions_fingerprint: None,
             extraction: None,
+            segmenting: None,
             aux_usage: Arc::default(),
             // Canonical, so paths the tools resolve compare equal; created so it can be.
             truncations_dir: {
@@ -246,6 +249,8 @@ impl Worker {
                     let summary = self.run_turn(prompt, cancel).await;
                     self.end_work();
                     self.emit(AgentEvent::TurnFinished(summary));
+                    self.update_segments();
+                    self.summarize_hidden_segments();
                 }
                 UserCommand::Compact => {
                     let cancel = self.begin_work();
@@ -278,6 +283,9 @@ impl Worker {
         self.finish_compaction_on_exit().await;
         if let Some(extraction) = self.extraction.take() {
             let _ = extraction.await;
+        }
+        if let Some(segmenting) = self.segmenting.take() {
+            let _ = segmenting.await;
         }
     }
 

@@ -18,6 +18,7 @@ mod pipeline;
 mod prune;
 mod redact;
 mod replay;
+mod segments;
 mod state;
 mod terms;
 mod trajectory;
@@ -26,7 +27,9 @@ mod truncate;
 mod view;
 
 pub use budget::{BudgetLevel, ContextBudget};
-pub use compact::{COMPACTION_PROMPT, CompactionPlan, Summarizer, SummaryError, summarize, summary_budget};
+pub use compact::{
+    COMPACTION_PROMPT, CompactionPlan, Summarizer, SummaryError, summarize, summary_budget, transcript_piece,
+};
 pub use estimate::{MESSAGE_OVERHEAD_TOKENS, estimate_message_tokens, estimate_text_tokens};
 pub use extractive::{ExtractiveSummarizer, extract};
 pub use facts::{Effect, LineRange, ToolFacts, normalise_path};
@@ -36,6 +39,7 @@ pub use pairs::sanitize_pairs;
 pub use pipeline::{Pipeline, Preflight, PreflightInput, Stage, StageReport, Urgency, thousands};
 pub use redact::redact_secrets;
 pub use replay::{AuxReport, DumpedRequest, ReplayOptions, ReplayReport, ReplayTotals, RequestReport, replay};
+pub use segments::{Cut as SegmentCut, ROLLUP as SEGMENT_ROLLUP, SegmentNode, outline, segment};
 pub use state::{ContextState, PromptSnapshot, Replacement, ReplacementKind, StageCounters, SummaryState};
 pub use terms::{fts_query, similarity, terms};
 pub use trajectory::{Trajectory, parse_trajectory, trajectory_line};

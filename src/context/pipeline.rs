@@ -98,6 +98,8 @@ pub struct Pipeline {
     sent: Vec<Option<Arc<Message>>>,
     sent_tokens: Vec<u64>,
     protected: String,
+    /// The outline of segments no longer shown, rendered by the caller.
+    outline: String,
     /// The continuation message for a window size, cached until the state changes.
     continuation: Option<(u64, Option<Continuation>)>,
     calibration: Option<Calibration>,
@@ -113,6 +115,7 @@ impl Pipeline {
             sent: Vec::new(),
             sent_tokens: Vec::new(),
             protected: String::new(),
+            outline: String::new(),
             continuation: None,
             calibration: None,
         }
@@ -157,6 +160,14 @@ impl Pipeline {
     pub fn set_protected(&mut self, text: String) {
         if text != self.protected {
             self.protected = text;
+            self.continuation = None;
+        }
+    }
+
+    /// The outline of earlier segments, shown in the continuation message.
+    pub fn set_outline(&mut self, text: String) {
+        if text != self.outline {
+            self.outline = text;
             self.continuation = None;
         }
     }
@@ -470,10 +481,11 @@ impl Pipeline {
             return cached.clone();
         }
         let cpt = self.config.chars_per_token;
-        let built = view::continuation(&self.state, &self.protected, view::carry_budget(window), cpt).map(|m| {
-            let t = view::tokens_of(&m, cpt);
-            (Arc::new(m), t)
-        });
+        let built = view::continuation(&self.state, &self.protected, &self.outline, view::carry_budget(window), cpt)
+            .map(|m| {
+                let t = view::tokens_of(&m, cpt);
+                (Arc::new(m), t)
+            });
         self.continuation = Some((window, built.clone()));
         built
     }

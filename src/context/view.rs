@@ -49,8 +49,15 @@ fn instructions(state: &ContextState, budget: u64, cpt: f64) -> String {
     out
 }
 
-/// The continuation message, when anything has been compacted or trimmed away.
-pub fn continuation(state: &ContextState, protected: &str, carry_budget: u64, cpt: f64) -> Option<Message> {
+/// The continuation message, when anything has been compacted or trimmed away. `outline` is the
+/// rendered segment outline of what is no longer shown (may be empty).
+pub fn continuation(
+    state: &ContextState,
+    protected: &str,
+    outline: &str,
+    carry_budget: u64,
+    cpt: f64,
+) -> Option<Message> {
     if state.summary.is_none() && state.carried.messages.is_empty() {
         return None;
     }
@@ -65,7 +72,8 @@ pub fn continuation(state: &ContextState, protected: &str, carry_budget: u64, cp
     let text = CONTINUATION
         .replace("{protected}", &protected)
         .replace("{instructions}", &instructions(state, carry_budget, cpt))
-        .replace("{summary}", &summary);
+        .replace("{summary}", &summary)
+        .replace("{outline}", outline);
     Some(Message::user(text))
 }
 

@@ -122,6 +122,21 @@ const STEPS: &[&str] = &[
         DELETE FROM messages_fts WHERE rowid = old.id;
     END;
     "#,
+    // 5: hierarchical segments of sessions (level 0 at topic shifts, parents roll up ten).
+    r#"
+    CREATE TABLE segments (
+        id          INTEGER PRIMARY KEY,
+        session_id  TEXT NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
+        level       INTEGER NOT NULL,
+        first_seq   INTEGER NOT NULL,
+        last_seq    INTEGER NOT NULL,
+        tokens      INTEGER NOT NULL,
+        summary     TEXT,
+        parent_id   INTEGER REFERENCES segments(id) ON DELETE SET NULL,
+        created_at  TEXT NOT NULL
+    );
+    CREATE INDEX segments_by_session ON segments(session_id, level, first_seq);
+    "#,
 ];
 
 pub const LATEST: i64 = STEPS.len() as i64;

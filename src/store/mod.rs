@@ -10,6 +10,7 @@ mod messages;
 mod migrations;
 mod projects;
 mod search;
+mod segments;
 mod sessions;
 mod usage;
 
@@ -19,6 +20,7 @@ pub use memories::{MemoryRecord, NewMemory};
 pub use messages::{StoredMessage, ToolRecord};
 pub use projects::ProjectId;
 pub use search::{MessageHit, searchable_text};
+pub use segments::SegmentRow;
 pub use sessions::{NewSession, SessionInfo, SessionSummary};
 pub use usage::UsageTotals;
 

@@ -13,9 +13,10 @@ fn is_compaction(req: &RecordedRequest) -> bool {
     req.body.to_string().contains("You are summarising part of a conversation between a user and cairn")
 }
 
-/// The memory extraction that follows a compaction.
+/// The memory extraction that follows a compaction, or a segment summary: auxiliary calls.
 fn is_extraction(req: &RecordedRequest) -> bool {
-    req.body.to_string().contains("pick out what is worth remembering")
+    let body = req.body.to_string();
+    body.contains("pick out what is worth remembering") || body.contains("summarising one stretch of a coding session")
 }
 
 /// A mock model with `window` tokens that answers summarisation requests with a numbered
@@ -24,6 +25,9 @@ fn is_extraction(req: &RecordedRequest) -> bool {
 fn script_with_summaries(window: u64) -> Script {
     let count = std::sync::atomic::AtomicUsize::new(0);
     Script::new().context_window(window).responder(move |req| {
+        if req.body.to_string().contains("summarising one stretch of a coding session") {
+            return Some(Reply::Turn(Turn::text("Read several logs; all steps ok.")));
+        }
         if is_extraction(req) {
             return Some(Reply::Turn(Turn::text(
                 r#"{"memories": [{"type": "project", "title": "Log format", "content": "Logs under logs/ are one status line per step"}]}"#,
@@ -222,4 +226,56 @@ async fn a_saved_output_can_be_read_back_even_in_plan_mode_and_is_never_saved_ag
     let saved = std::fs::read_dir(sandbox.home.path().join("truncations")).unwrap().count();
     assert_eq!(saved, 1, "one saved output, no loop");
     assert_eq!(json_result(&out)["context"]["truncations"], 2);
+}
+
+#[tokio::test]
+async fn segments_of_compacted_history_come_back_as_an_outline() {
+    let sandbox = Sandbox::new();
+    let mut script = script_with_summaries(32_000);
+    let topics = ["parser", "database", "frontend"];
+    for topic in topics {
+        for i in 0..6 {
+            let body: String = (0..160).map(|n| format!("{topic} module {topic} line {n}: {topic} detail\n")).collect();
+            sandbox.write(&format!("{topic}/f{i}.txt"), &body);
+            script = script.turn(Turn::tool("file_read", json!({"path": format!("{topic}/f{i}.txt")})));
+        }
+    }
+    let mock = MockLlm::start(script.turn(Turn::text("Reviewed three areas.")).turn(Turn::text("Yes."))).await;
+    let first = sandbox
+        .run(
+            Api::Anthropic,
+            &mock,
+            &[
+                "-p",
+                "review the parser, database and frontend",
+                "--yes",
+                "--output-format",
+                "json",
+                "--context-window",
+                "32000",
+            ],
+        )
+        .await;
+    assert!(first.status.success(), "{}", text(&first.stderr));
+    let result = json_result(&first);
+    assert!(result["context"]["compactions"].as_u64().unwrap() >= 1);
+    let id = result["session_id"].as_str().unwrap().to_string();
+    let conn = sandbox.database();
+    let (segments, summarized): (i64, i64) = conn
+        .query_row("SELECT COUNT(*), COUNT(summary) FROM segments WHERE level = 0", [], |r| Ok((r.get(0)?, r.get(1)?)))
+        .unwrap();
+    assert!(segments >= 2, "{segments} segments");
+    assert!(summarized >= 1, "hidden segments were summarised");
+    let next = sandbox
+        .run(
+            Api::Anthropic,
+            &mock,
+            &["--session", &id, "-p", "anything left?", "--output-format", "json", "--context-window", "32000"],
+        )
+        .await;
+    assert!(next.status.success(), "{}", text(&next.stderr));
+    let last = agent_requests(&mock).pop().unwrap().body.to_string();
+    assert!(last.contains("## Earlier in this session, by topic"), "the outline is in the continuation");
+    assert!(last.contains("Read several logs; all steps ok."));
+    assert!(mock.problems().is_empty(), "{:#?}", mock.problems());
 }

@@ -1,0 +1,197 @@
+//! Segments of the session (seed 000): cut at topic shifts as the session grows; summarised,
+//! in the background, once they have left the verbatim view; rolled up by tens; and the outline
+//! of what the model no longer sees handed to the pipeline for the continuation message.
+
+use std::sync::{Arc, Mutex};
+
+use super::summarizer::UsageTally;
+use super::worker::Worker;
+use crate::context::{SegmentNode, outline, segment, transcript_piece};
+use crate::conversation::Message;
+use crate::llm::{ChatRequest, Provider, RetryPolicy, SystemBlock, send_with_retries};
+use crate::store::{SegmentRow, Store};
+
+const SEGMENT_PROMPT: &str = include_str!("../../assets/prompts/segment.md");
+/// Parents roll up this many children (000).
+const ROLLUP: usize = crate::context::SEGMENT_ROLLUP;
+/// The outline takes at most this share of the window, and no more than this many tokens.
+const OUTLINE_WINDOW_SHARE: f64 = 0.06;
+const OUTLINE_MAX_TOKENS: u64 = 6_000;
+
+impl Worker {
+    /// Cut new level-0 segments from what has accumulated.
+    pub(super) fn update_segments(&mut self) {
+        let after = match self.store.last_segmented_seq(&self.session.id) {
+            Ok(seq) => seq,
+            Err(e) => return self.store_error(&e),
+        };
+        for cut in segment(self.pipeline.ledger(), after) {
+            if let Err(e) = self.store.insert_segment(&self.session.id, 0, cut.first_seq, cut.last_seq, cut.tokens) {
+                return self.store_error(&e);
+            }
+        }
+    }
+
+    /// Summarise, in the background, the segments that have left the verbatim view, then roll
+    /// them up. Nothing to do while everything is still shown.
+    pub(super) fn summarize_hidden_segments(&mut self) {
+        if self.segmenting.as_ref().is_some_and(|t| !t.is_finished()) {
+            return;
+        }
+        let Ok(rows) = self.store.segments(&self.session.id) else { return };
+        let state = self.pipeline.state();
+        let hidden = |first: i64, last: i64| (first..=last).all(|s| !state.is_visible(s));
+        let todo: Vec<(SegmentRow, String)> = rows
+            .iter()
+            .filter(|r| r.level == 0 && r.summary.is_none() && hidden(r.first_seq, r.last_seq))
+            .map(|r| {
+                let transcript: String = self
+                    .pipeline
+                    .ledger()
+                    .entries()
+                    .iter()
+                    .filter(|e| e.seq >= r.first_seq && e.seq <= r.last_seq)
+                    .map(|e| transcript_piece(&e.message))
+                    .collect::<Vec<_>>()
+                    .join("\n");
+                (r.clone(), transcript)
+            })
+            .collect();
+        let rollup_pending = rows.iter().filter(|r| r.summary.is_some() && r.parent_id.is_none()).count() >= ROLLUP;
+        if todo.is_empty() && !rollup_pending {
+            return;
+        }
+        let job = SegmentJob {
+            provider: self.provider.clone(),
+            model: self.config.compaction.model.clone().unwrap_or_else(|| self.model.name.clone()),
+            retry: self.retry.clone(),
+            store: self.store.clone(),
+            session: self.session.id.clone(),
+            tally: self.aux_usage.clone(),
+        };
+        self.segmenting = Some(tokio::spawn(job.run(todo)));
+    }
+
+    /// The outline of segments no longer shown, for the continuation message.
+    pub(super) fn refresh_outline(&mut self) {
+        let state = self.pipeline.state();
+        if state.summary.is_none() && state.trimmed.is_empty() {
+            self.pipeline.set_outline(String::new());
+            return;
+        }
+        let Ok(rows) = self.store.segments(&self.session.id) else { return };
+        let nodes: Vec<SegmentNode> = rows
+            .into_iter()
+            .map(|r| SegmentNode {
+                id: r.id,
+                level: r.level,
+                first_seq: r.first_seq,
+                last_seq: r.last_seq,
+                summary: r.summary,
+                parent: r.parent_id,
+            })
+            .collect();
+        let hidden = |first: i64, last: i64| (first..=last).all(|s| !state.is_visible(s));
+        let budget_tokens = ((self.model.context_window as f64 * OUTLINE_WINDOW_SHARE) as u64).min(OUTLINE_MAX_TOKENS);
+        let budget_chars = (budget_tokens as f64 * self.config.context.chars_per_token) as usize;
+        let chosen = outline(&nodes, &hidden, budget_chars);
+        let text = if chosen.is_empty() {
+            String::new()
+        } else {
+            let mut t = String::from("## Earlier in this session, by topic\n\n");
+            for n in chosen {
+                t.push_str(&format!(
+                    "- messages {}–{}: {}\n",
+                    n.first_seq,
+                    n.last_seq,
+                    n.summary.unwrap_or_default().split_whitespace().collect::<Vec<_>>().join(" ")
+                ));
+            }
+            t
+        };
+        self.pipeline.set_outline(text);
+    }
+}
+
+/// Segment summaries and roll-ups, run in the background.
+struct SegmentJob {
+    provider: Arc<dyn Provider>,
+    model: String,
+    retry: RetryPolicy,
+    store: Arc<Store>,
+    session: String,
+    tally: Arc<Mutex<UsageTally>>,
+}
+
+impl SegmentJob {
+    async fn summarize(&self, text: &str, max_tokens: u32) -> Option<String> {
+        let request = ChatRequest {
+            model: self.model.clone(),
+            system: vec![SystemBlock { text: SEGMENT_PROMPT.to_string(), cache_breakpoint: false }],
+            messages: vec![Message::user(text)],
+            tools: Vec::new(),
+            max_tokens,
+            cache: None,
+        };
+        let (events, _ignored) = tokio::sync::mpsc::unbounded_channel();
+        let cancel = tokio_util::sync::CancellationToken::new();
+        match send_with_retries(self.provider.as_ref(), &request, &events, &cancel, &self.retry).await {
+            Ok(r) => {
+                let _ = self.store.record_usage(&self.session, None, "segment", &r.model, &r.usage);
+                let mut tally = self.tally.lock().unwrap_or_else(|p| p.into_inner());
+                tally.usage.add(&r.usage);
+                tally.requests += 1;
+                let text = crate::context::redact_secrets(r.message.text().trim()).into_owned();
+                (!text.is_empty()).then_some(text)
+            }
+            Err(e) => {
+                tracing::warn!(error = %e, "segment summary failed");
+                None
+            }
+        }
+    }
+
+    async fn run(self, todo: Vec<(SegmentRow, String)>) {
+        for (row, transcript) in todo {
+            // 10–20:1 (000).
+            let max_tokens = (row.tokens / 12).clamp(150, 1_500) as u32;
+            let excerpt = &transcript[..crate::conversation::floor_char_boundary(&transcript, 200_000)];
+            if let Some(summary) = self.summarize(excerpt, max_tokens).await
+                && let Err(e) = self.store.set_segment_summary(row.id, &summary)
+            {
+                tracing::error!(error = %e, "could not store a segment summary");
+            }
+        }
+        // Roll up complete groups of ten, level by level.
+        let mut level = 0;
+        loop {
+            let Ok(rows) = self.store.segments(&self.session) else { return };
+            let orphans: Vec<SegmentRow> =
+                rows.into_iter().filter(|r| r.level == level && r.summary.is_some() && r.parent_id.is_none()).collect();
+            if orphans.len() < ROLLUP {
+                if level > 4 {
+                    return;
+                }
+                level += 1;
+                if orphans.is_empty() && level > 1 {
+                    return;
+                }
+                continue;
+            }
+            for group in orphans.chunks(ROLLUP).filter(|g| g.len() == ROLLUP) {
+                let joined: String = group
+                    .iter()
+                    .map(|r| {
+                        format!("[messages {}–{}]\n{}\n", r.first_seq, r.last_seq, r.summary.as_deref().unwrap_or(""))
+                    })
+                    .collect();
+                let tokens: u64 = group.iter().map(|r| r.tokens).sum();
+                if let Some(summary) = self.summarize(&joined, (tokens / 20).clamp(200, 2_000) as u32).await
+                    && let Err(e) = self.store.insert_parent_segment(&self.session, level + 1, group, &summary)
+                {
+                    tracing::error!(error = %e, "could not store a parent segment");
+                }
+            }
+        }
+    }
+}
