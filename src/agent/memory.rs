@@ -26,6 +26,9 @@ pub(super) struct AgentMemory {
     pub visible: HashSet<i64>,
 }
 
+/// Fragments of earlier sessions in the frozen block (001).
+const SESSION_RECALL_HITS: usize = 3;
+
 fn now_utc() -> chrono::DateTime<chrono::Utc> {
     chrono::Utc::now()
 }
@@ -199,7 +202,13 @@ impl Worker {
                 .find(|e| e.role() == crate::conversation::Role::User)
                 .map(|e| e.message.text())
                 .unwrap_or_default();
-            let (text, ids) = self.memory_block_for(&query);
+            let (mut text, ids) = self.memory_block_for(&query);
+            if let Some(recall) = self.session_recall(&query) {
+                if text.is_empty() {
+                    text = format!("{}\n", crate::prompt::MEMORIES_PREAMBLE.trim_end());
+                }
+                text.push_str(&recall);
+            }
             snapshot.memory_block = Some(text);
             snapshot.memory_ids = ids;
         }
@@ -208,6 +217,23 @@ impl Worker {
             self.save_state();
         }
         changed
+    }
+
+    /// Fragments of earlier sessions of the project that match the session's first request
+    /// (001's session recall: at most three), frozen with the memory block.
+    fn session_recall(&self, query: &str) -> Option<String> {
+        let fts = fts_query(query)?;
+        let skip = |session: &str, _: i64| session == self.session.id;
+        let hits = self.store.search_messages(self.project, &fts, SESSION_RECALL_HITS, &skip).ok()?;
+        if hits.is_empty() {
+            return None;
+        }
+        let mut text = String::from("\n## From earlier sessions\n");
+        for h in &hits {
+            text.push_str(&render_hit(h, query, 300));
+            text.push('\n');
+        }
+        Some(text)
     }
 
     /// After a compaction the memory block is built again, for the conversation as it is now.

@@ -31,13 +31,15 @@ async fn a_memory_saved_in_one_session_reaches_the_next_of_the_same_project_only
     assert!(saved.starts_with("Saved memory #") && saved.contains("(user, durable): Indentation"), "{saved}");
     assert!(!system_text(&mock.requests()[1]).contains("never spaces"), "frozen for the rest of the session");
 
-    let second = a.run(Api::Anthropic, &mock, &["-p", "format this file", "--output-format", "json"]).await;
+    let second = a.run(Api::Anthropic, &mock, &["-p", "format this file with tabs", "--output-format", "json"]).await;
     assert!(second.status.success());
     let system = system_text(&mock.requests()[2]);
     assert!(
         system.contains("## User Preferences") && system.contains("Indentation: The user wants tabs, never spaces."),
         "{system}"
     );
+    // Session recall: the first session's matching message, frozen with the memories.
+    assert!(system.contains("## From earlier sessions") && system.contains("remember that I want tabs"), "{system}");
 
     // Another project, same cairn home: not there.
     let b = tempfile::tempdir().unwrap();
