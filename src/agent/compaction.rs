@@ -2,15 +2,11 @@
 //! current request still fits), awaited when the blocking threshold is, by hand on `/compact`,
 //! and immediately on a context-length error. Each commits atomically or not at all.
 
-use std::sync::Arc;
-
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
 use super::events::{AgentEvent, CompactionEvent, CompactionTrigger, NoticeLevel, TurnOutcome, TurnStats, TurnSummary};
-use super::summarizer::ProviderSummarizer;
 use super::worker::Worker;
-use crate::config::lookup_model;
 use crate::context::{CompactionPlan, PreflightInput, StageReport, thousands};
 use crate::store::{CompactionRecord, NewMemory};
 
@@ -51,25 +47,6 @@ impl Worker {
         )
     }
 
-    fn summarizer(&self, cancel: CancellationToken) -> Arc<ProviderSummarizer> {
-        let model = self.config.compaction.model.clone().unwrap_or_else(|| self.model.name.clone());
-        let window = match (&self.config.compaction.model, self.config.compaction.context_window) {
-            (_, Some(w)) => w,
-            (None, None) => self.model.context_window,
-            (Some(m), None) => lookup_model(m, &self.config.models).context_window,
-        };
-        Arc::new(ProviderSummarizer {
-            provider: self.provider.clone(),
-            model,
-            window,
-            retry: self.retry.clone(),
-            store: self.store.clone(),
-            session: self.session.id.clone(),
-            tally: self.aux_usage.clone(),
-            cancel,
-        })
-    }
-
     /// Plan a compaction and start summarising in the background. False when there is nothing
     /// to compact.
     pub(super) fn start_compaction(&mut self, trigger: CompactionTrigger, input: &PreflightInput) -> bool {
@@ -80,7 +57,7 @@ impl Worker {
         let Some(plan) = self.pipeline.plan_compaction(&input.budget, manual) else { return false };
         let tokens_before = self.pipeline.estimate(input.overhead, input.budget.window);
         self.emit(AgentEvent::Compaction(CompactionEvent::Started { trigger, tokens_before }));
-        let summarizer = self.summarizer(CancellationToken::new());
+        let summarizer = self.aux_model(CancellationToken::new());
         let events = self.events.clone();
         let cpt = self.config.context.chars_per_token;
         let task_plan = plan.clone();
@@ -90,7 +67,7 @@ impl Worker {
                     let _ = events.send(AgentEvent::Compaction(CompactionEvent::Progress { chunk, chunks }));
                 }
             };
-            crate::context::summarize(&task_plan, summarizer.as_ref(), cpt, &progress).await
+            crate::context::summarize(&task_plan, &summarizer, cpt, &progress).await
         });
         self.compaction = Some(InFlight { plan, trigger, tokens_before, handle });
         let status = self.context_status();

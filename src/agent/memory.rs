@@ -3,15 +3,14 @@
 //! after a compaction, and auto-recall for prompts once history has been compacted away.
 
 use std::collections::HashSet;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
+use super::aux::AuxModel;
 use super::events::{AgentEvent, NoticeLevel};
-use super::summarizer::UsageTally;
 use super::worker::Worker;
 use crate::config::Redactor;
 use crate::context::{PromptSnapshot, fts_query};
-use crate::conversation::{Message, clip, floor_char_boundary};
-use crate::llm::{ChatRequest, Provider, RetryPolicy, SystemBlock, send_with_retries};
+use crate::conversation::{clip, floor_char_boundary};
 use crate::memory::{Merge, build_block, consolidation, expired, merge_decision, parse_extraction};
 use crate::store::{MemoryRecord, MessageHit, NewMemory, ProjectId, Store};
 use crate::tools::MemoryAccess;
@@ -260,13 +259,10 @@ impl Worker {
             return;
         }
         let job = Extraction {
-            provider: self.provider.clone(),
-            model: self.config.compaction.model.clone().unwrap_or_else(|| self.model.name.clone()),
-            retry: self.retry.clone(),
+            model: self.aux_model(tokio_util::sync::CancellationToken::new()),
             store: self.store.clone(),
             project: self.project,
             session: self.session.id.clone(),
-            tally: self.aux_usage.clone(),
             events: self.events.clone(),
         };
         if let Some(previous) = self.extraction.take() {
@@ -319,45 +315,25 @@ impl Worker {
 
 /// One extraction call and what follows it, run in the background.
 struct Extraction {
-    provider: Arc<dyn Provider>,
-    model: String,
-    retry: RetryPolicy,
+    model: AuxModel,
     store: Arc<Store>,
     project: ProjectId,
     session: String,
-    tally: Arc<Mutex<UsageTally>>,
     events: tokio::sync::mpsc::UnboundedSender<AgentEvent>,
 }
 
 impl Extraction {
     async fn run(self, summary: String) {
-        let request = ChatRequest {
-            model: self.model.clone(),
-            system: vec![SystemBlock { text: crate::memory::EXTRACTION_PROMPT.to_string(), cache_breakpoint: false }],
-            messages: vec![Message::user(format!("<summary>\n{summary}\n</summary>"))],
-            tools: Vec::new(),
-            max_tokens: 2_000,
-            cache: None,
-        };
-        let (events, _ignored) = tokio::sync::mpsc::unbounded_channel();
-        let cancel = tokio_util::sync::CancellationToken::new();
-        let reply = match send_with_retries(self.provider.as_ref(), &request, &events, &cancel, &self.retry).await {
-            Ok(r) => r,
+        let user = format!("<summary>\n{summary}\n</summary>");
+        let reply = match self.model.call("extraction", crate::memory::EXTRACTION_PROMPT, &user, 2_000).await {
+            Ok(reply) => reply,
             Err(e) => {
                 tracing::warn!(error = %e, "memory extraction failed");
                 return;
             }
         };
-        if let Err(e) = self.store.record_usage(&self.session, None, "extraction", &reply.model, &reply.usage) {
-            tracing::error!(error = %e, "could not record extraction usage");
-        }
-        {
-            let mut tally = self.tally.lock().unwrap_or_else(|p| p.into_inner());
-            tally.usage.add(&reply.usage);
-            tally.requests += 1;
-        }
         let mut kept = Vec::new();
-        for m in parse_extraction(&reply.message.text()) {
+        for m in parse_extraction(&reply) {
             match save_memory(&self.store, self.project, &self.session, &m.kind, "durable", &m.title, &m.content) {
                 Ok(answer) => kept.push(answer),
                 Err(e) => tracing::error!(error = %e, "could not save an extracted memory"),

@@ -4,6 +4,7 @@
 //!
 //! Draws and prints nothing.
 
+mod aux;
 mod compaction;
 mod context_view;
 mod dispatch;
@@ -13,10 +14,10 @@ mod runner;
 mod segments;
 mod slash;
 mod spill;
-mod summarizer;
 mod turn;
 mod worker;
 
+pub use aux::{AuxModel, UsageRecorder, UsageTally};
 pub use events::{
     AgentEvent, ApprovalDecision, ApprovalRequest, CacheReport, CacheStats, CompactionEvent, CompactionTrigger,
     ContextBreakdown, ContextPart, ContextReport, ContextStatus, NoticeLevel, SegmentInfo, ToolFinished, TurnOutcome,
@@ -25,4 +26,3 @@ pub use events::{
 pub use runner::{AgentHandle, AgentSetup, SessionChoice, spawn};
 pub use slash::{COMMANDS, SlashCommand, parse_slash};
 pub use spill::clean_truncations;
-pub use summarizer::UsageTally;

@@ -2,13 +2,11 @@
 //! in the background, once they have left the verbatim view; rolled up by tens; and the outline
 //! of what the model no longer sees handed to the pipeline for the continuation message.
 
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
-use super::summarizer::UsageTally;
+use super::aux::AuxModel;
 use super::worker::Worker;
 use crate::context::{SegmentNode, outline, segment, transcript_piece};
-use crate::conversation::Message;
-use crate::llm::{ChatRequest, Provider, RetryPolicy, SystemBlock, send_with_retries};
 use crate::store::{SegmentRow, Store};
 
 const SEGMENT_PROMPT: &str = include_str!("../../assets/prompts/segment.md");
@@ -62,12 +60,9 @@ impl Worker {
             return;
         }
         let job = SegmentJob {
-            provider: self.provider.clone(),
-            model: self.config.compaction.model.clone().unwrap_or_else(|| self.model.name.clone()),
-            retry: self.retry.clone(),
+            model: self.aux_model(tokio_util::sync::CancellationToken::new()),
             store: self.store.clone(),
             session: self.session.id.clone(),
-            tally: self.aux_usage.clone(),
         };
         self.segmenting = Some(tokio::spawn(job.run(todo)));
     }
@@ -115,33 +110,16 @@ impl Worker {
 
 /// Segment summaries and roll-ups, run in the background.
 struct SegmentJob {
-    provider: Arc<dyn Provider>,
-    model: String,
-    retry: RetryPolicy,
+    model: AuxModel,
     store: Arc<Store>,
     session: String,
-    tally: Arc<Mutex<UsageTally>>,
 }
 
 impl SegmentJob {
     async fn summarize(&self, text: &str, max_tokens: u32) -> Option<String> {
-        let request = ChatRequest {
-            model: self.model.clone(),
-            system: vec![SystemBlock { text: SEGMENT_PROMPT.to_string(), cache_breakpoint: false }],
-            messages: vec![Message::user(text)],
-            tools: Vec::new(),
-            max_tokens,
-            cache: None,
-        };
-        let (events, _ignored) = tokio::sync::mpsc::unbounded_channel();
-        let cancel = tokio_util::sync::CancellationToken::new();
-        match send_with_retries(self.provider.as_ref(), &request, &events, &cancel, &self.retry).await {
-            Ok(r) => {
-                let _ = self.store.record_usage(&self.session, None, "segment", &r.model, &r.usage);
-                let mut tally = self.tally.lock().unwrap_or_else(|p| p.into_inner());
-                tally.usage.add(&r.usage);
-                tally.requests += 1;
-                let text = crate::context::redact_secrets(r.message.text().trim()).into_owned();
+        match self.model.call("segment", SEGMENT_PROMPT, text, max_tokens).await {
+            Ok(reply) => {
+                let text = crate::context::redact_secrets(reply.trim()).into_owned();
                 (!text.is_empty()).then_some(text)
             }
             Err(e) => {

@@ -9,10 +9,10 @@ use std::sync::{Arc, Mutex};
 use tokio::sync::{mpsc, watch};
 use tokio_util::sync::CancellationToken;
 
+use super::aux::{AuxModel, UsageRecorder, UsageTally};
 use super::compaction::InFlight;
 use super::events::{AgentEvent, ApprovalDecision, NoticeLevel, UserCommand};
 use super::runner::AgentSetup;
-use super::summarizer::UsageTally;
 use crate::config::{Config, ModelInfo, ProviderKind, Redactor, WindowSource, lookup_model};
 use crate::context::{ContextState, Pipeline};
 use crate::conversation::{Block, Message, Mode, Usage};
@@ -351,6 +351,29 @@ impl Worker {
         match self.store.resolve_session(self.project, id).and_then(|s| self.load_session(s)) {
             Ok(()) => self.announce_session(true),
             Err(e) => self.notice(NoticeLevel::Error, e.to_string()),
+        }
+    }
+
+    /// The model for auxiliary calls (`[compaction] model`, else the main one), recording
+    /// usage for this session.
+    pub(super) fn aux_model(&self, cancel: CancellationToken) -> AuxModel {
+        let model = self.config.compaction.model.clone().unwrap_or_else(|| self.model.name.clone());
+        let window = match (&self.config.compaction.model, self.config.compaction.context_window) {
+            (_, Some(w)) => w,
+            (None, None) => self.model.context_window,
+            (Some(m), None) => lookup_model(m, &self.config.models).context_window,
+        };
+        AuxModel {
+            provider: self.provider.clone(),
+            model,
+            window,
+            retry: self.retry.clone(),
+            cancel,
+            recorder: Some(UsageRecorder {
+                store: self.store.clone(),
+                session: self.session.id.clone(),
+                tally: self.aux_usage.clone(),
+            }),
         }
     }
 

@@ -4,18 +4,15 @@ use std::io::Write;
 use std::path::Path;
 use std::process::ExitCode;
 
-use futures_util::future::BoxFuture;
-use tokio_util::sync::CancellationToken;
-
 use super::error::CliError;
 use super::startup::Startup;
 use crate::config::{ModelInfo, lookup_model};
 use crate::context::{
-    DumpedRequest, ExtractiveSummarizer, ReplayOptions, ReplayReport, Summarizer, SummaryError, parse_trajectory,
-    thousands, trajectory_line,
+    DumpedRequest, ExtractiveSummarizer, ReplayOptions, ReplayReport, Summarizer, parse_trajectory, thousands,
+    trajectory_line,
 };
 use crate::conversation::Message;
-use crate::llm::{ChatRequest, LlmError, Provider, RetryPolicy, SystemBlock, send_with_retries};
+use crate::llm::RetryPolicy;
 
 pub struct Args<'a> {
     pub file: &'a Path,
@@ -23,46 +20,6 @@ pub struct Args<'a> {
     pub json: bool,
     pub dump: Option<&'a Path>,
     pub offline: bool,
-}
-
-/// Summaries from the configured provider.
-struct ProviderSummarizer {
-    provider: std::sync::Arc<dyn Provider>,
-    model: String,
-    window: u64,
-    retry: RetryPolicy,
-}
-
-impl Summarizer for ProviderSummarizer {
-    fn summarize<'a>(
-        &'a self,
-        system: &'a str,
-        user: &'a str,
-        max_tokens: u32,
-    ) -> BoxFuture<'a, Result<String, SummaryError>> {
-        Box::pin(async move {
-            let request = ChatRequest {
-                model: self.model.clone(),
-                system: vec![SystemBlock { text: system.to_string(), cache_breakpoint: false }],
-                messages: vec![Message::user(user)],
-                tools: Vec::new(),
-                max_tokens,
-                cache: None,
-            };
-            let (events, _ignored) = tokio::sync::mpsc::unbounded_channel();
-            match send_with_retries(self.provider.as_ref(), &request, &events, &CancellationToken::new(), &self.retry)
-                .await
-            {
-                Ok(r) => Ok(r.message.text()),
-                Err(LlmError::ContextLength { .. }) => Err(SummaryError::TooLong),
-                Err(e) => Err(SummaryError::Failed(e.to_string())),
-            }
-        })
-    }
-
-    fn window(&self) -> u64 {
-        self.window
-    }
 }
 
 fn write_jsonl(path: &Path, system: &str, messages: &[Message], reply: Option<&str>) -> std::io::Result<()> {
@@ -106,11 +63,14 @@ pub async fn run(startup: &Startup, args: Args<'_>) -> Result<ExitCode, CliError
         match startup.provider().await {
             Ok(p) => {
                 let by = format!("{} via {}", p.model.name, p.resolved.kind.as_str());
-                let summarizer = ProviderSummarizer {
+                // A replay is not a session: its calls are not recorded as anyone's usage.
+                let summarizer = crate::agent::AuxModel {
                     provider: p.client,
                     model: p.model.name.clone(),
                     window: window.min(p.model.context_window),
                     retry: RetryPolicy::from_config(&startup.config.retry),
+                    cancel: tokio_util::sync::CancellationToken::new(),
+                    recorder: None,
                 };
                 (Box::new(summarizer), by)
             }

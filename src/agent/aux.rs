@@ -1,0 +1,87 @@
+//! Auxiliary model calls — compaction summaries, memory extraction, segment summaries: one
+//! system prompt, one user message, the session's retries, and (in a session) the usage
+//! recorded under its purpose and counted in the turn's stats.
+
+use std::sync::{Arc, Mutex};
+
+use futures_util::future::BoxFuture;
+use tokio_util::sync::CancellationToken;
+
+use crate::context::{Summarizer, SummaryError};
+use crate::conversation::{Message, Usage};
+use crate::llm::{ChatRequest, LlmError, Provider, RetryPolicy, SystemBlock, send_with_retries};
+use crate::store::Store;
+
+/// Usage of auxiliary calls, collected until a turn's stats take it.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct UsageTally {
+    pub usage: Usage,
+    pub requests: u32,
+}
+
+/// Where an auxiliary call's usage goes: the session's usage rows and the turn's tally.
+#[derive(Clone)]
+pub struct UsageRecorder {
+    pub store: Arc<Store>,
+    pub session: String,
+    pub tally: Arc<Mutex<UsageTally>>,
+}
+
+/// A model used for auxiliary calls.
+#[derive(Clone)]
+pub struct AuxModel {
+    pub provider: Arc<dyn Provider>,
+    pub model: String,
+    /// Its context window, for chunking what it is sent.
+    pub window: u64,
+    pub retry: RetryPolicy,
+    pub cancel: CancellationToken,
+    pub recorder: Option<UsageRecorder>,
+}
+
+impl AuxModel {
+    /// One call; the reply's text. `purpose` names the call in the usage rows.
+    pub async fn call(&self, purpose: &str, system: &str, user: &str, max_tokens: u32) -> Result<String, LlmError> {
+        let request = ChatRequest {
+            model: self.model.clone(),
+            system: vec![SystemBlock { text: system.to_string(), cache_breakpoint: false }],
+            messages: vec![Message::user(user)],
+            tools: Vec::new(),
+            max_tokens,
+            cache: None,
+        };
+        // Nobody watches an auxiliary stream; its deltas are dropped.
+        let (events, _ignored) = tokio::sync::mpsc::unbounded_channel();
+        let response = send_with_retries(self.provider.as_ref(), &request, &events, &self.cancel, &self.retry).await?;
+        if let Some(r) = &self.recorder {
+            if let Err(e) = r.store.record_usage(&r.session, None, purpose, &response.model, &response.usage) {
+                tracing::error!(error = %e, purpose, "could not record usage");
+            }
+            let mut tally = r.tally.lock().unwrap_or_else(|p| p.into_inner());
+            tally.usage.add(&response.usage);
+            tally.requests += 1;
+        }
+        Ok(response.message.text())
+    }
+}
+
+impl Summarizer for AuxModel {
+    fn summarize<'a>(
+        &'a self,
+        system: &'a str,
+        user: &'a str,
+        max_tokens: u32,
+    ) -> BoxFuture<'a, Result<String, SummaryError>> {
+        Box::pin(async move {
+            match self.call("compaction", system, user, max_tokens).await {
+                Ok(text) => Ok(text),
+                Err(LlmError::ContextLength { .. }) => Err(SummaryError::TooLong),
+                Err(e) => Err(SummaryError::Failed(e.to_string())),
+            }
+        })
+    }
+
+    fn window(&self) -> u64 {
+        self.window
+    }
+}
