@@ -13,3 +13,4 @@ pub mod llm;
 pub mod prompt;
 pub mod store;
 pub mod tools;
+pub mod tui;

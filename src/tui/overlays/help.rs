@@ -1,0 +1,72 @@
+//! `/help`: generated from the key binding table and the agent's command table.
+
+use ratatui::buffer::Buffer;
+use ratatui::layout::Rect;
+use ratatui::text::{Line, Span};
+
+use super::{footer, frame, view_area};
+use crate::tui::keys::{self, Action, BINDINGS, KeyContext, OverlayAction};
+use crate::tui::theme::Theme;
+use crate::tui::wrap::truncate_spans;
+
+#[derive(Debug, Default)]
+pub struct HelpView {
+    pub scroll: usize,
+}
+
+const ORDER: &[KeyContext] = &[
+    KeyContext::Global,
+    KeyContext::Composer,
+    KeyContext::Completion,
+    KeyContext::Approval,
+    KeyContext::DenyReason,
+    KeyContext::Overlay,
+];
+
+/// Every line of the help text (also what the tests read).
+pub fn help_lines(theme: &Theme) -> Vec<Line<'static>> {
+    let mut out = Vec::new();
+    out.push(Line::from(Span::styled("Commands", theme.heading2)));
+    for (name, arg, what) in crate::agent::COMMANDS {
+        let usage = if arg.is_empty() { name.to_string() } else { format!("{name} {arg}") };
+        out.push(Line::from(vec![
+            Span::styled(format!("  {usage:<24}"), theme.key),
+            Span::styled(what.to_string(), theme.text),
+        ]));
+    }
+    for context in ORDER {
+        out.push(Line::default());
+        out.push(Line::from(Span::styled(context.title(), theme.heading2)));
+        for b in BINDINGS.iter().filter(|b| b.context() == *context) {
+            out.push(Line::from(vec![
+                Span::styled(format!("  {:<24}", keys::describe_keys(b)), theme.key),
+                Span::styled(b.help.to_string(), theme.text),
+            ]));
+        }
+    }
+    out.push(Line::default());
+    out.push(Line::from(Span::styled("Editing", theme.heading2)));
+    out.push(Line::from(Span::styled(
+        "  readline keys work in the prompt: Ctrl+A/E line start/end, Ctrl+W/Alt+Backspace delete a word,",
+        theme.text,
+    )));
+    out.push(Line::from(Span::styled(
+        "  Ctrl+K/U delete to end/start, Ctrl+Z/Ctrl+Y undo/redo, Alt+←/→ by word. Hold Shift to select with the mouse.",
+        theme.text,
+    )));
+    out
+}
+
+impl HelpView {
+    pub fn render(&self, area: Rect, buf: &mut Buffer, theme: &Theme) {
+        let area = view_area(area);
+        let foot = footer(&[(Action::Overlay(OverlayAction::Close), "close"), (Action::Overlay(OverlayAction::Next), "scroll")], theme);
+        let inner = frame(area, buf, theme, "Help — keys and commands", foot);
+        let lines = help_lines(theme);
+        let start = self.scroll.min(lines.len().saturating_sub(inner.height as usize));
+        for (i, line) in lines.into_iter().skip(start).take(inner.height as usize).enumerate() {
+            let line = Line::from(truncate_spans(line.spans, inner.width as usize));
+            buf.set_line(inner.x + 1, inner.y + i as u16, &line, inner.width.saturating_sub(1));
+        }
+    }
+}
