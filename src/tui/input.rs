@@ -6,6 +6,7 @@ use ratatui::crossterm::event::{KeyEvent, KeyEventKind, MouseButton, MouseEvent,
 
 use super::app::{Activity, App, Phase};
 use super::cells::{Cell, NoticeKind};
+use super::completion::CompletionKind;
 use super::keys::{self, ApprovalAction, CompletionAction, ComposerAction, GlobalAction, OverlayAction, ReasonAction};
 use super::overlays::{ContextView, HelpView, MemoriesView, Overlay, SessionsView, reason_editor};
 use crate::agent::{ApprovalDecision, SlashCommand, UserCommand, parse_slash};
@@ -43,6 +44,15 @@ impl App {
                 CompletionAction::Next => self.composer.completion.iter_mut().for_each(|c| c.select_next()),
                 CompletionAction::Prev => self.composer.completion.iter_mut().for_each(|c| c.select_prev()),
                 CompletionAction::Accept => self.composer.accept_completion(),
+                CompletionAction::Run => {
+                    let runs = self.composer.completion.as_ref().is_some_and(|c| {
+                        c.kind == CompletionKind::Command && c.current().is_some_and(|i| !i.insert.ends_with(' '))
+                    });
+                    self.composer.accept_completion();
+                    if runs {
+                        self.submit();
+                    }
+                }
                 CompletionAction::Dismiss => self.composer.dismiss_completion(),
             }
             return;
@@ -190,17 +200,14 @@ impl App {
     }
 
     fn overlay_key(&mut self, key: KeyEvent, global: Option<GlobalAction>) {
-        /// Moves in a list: by one, or by a page.
-        enum Move {
-            By(isize),
-        }
         let action = keys::overlay(&key);
-        let movement = match (action, global) {
-            (Some(OverlayAction::Next), _) => Some(Move::By(1)),
-            (Some(OverlayAction::Prev), _) => Some(Move::By(-1)),
-            (None, Some(GlobalAction::PageDown)) => Some(Move::By(10)),
-            (None, Some(GlobalAction::PageUp)) => Some(Move::By(-10)),
-            _ => None,
+        // Moves in a list: by one, or by a page.
+        let movement: Option<isize> = match (action, global) {
+            (Some(OverlayAction::Next), _) => Some(1),
+            (Some(OverlayAction::Prev), _) => Some(-1),
+            (None, Some(GlobalAction::PageDown)) => Some(10),
+            (None, Some(GlobalAction::PageUp)) => Some(-10),
+            (Some(_), _) | (None, Some(_) | None) => None,
         };
         let close = action == Some(OverlayAction::Close) || global == Some(GlobalAction::ClearOrQuit);
         let Some(overlay) = &mut self.overlay else { return };
@@ -213,7 +220,7 @@ impl App {
             self.overlay = None;
             return;
         }
-        if let Some(Move::By(by)) = movement {
+        if let Some(by) = movement {
             let step = |sel: &mut usize, len: usize| *sel = sel.saturating_add_signed(by).min(len.saturating_sub(1));
             match overlay {
                 Overlay::Help(h) => h.scroll = h.scroll.saturating_add_signed(by),

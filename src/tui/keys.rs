@@ -59,6 +59,8 @@ pub enum CompletionAction {
     Prev,
     Next,
     Accept,
+    /// Take the suggestion; a command that needs nothing more runs at once.
+    Run,
     Dismiss,
 }
 
@@ -181,7 +183,8 @@ pub const BINDINGS: &[Binding] = &[
     bind(&[key(K::Down)], Action::Composer(ComposerAction::HistoryNext), "next prompt (on the last line)"),
     bind(&[key(K::Up), ctrl('p')], Action::Completion(CompletionAction::Prev), "previous suggestion"),
     bind(&[key(K::Down), ctrl('n')], Action::Completion(CompletionAction::Next), "next suggestion"),
-    bind(&[key(K::Tab), key(K::Enter)], Action::Completion(CompletionAction::Accept), "take the suggestion"),
+    bind(&[key(K::Tab)], Action::Completion(CompletionAction::Accept), "take the suggestion"),
+    bind(&[key(K::Enter)], Action::Completion(CompletionAction::Run), "take it; a command that needs nothing more runs"),
     bind(&[key(K::Esc)], Action::Completion(CompletionAction::Dismiss), "close the list"),
     bind(&[ch('y')], Action::Approval(ApprovalAction::Approve), "approve this call"),
     bind(&[ch('a')], Action::Approval(ApprovalAction::ApproveForSession), "approve this tool for the rest of the session"),

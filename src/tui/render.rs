@@ -102,13 +102,15 @@ fn welcome(app: &App, area: Rect, buf: &mut Buffer) {
         Span::styled("/help", theme.key),
         Span::styled(" everything else", theme.dim),
     ]));
+    // One block, centred as a whole, its lines flush left.
     let h = lines.len() as u16;
+    let max_w = area.width.saturating_sub(4) as usize;
+    let lines: Vec<Line<'static>> = lines.into_iter().map(|l| Line::from(truncate_spans(l.spans, max_w))).collect();
+    let w = lines.iter().map(|l| l.width()).max().unwrap_or(0) as u16;
+    let x = area.x + area.width.saturating_sub(w) / 2;
     let y = area.y + area.height.saturating_sub(h) / 2;
-    for (i, line) in lines.into_iter().enumerate() {
-        let line = Line::from(truncate_spans(line.spans, area.width.saturating_sub(4) as usize));
-        let w = line.width() as u16;
-        let x = area.x + area.width.saturating_sub(w) / 2;
-        buf.set_line(x, y + i as u16, &line, w);
+    for (i, line) in lines.iter().enumerate() {
+        buf.set_line(x, y + i as u16, line, w);
     }
 }
 

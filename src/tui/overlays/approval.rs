@@ -126,13 +126,19 @@ impl ApprovalDialog {
             return;
         }
         // What and why.
-        let mut what = vec![Span::styled(r.summary.clone(), theme.text.patch(theme.strong))];
-        if let Some(diff) = &r.diff {
-            let d = Diff::parse(diff);
-            what.push(Span::styled(format!("  +{}", d.added), theme.tool_ok));
-            what.push(Span::styled(format!(" −{}", d.removed), theme.tool_error));
-        }
-        what.push(Span::styled(format!("  {}", r.reason), theme.dim));
+        // A path with its counts; a command is shown whole below, so only why is said here.
+        let what = match &r.diff {
+            Some(diff) => {
+                let d = Diff::parse(diff);
+                vec![
+                    Span::styled(r.summary.clone(), theme.text.patch(theme.strong)),
+                    Span::styled(format!("  +{}", d.added), theme.tool_ok),
+                    Span::styled(format!(" −{}", d.removed), theme.tool_error),
+                    Span::styled(format!("  {}", r.reason), theme.dim),
+                ]
+            }
+            None => vec![Span::styled(format!("This call {}.", r.reason), theme.dim)],
+        };
         buf.set_line(inner.x, inner.y, &Line::from(truncate_spans(what, inner.width as usize)), inner.width);
         let mut top = inner.y + 2;
         let mut bottom = inner.y + inner.height;
