@@ -10,3 +10,4 @@ mod llm_discovery;
 mod llm_mock;
 mod llm_openai;
 mod llm_retry;
+mod tui_e2e;
