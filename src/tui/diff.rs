@@ -135,7 +135,7 @@ impl Diff {
     /// Old on the left, new on the right; removed and added runs are paired line by line.
     pub fn side_by_side(&self, theme: &Theme, w: u16) -> Vec<Line<'static>> {
         let w = w as usize;
-        let half = w.saturating_sub(1) / 2;
+        let half = w.saturating_sub(2) / 2;
         let nw = self.number_width();
         let colours = self.highlighted(theme);
         let mut out = Vec::new();
@@ -156,7 +156,7 @@ impl Diff {
                 }
             }
         };
-        let sep = Span::styled("│", theme.border);
+        let sep = Span::styled("│ ", theme.border);
         while i < rows.len() {
             let row = rows[i].0;
             match row.kind {

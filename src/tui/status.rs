@@ -12,7 +12,6 @@ use ratatui::widgets::Widget;
 
 use super::agent_events::tokens;
 use super::app::{Activity, App, Phase};
-use super::keys::{self, Action, GlobalAction};
 use super::overlays::level_style;
 use super::theme::Theme;
 use super::wrap::{spans_width, truncate_spans};
@@ -50,7 +49,7 @@ fn activity_text(app: &App) -> Option<String> {
         Activity::Streaming => "streaming".to_string(),
         Activity::PreparingTool(t) => format!("writing a {t} call"),
         Activity::Tool(t) => format!("tool {t}"),
-        Activity::Approval(t) => format!("waiting for your approval of {t}"),
+        Activity::Approval(_) => "waiting for your approval".to_string(),
         Activity::Compacting { chunk } => compacting(*chunk),
         Activity::Retrying { attempt, max_attempts, until } => {
             let left = until.saturating_duration_since(app.now).as_secs_f64().ceil() as u64;
@@ -89,10 +88,6 @@ impl Widget for StatusLine<'_> {
             left.push(Span::styled(what, theme.status_bar));
             if app.busy {
                 left.push(Span::styled(format!(" {}", clock(app.now, app.turn_started)), theme.faint));
-                left.push(Span::styled(
-                    format!(" · {} to interrupt", keys::hint(Action::Global(GlobalAction::Interrupt))),
-                    theme.faint,
-                ));
             }
         }
         let hint = if app.quit_armed() {

@@ -11,3 +11,4 @@ mod llm_mock;
 mod llm_openai;
 mod llm_retry;
 mod tui_e2e;
+mod tui_snapshots;

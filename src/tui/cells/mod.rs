@@ -37,12 +37,11 @@ impl Cell {
         }
     }
 
-    /// Whether a blank row separates this cell from the one before it: tool calls of one answer
+    /// Whether a blank row separates this cell from the one before it: consecutive tool calls
     /// stack tightly.
     pub fn gap_after(&self, previous: &Cell) -> bool {
         match (previous, self) {
             (Cell::Tool(_), Cell::Tool(_)) => false,
-            (Cell::Assistant(a), Cell::Tool(_)) => a.text.trim().is_empty(),
             (Cell::User(_) | Cell::Assistant(_) | Cell::Tool(_) | Cell::Notice(_), _) => true,
         }
     }

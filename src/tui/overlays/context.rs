@@ -46,14 +46,17 @@ pub fn context_lines(b: &ContextBreakdown, w: usize, theme: &Theme) -> Vec<Line<
     let name_w = b.parts.iter().map(|p| p.name.len()).max().unwrap_or(8).max(8);
     let bar_w = w.saturating_sub(name_w + 24).clamp(10, 60);
     // Stacked bar: each part in turn, then free space, with thresholds marked below.
-    let glyphs = ['█', '▓', '▒', '░', '▚', '▞'];
+    // The last part (the messages, usually the largest) is solid; the others lighter.
+    let shades = ['█', '▓', '▒', '░', '▞', '▚'];
+    let count = b.parts.len();
+    let glyph = |i: usize| shades[(count - 1 - i) % shades.len()];
     let mut stacked = Vec::new();
     let mut used_cells = 0usize;
     for (i, part) in b.parts.iter().enumerate() {
         let cells = ((part.tokens as f64 / window as f64) * bar_w as f64).round() as usize;
         let cells = cells.min(bar_w - used_cells);
         used_cells += cells;
-        stacked.push(Span::styled(glyphs[i % glyphs.len()].to_string().repeat(cells), level));
+        stacked.push(Span::styled(glyph(i).to_string().repeat(cells), level));
     }
     stacked.push(Span::styled("·".repeat(bar_w - used_cells), theme.bar_empty));
     let mut head = vec![Span::styled(format!("{:<name_w$}  ", "window"), theme.dim)];
@@ -75,7 +78,7 @@ pub fn context_lines(b: &ContextBreakdown, w: usize, theme: &Theme) -> Vec<Line<
         let cells = ((part.tokens as f64 / b.total.max(1) as f64) * bar_w as f64).round() as usize;
         out.push(Line::from(vec![
             Span::styled(format!("{:<name_w$}  ", part.name), theme.text),
-            Span::styled(glyphs[i % glyphs.len()].to_string().repeat(cells.min(bar_w)), level),
+            Span::styled(glyph(i).to_string().repeat(cells.min(bar_w)), level),
             Span::styled("·".repeat(bar_w - cells.min(bar_w)), theme.bar_empty),
             Span::styled(format!(" {:>7}  {:>5.1}%", tokens(part.tokens), pct(part.tokens, b.total)), theme.dim),
         ]));

@@ -7,7 +7,7 @@ use ratatui::text::{Line, Span};
 use super::{footer, frame, view_area};
 use crate::tui::keys::{self, Action, BINDINGS, KeyContext, OverlayAction};
 use crate::tui::theme::Theme;
-use crate::tui::wrap::truncate_spans;
+use crate::tui::wrap::{Para, truncate_spans, wrap_paras};
 
 #[derive(Debug, Default)]
 pub struct HelpView {
@@ -23,37 +23,44 @@ const ORDER: &[KeyContext] = &[
     KeyContext::Overlay,
 ];
 
-/// Every line of the help text (also what the tests read).
-pub fn help_lines(theme: &Theme) -> Vec<Line<'static>> {
+/// Every line of the help text at `width`, descriptions wrapped under their column.
+pub fn help_lines(theme: &Theme, width: u16) -> Vec<Line<'static>> {
     let mut out = Vec::new();
+    let row = |keys: String, what: &str| {
+        wrap_paras(
+            &[Para::prefixed(
+                vec![Span::styled(format!("  {keys:<24}"), theme.key)],
+                vec![Span::raw(" ".repeat(26))],
+                vec![Span::styled(what.to_string(), theme.text)],
+            )],
+            width,
+        )
+    };
     out.push(Line::from(Span::styled("Commands", theme.heading2)));
     for (name, arg, what) in crate::agent::COMMANDS {
         let usage = if arg.is_empty() { name.to_string() } else { format!("{name} {arg}") };
-        out.push(Line::from(vec![
-            Span::styled(format!("  {usage:<24}"), theme.key),
-            Span::styled(what.to_string(), theme.text),
-        ]));
+        out.extend(row(usage, what));
     }
     for context in ORDER {
         out.push(Line::default());
         out.push(Line::from(Span::styled(context.title(), theme.heading2)));
         for b in BINDINGS.iter().filter(|b| b.context() == *context) {
-            out.push(Line::from(vec![
-                Span::styled(format!("  {:<24}", keys::describe_keys(b)), theme.key),
-                Span::styled(b.help.to_string(), theme.text),
-            ]));
+            out.extend(row(keys::describe_keys(b), b.help));
         }
     }
     out.push(Line::default());
     out.push(Line::from(Span::styled("Editing", theme.heading2)));
-    out.push(Line::from(Span::styled(
-        "  readline keys work in the prompt: Ctrl+A/E line start/end, Ctrl+W/Alt+Backspace delete a word,",
-        theme.text,
-    )));
-    out.push(Line::from(Span::styled(
-        "  Ctrl+K/U delete to end/start, Ctrl+Z/Ctrl+Y undo/redo, Alt+←/→ by word. Hold Shift to select with the mouse.",
-        theme.text,
-    )));
+    out.extend(wrap_paras(
+        &[Para::prefixed(
+            vec![Span::raw("  ")],
+            vec![Span::raw("  ")],
+            vec![Span::styled(
+                "readline keys work in the prompt: Ctrl+A/E line start/end, Ctrl+W or Alt+Backspace delete a word, Ctrl+K/U delete to the end/start, Ctrl+Z/Ctrl+Y undo/redo, Alt+←/→ move by word. With the mouse captured for wheel scrolling, hold Shift to select text.",
+                theme.text,
+            )],
+        )],
+        width,
+    ));
     out
 }
 
@@ -62,7 +69,7 @@ impl HelpView {
         let area = view_area(area);
         let foot = footer(&[(Action::Overlay(OverlayAction::Close), "close"), (Action::Overlay(OverlayAction::Next), "scroll")], theme);
         let inner = frame(area, buf, theme, "Help — keys and commands", foot);
-        let lines = help_lines(theme);
+        let lines = help_lines(theme, inner.width.saturating_sub(1));
         let start = self.scroll.min(lines.len().saturating_sub(inner.height as usize));
         for (i, line) in lines.into_iter().skip(start).take(inner.height as usize).enumerate() {
             let line = Line::from(truncate_spans(line.spans, inner.width as usize));

@@ -46,7 +46,7 @@ impl SessionsView {
             buf.set_line(x, y + 1, &line, w as u16);
             return;
         }
-        let per_item = 3usize;
+        let per_item = 4usize;
         let visible = (inner.height as usize / per_item).max(1);
         for i in window(self.items.len(), self.selected, visible) {
             let s = &self.items[i];
@@ -73,15 +73,14 @@ impl SessionsView {
                 w,
             ));
             if selected {
-                buf.set_style(Rect::new(x, y, w as u16, 2), theme.selected);
+                buf.set_style(Rect::new(x, y, w as u16, 3), theme.selected);
             }
             buf.set_line(x, y, &title_line, w as u16);
             let meta_line = Line::from(vec![Span::styled("  ", base), Span::styled(meta, theme.dim.patch(base))]);
+            buf.set_line(x, y + 1, &Line::from(truncate_spans(meta_line.spans, w)), w as u16);
             let preview = if s.last_message.is_empty() { "(no messages)".to_string() } else { s.last_message.clone() };
-            let mut meta_spans = meta_line.spans;
-            meta_spans.push(Span::styled("  ", base));
-            meta_spans.push(Span::styled(truncate(&preview, w), theme.faint.patch(base)));
-            buf.set_line(x, y + 1, &Line::from(truncate_spans(meta_spans, w)), w as u16);
+            let preview = Line::from(vec![Span::styled("  ", base), Span::styled(truncate(&preview, w.saturating_sub(2)), theme.faint.patch(base))]);
+            buf.set_line(x, y + 2, &preview, w as u16);
             y += per_item as u16;
             if y >= inner.y + inner.height {
                 break;
