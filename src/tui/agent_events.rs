@@ -4,7 +4,9 @@
 use super::app::{Activity, App};
 use super::cells::{AssistantCell, Cell, NoticeKind, ToolCell, ToolStatus, UserCell};
 use super::overlays::{ApprovalDialog, ContextView, Overlay};
-use crate::agent::{AgentEvent, CompactionEvent, CompactionTrigger, NoticeLevel, ToolFinished, TurnOutcome, TurnSummary};
+use crate::agent::{
+    AgentEvent, CompactionEvent, CompactionTrigger, ContextReport, NoticeLevel, ToolFinished, TurnOutcome, TurnSummary,
+};
 use crate::conversation::{Block, Message, Role};
 
 /// `12.3k`, `200k`, `1.2M`: token counts as the status line shows them.
@@ -20,6 +22,16 @@ pub fn tokens(n: u64) -> String {
     }
 }
 
+/// Loading a long session frees megabytes of event copies at once; hand them back to the
+/// system so an idle cairn stays small (glibc keeps freed heap otherwise).
+fn release_freed_memory() {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    // SAFETY: malloc_trim only returns free heap pages to the system; it takes no pointers.
+    unsafe {
+        libc::malloc_trim(0);
+    }
+}
+
 impl App {
     pub fn on_agent_event(&mut self, event: AgentEvent) {
         match event {
@@ -28,6 +40,7 @@ impl App {
                 self.streaming = None;
                 self.approvals.clear();
                 self.arguments.clear();
+                self.counters = ContextReport::default();
                 self.mode = mode;
                 self.model = model;
                 self.window = window;
@@ -40,6 +53,7 @@ impl App {
                     );
                 }
                 self.session = Some(session);
+                release_freed_memory();
             }
             AgentEvent::Queued { prompt } => {
                 if !self.pending.contains(&prompt) {
@@ -102,7 +116,7 @@ impl App {
                 self.approvals.push_back(ApprovalDialog::new(request, arguments));
             }
             AgentEvent::ToolFinished(finished) => self.on_tool_finished(finished),
-            AgentEvent::Usage { .. } => {}
+            AgentEvent::Usage { context, .. } => self.on_pipeline_counters(context),
             AgentEvent::Context(status) => {
                 self.window = status.window;
                 if !status.compacting && matches!(self.activity, Activity::Compacting { .. }) && !self.busy {
@@ -133,6 +147,26 @@ impl App {
                 self.notice(kind, text);
             }
             AgentEvent::TurnFinished(summary) => self.on_turn_finished(summary),
+        }
+    }
+
+    /// What the context pipeline did since the last request, as one notice (the counters are
+    /// cumulative over the session).
+    fn on_pipeline_counters(&mut self, now: ContextReport) {
+        let before = std::mem::replace(&mut self.counters, now);
+        let grew = |a: u64, b: u64| a.saturating_sub(b);
+        let parts: Vec<String> = [
+            (grew(now.truncations, before.truncations), "tool output truncated", "tool outputs truncated"),
+            (grew(now.dedup_replacements, before.dedup_replacements), "repeated result replaced", "repeated results replaced"),
+            (grew(now.pruned_results, before.pruned_results), "old tool result pruned", "old tool results pruned"),
+            (grew(now.trimmed_messages, before.trimmed_messages), "oldest message trimmed", "oldest messages trimmed"),
+        ]
+        .into_iter()
+        .filter(|(n, _, _)| *n > 0)
+        .map(|(n, one, many)| format!("{n} {}", if n == 1 { one } else { many }))
+        .collect();
+        if !parts.is_empty() {
+            self.notice(NoticeKind::Info, format!("context: {} (the store keeps everything in full)", parts.join(", ")));
         }
     }
 

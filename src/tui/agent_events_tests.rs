@@ -1,7 +1,7 @@
 use std::time::Duration;
 
 use super::*;
-use crate::agent::{ApprovalRequest, ContextStatus, TurnStats};
+use crate::agent::{ApprovalRequest, ContextReport, ContextStatus, TurnStats};
 use crate::context::BudgetLevel;
 use crate::conversation::{Mode, ToolCall};
 use crate::tui::completion::FileIndex;
@@ -213,4 +213,20 @@ fn token_counts_read_like_the_status_line() {
     assert_eq!(tokens(96_400), "96k");
     assert_eq!(tokens(200_000), "200k");
     assert_eq!(tokens(1_000_000), "1M");
+}
+
+#[test]
+fn pipeline_counters_that_grew_become_one_notice() {
+    let mut app = app();
+    let report = |truncations, pruned_results| ContextReport { truncations, pruned_results, ..ContextReport::default() };
+    app.on_agent_event(AgentEvent::Usage { usage: Default::default(), context: report(1, 0) });
+    app.on_agent_event(AgentEvent::Usage { usage: Default::default(), context: report(1, 0) });
+    app.on_agent_event(AgentEvent::Usage { usage: Default::default(), context: report(3, 5) });
+    assert_eq!(
+        texts(&app),
+        [
+            "notice Info: context: 1 tool output truncated (the store keeps everything in full)",
+            "notice Info: context: 2 tool outputs truncated, 5 old tool results pruned (the store keeps everything in full)",
+        ]
+    );
 }

@@ -14,7 +14,7 @@ use super::composer::Composer;
 use super::overlays::{ApprovalDialog, Overlay};
 use super::theme::Theme;
 use super::transcript::Transcript;
-use crate::agent::{ContextStatus, UserCommand};
+use crate::agent::{ContextReport, ContextStatus, UserCommand};
 use crate::conversation::Mode;
 use crate::store::{ProjectId, SessionInfo, Store};
 
@@ -60,6 +60,8 @@ pub struct App {
     pub model: String,
     pub window: u64,
     pub context: Option<ContextStatus>,
+    /// The pipeline's counters as last reported (to say what changed).
+    pub counters: ContextReport,
     pub activity: Activity,
     /// When the running turn started (for the spinner's clock).
     pub turn_started: Option<Instant>,
@@ -107,6 +109,7 @@ impl App {
             model: String::new(),
             window: 0,
             context: None,
+            counters: ContextReport::default(),
             activity: Activity::Connecting,
             turn_started: None,
             busy: false,

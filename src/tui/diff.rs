@@ -284,7 +284,7 @@ mod tests {
         let d = Diff::parse(DIFF);
         let theme = Theme::fallback(true);
         let lines = text(&d.side_by_side(&theme, 61));
-        assert_eq!(lines[2], " 2 - fn b() {}                │ 2 + fn b() -> u8 { 1 }");
+        assert_eq!(lines[2], " 2 - fn b() {}               │  2 + fn b() -> u8 { 1 }");
         assert_eq!(lines.len(), 4);
     }
 

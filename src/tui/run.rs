@@ -7,7 +7,7 @@ use std::pin::pin;
 use std::time::{Duration, Instant};
 
 use futures_util::StreamExt;
-use ratatui::crossterm::event::{Event, EventStream};
+use ratatui::crossterm::event::{Event, EventStream, MouseEventKind};
 use tokio::sync::mpsc::UnboundedReceiver;
 
 use super::app::App;
@@ -105,10 +105,13 @@ pub async fn run(
             _ = signals.next() => Wake::Signal,
         };
         app.now = Instant::now();
+        let mut changed = true;
         match woke {
             Wake::Terminal(Some(Ok(event))) => match event {
                 Event::Key(key) => app.on_key(key),
                 Event::Paste(text) => app.on_paste(&text),
+                // Pointer motion (reported because the wheel needs mouse capture) changes nothing.
+                Event::Mouse(mouse) if mouse.kind == MouseEventKind::Moved => changed = false,
                 Event::Mouse(mouse) => app.on_mouse(mouse),
                 Event::Resize(w, h) => tui.resize(w, h)?,
                 Event::FocusGained | Event::FocusLost => {}
@@ -147,7 +150,9 @@ pub async fn run(
             }
             Wake::Frame => {}
         }
-        scheduler.request(app.now);
+        if changed {
+            scheduler.request(app.now);
+        }
     }
     if let Some(h) = handle
         && tokio::time::timeout(SHUTDOWN_GRACE, h.shutdown()).await.is_err()

@@ -23,6 +23,7 @@ struct Screen {
     raw: Arc<Mutex<Vec<u8>>>,
     writer: Box<dyn Write + Send>,
     child: Box<dyn Child + Send + Sync>,
+    master: Box<dyn portable_pty::MasterPty + Send>,
 }
 
 impl Screen {
@@ -55,10 +56,7 @@ impl Screen {
             }
         });
         let writer = pty.master.take_writer().expect("a pty writer");
-        // The master end must stay open while the child uses the terminal; it is reclaimed when
-        // the test process ends.
-        std::mem::forget(pty.master);
-        Screen { parser, raw, writer, child }
+        Screen { parser, raw, writer, child, master: pty.master }
     }
 
     fn text(&self) -> String {
@@ -71,6 +69,12 @@ impl Screen {
 
     fn raw_len(&self) -> usize {
         self.raw.lock().unwrap().len()
+    }
+
+    /// Resize the terminal (and the emulator reading it).
+    fn resize(&mut self, cols: u16, rows: u16) {
+        self.parser.lock().unwrap().set_size(nonzero(rows), nonzero(cols));
+        self.master.resize(PtySize { rows, cols, pixel_width: 0, pixel_height: 0 }).unwrap();
     }
 
     fn send(&mut self, bytes: &str) {
@@ -170,6 +174,16 @@ async fn a_whole_session_in_the_terminal_then_resumed() {
         screen.send("\r");
         screen.wait("the streamed answer", |s| s.contains("Here is the streamed answer you asked for."));
         screen.wait("the turn to end", |s| s.contains("1 request"));
+
+        // A resize repaints at the new size without clearing the screen.
+        screen.resize(90, 30);
+        screen.wait("the narrower status line", |s| {
+            s.lines().nth(29).is_some_and(|l| l.contains("EDIT") && context_figure(l))
+        });
+        screen.resize(COLS, ROWS);
+        screen.wait("the full-width status line", |s| {
+            s.lines().nth(39).is_some_and(|l| l.contains("EDIT") && l.trim_end().len() > 100)
+        });
 
         screen.type_text("fix the greeting");
         screen.send("\r");
