@@ -91,7 +91,12 @@ fn big_session(home: &Path, project: &Path) {
         let mut call = Message::assistant("Reading it.");
         call.content.push(Block::ToolCall(ToolCall::new(format!("c{i}"), "file_read", "{\"path\":\"src/a.rs\"}")));
         store.append_message(&session.id, &call).unwrap();
-        store.append_message(&session.id, &Message::tool(ToolResult::ok(format!("c{i}"), "file_read", "x\n".repeat(100)))).unwrap();
+        store
+            .append_message(
+                &session.id,
+                &Message::tool(ToolResult::ok(format!("c{i}"), "file_read", "x\n".repeat(100))),
+            )
+            .unwrap();
         store.append_message(&session.id, &Message::assistant(format!("## Step {i}\n\n```rust\n{body}```\n"))).unwrap();
     }
 }
@@ -99,7 +104,13 @@ fn big_session(home: &Path, project: &Path) {
 fn stats(name: &str, mut ms: Vec<f64>) {
     ms.sort_by(|a, b| a.total_cmp(b));
     let at = |q: f64| ms[((ms.len() as f64 - 1.0) * q).round() as usize];
-    println!("{name:<40} n={:<3} median {:>7.1} ms   p99 {:>7.1} ms   max {:>7.1} ms", ms.len(), at(0.5), at(0.99), ms[ms.len() - 1]);
+    println!(
+        "{name:<40} n={:<3} median {:>7.1} ms   p99 {:>7.1} ms   max {:>7.1} ms",
+        ms.len(),
+        at(0.5),
+        at(0.99),
+        ms[ms.len() - 1]
+    );
 }
 
 fn main() {
@@ -111,8 +122,9 @@ fn main() {
     std::fs::create_dir(project.path().join(".git")).expect("a git marker");
     // Warm the page cache and the database once.
     launch(home.path(), project.path(), &[], None, END_OF_FRAME);
-    let frames: Vec<f64> =
-        (0..RUNS).map(|_| launch(home.path(), project.path(), &[], None, END_OF_FRAME).first_frame.as_secs_f64() * 1e3).collect();
+    let frames: Vec<f64> = (0..RUNS)
+        .map(|_| launch(home.path(), project.path(), &[], None, END_OF_FRAME).first_frame.as_secs_f64() * 1e3)
+        .collect();
     stats("launch to first frame (new session)", frames);
     let idle = launch(home.path(), project.path(), &[], Some(Duration::from_secs(2)), END_OF_FRAME);
     println!("idle RSS, new session: {:.1} MB", idle.rss_kib.unwrap_or(0) as f64 / 1024.0);
@@ -120,7 +132,9 @@ fn main() {
     let big_home = tempfile::tempdir().expect("a temp dir");
     big_session(big_home.path(), project.path());
     let frames: Vec<f64> = (0..10)
-        .map(|_| launch(big_home.path(), project.path(), &["--resume"], None, END_OF_FRAME).first_frame.as_secs_f64() * 1e3)
+        .map(|_| {
+            launch(big_home.path(), project.path(), &["--resume"], None, END_OF_FRAME).first_frame.as_secs_f64() * 1e3
+        })
         .collect();
     stats("launch to first frame (--resume, 2,000 msgs)", frames);
     let shown: Vec<f64> = (0..10)

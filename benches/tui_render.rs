@@ -39,7 +39,11 @@ fn history() -> Vec<Message> {
     while out.len() < MESSAGES {
         out.push(Message::user(format!("prompt {i}: please look at src/module_{i}.rs and fix the failing test")));
         let mut call = Message::assistant("Reading it.");
-        call.content.push(Block::ToolCall(ToolCall::new(format!("c{i}"), "file_read", format!("{{\"path\":\"src/module_{i}.rs\"}}"))));
+        call.content.push(Block::ToolCall(ToolCall::new(
+            format!("c{i}"),
+            "file_read",
+            format!("{{\"path\":\"src/module_{i}.rs\"}}"),
+        )));
         out.push(call);
         out.push(Message::tool(ToolResult::ok(format!("c{i}"), "file_read", "     1\tfn main() {}\n".repeat(20))));
         out.push(Message::assistant(answer(i, per_answer)));
@@ -93,7 +97,7 @@ impl Bench {
 
     /// One key, then the frame that shows it.
     fn keystroke(&mut self, n: usize) {
-        let code = if n % 2 == 0 { KeyCode::Char('x') } else { KeyCode::Backspace };
+        let code = if n.is_multiple_of(2) { KeyCode::Char('x') } else { KeyCode::Backspace };
         self.app.on_key(KeyEvent::new(code, KeyModifiers::NONE));
         self.frame();
     }

@@ -53,7 +53,7 @@ impl App {
                     );
                 }
                 self.session = Some(session);
-                release_freed_memory();
+                self.trim_after_context = true;
             }
             AgentEvent::Queued { prompt } => {
                 if !self.pending.contains(&prompt) {
@@ -118,6 +118,11 @@ impl App {
             AgentEvent::ToolFinished(finished) => self.on_tool_finished(finished),
             AgentEvent::Usage { context, .. } => self.on_pipeline_counters(context),
             AgentEvent::Context(status) => {
+                // The agent follows a loaded session with its figures, after freeing what it
+                // needed to compute them: the moment to give freed memory back.
+                if std::mem::take(&mut self.trim_after_context) {
+                    release_freed_memory();
+                }
                 self.window = status.window;
                 if !status.compacting && matches!(self.activity, Activity::Compacting { .. }) && !self.busy {
                     self.activity = Activity::Idle;
@@ -157,7 +162,11 @@ impl App {
         let grew = |a: u64, b: u64| a.saturating_sub(b);
         let parts: Vec<String> = [
             (grew(now.truncations, before.truncations), "tool output truncated", "tool outputs truncated"),
-            (grew(now.dedup_replacements, before.dedup_replacements), "repeated result replaced", "repeated results replaced"),
+            (
+                grew(now.dedup_replacements, before.dedup_replacements),
+                "repeated result replaced",
+                "repeated results replaced",
+            ),
             (grew(now.pruned_results, before.pruned_results), "old tool result pruned", "old tool results pruned"),
             (grew(now.trimmed_messages, before.trimmed_messages), "oldest message trimmed", "oldest messages trimmed"),
         ]
@@ -166,7 +175,10 @@ impl App {
         .map(|(n, one, many)| format!("{n} {}", if n == 1 { one } else { many }))
         .collect();
         if !parts.is_empty() {
-            self.notice(NoticeKind::Info, format!("context: {} (the store keeps everything in full)", parts.join(", ")));
+            self.notice(
+                NoticeKind::Info,
+                format!("context: {} (the store keeps everything in full)", parts.join(", ")),
+            );
         }
     }
 
@@ -424,7 +436,11 @@ impl App {
                                 t.status = if not_run {
                                     ToolStatus::NotRun
                                 } else {
-                                    ToolStatus::Done { is_error: result.is_error, exit_code: result.exit_code, duration }
+                                    ToolStatus::Done {
+                                        is_error: result.is_error,
+                                        exit_code: result.exit_code,
+                                        duration,
+                                    }
                                 };
                             }
                         });

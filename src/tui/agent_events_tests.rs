@@ -104,7 +104,10 @@ fn a_tool_call_goes_from_preparing_to_approval_to_done() {
     assert!(app.approvals.is_empty(), "a finished call's dialog is gone");
     match app.transcript.get(2) {
         Some(Cell::Tool(t)) => {
-            assert_eq!(t.status, ToolStatus::Done { is_error: false, exit_code: None, duration: Duration::from_millis(12) });
+            assert_eq!(
+                t.status,
+                ToolStatus::Done { is_error: false, exit_code: None, duration: Duration::from_millis(12) }
+            );
             assert!(t.diff.is_some());
         }
         other => panic!("{other:?}"),
@@ -200,7 +203,13 @@ fn a_resumed_session_shows_its_history_with_tool_results() {
 #[test]
 fn the_context_status_is_kept_as_reported() {
     let mut app = app();
-    let status = ContextStatus { tokens: 96_000, window: 200_000, level: BudgetLevel::Ok, compacting: false, cache_hit_rate: Some(0.5) };
+    let status = ContextStatus {
+        tokens: 96_000,
+        window: 200_000,
+        level: BudgetLevel::Ok,
+        compacting: false,
+        cache_hit_rate: Some(0.5),
+    };
     app.on_agent_event(AgentEvent::Context(status));
     assert_eq!(app.context, Some(status));
 }
@@ -218,7 +227,8 @@ fn token_counts_read_like_the_status_line() {
 #[test]
 fn pipeline_counters_that_grew_become_one_notice() {
     let mut app = app();
-    let report = |truncations, pruned_results| ContextReport { truncations, pruned_results, ..ContextReport::default() };
+    let report =
+        |truncations, pruned_results| ContextReport { truncations, pruned_results, ..ContextReport::default() };
     app.on_agent_event(AgentEvent::Usage { usage: Default::default(), context: report(1, 0) });
     app.on_agent_event(AgentEvent::Usage { usage: Default::default(), context: report(1, 0) });
     app.on_agent_event(AgentEvent::Usage { usage: Default::default(), context: report(3, 5) });

@@ -36,8 +36,14 @@ pub enum Activity {
     PreparingTool(String),
     Tool(String),
     Approval(String),
-    Compacting { chunk: Option<(u32, u32)> },
-    Retrying { attempt: u32, max_attempts: u32, until: Instant },
+    Compacting {
+        chunk: Option<(u32, u32)>,
+    },
+    Retrying {
+        attempt: u32,
+        max_attempts: u32,
+        until: Instant,
+    },
 }
 
 /// Where the interface is in its life.
@@ -47,7 +53,9 @@ pub enum Phase {
     Starting,
     Ready,
     /// No usable provider: the setup screen explains what to set.
-    Setup { message: String },
+    Setup {
+        message: String,
+    },
 }
 
 pub struct App {
@@ -62,6 +70,8 @@ pub struct App {
     pub context: Option<ContextStatus>,
     /// The pipeline's counters as last reported (to say what changed).
     pub counters: ContextReport,
+    /// A session was just loaded; freed memory is returned at the next context report.
+    pub trim_after_context: bool,
     pub activity: Activity,
     /// When the running turn started (for the spinner's clock).
     pub turn_started: Option<Instant>,
@@ -110,6 +120,7 @@ impl App {
             window: 0,
             context: None,
             counters: ContextReport::default(),
+            trim_after_context: false,
             activity: Activity::Connecting,
             turn_started: None,
             busy: false,
@@ -156,7 +167,10 @@ impl App {
         match &self.agent {
             Some(agent) => {
                 if agent.send(command).is_err() {
-                    self.notice(NoticeKind::Error, "the agent has stopped; see the log in the data folder, then restart cairn");
+                    self.notice(
+                        NoticeKind::Error,
+                        "the agent has stopped; see the log in the data folder, then restart cairn",
+                    );
                 }
             }
             None => self.flash("still connecting to the model provider…"),

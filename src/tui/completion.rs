@@ -124,7 +124,14 @@ pub fn complete(lines: &[String], row: usize, col: usize, files: &FileIndex) -> 
     let query = token.strip_prefix('@')?;
     let files = files.files()?;
     let items = fuzzy_files(query, &files);
-    (!items.is_empty()).then_some(Completion { kind: CompletionKind::File, items, selected: 0, row, col: start, len: token_len })
+    (!items.is_empty()).then_some(Completion {
+        kind: CompletionKind::File,
+        items,
+        selected: 0,
+        row,
+        col: start,
+        len: token_len,
+    })
 }
 
 fn commands(typed: &str) -> Vec<Candidate> {

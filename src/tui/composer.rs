@@ -177,17 +177,18 @@ impl Composer {
         let found = completion::complete(self.textarea.lines(), row, col, files);
         self.completion = match found {
             Some(c) => {
-                let token: String =
-                    self.textarea.lines().get(c.row).map(|l| l.chars().skip(c.col).take(c.len).collect()).unwrap_or_default();
+                let token: String = self
+                    .textarea
+                    .lines()
+                    .get(c.row)
+                    .map(|l| l.chars().skip(c.col).take(c.len).collect())
+                    .unwrap_or_default();
                 if self.dismissed.as_ref() == Some(&(c.row, c.col, token)) {
                     None
                 } else {
                     // Keep the selection while the list is the same.
-                    let selected = self
-                        .completion
-                        .as_ref()
-                        .filter(|old| old.items == c.items)
-                        .map_or(0, |old| old.selected);
+                    let selected =
+                        self.completion.as_ref().filter(|old| old.items == c.items).map_or(0, |old| old.selected);
                     Some(Completion { selected, ..c })
                 }
             }
@@ -197,8 +198,12 @@ impl Composer {
 
     pub fn dismiss_completion(&mut self) {
         if let Some(c) = self.completion.take() {
-            let token: String =
-                self.textarea.lines().get(c.row).map(|l| l.chars().skip(c.col).take(c.len).collect()).unwrap_or_default();
+            let token: String = self
+                .textarea
+                .lines()
+                .get(c.row)
+                .map(|l| l.chars().skip(c.col).take(c.len).collect())
+                .unwrap_or_default();
             self.dismissed = Some((c.row, c.col, token));
         }
     }

@@ -123,7 +123,10 @@ impl Diff {
                     RowKind::Added | RowKind::Context | RowKind::Hunk => row.new,
                 };
                 let mut spans = vec![
-                    Span::styled(format!("{:>nw$} ", number.map(|n| n.to_string()).unwrap_or_default()), theme.diff_line_number),
+                    Span::styled(
+                        format!("{:>nw$} ", number.map(|n| n.to_string()).unwrap_or_default()),
+                        theme.diff_line_number,
+                    ),
                     Span::styled(format!("{sign} "), base),
                 ];
                 spans.extend(text_spans(&row.text, colours, base, row.kind));
@@ -148,7 +151,10 @@ impl Diff {
                     let (sign, base) = row_style(row.kind, theme);
                     let number = if row.kind == RowKind::Added { row.new } else { row.old };
                     let mut spans = vec![
-                        Span::styled(format!("{:>nw$} ", number.map(|n| n.to_string()).unwrap_or_default()), theme.diff_line_number),
+                        Span::styled(
+                            format!("{:>nw$} ", number.map(|n| n.to_string()).unwrap_or_default()),
+                            theme.diff_line_number,
+                        ),
                         Span::styled(format!("{sign} "), base),
                     ];
                     spans.extend(text_spans(&row.text, colours.clone(), base, row.kind));
@@ -223,7 +229,9 @@ fn text_spans(text: &str, colours: Option<Vec<Span<'static>>>, base: Style, kind
                 Span::styled(s.content, style)
             })
             .collect(),
-        Some(spans) => spans.into_iter().map(|s| Span::styled(s.content, s.style.patch(Style { fg: None, ..base }))).collect(),
+        Some(spans) => {
+            spans.into_iter().map(|s| Span::styled(s.content, s.style.patch(Style { fg: None, ..base }))).collect()
+        }
         None => vec![Span::styled(text.replace('\t', "    "), base)],
     }
 }
@@ -240,12 +248,7 @@ fn fill(spans: Vec<Span<'static>>, w: usize, base: Style, kind: RowKind) -> Line
 }
 
 fn hunk_line(row: &Row, theme: &Theme, w: usize) -> Line<'static> {
-    let label = format!(
-        "@@ -{} +{} @@ {}",
-        row.old.unwrap_or(0),
-        row.new.unwrap_or(0),
-        row.text
-    );
+    let label = format!("@@ -{} +{} @@ {}", row.old.unwrap_or(0), row.new.unwrap_or(0), row.text);
     Line::from(truncate_spans(vec![Span::styled(label.trim_end().to_string(), theme.diff_hunk)], w))
 }
 
@@ -256,7 +259,10 @@ mod tests {
     const DIFF: &str = "--- a/src/lib.rs\n+++ b/src/lib.rs\n@@ -1,3 +1,3 @@\n fn a() {}\n-fn b() {}\n+fn b() -> u8 { 1 }\n fn c() {}\n";
 
     fn text(lines: &[Line<'_>]) -> Vec<String> {
-        lines.iter().map(|l| l.spans.iter().map(|s| s.content.as_ref()).collect::<String>().trim_end().to_string()).collect()
+        lines
+            .iter()
+            .map(|l| l.spans.iter().map(|s| s.content.as_ref()).collect::<String>().trim_end().to_string())
+            .collect()
     }
 
     #[test]

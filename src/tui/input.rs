@@ -304,10 +304,12 @@ impl App {
                     h.scroll = h.scroll.saturating_add_signed(if up { -3 } else { 3 });
                 }
                 Overlay::Sessions(s) if up || down => {
-                    s.selected = s.selected.saturating_add_signed(if up { -1 } else { 1 }).min(s.items.len().saturating_sub(1));
+                    s.selected =
+                        s.selected.saturating_add_signed(if up { -1 } else { 1 }).min(s.items.len().saturating_sub(1));
                 }
                 Overlay::Memories(m) if up || down => {
-                    m.selected = m.selected.saturating_add_signed(if up { -1 } else { 1 }).min(m.items.len().saturating_sub(1));
+                    m.selected =
+                        m.selected.saturating_add_signed(if up { -1 } else { 1 }).min(m.items.len().saturating_sub(1));
                 }
                 Overlay::Help(_) | Overlay::Sessions(_) | Overlay::Memories(_) | Overlay::Context(_) => {}
             }
@@ -379,7 +381,9 @@ impl App {
             }
             SlashCommand::Forget(id) => match id.trim_start_matches('#').parse::<i64>() {
                 Ok(id) => self.forget(id, true),
-                Err(_) => self.notice(NoticeKind::Error, format!("/forget needs a memory number (see /memories), not {id:?}")),
+                Err(_) => {
+                    self.notice(NoticeKind::Error, format!("/forget needs a memory number (see /memories), not {id:?}"))
+                }
             },
             SlashCommand::Sessions | SlashCommand::Resume(None) => self.open_sessions(),
             SlashCommand::Resume(Some(id)) => self.send(UserCommand::ResumeSession(id)),

@@ -145,7 +145,10 @@ fn a_denial_carries_the_typed_reason() {
 #[test]
 fn d_toggles_the_side_by_side_diff() {
     let (mut app, _rx) = connected();
-    app.on_agent_event(crate::agent::AgentEvent::ApprovalRequested(request("file_edit", Some("@@ -1 +1 @@\n-a\n+b\n"))));
+    app.on_agent_event(crate::agent::AgentEvent::ApprovalRequested(request(
+        "file_edit",
+        Some("@@ -1 +1 @@\n-a\n+b\n"),
+    )));
     press(&mut app, KeyCode::Char('d'));
     assert!(app.approvals[0].side_by_side);
     press(&mut app, KeyCode::Char('d'));

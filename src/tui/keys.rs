@@ -166,16 +166,48 @@ const fn bind(keys: &'static [Key], action: Action, help: &'static str) -> Bindi
 use KeyCode as K;
 
 pub const BINDINGS: &[Binding] = &[
-    bind(&[ctrl('c')], Action::Global(GlobalAction::ClearOrQuit), "clear the prompt; on an empty prompt interrupt, twice quits"),
-    bind(&[key(K::Esc)], Action::Global(GlobalAction::Interrupt), "interrupt the running turn (the partial answer is kept)"),
-    bind(&[shift(K::BackTab), key(K::BackTab)], Action::Global(GlobalAction::CycleMode), "cycle modes edit → plan → ask"),
+    bind(
+        &[ctrl('c')],
+        Action::Global(GlobalAction::ClearOrQuit),
+        "clear the prompt; on an empty prompt interrupt, twice quits",
+    ),
+    bind(
+        &[key(K::Esc)],
+        Action::Global(GlobalAction::Interrupt),
+        "interrupt the running turn (the partial answer is kept)",
+    ),
+    bind(
+        &[shift(K::BackTab), key(K::BackTab)],
+        Action::Global(GlobalAction::CycleMode),
+        "cycle modes edit → plan → ask",
+    ),
     bind(&[key(K::PageUp)], Action::Global(GlobalAction::PageUp), "scroll the transcript up a page"),
     bind(&[key(K::PageDown)], Action::Global(GlobalAction::PageDown), "scroll the transcript down a page"),
-    bind(&[shift(K::Up), Key { code: K::Up, mods: KeyModifiers::CONTROL }], Action::Global(GlobalAction::LineUp), "scroll up a line"),
-    bind(&[shift(K::Down), Key { code: K::Down, mods: KeyModifiers::CONTROL }], Action::Global(GlobalAction::LineDown), "scroll down a line"),
-    bind(&[Key { code: K::Home, mods: KeyModifiers::CONTROL }], Action::Global(GlobalAction::Top), "jump to the start of the session"),
-    bind(&[key(K::End), Key { code: K::End, mods: KeyModifiers::CONTROL }], Action::Global(GlobalAction::FollowTail), "return to the live tail"),
-    bind(&[ctrl('o')], Action::Global(GlobalAction::ToggleToolOutput), "expand or collapse every tool call's output (click one to toggle it)"),
+    bind(
+        &[shift(K::Up), Key { code: K::Up, mods: KeyModifiers::CONTROL }],
+        Action::Global(GlobalAction::LineUp),
+        "scroll up a line",
+    ),
+    bind(
+        &[shift(K::Down), Key { code: K::Down, mods: KeyModifiers::CONTROL }],
+        Action::Global(GlobalAction::LineDown),
+        "scroll down a line",
+    ),
+    bind(
+        &[Key { code: K::Home, mods: KeyModifiers::CONTROL }],
+        Action::Global(GlobalAction::Top),
+        "jump to the start of the session",
+    ),
+    bind(
+        &[key(K::End), Key { code: K::End, mods: KeyModifiers::CONTROL }],
+        Action::Global(GlobalAction::FollowTail),
+        "return to the live tail",
+    ),
+    bind(
+        &[ctrl('o')],
+        Action::Global(GlobalAction::ToggleToolOutput),
+        "expand or collapse every tool call's output (click one to toggle it)",
+    ),
     bind(&[ctrl('l')], Action::Global(GlobalAction::Redraw), "repaint the screen"),
     bind(&[key(K::Enter)], Action::Composer(ComposerAction::Submit), "send (queued if the agent is busy)"),
     bind(&[shift(K::Enter), ctrl('j'), alt(K::Enter)], Action::Composer(ComposerAction::Newline), "insert a newline"),
@@ -184,10 +216,18 @@ pub const BINDINGS: &[Binding] = &[
     bind(&[key(K::Up), ctrl('p')], Action::Completion(CompletionAction::Prev), "previous suggestion"),
     bind(&[key(K::Down), ctrl('n')], Action::Completion(CompletionAction::Next), "next suggestion"),
     bind(&[key(K::Tab)], Action::Completion(CompletionAction::Accept), "take the suggestion"),
-    bind(&[key(K::Enter)], Action::Completion(CompletionAction::Run), "take it; a command that needs nothing more runs"),
+    bind(
+        &[key(K::Enter)],
+        Action::Completion(CompletionAction::Run),
+        "take it; a command that needs nothing more runs",
+    ),
     bind(&[key(K::Esc)], Action::Completion(CompletionAction::Dismiss), "close the list"),
     bind(&[ch('y')], Action::Approval(ApprovalAction::Approve), "approve this call"),
-    bind(&[ch('a')], Action::Approval(ApprovalAction::ApproveForSession), "approve this tool for the rest of the session"),
+    bind(
+        &[ch('a')],
+        Action::Approval(ApprovalAction::ApproveForSession),
+        "approve this tool for the rest of the session",
+    ),
     bind(&[ch('n')], Action::Approval(ApprovalAction::Deny), "deny, with an optional reason for the model"),
     bind(&[ch('d')], Action::Approval(ApprovalAction::ToggleDiffView), "toggle unified and side-by-side diff"),
     bind(&[key(K::Up), ch('k')], Action::Approval(ApprovalAction::ScrollUp), "scroll the preview up"),
@@ -323,12 +363,7 @@ pub fn describe_keys(b: &Binding) -> String {
 
 /// The first key bound to `action`, for hints in the interface.
 pub fn hint(action: Action) -> String {
-    BINDINGS
-        .iter()
-        .find(|b| b.action == action)
-        .and_then(|b| b.keys.first())
-        .map(describe)
-        .unwrap_or_default()
+    BINDINGS.iter().find(|b| b.action == action).and_then(|b| b.keys.first()).map(describe).unwrap_or_default()
 }
 
 #[cfg(test)]

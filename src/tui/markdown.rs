@@ -221,7 +221,11 @@ impl<'t> Renderer<'t> {
                         m
                     }
                     Some(ListState { next: None }) => {
-                        if self.lists.len() % 2 == 1 { "• ".to_string() } else { "◦ ".to_string() }
+                        if self.lists.len() % 2 == 1 {
+                            "• ".to_string()
+                        } else {
+                            "◦ ".to_string()
+                        }
                     }
                     None => String::new(),
                 };

@@ -74,11 +74,17 @@ fn welcome(app: &App, area: Rect, buf: &mut Buffer) {
     }
     let k = |a: Action| Span::styled(keys::hint(a), theme.key);
     let mut lines = vec![
-        Line::from(vec![Span::styled("cairn", theme.accent), Span::styled(" — a coding agent that keeps long sessions on track", theme.dim)]),
+        Line::from(vec![
+            Span::styled("cairn", theme.accent),
+            Span::styled(" — a coding agent that keeps long sessions on track", theme.dim),
+        ]),
         Line::default(),
     ];
     if !app.project_root.is_empty() {
-        lines.push(Line::from(vec![Span::styled("project  ", theme.dim), Span::styled(app.project_root.clone(), theme.text)]));
+        lines.push(Line::from(vec![
+            Span::styled("project  ", theme.dim),
+            Span::styled(app.project_root.clone(), theme.text),
+        ]));
     }
     if let Some(s) = &app.session {
         lines.push(Line::from(vec![Span::styled("session  ", theme.dim), Span::styled(s.id.clone(), theme.text)]));
@@ -136,11 +142,7 @@ fn render_composer(app: &App, area: Rect, buf: &mut Buffer) {
     // The border takes the mode's colour: the mode is visible where the eyes are.
     let border = Style { fg: mode.bg.or(mode.fg), bg: None, ..Style::default() }.add_modifier(Modifier::BOLD);
     let label = Line::from(vec![Span::styled(format!(" {} ", app.mode.label()), mode), Span::raw(" ")]);
-    let hints = if app.busy {
-        "Enter queues · Esc interrupts "
-    } else {
-        "Enter send · Shift+Enter newline "
-    };
+    let hints = if app.busy { "Enter queues · Esc interrupts " } else { "Enter send · Shift+Enter newline " };
     let block = Block::default()
         .borders(Borders::ALL)
         .border_type(BorderType::Rounded)
@@ -183,10 +185,16 @@ fn render_completion(app: &App, composer: Rect, buf: &mut Buffer) {
         let base = if selected { theme.popup_selected } else { theme.popup };
         let mut spans = vec![
             Span::styled(if selected { "▸ " } else { "  " }, base),
-            Span::styled(format!("{:<label_w$}", item.label), base.patch(if selected { theme.popup_match } else { Style::default() })),
+            Span::styled(
+                format!("{:<label_w$}", item.label),
+                base.patch(if selected { theme.popup_match } else { Style::default() }),
+            ),
         ];
         if !item.detail.is_empty() {
-            spans.push(Span::styled(format!("  {}", item.detail), theme.popup_hint.patch(Style { bg: base.bg, ..Style::default() })));
+            spans.push(Span::styled(
+                format!("  {}", item.detail),
+                theme.popup_hint.patch(Style { bg: base.bg, ..Style::default() }),
+            ));
         }
         let y = inner.y + i as u16;
         buf.set_style(Rect::new(inner.x, y, inner.width, 1), base);

@@ -140,9 +140,7 @@ pub async fn run(
                         app.connect(h.commands.clone());
                         handle = Some(h);
                         // Load the highlighter now, off the first frame's path.
-                        let _ = std::thread::Builder::new()
-                            .name("cairn-highlight".into())
-                            .spawn(highlight::warm_up);
+                        let _ = std::thread::Builder::new().name("cairn-highlight".into()).spawn(highlight::warm_up);
                     }
                     Err(ConnectError::Setup(message)) => app.setup_needed(message),
                     Err(ConnectError::Failed(message)) => failure = Some(message),

@@ -43,7 +43,7 @@ fn clock(now: Instant, since: Option<Instant>) -> String {
 /// What is running, in words.
 fn activity_text(app: &App) -> Option<String> {
     let text = match &app.activity {
-        Activity::Idle => return app.compacting.map(|c| compacting(c)),
+        Activity::Idle => return app.compacting.map(compacting),
         Activity::Connecting => "connecting to the model provider".to_string(),
         Activity::Thinking => "thinking".to_string(),
         Activity::Streaming => "streaming".to_string(),
@@ -84,7 +84,10 @@ impl Widget for StatusLine<'_> {
         }
         if let Some(what) = activity_text(app) {
             left.push(Span::styled(" · ", theme.faint));
-            left.push(Span::styled(format!("{} ", spinner(app.now, Some(app.turn_started.unwrap_or(app.epoch)))), theme.spinner));
+            left.push(Span::styled(
+                format!("{} ", spinner(app.now, Some(app.turn_started.unwrap_or(app.epoch)))),
+                theme.spinner,
+            ));
             left.push(Span::styled(what, theme.status_bar));
             if app.busy {
                 left.push(Span::styled(format!(" {}", clock(app.now, app.turn_started)), theme.faint));
@@ -109,10 +112,7 @@ impl Widget for StatusLine<'_> {
                 let filled = filled.min(BAR_CELLS);
                 right.push(Span::styled("▰".repeat(filled), style));
                 right.push(Span::styled("▱".repeat(BAR_CELLS - filled), theme.bar_empty));
-                right.push(Span::styled(
-                    format!(" {}/{} {}%", tokens(c.tokens), tokens(c.window), c.percent()),
-                    style,
-                ));
+                right.push(Span::styled(format!(" {}/{} {}%", tokens(c.tokens), tokens(c.window), c.percent()), style));
                 if c.compacting || app.compacting.is_some() {
                     right.push(Span::styled(" ⇣", theme.notice_compaction));
                 }

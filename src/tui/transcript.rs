@@ -294,7 +294,8 @@ impl Widget for TranscriptView<'_> {
         }
         // Scrolled back with more below: say so on the last row.
         if t.scroll != Scroll::Tail && (cell < t.entries.len()) {
-            let hint = Line::from(vec![Span::styled(" ↓ more below · End returns to the live tail ", self.theme.popup_hint)]);
+            let hint =
+                Line::from(vec![Span::styled(" ↓ more below · End returns to the live tail ", self.theme.popup_hint)]);
             let w = hint.width() as u16;
             let x = area.x + area.width.saturating_sub(w);
             buf.set_line(x, bottom - 1, &hint, w.min(area.width));

@@ -154,8 +154,11 @@ async fn a_whole_session_in_the_terminal_then_resumed() {
             .chunk_delay_ms(15)
             .turn(Turn::text("Here is the **streamed answer** you asked for."))
             .turn(
-                Turn::tool("file_edit", json!({"path": "notes.txt", "old_string": "hello world", "new_string": "hello cairn"}))
-                    .with_text("Editing it now."),
+                Turn::tool(
+                    "file_edit",
+                    json!({"path": "notes.txt", "old_string": "hello world", "new_string": "hello cairn"}),
+                )
+                .with_text("Editing it now."),
             )
             .turn(Turn::text("The file is edited.")),
     )
@@ -187,7 +190,8 @@ async fn a_whole_session_in_the_terminal_then_resumed() {
 
         screen.type_text("fix the greeting");
         screen.send("\r");
-        let dialog = screen.wait("the approval dialog", |s| s.contains("Allow file_edit?") && s.contains("hello cairn"));
+        let dialog =
+            screen.wait("the approval dialog", |s| s.contains("Allow file_edit?") && s.contains("hello cairn"));
         assert!(dialog.contains("- hello world"), "the old line is shown:\n{dialog}");
         assert!(dialog.contains("+ hello cairn"), "the new line is shown:\n{dialog}");
         screen.send("y");

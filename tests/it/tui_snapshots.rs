@@ -95,7 +95,15 @@ fn call(id: &str, tool: &str, args: &str) -> Message {
     m
 }
 
-fn finished(id: &str, tool: &str, summary: &str, content: &str, error: bool, diff: Option<&str>, ms: u64) -> AgentEvent {
+fn finished(
+    id: &str,
+    tool: &str,
+    summary: &str,
+    content: &str,
+    error: bool,
+    diff: Option<&str>,
+    ms: u64,
+) -> AgentEvent {
     AgentEvent::ToolFinished(ToolFinished {
         call_id: id.into(),
         tool: tool.into(),
@@ -115,30 +123,60 @@ fn conversation() -> App {
     let ev = |app: &mut App, e| app.on_agent_event(e);
     ev(&mut app, AgentEvent::TurnStarted { prompt: "why is the checkout total wrong?".into() });
     ev(&mut app, call("c1", "grep", r#"{"pattern":"fn total"}"#).into_event());
-    ev(&mut app, AgentEvent::ToolStarted { call_id: "c1".into(), tool: "grep".into(), summary: "fn total".into(), arguments: "{}".into() });
+    ev(
+        &mut app,
+        AgentEvent::ToolStarted {
+            call_id: "c1".into(),
+            tool: "grep".into(),
+            summary: "fn total".into(),
+            arguments: "{}".into(),
+        },
+    );
     ev(&mut app, finished("c1", "grep", "fn total", "src/cart.rs:10: pub fn total", false, None, 41));
     ev(&mut app, call("c2", "bash", r#"{"command":"cargo test cart"}"#).into_event());
-    ev(&mut app, finished("c2", "bash", "$ cargo test cart", "error[E0308]: mismatched types\n  --> src/cart.rs:11:9\n   |\n11 |         self.items.iter().map(|i| i.price).sum()\n   |         ^^^^ expected `Money`, found `u64`\n\nerror: could not compile `shop`", true, None, 3_240));
+    ev(
+        &mut app,
+        finished(
+            "c2",
+            "bash",
+            "$ cargo test cart",
+            "error[E0308]: mismatched types\n  --> src/cart.rs:11:9\n   |\n11 |         self.items.iter().map(|i| i.price).sum()\n   |         ^^^^ expected `Money`, found `u64`\n\nerror: could not compile `shop`",
+            true,
+            None,
+            3_240,
+        ),
+    );
     ev(&mut app, AgentEvent::TextDelta(ANSWER.into()));
     ev(&mut app, AgentEvent::AssistantMessage(Message::assistant(ANSWER)));
     ev(&mut app, AgentEvent::Usage { usage: Usage::default(), context: ContextReport::default() });
     ev(&mut app, call("c3", "file_edit", r#"{"path":"src/cart.rs"}"#).into_event());
     ev(&mut app, finished("c3", "file_edit", "src/cart.rs", "edited", false, Some(EDIT_DIFF), 12));
-    ev(&mut app, AgentEvent::Compaction(CompactionEvent::Finished {
-        trigger: CompactionTrigger::Auto,
-        tokens_before: 171_000,
-        tokens_after: 38_500,
-        summary_tokens: 5_200,
-    }));
-    ev(&mut app, AgentEvent::TurnFinished(TurnSummary {
-        outcome: TurnOutcome::Completed { text: String::new() },
-        stats: TurnStats {
-            requests: 3,
-            all_requests: 3,
-            usage: Usage { input_tokens: 9_000, output_tokens: 812, cache_read_input_tokens: 60_000, cache_creation_input_tokens: 0 },
-            ..TurnStats::default()
-        },
-    }));
+    ev(
+        &mut app,
+        AgentEvent::Compaction(CompactionEvent::Finished {
+            trigger: CompactionTrigger::Auto,
+            tokens_before: 171_000,
+            tokens_after: 38_500,
+            summary_tokens: 5_200,
+        }),
+    );
+    ev(
+        &mut app,
+        AgentEvent::TurnFinished(TurnSummary {
+            outcome: TurnOutcome::Completed { text: String::new() },
+            stats: TurnStats {
+                requests: 3,
+                all_requests: 3,
+                usage: Usage {
+                    input_tokens: 9_000,
+                    output_tokens: 812,
+                    cache_read_input_tokens: 60_000,
+                    cache_creation_input_tokens: 0,
+                },
+                ..TurnStats::default()
+            },
+        }),
+    );
     app
 }
 
@@ -168,7 +206,9 @@ fn conversation_with_markdown_tools_diff_and_notices() {
 fn streaming_with_a_queued_prompt_and_the_spinner() {
     let mut app = conversation();
     app.on_agent_event(AgentEvent::TurnStarted { prompt: "now add a test".into() });
-    app.on_agent_event(AgentEvent::TextDelta("I'll add a test for the discount case:\n\n```rust\n#[test]\nfn discount_".into()));
+    app.on_agent_event(AgentEvent::TextDelta(
+        "I'll add a test for the discount case:\n\n```rust\n#[test]\nfn discount_".into(),
+    ));
     app.on_agent_event(AgentEvent::Queued { prompt: "and run clippy afterwards".into() });
     typed(&mut app, "also update the changelog");
     snapshot("streaming", &app);
@@ -222,7 +262,8 @@ fn approval_of_an_edit_side_by_side() {
 
 #[test]
 fn approval_of_a_command_and_a_denial_reason() {
-    let mut app = approval(None, "bash", "$ cargo test", r#"{"command":"cargo test --all-features \\\n  -- --nocapture"}"#);
+    let mut app =
+        approval(None, "bash", "$ cargo test", r#"{"command":"cargo test --all-features \\\n  -- --nocapture"}"#);
     snapshot("approval_bash", &app);
     key(&mut app, KeyCode::Char('n'));
     typed(&mut app, "run only the cart tests");
@@ -280,8 +321,22 @@ fn sessions_picker() {
     let mut app = conversation();
     app.overlay = Some(Overlay::Sessions(SessionsView {
         items: vec![
-            summary("3f9a2c71e0b4", "why is the checkout total wrong?", "2026-11-20T11:58:00Z", 14, 96_400, "The file is edited."),
-            summary("a1b2c3d4e5f6", "add pagination to the orders API", "2026-11-20T08:10:00Z", 52, 143_000, "All 48 tests pass; the cursor is opaque base64."),
+            summary(
+                "3f9a2c71e0b4",
+                "why is the checkout total wrong?",
+                "2026-11-20T11:58:00Z",
+                14,
+                96_400,
+                "The file is edited.",
+            ),
+            summary(
+                "a1b2c3d4e5f6",
+                "add pagination to the orders API",
+                "2026-11-20T08:10:00Z",
+                52,
+                143_000,
+                "All 48 tests pass; the cursor is opaque base64.",
+            ),
             summary("0c0ffee00000", "", "2026-11-11T16:00:00Z", 0, 0, ""),
         ],
         selected: 1,
@@ -351,10 +406,21 @@ fn context_view() {
             total: 96_400,
             budget,
             level: BudgetLevel::Ok,
-            counters: ContextReport { window: 200_000, truncations: 2, pruned_results: 5, compactions: 1, ..ContextReport::default() },
+            counters: ContextReport {
+                window: 200_000,
+                truncations: 2,
+                pruned_results: 5,
+                compactions: 1,
+                ..ContextReport::default()
+            },
             cache: CacheReport {
                 session_hit_rate: Some(0.82),
-                last_request: Some(Usage { input_tokens: 1_200, output_tokens: 812, cache_read_input_tokens: 90_000, cache_creation_input_tokens: 5_200 }),
+                last_request: Some(Usage {
+                    input_tokens: 1_200,
+                    output_tokens: 812,
+                    cache_read_input_tokens: 90_000,
+                    cache_creation_input_tokens: 5_200,
+                }),
                 breaks: vec!["turn 12: the tool list changed (a tool was added)".into()],
             },
         }),
@@ -381,12 +447,27 @@ fn setup_screen() {
 #[test]
 fn status_line_states() {
     let mut app = conversation();
-    app.context = Some(ContextStatus { tokens: 171_000, window: 200_000, level: BudgetLevel::Compact, compacting: true, cache_hit_rate: None });
-    app.on_agent_event(AgentEvent::Compaction(CompactionEvent::Started { trigger: CompactionTrigger::Auto, tokens_before: 171_000 }));
+    app.context = Some(ContextStatus {
+        tokens: 171_000,
+        window: 200_000,
+        level: BudgetLevel::Compact,
+        compacting: true,
+        cache_hit_rate: None,
+    });
+    app.on_agent_event(AgentEvent::Compaction(CompactionEvent::Started {
+        trigger: CompactionTrigger::Auto,
+        tokens_before: 171_000,
+    }));
     app.on_agent_event(AgentEvent::Compaction(CompactionEvent::Progress { chunk: 2, chunks: 3 }));
     app.on_agent_event(AgentEvent::ModeChanged(Mode::Plan));
     snapshot("status_compacting_plan", &app);
-    app.context = Some(ContextStatus { tokens: 196_000, window: 200_000, level: BudgetLevel::Blocking, compacting: false, cache_hit_rate: Some(0.4) });
+    app.context = Some(ContextStatus {
+        tokens: 196_000,
+        window: 200_000,
+        level: BudgetLevel::Blocking,
+        compacting: false,
+        cache_hit_rate: Some(0.4),
+    });
     app.on_agent_event(AgentEvent::ModeChanged(Mode::Ask));
     app.on_key(KeyEvent::new(KeyCode::Char('c'), KeyModifiers::CONTROL));
     snapshot("status_blocking_ask_quit_armed", &app);
@@ -431,7 +512,8 @@ fn the_context_figure_is_coloured_by_budget_level() {
         (BudgetLevel::Compact, theme.context_compact),
         (BudgetLevel::Blocking, theme.context_blocking),
     ] {
-        app.context = Some(ContextStatus { tokens: 96_400, window: 200_000, level, compacting: false, cache_hit_rate: None });
+        app.context =
+            Some(ContextStatus { tokens: 96_400, window: 200_000, level, compacting: false, cache_hit_rate: None });
         let buf = draw(&app, 120, 40);
         assert_eq!(cell_style_of(&buf, "96k/200k").fg, role.fg, "{level:?}");
     }

@@ -24,7 +24,11 @@ pub enum ToolStatus {
     /// Waiting for the user's answer in the approval dialog.
     AwaitingApproval,
     Running,
-    Done { is_error: bool, exit_code: Option<i32>, duration: Duration },
+    Done {
+        is_error: bool,
+        exit_code: Option<i32>,
+        duration: Duration,
+    },
     /// Refused by the mode, denied by the user, or its arguments did not parse.
     NotRun,
 }
@@ -91,10 +95,8 @@ impl ToolCell {
             }
             ToolStatus::NotRun => ("⊘", theme.tool_denied, "not run".to_string()),
         };
-        let mut spans = vec![
-            Span::styled(format!("{icon} "), icon_style),
-            Span::styled(self.tool.clone(), theme.tool_name),
-        ];
+        let mut spans =
+            vec![Span::styled(format!("{icon} "), icon_style), Span::styled(self.tool.clone(), theme.tool_name)];
         if !self.summary.is_empty() {
             spans.push(Span::styled(format!("  {}", self.summary), theme.tool_summary));
         }
@@ -195,13 +197,20 @@ mod tests {
     use super::*;
 
     fn text(lines: &[Line<'_>]) -> Vec<String> {
-        lines.iter().map(|l| l.spans.iter().map(|s| s.content.as_ref()).collect::<String>().trim_end().to_string()).collect()
+        lines
+            .iter()
+            .map(|l| l.spans.iter().map(|s| s.content.as_ref()).collect::<String>().trim_end().to_string())
+            .collect()
     }
 
     fn done(output: &str, is_error: bool) -> ToolCell {
         ToolCell {
             summary: "cargo test".into(),
-            status: ToolStatus::Done { is_error, exit_code: Some(if is_error { 101 } else { 0 }), duration: Duration::from_millis(1234) },
+            status: ToolStatus::Done {
+                is_error,
+                exit_code: Some(if is_error { 101 } else { 0 }),
+                duration: Duration::from_millis(1234),
+            },
             output: output.into(),
             ..ToolCell::new("c1", "bash")
         }

@@ -24,7 +24,11 @@ impl UserCell {
             .split('\n')
             .enumerate()
             .map(|(i, line)| Para {
-                first: vec![if i == 0 { Span::styled("› ", theme.user_prefix.patch(fill)) } else { Span::styled("  ", fill) }],
+                first: vec![if i == 0 {
+                    Span::styled("› ", theme.user_prefix.patch(fill))
+                } else {
+                    Span::styled("  ", fill)
+                }],
                 rest: vec![Span::styled("  ", fill)],
                 spans: vec![Span::styled(line.to_string(), fill)],
                 fill: Some(fill),

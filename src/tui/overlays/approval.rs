@@ -44,7 +44,11 @@ impl ApprovalDialog {
     pub fn body(&self, w: u16, theme: &Theme) -> Vec<Line<'static>> {
         if let Some(diff) = &self.request.diff {
             let d = Diff::parse(diff);
-            return if self.side_by_side && w >= SIDE_BY_SIDE_MIN_WIDTH { d.side_by_side(theme, w) } else { d.unified(theme, w) };
+            return if self.side_by_side && w >= SIDE_BY_SIDE_MIN_WIDTH {
+                d.side_by_side(theme, w)
+            } else {
+                d.unified(theme, w)
+            };
         }
         let command = self.command().unwrap_or_else(|| self.request.summary.clone());
         let highlighted = highlight::highlight(&command, "bash", theme.syntax.as_deref());
@@ -140,7 +144,7 @@ impl ApprovalDialog {
             None => vec![Span::styled(format!("This call {}.", r.reason), theme.dim)],
         };
         buf.set_line(inner.x, inner.y, &Line::from(truncate_spans(what, inner.width as usize)), inner.width);
-        let mut top = inner.y + 2;
+        let top = inner.y + 2;
         let mut bottom = inner.y + inner.height;
         if let Some(reason) = &self.reason {
             bottom = bottom.saturating_sub(2);
@@ -161,12 +165,12 @@ impl ApprovalDialog {
         let height = bottom.saturating_sub(top) as usize;
         let start = self.scroll.min(rows.len().saturating_sub(height));
         let more_below = rows.len() > start + height;
-        for line in rows.iter().skip(start).take(height) {
-            buf.set_line(inner.x, top, line, inner.width);
-            top += 1;
+        for (y, line) in (top..).zip(rows.iter().skip(start).take(height)) {
+            buf.set_line(inner.x, y, line, inner.width);
         }
         if more_below || start > 0 {
-            let info = format!(" {}–{} of {} rows · ↑↓ scroll ", start + 1, (start + height).min(rows.len()), rows.len());
+            let info =
+                format!(" {}–{} of {} rows · ↑↓ scroll ", start + 1, (start + height).min(rows.len()), rows.len());
             let w = info.chars().count() as u16;
             let x = area.x + area.width.saturating_sub(w + 2);
             buf.set_line(x, area.y, &Line::from(Span::styled(info, theme.faint)), w);

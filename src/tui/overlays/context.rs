@@ -135,7 +135,12 @@ pub fn context_lines(b: &ContextBreakdown, w: usize, theme: &Theme) -> Vec<Line<
     out.push(Line::from(Span::styled(
         format!(
             "  {} truncated · {} deduplicated · {} pruned · {} compactions ({} failed) · {} messages trimmed",
-            c.truncations, c.dedup_replacements, c.pruned_results, c.compactions, c.compaction_failures, c.trimmed_messages
+            c.truncations,
+            c.dedup_replacements,
+            c.pruned_results,
+            c.compactions,
+            c.compaction_failures,
+            c.trimmed_messages
         ),
         theme.dim,
     )));

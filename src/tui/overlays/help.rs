@@ -67,7 +67,10 @@ pub fn help_lines(theme: &Theme, width: u16) -> Vec<Line<'static>> {
 impl HelpView {
     pub fn render(&self, area: Rect, buf: &mut Buffer, theme: &Theme) {
         let area = view_area(area);
-        let foot = footer(&[(Action::Overlay(OverlayAction::Close), "close"), (Action::Overlay(OverlayAction::Next), "scroll")], theme);
+        let foot = footer(
+            &[(Action::Overlay(OverlayAction::Close), "close"), (Action::Overlay(OverlayAction::Next), "scroll")],
+            theme,
+        );
         let inner = frame(area, buf, theme, "Help — keys and commands", foot);
         let lines = help_lines(theme, inner.width.saturating_sub(1));
         let start = self.scroll.min(lines.len().saturating_sub(inner.height as usize));

@@ -33,7 +33,12 @@ impl MemoriesView {
     pub fn render(&self, area: Rect, buf: &mut Buffer, theme: &Theme) {
         let area = view_area(area);
         let foot = footer(
-            &[(Action::Overlay(OverlayAction::Open), "view"), (Action::Overlay(OverlayAction::TogglePin), "pin/unpin"), (Action::Overlay(OverlayAction::Delete), "delete"), (Action::Overlay(OverlayAction::Close), "close")],
+            &[
+                (Action::Overlay(OverlayAction::Open), "view"),
+                (Action::Overlay(OverlayAction::TogglePin), "pin/unpin"),
+                (Action::Overlay(OverlayAction::Delete), "delete"),
+                (Action::Overlay(OverlayAction::Close), "close"),
+            ],
             theme,
         );
         let title = format!("Memories ({})", self.items.len());
@@ -59,7 +64,10 @@ impl MemoriesView {
         let wide = inner.width >= 90;
         let (list, detail) = if wide {
             let lw = inner.width * 2 / 5;
-            (Rect::new(inner.x, inner.y, lw, inner.height), Some(Rect::new(inner.x + lw + 2, inner.y, inner.width - lw - 2, inner.height)))
+            (
+                Rect::new(inner.x, inner.y, lw, inner.height),
+                Some(Rect::new(inner.x + lw + 2, inner.y, inner.width - lw - 2, inner.height)),
+            )
         } else if self.viewing {
             (Rect::default(), Some(inner))
         } else {
@@ -111,7 +119,10 @@ impl MemoriesView {
         lines.extend(m.content.lines().map(|l| Line::from(Span::styled(l.to_string(), theme.text))));
         if self.confirm_delete == Some(m.id) {
             lines.push(Line::default());
-            lines.push(Line::from(Span::styled("Press d again to delete this memory, any other key to keep it.", theme.notice_warning)));
+            lines.push(Line::from(Span::styled(
+                "Press d again to delete this memory, any other key to keep it.",
+                theme.notice_warning,
+            )));
         }
         Paragraph::new(lines).wrap(Wrap { trim: false }).render(area, buf);
     }

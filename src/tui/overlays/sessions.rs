@@ -6,11 +6,11 @@ use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
 
 use super::{age, footer, frame, view_area, window};
+use crate::store::SessionSummary;
 use crate::tui::agent_events::tokens;
 use crate::tui::keys::{Action, OverlayAction};
 use crate::tui::theme::Theme;
 use crate::tui::wrap::{truncate, truncate_spans};
-use crate::store::SessionSummary;
 
 pub struct SessionsView {
     pub items: Vec<SessionSummary>,
@@ -29,7 +29,11 @@ impl SessionsView {
     pub fn render(&self, area: Rect, buf: &mut Buffer, theme: &Theme) {
         let area = view_area(area);
         let foot = footer(
-            &[(Action::Overlay(OverlayAction::Open), "resume"), (Action::Overlay(OverlayAction::Next), "select"), (Action::Overlay(OverlayAction::Close), "close")],
+            &[
+                (Action::Overlay(OverlayAction::Open), "resume"),
+                (Action::Overlay(OverlayAction::Next), "select"),
+                (Action::Overlay(OverlayAction::Close), "close"),
+            ],
             theme,
         );
         let title = format!("Sessions of this project ({})", self.items.len());
@@ -42,7 +46,10 @@ impl SessionsView {
             return;
         }
         if self.items.is_empty() {
-            let line = Line::from(Span::styled("No sessions yet — this one is saved as soon as you send a prompt.", theme.dim));
+            let line = Line::from(Span::styled(
+                "No sessions yet — this one is saved as soon as you send a prompt.",
+                theme.dim,
+            ));
             buf.set_line(x, y + 1, &line, w as u16);
             return;
         }
@@ -79,7 +86,10 @@ impl SessionsView {
             let meta_line = Line::from(vec![Span::styled("  ", base), Span::styled(meta, theme.dim.patch(base))]);
             buf.set_line(x, y + 1, &Line::from(truncate_spans(meta_line.spans, w)), w as u16);
             let preview = if s.last_message.is_empty() { "(no messages)".to_string() } else { s.last_message.clone() };
-            let preview = Line::from(vec![Span::styled("  ", base), Span::styled(truncate(&preview, w.saturating_sub(2)), theme.faint.patch(base))]);
+            let preview = Line::from(vec![
+                Span::styled("  ", base),
+                Span::styled(truncate(&preview, w.saturating_sub(2)), theme.faint.patch(base)),
+            ]);
             buf.set_line(x, y + 2, &preview, w as u16);
             y += per_item as u16;
             if y >= inner.y + inner.height {
