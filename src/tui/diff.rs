@@ -80,6 +80,9 @@ impl Diff {
 
     /// Syntax colours for each row's text, when the language is known and colours are on.
     fn highlighted(&self, theme: &Theme) -> Vec<Option<Vec<Span<'static>>>> {
+        if !theme.syntax_in_diffs {
+            return vec![None; self.rows.len()];
+        }
         let lang = highlight::lang_of_path(&self.path);
         // Old and new sides are highlighted as separate texts, so each keeps its own state.
         let side = |keep: fn(RowKind) -> bool| {

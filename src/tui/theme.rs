@@ -24,6 +24,9 @@ macro_rules! roles {
             pub name: String,
             /// The bat theme code and diffs are highlighted with; `None` when colours are off.
             pub syntax: Option<String>,
+            /// Syntax colours on added and removed diff rows (off where the rows' own colours
+            /// must win, as in high contrast).
+            pub syntax_in_diffs: bool,
             $(pub $role: Style,)*
         }
 
@@ -35,6 +38,7 @@ macro_rules! roles {
                 Theme {
                     name,
                     syntax,
+                    syntax_in_diffs: true,
                     $($role: styles.get(stringify!($role)).copied().unwrap_or_default(),)*
                 }
             }
@@ -118,6 +122,8 @@ struct ThemeFile {
     /// A built-in or user theme whose roles fill in what this file leaves out.
     inherits: Option<String>,
     syntax: Option<String>,
+    /// Highlight code inside added and removed diff rows (default true).
+    syntax_in_diffs: Option<bool>,
     #[serde(default)]
     palette: BTreeMap<String, String>,
     #[serde(default)]
@@ -155,9 +161,9 @@ impl Theme {
     /// With `no_color`, colours are dropped and modifiers kept.
     pub fn load(name: Option<&str>, user_dir: Option<&Path>, no_color: bool) -> Result<Theme, ThemeError> {
         let name = name.unwrap_or("dark");
-        let styles = resolve(name, user_dir, 0)?;
-        let syntax = styles.1;
-        let mut theme = Theme::from_styles(name.to_string(), syntax, &styles.0);
+        let (styles, syntax, syntax_in_diffs) = resolve(name, user_dir, 0)?;
+        let mut theme = Theme::from_styles(name.to_string(), syntax, &styles);
+        theme.syntax_in_diffs = syntax_in_diffs.unwrap_or(true);
         if no_color {
             theme = theme.without_colour();
         }
@@ -262,11 +268,10 @@ impl Theme {
 }
 
 /// Styles by role, and the syntax theme, for `name` and everything it inherits.
-fn resolve(
-    name: &str,
-    user_dir: Option<&Path>,
-    depth: u8,
-) -> Result<(BTreeMap<String, Style>, Option<String>), ThemeError> {
+/// Styles by role, the syntax theme, and whether diffs get syntax colours.
+type Resolved = (BTreeMap<String, Style>, Option<String>, Option<bool>);
+
+fn resolve(name: &str, user_dir: Option<&Path>, depth: u8) -> Result<Resolved, ThemeError> {
     let user_path = user_dir.map(|d| d.join(format!("{name}.toml")));
     let (text, origin) = match user_path.as_ref().filter(|p| p.is_file()) {
         Some(path) => (
@@ -289,11 +294,12 @@ fn resolve(
         .map_err(|e| ThemeError::Invalid { path: origin.clone(), message: e.message().to_string() })?;
     let mut styles = BTreeMap::new();
     let mut syntax = None;
+    let mut syntax_in_diffs = None;
     if let Some(parent) = &file.inherits {
         if depth > 4 || parent == name {
             return Err(ThemeError::Invalid { path: origin, message: format!("inherits {parent:?} in a loop") });
         }
-        (styles, syntax) = resolve(parent, user_dir, depth + 1)?;
+        (styles, syntax, syntax_in_diffs) = resolve(parent, user_dir, depth + 1)?;
     } else if let Some(unknown) = ROLES.iter().find(|r| !file.roles.contains_key(**r)) {
         return Err(ThemeError::Invalid {
             path: origin,
@@ -305,7 +311,7 @@ fn resolve(
     if let Some(s) = &file.syntax {
         syntax = Some(s.clone());
     }
-    Ok((styles, syntax))
+    Ok((styles, syntax, file.syntax_in_diffs.or(syntax_in_diffs)))
 }
 
 fn resolve_styles(file: &ThemeFile, origin: &str) -> Result<BTreeMap<String, Style>, ThemeError> {
@@ -403,6 +409,12 @@ mod tests {
             assert!(theme.syntax.is_some(), "{name} names a syntax theme");
             assert_ne!(theme.mode_edit, theme.mode_plan, "{name}: modes are told apart");
         }
+    }
+
+    #[test]
+    fn high_contrast_keeps_its_diff_row_colours() {
+        assert!(!Theme::load(Some("high-contrast"), None, false).unwrap().syntax_in_diffs);
+        assert!(Theme::load(Some("dark"), None, false).unwrap().syntax_in_diffs);
     }
 
     #[test]
