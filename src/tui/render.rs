@@ -18,6 +18,9 @@ use super::wrap::{truncate, truncate_spans};
 
 /// Queued prompts listed above the composer at most.
 const QUEUE_ROWS: usize = 3;
+/// Below this the layout cannot hold a transcript, a prompt and a status line.
+pub const MIN_WIDTH: u16 = 20;
+pub const MIN_HEIGHT: u16 = 6;
 
 pub fn draw(app: &App, frame: &mut Frame<'_>) {
     let area = frame.area();
@@ -27,6 +30,11 @@ pub fn draw(app: &App, frame: &mut Frame<'_>) {
 /// Draw the whole screen into `buf` (the benchmark and snapshot tests call this directly).
 pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
     let theme = &app.theme;
+    if area.width < MIN_WIDTH || area.height < MIN_HEIGHT {
+        let note = Line::from(Span::styled(format!("cairn needs {MIN_WIDTH}×{MIN_HEIGHT}"), theme.dim));
+        buf.set_line(area.x, area.y, &note, area.width);
+        return;
+    }
     if let Phase::Setup { message } = &app.phase {
         render_setup(message, area, buf, theme);
         return;

@@ -73,6 +73,7 @@ pub async fn run(
     let mut failure: Option<String> = None;
     let mut signals = Signals::new();
     let mut first_frame = true;
+    let mut wake_open = true;
     scheduler.request(Instant::now());
     loop {
         let now = Instant::now();
@@ -100,7 +101,12 @@ pub async fn run(
             ev = events.next() => Wake::Terminal(ev),
             ev = agent_event(&mut handle), if !agent_gone => Wake::Agent(ev),
             res = &mut connect, if connecting => Wake::Connected(res),
-            _ = wake.recv() => Wake::Frame,
+            // Once every requester is gone the channel reports closed at once, forever: stop
+            // listening then, or the loop would spin.
+            woken = wake.recv(), if wake_open => {
+                wake_open = woken.is_some();
+                Wake::Frame
+            }
             _ = tokio::time::sleep_until(due.unwrap_or(now).into()), if due.is_some() => Wake::Frame,
             _ = signals.next() => Wake::Signal,
         };

@@ -67,6 +67,16 @@ impl Screen {
         self.text().lines().last().unwrap_or_default().to_string()
     }
 
+    /// User and system CPU time of the cairn process so far, in clock ticks (Linux).
+    fn cpu_ticks(&self) -> u64 {
+        let pid = self.child.process_id().expect("a pid");
+        let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).expect("the process's stat");
+        // Fields after the command name (which is in parentheses): utime is the 12th, stime the 13th.
+        let after = &stat[stat.rfind(')').expect("a command name") + 2..];
+        let fields: Vec<&str> = after.split_whitespace().collect();
+        fields[11].parse::<u64>().unwrap() + fields[12].parse::<u64>().unwrap()
+    }
+
     fn raw_len(&self) -> usize {
         self.raw.lock().unwrap().len()
     }
@@ -170,7 +180,15 @@ async fn a_whole_session_in_the_terminal_then_resumed() {
         last.contains("EDIT") && context_figure(last)
     });
     assert!(first.contains("Ask cairn anything"), "{first}");
+    tokio::time::sleep(Duration::from_millis(500)).await;
     let after_startup = screen.raw_len();
+
+    // Idle, nothing changes: no frames are written and no CPU is burnt.
+    let cpu_before = screen.cpu_ticks();
+    tokio::time::sleep(Duration::from_millis(1500)).await;
+    assert_eq!(screen.raw_len(), after_startup, "an idle screen is not redrawn");
+    let busy = screen.cpu_ticks() - cpu_before;
+    assert!(busy <= 15, "idle for 1.5 s cost {busy} ticks of CPU");
 
     tokio::task::block_in_place(|| {
         screen.type_text("what is this?");

@@ -562,3 +562,49 @@ fn a_store_backed_memories_view_opens_from_the_command() {
     let t = text(&draw(&app, 120, 40));
     assert!(t.contains("No memories yet — cairn saves them when you ask it to remember something"), "{t}");
 }
+
+#[test]
+fn every_view_draws_at_any_size_down_to_one_cell() {
+    let mut views: Vec<App> = vec![conversation(), approval(Some(EDIT_DIFF), "file_edit", "src/cart.rs", "{}")];
+    let mut setup = app();
+    setup.phase = Phase::Setup { message: "no model provider is configured.\n  ANTHROPIC_API_KEY=…".into() };
+    views.push(setup);
+    let mut empty = app();
+    empty.session = None;
+    views.push(empty);
+    for overlay in 0..3 {
+        let mut v = conversation();
+        v.overlay = Some(match overlay {
+            0 => Overlay::Context(ContextView { breakdown: None }),
+            1 => Overlay::Sessions(SessionsView {
+                items: vec![summary("a", "t", "2026-11-20T11:58:00Z", 1, 1, "x")],
+                selected: 0,
+                current: None,
+                now: now(),
+                error: None,
+            }),
+            _ => Overlay::Memories(MemoriesView {
+                items: vec![memory(1, "m", false, "user")],
+                selected: 0,
+                viewing: true,
+                confirm_delete: None,
+                now: now(),
+                error: None,
+            }),
+        });
+        views.push(v);
+    }
+    let mut with_help = conversation();
+    with_help.overlay = Some(Overlay::Help(HelpView::default()));
+    views.push(with_help);
+    let mut completing = conversation();
+    typed(&mut completing, "/m");
+    views.push(completing);
+    for app in &views {
+        for w in [1u16, 2, 3, 5, 8, 13, 19, 20, 21, 25, 34, 55] {
+            for h in [1u16, 2, 3, 5, 6, 7, 8, 9, 10, 13] {
+                draw(app, w, h);
+            }
+        }
+    }
+}

@@ -55,7 +55,7 @@ pub fn help_lines(theme: &Theme, width: u16) -> Vec<Line<'static>> {
             vec![Span::raw("  ")],
             vec![Span::raw("  ")],
             vec![Span::styled(
-                "readline keys work in the prompt: Ctrl+A/E line start/end, Ctrl+W or Alt+Backspace delete a word, Ctrl+K/U delete to the end/start, Ctrl+Z/Ctrl+Y undo/redo, Alt+←/→ move by word. With the mouse captured for wheel scrolling, hold Shift to select text.",
+                "Emacs-style keys work in the prompt: Ctrl+A/E line start/end, Ctrl+W or Alt+Backspace delete a word, Ctrl+K delete to the end of the line, Ctrl+U/Ctrl+R undo/redo, Alt+B/F or Alt+←/→ move by word. With the mouse captured for wheel scrolling, hold Shift to select text.",
                 theme.text,
             )],
         )],
