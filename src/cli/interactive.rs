@@ -38,7 +38,11 @@ pub async fn run(startup: &Startup, cli: &Cli) -> Result<ExitCode, CliError> {
         let setup = startup.agent_setup(store.clone(), project, provider, session, approval, None);
         spawn(setup).map_err(|e| ConnectError::Failed(e.to_string()))
     };
-    let mut tui = Tui::enter().map_err(|e| CliError::Failed(format!("cannot take over the terminal: {e}")))?;
+    let mut tui = Tui::enter().map_err(|e| {
+        CliError::Usage(format!(
+            "the full-screen interface needs a terminal ({e}); run a prompt headless with cairn -p \"…\" instead"
+        ))
+    })?;
     let exit = crate::tui::run(&mut tui, &mut app, connect, wake).await;
     tui.leave();
     match exit {

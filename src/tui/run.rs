@@ -64,6 +64,11 @@ pub async fn run(
     connect: impl Future<Output = Result<AgentHandle, ConnectError>>,
     mut wake: UnboundedReceiver<()>,
 ) -> io::Result<Exit> {
+    // Load the highlighter beside start-up, off the first frame's path, so the first code block
+    // on screen (a resumed session's) does not wait for it.
+    if let Err(e) = std::thread::Builder::new().name("cairn-highlight".into()).spawn(highlight::warm_up) {
+        tracing::warn!(error = %e, "could not load the highlighter in the background");
+    }
     let mut scheduler = FrameScheduler::new(MIN_FRAME_INTERVAL);
     let mut events = EventStream::new();
     let mut connect = pin!(connect);
@@ -145,8 +150,6 @@ pub async fn run(
                     Ok(h) => {
                         app.connect(h.commands.clone());
                         handle = Some(h);
-                        // Load the highlighter now, off the first frame's path.
-                        let _ = std::thread::Builder::new().name("cairn-highlight".into()).spawn(highlight::warm_up);
                     }
                     Err(ConnectError::Setup(message)) => app.setup_needed(message),
                     Err(ConnectError::Failed(message)) => failure = Some(message),
