@@ -84,9 +84,8 @@ impl App {
                 self.notice(
                     NoticeKind::Retry,
                     format!(
-                        "{reason} — retrying in {} (attempt {} of {max_attempts})",
-                        super::cells::format_duration(delay),
-                        attempt + 1
+                        "{reason} — retrying in {} (attempt {attempt} of {max_attempts})",
+                        super::cells::format_duration(delay)
                     ),
                 );
             }

@@ -50,7 +50,7 @@ fn a_retry_discards_the_failed_attempts_text_and_says_why() {
     app.on_agent_event(AgentEvent::TextDelta("partial that will be vo".into()));
     app.on_agent_event(AgentEvent::ToolCallStreaming { call_id: "c1".into(), tool: "bash".into() });
     app.on_agent_event(AgentEvent::Retrying {
-        attempt: 1,
+        attempt: 2,
         max_attempts: 8,
         delay: Duration::from_secs(2),
         reason: "overloaded (529)".into(),

@@ -15,6 +15,7 @@ use super::app::{Activity, App, Phase};
 use super::overlays::level_style;
 use super::theme::Theme;
 use super::wrap::{spans_width, truncate_spans};
+use crate::context::BudgetLevel;
 use crate::conversation::Mode;
 
 const SPINNER: [&str; 10] = ["⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"];
@@ -53,7 +54,7 @@ fn activity_text(app: &App) -> Option<String> {
         Activity::Compacting { chunk } => compacting(*chunk),
         Activity::Retrying { attempt, max_attempts, until } => {
             let left = until.saturating_duration_since(app.now).as_secs_f64().ceil() as u64;
-            format!("retrying in {left}s (attempt {} of {max_attempts})", attempt + 1)
+            format!("retrying in {left}s (attempt {attempt} of {max_attempts})")
         }
     };
     Some(text)
@@ -79,10 +80,13 @@ impl Widget for StatusLine<'_> {
             Span::styled(format!(" {} ", app.mode.label()), mode_style(app.mode, theme)),
             Span::styled(" ", theme.status_bar),
         ];
-        if !app.model.is_empty() {
+        if app.quit_armed() {
+            // The one thing that matters now; nothing else may push it off a narrow line.
+            left.push(Span::styled("press Ctrl+C again to quit", theme.notice_warning));
+        } else if !app.model.is_empty() {
             left.push(Span::styled(app.model.clone(), theme.status_model));
         }
-        if let Some(what) = activity_text(app) {
+        if let Some(what) = activity_text(app).filter(|_| !app.quit_armed()) {
             left.push(Span::styled(" · ", theme.faint));
             left.push(Span::styled(
                 format!("{} ", spinner(app.now, Some(app.turn_started.unwrap_or(app.epoch)))),
@@ -93,12 +97,9 @@ impl Widget for StatusLine<'_> {
                 left.push(Span::styled(format!(" {}", clock(app.now, app.turn_started)), theme.faint));
             }
         }
-        let hint = if app.quit_armed() {
-            Some(Span::styled(" · press Ctrl+C again to quit", theme.notice_warning))
-        } else {
-            app.flash_text().map(|t| Span::styled(format!(" · {t}"), theme.notice_info))
-        };
-        left.extend(hint);
+        if !app.quit_armed() {
+            left.extend(app.flash_text().map(|t| Span::styled(format!(" · {t}"), theme.notice_info)));
+        }
 
         let mut right = Vec::new();
         if let Some(rate) = app.context.and_then(|c| c.cache_hit_rate) {
@@ -113,6 +114,13 @@ impl Widget for StatusLine<'_> {
                 right.push(Span::styled("▰".repeat(filled), style));
                 right.push(Span::styled("▱".repeat(BAR_CELLS - filled), theme.bar_empty));
                 right.push(Span::styled(format!(" {}/{} {}%", tokens(c.tokens), tokens(c.window), c.percent()), style));
+                // The level in words too, so it reads without colour (NO_COLOR, colour blindness).
+                match c.level {
+                    BudgetLevel::Ok => {}
+                    BudgetLevel::Warning | BudgetLevel::Compact | BudgetLevel::Blocking => {
+                        right.push(Span::styled(format!(" {}", c.level.as_str()), style));
+                    }
+                }
                 if c.compacting || app.compacting.is_some() {
                     right.push(Span::styled(" ⇣", theme.notice_compaction));
                 }

@@ -34,6 +34,10 @@ macro_rules! roles {
         pub const ROLES: &[&str] = &[$(stringify!($role)),*];
 
         impl Theme {
+            fn map_styles(&mut self, f: impl Fn(Style) -> Style) {
+                $(self.$role = f(self.$role);)*
+            }
+
             fn from_styles(name: String, syntax: Option<String>, styles: &BTreeMap<String, Style>) -> Theme {
                 Theme {
                     name,
@@ -187,78 +191,6 @@ impl Theme {
         self.syntax = None;
         self.map_styles(|s| Style::default().add_modifier(s.add_modifier));
         self
-    }
-
-    fn map_styles(&mut self, f: impl Fn(Style) -> Style) {
-        macro_rules! each {
-            ($($role:ident),*) => { $(self.$role = f(self.$role);)* };
-        }
-        each!(
-            text,
-            dim,
-            faint,
-            accent,
-            border,
-            title,
-            key,
-            selected,
-            user_prefix,
-            user_text,
-            assistant_prefix,
-            queued,
-            interrupted,
-            heading1,
-            heading2,
-            heading3,
-            strong,
-            emphasis,
-            strikethrough,
-            code_inline,
-            code_block,
-            code_lang,
-            link,
-            quote,
-            list_marker,
-            rule,
-            tool_name,
-            tool_summary,
-            tool_running,
-            tool_ok,
-            tool_error,
-            tool_denied,
-            tool_output,
-            diff_add,
-            diff_remove,
-            diff_context,
-            diff_hunk,
-            diff_header,
-            diff_line_number,
-            notice_info,
-            notice_warning,
-            notice_error,
-            notice_compaction,
-            status_bar,
-            status_model,
-            mode_edit,
-            mode_plan,
-            mode_ask,
-            context_ok,
-            context_warning,
-            context_compact,
-            context_blocking,
-            bar_empty,
-            spinner,
-            composer_text,
-            composer_placeholder,
-            composer_cursor,
-            popup,
-            popup_selected,
-            popup_match,
-            popup_hint,
-            overlay,
-            overlay_border,
-            dialog_border
-        );
     }
 
     /// Whether colours are on (syntax highlighting needs them).

@@ -220,7 +220,7 @@ fn interrupted_answer_and_retry_notice() {
     app.on_agent_event(AgentEvent::TurnStarted { prompt: "explain the build".into() });
     app.on_agent_event(AgentEvent::TextDelta("The build has three st".into()));
     app.on_agent_event(AgentEvent::Retrying {
-        attempt: 1,
+        attempt: 2,
         max_attempts: 8,
         delay: Duration::from_secs(2),
         reason: "the provider is overloaded (529)".into(),
