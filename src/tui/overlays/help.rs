@@ -26,11 +26,19 @@ const ORDER: &[KeyContext] = &[
 /// Every line of the help text at `width`, descriptions wrapped under their column.
 pub fn help_lines(theme: &Theme, width: u16) -> Vec<Line<'static>> {
     let mut out = Vec::new();
+    // The key column fits the longest entry, so no description runs into its keys.
+    let col = BINDINGS
+        .iter()
+        .map(|b| keys::describe_keys(b).chars().count())
+        .chain(crate::agent::COMMANDS.iter().map(|(n, a, _)| n.len() + a.len() + 1))
+        .max()
+        .unwrap_or(20)
+        + 2;
     let row = |keys: String, what: &str| {
         wrap_paras(
             &[Para::prefixed(
-                vec![Span::styled(format!("  {keys:<24}"), theme.key)],
-                vec![Span::raw(" ".repeat(26))],
+                vec![Span::styled(format!("  {keys:<col$}"), theme.key)],
+                vec![Span::raw(" ".repeat(col + 2))],
                 vec![Span::styled(what.to_string(), theme.text)],
             )],
             width,
