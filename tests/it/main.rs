@@ -11,4 +11,6 @@ mod llm_mock;
 mod llm_openai;
 mod llm_retry;
 mod tui_e2e;
+mod tui_fixtures;
 mod tui_snapshots;
+mod tui_styles;
