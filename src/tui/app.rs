@@ -99,6 +99,10 @@ pub struct App {
     pub quit: bool,
     /// Ctrl+L: the next frame rewrites every cell.
     pub repaint: bool,
+    /// Text to put on the clipboard at the next chance (Alt+C).
+    pub clipboard: Option<String>,
+    /// The terminal reports the mouse (wheel scrolling); off lets the terminal select text.
+    pub mouse_capture: bool,
     /// The time frames are drawn at (set before each draw; fixed in tests).
     pub now: Instant,
     /// When the interface started: the spinner's phase when nothing is timed.
@@ -140,6 +144,8 @@ impl App {
             flash: None,
             quit: false,
             repaint: false,
+            clipboard: None,
+            mouse_capture: true,
             now,
             epoch: now,
         }

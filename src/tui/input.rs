@@ -135,6 +135,27 @@ impl App {
                 }
                 self.flash(if expand { "tool output expanded" } else { "tool output collapsed" });
             }
+            GlobalAction::CopyAnswer => {
+                let answer = self.transcript.cells().rev().find_map(|c| match c {
+                    Cell::Assistant(a) if !a.text.trim().is_empty() => Some(a.text.clone()),
+                    Cell::User(_) | Cell::Assistant(_) | Cell::Tool(_) | Cell::Notice(_) => None,
+                });
+                match answer {
+                    Some(text) => {
+                        self.flash(format!("copied the last answer ({} characters)", text.chars().count()));
+                        self.clipboard = Some(text);
+                    }
+                    None => self.flash("no answer to copy yet"),
+                }
+            }
+            GlobalAction::ToggleMouse => {
+                self.mouse_capture = !self.mouse_capture;
+                self.flash(if self.mouse_capture {
+                    "the wheel scrolls the transcript again"
+                } else {
+                    "the mouse is free: select text with it; F2 to scroll with the wheel again"
+                });
+            }
             GlobalAction::Redraw => self.repaint = true,
         }
     }
@@ -178,7 +199,9 @@ impl App {
                     | GlobalAction::LineDown
                     | GlobalAction::Top
                     | GlobalAction::FollowTail
-                    | GlobalAction::ToggleToolOutput,
+                    | GlobalAction::ToggleToolOutput
+                    | GlobalAction::CopyAnswer
+                    | GlobalAction::ToggleMouse,
                 )
                 | None => {}
             },

@@ -259,3 +259,21 @@ fn up_on_the_first_line_recalls_the_last_prompt() {
     press(&mut app, KeyCode::Up);
     assert_eq!(app.composer.text(), "earlier");
 }
+
+#[test]
+fn alt_c_copies_the_last_answer_and_f2_frees_the_mouse() {
+    let (mut app, _rx) = connected();
+    app.on_key(KeyEvent::new(KeyCode::Char('c'), KeyModifiers::ALT));
+    assert_eq!(app.clipboard, None);
+    assert_eq!(app.flash_text(), Some("no answer to copy yet"));
+    app.on_agent_event(crate::agent::AgentEvent::TurnStarted { prompt: "q".into() });
+    app.on_agent_event(crate::agent::AgentEvent::TextDelta("the **answer**".into()));
+    app.on_key(KeyEvent::new(KeyCode::Char('c'), KeyModifiers::ALT));
+    assert_eq!(app.clipboard.as_deref(), Some("the **answer**"));
+    assert!(app.composer.is_empty(), "Alt+C is not typed");
+    assert!(app.mouse_capture);
+    press(&mut app, KeyCode::F(2));
+    assert!(!app.mouse_capture);
+    press(&mut app, KeyCode::F(2));
+    assert!(app.mouse_capture);
+}

@@ -43,6 +43,8 @@ pub enum GlobalAction {
     Top,
     FollowTail,
     ToggleToolOutput,
+    CopyAnswer,
+    ToggleMouse,
     Redraw,
 }
 
@@ -208,6 +210,16 @@ pub const BINDINGS: &[Binding] = &[
         Action::Global(GlobalAction::ToggleToolOutput),
         "expand or collapse every tool call's output (click one to toggle it)",
     ),
+    bind(
+        &[alt(K::Char('c'))],
+        Action::Global(GlobalAction::CopyAnswer),
+        "copy the last answer to the clipboard (OSC 52, works over SSH)",
+    ),
+    bind(
+        &[key(K::F(2))],
+        Action::Global(GlobalAction::ToggleMouse),
+        "free the mouse to select text natively; again to scroll with the wheel",
+    ),
     bind(&[ctrl('l')], Action::Global(GlobalAction::Redraw), "repaint the screen"),
     bind(&[key(K::Enter)], Action::Composer(ComposerAction::Submit), "send (queued if the agent is busy)"),
     bind(&[shift(K::Enter), ctrl('j'), alt(K::Enter)], Action::Composer(ComposerAction::Newline), "insert a newline"),
@@ -333,7 +345,9 @@ pub fn describe(k: &Key) -> String {
         out.push_str("Shift+");
     }
     let name = match k.code {
-        KeyCode::Char(c) if k.mods.contains(KeyModifiers::CONTROL) => c.to_ascii_uppercase().to_string(),
+        KeyCode::Char(c) if k.mods.intersects(KeyModifiers::CONTROL | KeyModifiers::ALT) => {
+            c.to_ascii_uppercase().to_string()
+        }
         KeyCode::Char(c) => c.to_string(),
         KeyCode::Enter => "Enter".into(),
         KeyCode::Esc => "Esc".into(),
@@ -348,6 +362,7 @@ pub fn describe(k: &Key) -> String {
         KeyCode::End => "End".into(),
         KeyCode::Delete => "Delete".into(),
         KeyCode::Backspace => "Backspace".into(),
+        KeyCode::F(n) => format!("F{n}"),
         other => format!("{other:?}"),
     };
     out.push_str(&name);

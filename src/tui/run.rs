@@ -157,6 +157,10 @@ pub async fn run(
             }
             Wake::Frame => {}
         }
+        if let Some(text) = app.clipboard.take() {
+            tui.copy(&text)?;
+        }
+        tui.set_mouse_capture(app.mouse_capture)?;
         if changed {
             scheduler.request(app.now);
         }

@@ -100,6 +100,9 @@ impl Widget for StatusLine<'_> {
         if !app.quit_armed() {
             left.extend(app.flash_text().map(|t| Span::styled(format!(" · {t}"), theme.notice_info)));
         }
+        if !app.mouse_capture && app.flash_text().is_none() {
+            left.push(Span::styled(" · mouse free (F2)", theme.notice_warning));
+        }
 
         let mut right = Vec::new();
         if let Some(rate) = app.context.and_then(|c| c.cache_hit_rate) {

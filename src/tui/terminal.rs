@@ -10,6 +10,7 @@ use std::io::{self, Stdout, Write};
 
 use ratatui::Terminal;
 use ratatui::backend::CrosstermBackend;
+use ratatui::crossterm::clipboard::CopyToClipboard;
 use ratatui::crossterm::event::{
     DisableBracketedPaste, DisableMouseCapture, EnableBracketedPaste, EnableMouseCapture, KeyboardEnhancementFlags,
     PopKeyboardEnhancementFlags, PushKeyboardEnhancementFlags,
@@ -29,6 +30,7 @@ const REPAINT_SENTINEL: &str = "\u{FFFF}";
 pub struct Tui {
     terminal: Terminal<CrosstermBackend<Stdout>>,
     area: Rect,
+    mouse: bool,
     restored: bool,
 }
 
@@ -54,7 +56,7 @@ impl Tui {
         }
         let (w, h) = ratatui::crossterm::terminal::size()?;
         let terminal = fixed_terminal(w, h)?;
-        let mut tui = Tui { terminal, area: Rect::new(0, 0, w.max(1), h.max(1)), restored: false };
+        let mut tui = Tui { terminal, area: Rect::new(0, 0, w.max(1), h.max(1)), mouse: true, restored: false };
         tui.force_full_repaint();
         Ok(tui)
     }
@@ -92,6 +94,25 @@ impl Tui {
         drawn?;
         end?;
         self.terminal.backend_mut().flush()
+    }
+
+    /// Report the mouse (wheel scrolling, clicks) or leave it to the terminal (native selection).
+    pub fn set_mouse_capture(&mut self, on: bool) -> io::Result<()> {
+        if on != self.mouse {
+            self.mouse = on;
+            if on {
+                execute!(self.terminal.backend_mut(), EnableMouseCapture)?;
+            } else {
+                execute!(self.terminal.backend_mut(), DisableMouseCapture)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Put `text` on the system clipboard through the terminal (OSC 52), which also works over
+    /// SSH and inside tmux with `set-clipboard on`.
+    pub fn copy(&mut self, text: &str) -> io::Result<()> {
+        execute!(self.terminal.backend_mut(), CopyToClipboard::to_clipboard_from(text))
     }
 
     /// Give the terminal back.

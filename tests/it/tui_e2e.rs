@@ -197,6 +197,14 @@ async fn a_whole_session_in_the_terminal_then_resumed() {
         let busy = screen.cpu_ticks() - cpu;
         assert!(busy <= 15, "idle for 1.5 s cost {busy} ticks of CPU");
 
+        // Alt+C puts the answer on the clipboard through the terminal (OSC 52).
+        screen.send("\x1bc");
+        let start = Instant::now();
+        while !String::from_utf8_lossy(&screen.raw.lock().unwrap()).contains("\x1b]52;c;") {
+            assert!(start.elapsed() < PATIENCE, "no OSC 52 after Alt+C");
+            std::thread::sleep(Duration::from_millis(50));
+        }
+
         // A resize repaints at the new size without clearing the screen.
         screen.resize(90, 30);
         screen.wait("the narrower status line", |s| {
