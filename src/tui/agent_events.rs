@@ -9,6 +9,11 @@ use crate::agent::{
 };
 use crate::conversation::{Block, Message, Role};
 
+/// Typing this recently when a dialog opens means the keys in flight were meant for the prompt.
+const TYPING_RECENTLY: std::time::Duration = std::time::Duration::from_secs(1);
+/// How long such a dialog ignores its answer keys.
+const TYPING_GUARD: std::time::Duration = std::time::Duration::from_millis(600);
+
 /// `12.3k`, `200k`, `1.2M`: token counts as the status line shows them.
 pub fn tokens(n: u64) -> String {
     if n < 1_000 {
@@ -112,7 +117,11 @@ impl App {
                     }
                 });
                 let arguments = self.arguments.get(&request.call_id).cloned();
-                self.approvals.push_back(ApprovalDialog::new(request, arguments));
+                let mut dialog = ApprovalDialog::new(request, arguments);
+                if self.last_typed.is_some_and(|t| self.now.duration_since(t) < TYPING_RECENTLY) {
+                    dialog.guard_until = Some(self.now + TYPING_GUARD);
+                }
+                self.approvals.push_back(dialog);
             }
             AgentEvent::ToolFinished(finished) => self.on_tool_finished(finished),
             AgentEvent::Usage { context, .. } => self.on_pipeline_counters(context),

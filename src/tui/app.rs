@@ -99,6 +99,8 @@ pub struct App {
     pub quit: bool,
     /// Ctrl+L: the next frame rewrites every cell.
     pub repaint: bool,
+    /// When a key last edited the prompt (a dialog opening then guards its answer keys).
+    pub last_typed: Option<Instant>,
     /// Text to put on the clipboard at the next chance (Alt+C).
     pub clipboard: Option<String>,
     /// The terminal reports the mouse (wheel scrolling); off lets the terminal select text.
@@ -144,6 +146,7 @@ impl App {
             flash: None,
             quit: false,
             repaint: false,
+            last_typed: None,
             clipboard: None,
             mouse_capture: true,
             now,

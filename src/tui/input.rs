@@ -59,8 +59,14 @@ impl App {
         }
         if let Some(action) = keys::composer(&key) {
             match action {
-                ComposerAction::Submit => self.submit(),
-                ComposerAction::Newline => self.composer.insert_newline(),
+                ComposerAction::Submit => {
+                    self.last_typed = Some(self.now);
+                    self.submit();
+                }
+                ComposerAction::Newline => {
+                    self.last_typed = Some(self.now);
+                    self.composer.insert_newline();
+                }
                 ComposerAction::HistoryPrev => {
                     if !(self.composer.cursor_on_first_line() && self.composer.history_prev()) {
                         self.composer.input(key, &self.files);
@@ -81,6 +87,7 @@ impl App {
                 return;
             }
         }
+        self.last_typed = Some(self.now);
         self.composer.input(key, &self.files);
     }
 
@@ -177,7 +184,14 @@ impl App {
             }
             return;
         }
-        match keys::approval(&key) {
+        let action = keys::approval(&key);
+        let answering =
+            matches!(action, Some(ApprovalAction::Approve | ApprovalAction::ApproveForSession | ApprovalAction::Deny));
+        if answering && dialog.guard_until.is_some_and(|until| self.now < until) {
+            self.flash("this dialog opened while you were typing; press the key again to answer it");
+            return;
+        }
+        match action {
             Some(ApprovalAction::Approve) => self.answer(ApprovalDecision::Approve),
             Some(ApprovalAction::ApproveForSession) => self.answer(ApprovalDecision::ApproveForSession),
             Some(ApprovalAction::Deny) => dialog.reason = Some(reason_editor(&self.theme)),

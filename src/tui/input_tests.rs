@@ -277,3 +277,16 @@ fn alt_c_copies_the_last_answer_and_f2_frees_the_mouse() {
     press(&mut app, KeyCode::F(2));
     assert!(app.mouse_capture);
 }
+
+#[test]
+fn a_dialog_that_opens_mid_typing_ignores_the_keys_in_flight() {
+    let (mut app, mut rx) = connected();
+    typed(&mut app, "no wa");
+    app.on_agent_event(crate::agent::AgentEvent::ApprovalRequested(request("bash", None)));
+    press(&mut app, KeyCode::Char('y'));
+    assert!(sent(&mut rx).is_empty(), "a y typed for the prompt does not approve");
+    assert_eq!(app.approvals.len(), 1);
+    app.now += std::time::Duration::from_millis(700);
+    press(&mut app, KeyCode::Char('y'));
+    assert_eq!(sent(&mut rx), [UserCommand::Approval { id: 7, decision: ApprovalDecision::Approve }]);
+}

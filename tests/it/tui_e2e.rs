@@ -221,6 +221,8 @@ async fn a_whole_session_in_the_terminal_then_resumed() {
             screen.wait("the approval dialog", |s| s.contains("Allow file_edit?") && s.contains("hello cairn"));
         assert!(dialog.contains("- hello world"), "the old line is shown:\n{dialog}");
         assert!(dialog.contains("+ hello cairn"), "the new line is shown:\n{dialog}");
+        // A dialog that opens right after typing ignores answer keys for a moment.
+        std::thread::sleep(Duration::from_millis(800));
         screen.send("y");
         screen.wait("the edit to finish", |s| s.contains("✓ file_edit") && s.contains("The file is edited."));
     });

@@ -27,11 +27,14 @@ pub struct ApprovalDialog {
     pub scroll: usize,
     /// Typing a reason for a denial.
     pub reason: Option<TextArea<'static>>,
+    /// The dialog opened while the user was typing: until then its answer keys are ignored, so
+    /// a `y` or `n` meant for the prompt cannot answer it.
+    pub guard_until: Option<std::time::Instant>,
 }
 
 impl ApprovalDialog {
     pub fn new(request: ApprovalRequest, arguments: Option<String>) -> ApprovalDialog {
-        ApprovalDialog { request, arguments, side_by_side: false, scroll: 0, reason: None }
+        ApprovalDialog { request, arguments, side_by_side: false, scroll: 0, reason: None, guard_until: None }
     }
 
     /// The command of a `bash` call, whole.
