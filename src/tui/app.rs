@@ -161,6 +161,7 @@ impl App {
             self.activity = Activity::Idle;
         }
         for prompt in &self.pending {
+            // A closed channel is reported by `send` below, on the next command.
             let _ = commands.send(UserCommand::Submit(prompt.clone()));
         }
         self.agent = Some(commands);
