@@ -190,6 +190,12 @@ impl Theme {
     pub fn without_colour(mut self) -> Theme {
         self.syntax = None;
         self.map_styles(|s| Style::default().add_modifier(s.add_modifier));
+        // What colour marked as a block (the mode label, the selected row) is shown reversed.
+        for style in
+            [&mut self.mode_edit, &mut self.mode_plan, &mut self.mode_ask, &mut self.selected, &mut self.popup_selected]
+        {
+            *style = style.add_modifier(Modifier::REVERSED);
+        }
         self
     }
 
@@ -360,6 +366,7 @@ mod tests {
         assert_eq!(theme.diff_add.fg, None);
         assert_eq!(theme.diff_add.bg, None);
         assert!(theme.mode_edit.add_modifier.contains(Modifier::BOLD));
+        assert!(theme.mode_edit.add_modifier.contains(Modifier::REVERSED), "the mode label stays a block");
         assert!(!theme.has_colour());
     }
 
