@@ -149,14 +149,15 @@ pub fn context_lines(b: &ContextBreakdown, w: usize, theme: &Theme) -> Vec<Line<
 
 impl ContextView {
     pub fn render(&self, area: Rect, buf: &mut Buffer, theme: &Theme) {
-        let area = view_area(area);
+        let width = view_area(area, usize::MAX).width.saturating_sub(4);
+        let lines = match &self.breakdown {
+            Some(b) => context_lines(b, width as usize, theme),
+            None => vec![Line::from(Span::styled("Asking the agent…", theme.dim))],
+        };
+        let area = view_area(area, lines.len());
         let foot = footer(&[(Action::Overlay(OverlayAction::Close), "close")], theme);
         let inner = frame(area, buf, theme, "Context — what the model sees", foot);
         let inner = Rect::new(inner.x + 1, inner.y, inner.width.saturating_sub(2), inner.height);
-        let lines = match &self.breakdown {
-            Some(b) => context_lines(b, inner.width as usize, theme),
-            None => vec![Line::from(Span::styled("Asking the agent…", theme.dim))],
-        };
         for (i, line) in lines.iter().take(inner.height as usize).enumerate() {
             buf.set_line(inner.x, inner.y + i as u16, line, inner.width);
         }

@@ -74,7 +74,8 @@ pub fn help_lines(theme: &Theme, width: u16) -> Vec<Line<'static>> {
 
 impl HelpView {
     pub fn render(&self, area: Rect, buf: &mut Buffer, theme: &Theme) {
-        let area = view_area(area);
+        let rows = help_lines(theme, view_area(area, usize::MAX).width.saturating_sub(3)).len();
+        let area = view_area(area, rows);
         let foot = footer(
             &[(Action::Overlay(OverlayAction::Close), "close"), (Action::Overlay(OverlayAction::Next), "scroll")],
             theme,

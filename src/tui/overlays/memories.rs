@@ -31,7 +31,9 @@ impl MemoriesView {
     }
 
     pub fn render(&self, area: Rect, buf: &mut Buffer, theme: &Theme) {
-        let area = view_area(area);
+        // Room for the list, or for a memory read in full beside it.
+        let rows = if self.items.is_empty() { 8 } else { self.items.len().max(16) };
+        let area = view_area(area, rows);
         let foot = footer(
             &[
                 (Action::Overlay(OverlayAction::Open), "view"),

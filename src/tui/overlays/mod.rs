@@ -43,10 +43,13 @@ impl Overlay {
     }
 }
 
-/// The area of a view: most of the screen, with a margin that keeps the context visible.
-pub fn view_area(area: Rect) -> Rect {
+/// The area of a view holding `rows` rows of content: as tall as it needs (framed), at most
+/// most of the screen, with a margin that keeps the transcript in sight.
+pub fn view_area(area: Rect, rows: usize) -> Rect {
     let w = if area.width > 100 { area.width * 85 / 100 } else { area.width.saturating_sub(2) };
-    let h = if area.height > 30 { area.height * 85 / 100 } else { area.height.saturating_sub(2) };
+    let max_h = if area.height > 30 { area.height * 85 / 100 } else { area.height.saturating_sub(2) };
+    let wanted = u16::try_from(rows.saturating_add(2)).unwrap_or(u16::MAX).max(8);
+    let h = wanted.min(max_h);
     Rect::new(area.x + (area.width - w) / 2, area.y + (area.height - h) / 2, w, h)
 }
 

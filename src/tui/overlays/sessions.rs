@@ -27,7 +27,7 @@ impl SessionsView {
     }
 
     pub fn render(&self, area: Rect, buf: &mut Buffer, theme: &Theme) {
-        let area = view_area(area);
+        let area = view_area(area, (self.items.len() * 4).max(3));
         let foot = footer(
             &[
                 (Action::Overlay(OverlayAction::Open), "resume"),
