@@ -14,3 +14,4 @@ pub mod memory;
 pub mod prompt;
 pub mod store;
 pub mod tools;
+pub mod tui;

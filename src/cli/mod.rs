@@ -4,6 +4,7 @@
 
 mod args;
 mod error;
+mod interactive;
 mod replay;
 mod startup;
 mod subcommands;
@@ -46,10 +47,7 @@ async fn dispatch(cli: Cli) -> Result<ExitCode, CliError> {
                 let prompt = read_prompt(prompt)?;
                 startup.headless(&cli, prompt).await
             }
-            None => Err(CliError::Usage(
-                "the full-screen interface is not part of this build yet; run a prompt headless with cairn -p \"…\""
-                    .into(),
-            )),
+            None => interactive::run(&startup, &cli).await,
         },
     }
 }

@@ -1,0 +1,476 @@
+//! How each [`AgentEvent`] changes what the interface shows. Rendering only: the agent has
+//! already decided everything these events report.
+
+use super::app::{Activity, App};
+use super::cells::{AssistantCell, Cell, NoticeKind, ToolCell, ToolStatus, UserCell};
+use super::overlays::{ApprovalDialog, ContextView, Overlay};
+use crate::agent::{
+    AgentEvent, CompactionEvent, CompactionTrigger, ContextReport, NoticeLevel, ToolFinished, TurnOutcome, TurnSummary,
+};
+use crate::conversation::{Block, Message, Role};
+
+/// Typing this recently when a dialog opens means the keys in flight were meant for the prompt.
+const TYPING_RECENTLY: std::time::Duration = std::time::Duration::from_secs(1);
+/// How long such a dialog ignores its answer keys.
+const TYPING_GUARD: std::time::Duration = std::time::Duration::from_millis(600);
+
+/// `12.3k`, `200k`, `1.2M`: token counts as the status line shows them.
+pub fn tokens(n: u64) -> String {
+    if n < 1_000 {
+        n.to_string()
+    } else if n < 10_000 {
+        format!("{:.1}k", n as f64 / 1_000.0).replace(".0k", "k")
+    } else if n < 1_000_000 {
+        format!("{}k", (n + 500) / 1_000)
+    } else {
+        format!("{:.1}M", n as f64 / 1_000_000.0).replace(".0M", "M")
+    }
+}
+
+/// Loading a long session frees megabytes of event copies at once; hand them back to the
+/// system so an idle cairn stays small (glibc keeps freed heap otherwise).
+fn release_freed_memory() {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    // SAFETY: malloc_trim only returns free heap pages to the system; it takes no pointers.
+    unsafe {
+        libc::malloc_trim(0);
+    }
+}
+
+impl App {
+    pub fn on_agent_event(&mut self, event: AgentEvent) {
+        match event {
+            AgentEvent::SessionReady { session, resumed, history, mode, model, window } => {
+                self.transcript.clear();
+                self.streaming = None;
+                self.approvals.clear();
+                self.arguments.clear();
+                self.counters = ContextReport::default();
+                self.mode = mode;
+                self.model = model;
+                self.window = window;
+                self.load_history(&session.id, &history);
+                if resumed {
+                    let title = if session.title.is_empty() { "untitled".to_string() } else { session.title.clone() };
+                    self.notice(
+                        NoticeKind::Info,
+                        format!("resumed session {} · {title} · {} messages", session.id, history.len()),
+                    );
+                }
+                self.session = Some(session);
+                self.trim_after_context = true;
+            }
+            AgentEvent::Queued { prompt } => {
+                if !self.pending.contains(&prompt) {
+                    self.pending.push(prompt);
+                }
+            }
+            AgentEvent::TurnStarted { prompt } => {
+                if let Some(i) = self.pending.iter().position(|p| *p == prompt) {
+                    self.pending.remove(i);
+                }
+                self.end_stream();
+                self.transcript.push(Cell::User(UserCell::new(prompt)));
+                self.attempt_from = self.transcript.len();
+                self.transcript.follow();
+                self.busy = true;
+                self.turn_started = Some(self.now);
+                self.activity = Activity::Thinking;
+            }
+            AgentEvent::TextDelta(text) => self.on_delta(&text),
+            AgentEvent::ToolCallStreaming { call_id, tool } => {
+                self.end_stream();
+                self.activity = Activity::PreparingTool(tool.clone());
+                self.transcript.push(Cell::Tool(ToolCell::new(call_id, tool)));
+            }
+            AgentEvent::Retrying { attempt, max_attempts, delay, reason } => {
+                self.discard_attempt();
+                self.activity = Activity::Retrying { attempt, max_attempts, until: self.now + delay };
+                self.notice(
+                    NoticeKind::Retry,
+                    format!(
+                        "{reason} — retrying in {} (attempt {attempt} of {max_attempts})",
+                        super::cells::format_duration(delay)
+                    ),
+                );
+            }
+            AgentEvent::AssistantMessage(message) => self.on_assistant_message(&message),
+            AgentEvent::ToolStarted { call_id, tool, summary, arguments } => {
+                self.arguments.entry(call_id.clone()).or_insert(arguments);
+                self.activity = Activity::Tool(tool.clone());
+                let i = self.tool_cell(&call_id, &tool);
+                self.transcript.update(i, |c| {
+                    if let Cell::Tool(t) = c {
+                        t.summary = summary;
+                        t.status = ToolStatus::Running;
+                    }
+                });
+            }
+            AgentEvent::ApprovalRequested(request) => {
+                self.activity = Activity::Approval(request.tool.clone());
+                let i = self.tool_cell(&request.call_id, &request.tool);
+                let summary = request.summary.clone();
+                self.transcript.update(i, |c| {
+                    if let Cell::Tool(t) = c {
+                        t.summary = summary;
+                        t.status = ToolStatus::AwaitingApproval;
+                    }
+                });
+                let arguments = self.arguments.get(&request.call_id).cloned();
+                let mut dialog = ApprovalDialog::new(request, arguments);
+                if self.last_typed.is_some_and(|t| self.now.duration_since(t) < TYPING_RECENTLY) {
+                    dialog.guard_until = Some(self.now + TYPING_GUARD);
+                }
+                self.approvals.push_back(dialog);
+            }
+            AgentEvent::ToolFinished(finished) => self.on_tool_finished(finished),
+            AgentEvent::Usage { context, .. } => self.on_pipeline_counters(context),
+            AgentEvent::Context(status) => {
+                // The agent follows a loaded session with its figures, after freeing what it
+                // needed to compute them: the moment to give freed memory back.
+                if std::mem::take(&mut self.trim_after_context) {
+                    release_freed_memory();
+                }
+                self.window = status.window;
+                if !status.compacting && matches!(self.activity, Activity::Compacting { .. }) && !self.busy {
+                    self.activity = Activity::Idle;
+                }
+                self.context = Some(status);
+            }
+            AgentEvent::Compaction(event) => self.on_compaction(event),
+            AgentEvent::ContextBreakdown(breakdown) => {
+                if let Some(Overlay::Context(view)) = &mut self.overlay {
+                    view.breakdown = Some(breakdown);
+                } else {
+                    self.overlay = Some(Overlay::Context(ContextView { breakdown: Some(breakdown) }));
+                }
+            }
+            AgentEvent::ModeChanged(mode) => self.mode = mode,
+            AgentEvent::ModelChanged { model, window } => {
+                self.notice(NoticeKind::Info, format!("model is now {model} ({} token window)", tokens(window)));
+                self.model = model;
+                self.window = window;
+            }
+            AgentEvent::Notice { level, text } => {
+                let kind = match level {
+                    NoticeLevel::Info => NoticeKind::Info,
+                    NoticeLevel::Warning => NoticeKind::Warning,
+                    NoticeLevel::Error => NoticeKind::Error,
+                };
+                self.notice(kind, text);
+            }
+            AgentEvent::TurnFinished(summary) => self.on_turn_finished(summary),
+        }
+    }
+
+    /// What the context pipeline did since the last request, as one notice (the counters are
+    /// cumulative over the session).
+    fn on_pipeline_counters(&mut self, now: ContextReport) {
+        let before = std::mem::replace(&mut self.counters, now);
+        let grew = |a: u64, b: u64| a.saturating_sub(b);
+        let parts: Vec<String> = [
+            (grew(now.truncations, before.truncations), "tool output truncated", "tool outputs truncated"),
+            (
+                grew(now.dedup_replacements, before.dedup_replacements),
+                "repeated result replaced",
+                "repeated results replaced",
+            ),
+            (grew(now.pruned_results, before.pruned_results), "old tool result pruned", "old tool results pruned"),
+            (grew(now.trimmed_messages, before.trimmed_messages), "oldest message trimmed", "oldest messages trimmed"),
+        ]
+        .into_iter()
+        .filter(|(n, _, _)| *n > 0)
+        .map(|(n, one, many)| format!("{n} {}", if n == 1 { one } else { many }))
+        .collect();
+        if !parts.is_empty() {
+            self.notice(
+                NoticeKind::Info,
+                format!("context: {} (the store keeps everything in full)", parts.join(", ")),
+            );
+        }
+    }
+
+    fn on_delta(&mut self, text: &str) {
+        self.activity = Activity::Streaming;
+        let i = match self.streaming {
+            Some(i) => i,
+            None => {
+                self.transcript.push(Cell::Assistant(AssistantCell::streaming()));
+                let i = self.transcript.len() - 1;
+                self.streaming = Some(i);
+                i
+            }
+        };
+        self.transcript.update(i, |c| {
+            if let Cell::Assistant(a) = c {
+                a.text.push_str(text);
+            }
+        });
+    }
+
+    /// A retry voids what the failed attempt streamed: its text and its half-written calls.
+    fn discard_attempt(&mut self) {
+        self.streaming = None;
+        let mut i = self.transcript.len();
+        while i > self.attempt_from {
+            i -= 1;
+            let void = match self.transcript.get(i) {
+                Some(Cell::Assistant(_)) => true,
+                Some(Cell::Tool(t)) => t.status == ToolStatus::Preparing,
+                Some(Cell::User(_) | Cell::Notice(_)) | None => false,
+            };
+            if void {
+                self.transcript.remove(i);
+            }
+        }
+    }
+
+    fn on_assistant_message(&mut self, message: &Message) {
+        let text = message.text();
+        let streamed = (self.attempt_from..self.transcript.len())
+            .any(|i| matches!(self.transcript.get(i), Some(Cell::Assistant(_))));
+        self.end_stream();
+        if !streamed && !text.trim().is_empty() {
+            // An answer that was not streamed (some local servers send it whole).
+            self.transcript.push(Cell::Assistant(AssistantCell::stored(&text)));
+        }
+        for call in message.tool_calls() {
+            self.arguments.insert(call.id.clone(), call.arguments.clone());
+            let i = self.tool_cell(&call.id, &call.name);
+            let guess = ToolCell::summary_from_arguments(&call.arguments);
+            self.transcript.update(i, |c| {
+                if let Cell::Tool(t) = c
+                    && t.summary.is_empty()
+                {
+                    t.summary = guess;
+                }
+            });
+        }
+        self.attempt_from = self.transcript.len();
+        if self.busy {
+            self.activity = Activity::Thinking;
+        }
+    }
+
+    fn on_tool_finished(&mut self, f: ToolFinished) {
+        let i = self.tool_cell(&f.call_id, &f.tool);
+        let status = if f.not_run {
+            ToolStatus::NotRun
+        } else {
+            ToolStatus::Done { is_error: f.is_error, exit_code: f.exit_code, duration: f.duration }
+        };
+        self.transcript.update(i, |c| {
+            if let Cell::Tool(t) = c {
+                if !f.summary.is_empty() {
+                    t.summary = f.summary;
+                }
+                t.status = status;
+                t.output = f.content;
+                t.diff = f.diff.filter(|d| !d.trim().is_empty());
+            }
+        });
+        self.approvals.retain(|a| a.request.call_id != f.call_id);
+        self.attempt_from = self.transcript.len();
+        if self.busy {
+            self.activity = Activity::Thinking;
+        }
+    }
+
+    fn on_compaction(&mut self, event: CompactionEvent) {
+        let trigger = |t: CompactionTrigger| match t {
+            CompactionTrigger::Auto => "automatic",
+            CompactionTrigger::Manual => "/compact",
+            CompactionTrigger::Overflow => "the provider said the request was too long",
+        };
+        match event {
+            CompactionEvent::Started { trigger: t, tokens_before } => {
+                self.compacting = Some(None);
+                self.activity = Activity::Compacting { chunk: None };
+                self.notice(
+                    NoticeKind::Compaction,
+                    format!("compacting {} tokens ({}) — you can keep working", tokens(tokens_before), trigger(t)),
+                );
+            }
+            CompactionEvent::Progress { chunk, chunks } => {
+                self.compacting = Some(Some((chunk, chunks)));
+                self.activity = Activity::Compacting { chunk: Some((chunk, chunks)) };
+            }
+            CompactionEvent::Finished { trigger: t, tokens_before, tokens_after, summary_tokens } => {
+                self.compacting = None;
+                self.end_compaction_activity();
+                self.notice(
+                    NoticeKind::Compaction,
+                    format!(
+                        "compacted: {} → {} tokens (summary {}, {})",
+                        tokens(tokens_before),
+                        tokens(tokens_after),
+                        tokens(summary_tokens),
+                        trigger(t)
+                    ),
+                );
+            }
+            CompactionEvent::Failed { trigger: t, error } => {
+                self.compacting = None;
+                self.end_compaction_activity();
+                self.notice(NoticeKind::Error, format!("compaction failed ({}): {error}", trigger(t)));
+            }
+        }
+    }
+
+    fn end_compaction_activity(&mut self) {
+        if matches!(self.activity, Activity::Compacting { .. }) {
+            self.activity = if self.busy { Activity::Thinking } else { Activity::Idle };
+        }
+    }
+
+    fn on_turn_finished(&mut self, summary: TurnSummary) {
+        let streamed = self.streaming;
+        self.end_stream();
+        let elapsed = self.turn_started.take().map(|t| self.now.duration_since(t));
+        self.busy = false;
+        self.activity = Activity::Idle;
+        self.approvals.clear();
+        // Calls that never got an answer (the turn ended first) are not left spinning.
+        let open: Vec<usize> = (0..self.transcript.len())
+            .filter(|&i| matches!(self.transcript.get(i), Some(Cell::Tool(t)) if !t.is_finished()))
+            .collect();
+        for i in open {
+            self.transcript.update(i, |c| {
+                if let Cell::Tool(t) = c {
+                    t.status = ToolStatus::NotRun;
+                }
+            });
+        }
+        match summary.outcome {
+            TurnOutcome::Completed { .. } => {}
+            TurnOutcome::Interrupted { partial } => {
+                let marked = streamed.or_else(|| {
+                    (!partial.trim().is_empty())
+                        .then(|| self.transcript.rposition(|c| matches!(c, Cell::Assistant(_))))
+                        .flatten()
+                });
+                match marked {
+                    Some(i) if matches!(self.transcript.get(i), Some(Cell::Assistant(_))) => {
+                        self.transcript.update(i, |c| {
+                            if let Cell::Assistant(a) = c {
+                                a.interrupted = true;
+                            }
+                        })
+                    }
+                    Some(_) | None => self.notice(NoticeKind::Warning, "interrupted"),
+                }
+            }
+            TurnOutcome::MaxTurns { limit } => {
+                self.notice(NoticeKind::Warning, format!("stopped after {limit} model requests"));
+            }
+            TurnOutcome::Failed { error } => self.notice(NoticeKind::Error, error),
+        }
+        let stats = summary.stats;
+        if stats.all_requests > 0 {
+            let mut parts = Vec::new();
+            if let Some(e) = elapsed {
+                parts.push(super::cells::format_duration(e));
+            }
+            parts.push(format!("{} request{}", stats.all_requests, if stats.all_requests == 1 { "" } else { "s" }));
+            let u = stats.usage;
+            parts.push(format!("{} in · {} out", tokens(u.prompt_tokens()), tokens(u.output_tokens)));
+            if u.prompt_tokens() > 0 && u.cache_read_input_tokens > 0 {
+                parts.push(format!("{:.0}% cached", u.cache_hit_rate() * 100.0));
+            }
+            self.notice(NoticeKind::TurnEnd, parts.join(" · "));
+        }
+    }
+
+    fn find_tool(&self, call_id: &str) -> Option<usize> {
+        self.transcript.rposition(|c| matches!(c, Cell::Tool(t) if t.call_id == call_id))
+    }
+
+    /// The cell of `call_id`, created if the call was never announced.
+    fn tool_cell(&mut self, call_id: &str, tool: &str) -> usize {
+        match self.find_tool(call_id) {
+            Some(i) => i,
+            None => {
+                self.end_stream();
+                let mut cell = ToolCell::new(call_id, tool);
+                cell.expanded = self.expand_all;
+                self.transcript.push(Cell::Tool(cell));
+                self.transcript.len() - 1
+            }
+        }
+    }
+
+    /// A session's stored messages as cells: prompts, answers, and each tool call with its
+    /// result (and, from the store, its diff and duration).
+    fn load_history(&mut self, session_id: &str, history: &[Message]) {
+        let records = self.store.clone();
+        let mut prompts = Vec::new();
+        for message in history {
+            match message.role {
+                Role::User => {
+                    let text = message.text();
+                    prompts.push(text.clone());
+                    self.transcript.push(Cell::User(UserCell::new(text)));
+                }
+                Role::Assistant => {
+                    let text = message.text();
+                    if !text.trim().is_empty() {
+                        self.transcript.push(Cell::Assistant(AssistantCell::stored(&text)));
+                    }
+                    for call in message.tool_calls() {
+                        let mut cell = ToolCell::new(call.id.clone(), call.name.clone());
+                        cell.summary = ToolCell::summary_from_arguments(&call.arguments);
+                        cell.expanded = self.expand_all;
+                        self.transcript.push(Cell::Tool(cell));
+                    }
+                }
+                Role::Tool => {
+                    for block in &message.content {
+                        let Block::ToolResult(result) = block else { continue };
+                        let record = records
+                            .as_ref()
+                            .and_then(|(store, _)| store.tool_record(session_id, &result.call_id).ok().flatten());
+                        let Some(i) = self.find_tool(&result.call_id) else { continue };
+                        let (diff, duration) = match &record {
+                            Some(r) => (r.diff.clone(), std::time::Duration::from_millis(r.duration_ms)),
+                            None => (None, std::time::Duration::ZERO),
+                        };
+                        let not_run = result.content.starts_with("[not run")
+                            || result.content.starts_with("The user denied")
+                            || result.content.starts_with("Denied:");
+                        self.transcript.update(i, |c| {
+                            if let Cell::Tool(t) = c {
+                                t.output = result.content.clone();
+                                t.diff = diff.filter(|d| !d.trim().is_empty());
+                                t.status = if not_run {
+                                    ToolStatus::NotRun
+                                } else {
+                                    ToolStatus::Done {
+                                        is_error: result.is_error,
+                                        exit_code: result.exit_code,
+                                        duration,
+                                    }
+                                };
+                            }
+                        });
+                    }
+                }
+            }
+        }
+        // Calls whose results never came (a crash mid-turn) are shown as not run.
+        let open: Vec<usize> = (0..self.transcript.len())
+            .filter(|&i| matches!(self.transcript.get(i), Some(Cell::Tool(t)) if !t.is_finished()))
+            .collect();
+        for i in open {
+            self.transcript.update(i, |c| {
+                if let Cell::Tool(t) = c {
+                    t.status = ToolStatus::NotRun;
+                }
+            });
+        }
+        self.composer.remember(prompts);
+    }
+}
+
+#[cfg(test)]
+#[path = "agent_events_tests.rs"]
+mod tests;

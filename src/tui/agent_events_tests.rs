@@ -1,0 +1,242 @@
+use std::time::Duration;
+
+use super::*;
+use crate::agent::{ApprovalRequest, ContextReport, ContextStatus, TurnStats};
+use crate::context::BudgetLevel;
+use crate::conversation::{Mode, ToolCall};
+use crate::tui::completion::FileIndex;
+use crate::tui::theme::Theme;
+
+fn app() -> App {
+    App::new(Theme::fallback(true), FileIndex::default())
+}
+
+fn texts(app: &App) -> Vec<String> {
+    app.transcript
+        .cells()
+        .map(|c| match c {
+            Cell::User(u) => format!("user: {}", u.text),
+            Cell::Assistant(a) => format!("assistant: {}{}", a.text, if a.interrupted { " [interrupted]" } else { "" }),
+            Cell::Tool(t) => format!("tool: {} {} {:?}", t.tool, t.summary, t.status),
+            Cell::Notice(n) => format!("notice {:?}: {}", n.kind, n.text),
+        })
+        .collect()
+}
+
+fn finished(outcome: TurnOutcome) -> AgentEvent {
+    AgentEvent::TurnFinished(TurnSummary { outcome, stats: TurnStats::default() })
+}
+
+#[test]
+fn streamed_text_grows_one_cell_and_the_stored_message_ends_it() {
+    let mut app = app();
+    app.on_agent_event(AgentEvent::TurnStarted { prompt: "hi".into() });
+    assert!(app.busy);
+    assert_eq!(app.activity, Activity::Thinking);
+    app.on_agent_event(AgentEvent::TextDelta("Hel".into()));
+    app.on_agent_event(AgentEvent::TextDelta("lo".into()));
+    assert_eq!(app.activity, Activity::Streaming);
+    app.on_agent_event(AgentEvent::AssistantMessage(Message::assistant("Hello")));
+    app.on_agent_event(finished(TurnOutcome::Completed { text: "Hello".into() }));
+    assert_eq!(texts(&app), ["user: hi", "assistant: Hello"]);
+    assert!(!app.busy);
+    assert!(matches!(app.transcript.get(1), Some(Cell::Assistant(a)) if !a.streaming));
+}
+
+#[test]
+fn a_retry_discards_the_failed_attempts_text_and_says_why() {
+    let mut app = app();
+    app.on_agent_event(AgentEvent::TurnStarted { prompt: "hi".into() });
+    app.on_agent_event(AgentEvent::TextDelta("partial that will be vo".into()));
+    app.on_agent_event(AgentEvent::ToolCallStreaming { call_id: "c1".into(), tool: "bash".into() });
+    app.on_agent_event(AgentEvent::Retrying {
+        attempt: 2,
+        max_attempts: 8,
+        delay: Duration::from_secs(2),
+        reason: "overloaded (529)".into(),
+    });
+    app.on_agent_event(AgentEvent::TextDelta("Fresh answer".into()));
+    let t = texts(&app);
+    assert_eq!(t[0], "user: hi");
+    assert_eq!(t[1], "notice Retry: overloaded (529) — retrying in 2.0s (attempt 2 of 8)");
+    assert_eq!(t[2], "assistant: Fresh answer");
+    assert_eq!(t.len(), 3);
+    assert!(matches!(app.activity, Activity::Streaming));
+}
+
+#[test]
+fn a_tool_call_goes_from_preparing_to_approval_to_done() {
+    let mut app = app();
+    app.on_agent_event(AgentEvent::TurnStarted { prompt: "edit".into() });
+    app.on_agent_event(AgentEvent::TextDelta("I'll edit.".into()));
+    app.on_agent_event(AgentEvent::ToolCallStreaming { call_id: "c1".into(), tool: "file_edit".into() });
+    let mut msg = Message::assistant("I'll edit.");
+    msg.content.push(Block::ToolCall(ToolCall::new("c1", "file_edit", r#"{"path":"a.txt"}"#)));
+    app.on_agent_event(AgentEvent::AssistantMessage(msg));
+    assert_eq!(texts(&app)[1..], ["assistant: I'll edit.", "tool: file_edit a.txt Preparing"]);
+    app.on_agent_event(AgentEvent::ApprovalRequested(ApprovalRequest {
+        id: 1,
+        call_id: "c1".into(),
+        tool: "file_edit".into(),
+        summary: "a.txt".into(),
+        reason: "changes a file".into(),
+        diff: Some("--- a/a.txt\n+++ b/a.txt\n@@ -1 +1 @@\n-x\n+y\n".into()),
+    }));
+    assert_eq!(app.approvals.len(), 1);
+    assert_eq!(app.activity, Activity::Approval("file_edit".into()));
+    app.on_agent_event(AgentEvent::ToolStarted {
+        call_id: "c1".into(),
+        tool: "file_edit".into(),
+        summary: "a.txt".into(),
+        arguments: "{}".into(),
+    });
+    app.on_agent_event(AgentEvent::ToolFinished(ToolFinished {
+        call_id: "c1".into(),
+        tool: "file_edit".into(),
+        summary: "a.txt".into(),
+        content: "edited".into(),
+        is_error: false,
+        exit_code: None,
+        diff: Some("--- a/a.txt\n+++ b/a.txt\n@@ -1 +1 @@\n-x\n+y\n".into()),
+        duration: Duration::from_millis(12),
+        not_run: false,
+    }));
+    assert!(app.approvals.is_empty(), "a finished call's dialog is gone");
+    match app.transcript.get(2) {
+        Some(Cell::Tool(t)) => {
+            assert_eq!(
+                t.status,
+                ToolStatus::Done { is_error: false, exit_code: None, duration: Duration::from_millis(12) }
+            );
+            assert!(t.diff.is_some());
+        }
+        other => panic!("{other:?}"),
+    }
+}
+
+#[test]
+fn an_interrupt_marks_the_partial_answer() {
+    let mut app = app();
+    app.on_agent_event(AgentEvent::TurnStarted { prompt: "long".into() });
+    app.on_agent_event(AgentEvent::TextDelta("Half an ans".into()));
+    app.on_agent_event(finished(TurnOutcome::Interrupted { partial: "Half an ans".into() }));
+    assert_eq!(texts(&app), ["user: long", "assistant: Half an ans [interrupted]"]);
+    assert_eq!(app.activity, Activity::Idle);
+}
+
+#[test]
+fn queued_prompts_are_listed_until_their_turn_starts() {
+    let mut app = app();
+    app.on_agent_event(AgentEvent::TurnStarted { prompt: "first".into() });
+    app.on_agent_event(AgentEvent::Queued { prompt: "second".into() });
+    assert_eq!(app.pending, ["second"]);
+    app.on_agent_event(finished(TurnOutcome::Completed { text: String::new() }));
+    app.on_agent_event(AgentEvent::TurnStarted { prompt: "second".into() });
+    assert!(app.pending.is_empty());
+    assert_eq!(texts(&app), ["user: first", "user: second"]);
+}
+
+#[test]
+fn failures_and_compaction_become_notices_with_figures() {
+    let mut app = app();
+    app.on_agent_event(AgentEvent::Compaction(CompactionEvent::Started {
+        trigger: CompactionTrigger::Manual,
+        tokens_before: 150_000,
+    }));
+    assert!(app.compacting.is_some());
+    app.on_agent_event(AgentEvent::Compaction(CompactionEvent::Progress { chunk: 2, chunks: 5 }));
+    assert_eq!(app.activity, Activity::Compacting { chunk: Some((2, 5)) });
+    app.on_agent_event(AgentEvent::Compaction(CompactionEvent::Finished {
+        trigger: CompactionTrigger::Manual,
+        tokens_before: 150_000,
+        tokens_after: 32_400,
+        summary_tokens: 4_100,
+    }));
+    assert!(app.compacting.is_none());
+    app.on_agent_event(finished(TurnOutcome::Failed { error: "the provider is unreachable".into() }));
+    let t = texts(&app);
+    assert_eq!(t[0], "notice Compaction: compacting 150k tokens (/compact) — you can keep working");
+    assert_eq!(t[1], "notice Compaction: compacted: 150k → 32k tokens (summary 4.1k, /compact)");
+    assert_eq!(t[2], "notice Error: the provider is unreachable");
+}
+
+#[test]
+fn a_resumed_session_shows_its_history_with_tool_results() {
+    let mut app = app();
+    let mut assistant = Message::assistant("Looking.");
+    assistant.content.push(Block::ToolCall(ToolCall::new("c1", "bash", r#"{"command":"ls"}"#)));
+    let history = vec![
+        Message::user("what is here?"),
+        assistant,
+        Message::tool(crate::conversation::ToolResult::error("c1", "bash", "boom")),
+        Message::assistant("Partial\n\n[interrupted by the user]"),
+    ];
+    let session = crate::store::SessionInfo {
+        id: "abc123".into(),
+        project: crate::store::ProjectId(1),
+        title: "what is here?".into(),
+        provider: "anthropic".into(),
+        model: "m".into(),
+        mode: "plan".into(),
+        created_at: String::new(),
+        updated_at: String::new(),
+    };
+    app.on_agent_event(AgentEvent::SessionReady {
+        session,
+        resumed: true,
+        history,
+        mode: Mode::Plan,
+        model: "m".into(),
+        window: 200_000,
+    });
+    let t = texts(&app);
+    assert_eq!(t[0], "user: what is here?");
+    assert_eq!(t[1], "assistant: Looking.");
+    assert!(t[2].starts_with("tool: bash ls Done { is_error: true"), "{}", t[2]);
+    assert_eq!(t[3], "assistant: Partial [interrupted]");
+    assert_eq!(t[4], "notice Info: resumed session abc123 · what is here? · 4 messages");
+    assert_eq!(app.mode, Mode::Plan);
+    assert!(app.composer.history_prev(), "the session's prompts are in the history");
+    assert_eq!(app.composer.text(), "what is here?");
+}
+
+#[test]
+fn the_context_status_is_kept_as_reported() {
+    let mut app = app();
+    let status = ContextStatus {
+        tokens: 96_000,
+        window: 200_000,
+        level: BudgetLevel::Ok,
+        compacting: false,
+        cache_hit_rate: Some(0.5),
+    };
+    app.on_agent_event(AgentEvent::Context(status));
+    assert_eq!(app.context, Some(status));
+}
+
+#[test]
+fn token_counts_read_like_the_status_line() {
+    assert_eq!(tokens(950), "950");
+    assert_eq!(tokens(3_000), "3k");
+    assert_eq!(tokens(3_240), "3.2k");
+    assert_eq!(tokens(96_400), "96k");
+    assert_eq!(tokens(200_000), "200k");
+    assert_eq!(tokens(1_000_000), "1M");
+}
+
+#[test]
+fn pipeline_counters_that_grew_become_one_notice() {
+    let mut app = app();
+    let report =
+        |truncations, pruned_results| ContextReport { truncations, pruned_results, ..ContextReport::default() };
+    app.on_agent_event(AgentEvent::Usage { usage: Default::default(), context: report(1, 0) });
+    app.on_agent_event(AgentEvent::Usage { usage: Default::default(), context: report(1, 0) });
+    app.on_agent_event(AgentEvent::Usage { usage: Default::default(), context: report(3, 5) });
+    assert_eq!(
+        texts(&app),
+        [
+            "notice Info: context: 1 tool output truncated (the store keeps everything in full)",
+            "notice Info: context: 2 tool outputs truncated, 5 old tool results pruned (the store keeps everything in full)",
+        ]
+    );
+}

@@ -1,0 +1,48 @@
+//! Transcript cells: pure renderables. Each turns its state into lines for a width (`lines`),
+//! so the transcript can cache them per width, lay out only what is visible, and snapshot-test
+//! each kind on its own. Cells hold display state only; nothing here decides anything.
+
+mod assistant;
+mod notice;
+mod tool;
+mod user;
+
+pub use assistant::AssistantCell;
+pub use notice::{NoticeCell, NoticeKind};
+pub use tool::{ToolCell, ToolStatus, format_duration};
+pub use user::UserCell;
+
+use ratatui::text::Line;
+
+use super::theme::Theme;
+
+/// One entry of the transcript.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Cell {
+    User(UserCell),
+    Assistant(AssistantCell),
+    Tool(ToolCell),
+    Notice(NoticeCell),
+}
+
+impl Cell {
+    /// The cell laid out for `width` columns.
+    pub fn lines(&self, width: u16, theme: &Theme) -> Vec<Line<'static>> {
+        let width = width.max(8);
+        match self {
+            Cell::User(c) => c.lines(width, theme),
+            Cell::Assistant(c) => c.lines(width, theme),
+            Cell::Tool(c) => c.lines(width, theme),
+            Cell::Notice(c) => c.lines(width, theme),
+        }
+    }
+
+    /// Whether a blank row separates this cell from the one before it: consecutive tool calls
+    /// stack tightly.
+    pub fn gap_after(&self, previous: &Cell) -> bool {
+        match (previous, self) {
+            (Cell::Tool(_), Cell::Tool(_)) => false,
+            (Cell::User(_) | Cell::Assistant(_) | Cell::Tool(_) | Cell::Notice(_), _) => true,
+        }
+    }
+}

@@ -1,0 +1,229 @@
+//! Completion for the composer: slash commands from the agent's one command table, and
+//! `@path` mentions matched fuzzily (nucleo, as helix uses it) against the project's files,
+//! which a background thread lists with `ignore` (so `.gitignore` is respected).
+
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+
+use nucleo_matcher::pattern::{CaseMatching, Normalization, Pattern};
+use nucleo_matcher::{Config, Matcher};
+
+use super::frame::FrameRequester;
+
+/// Suggestions shown at once.
+pub const MAX_ITEMS: usize = 8;
+/// Files indexed at most; a bigger tree is still usable, the rest is found by typing a path.
+const MAX_FILES: usize = 50_000;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CompletionKind {
+    Command,
+    File,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Candidate {
+    pub label: String,
+    pub detail: String,
+    /// What replaces the typed token.
+    pub insert: String,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Completion {
+    pub kind: CompletionKind,
+    pub items: Vec<Candidate>,
+    pub selected: usize,
+    /// Row and char column where the replaced token starts, and its length in chars.
+    pub row: usize,
+    pub col: usize,
+    pub len: usize,
+}
+
+impl Completion {
+    pub fn select_next(&mut self) {
+        self.selected = (self.selected + 1) % self.items.len().max(1);
+    }
+
+    pub fn select_prev(&mut self) {
+        let n = self.items.len().max(1);
+        self.selected = (self.selected + n - 1) % n;
+    }
+
+    pub fn current(&self) -> Option<&Candidate> {
+        self.items.get(self.selected)
+    }
+}
+
+/// The project's files, filled in the background.
+#[derive(Clone, Default)]
+pub struct FileIndex {
+    files: Arc<Mutex<Option<Arc<Vec<String>>>>>,
+}
+
+impl FileIndex {
+    /// Start listing `root` on a background thread; asks for a frame when done.
+    pub fn spawn(root: PathBuf, frames: FrameRequester) -> FileIndex {
+        let index = FileIndex::default();
+        let slot = index.files.clone();
+        let spawned = std::thread::Builder::new().name("cairn-file-index".into()).spawn(move || {
+            let files = list_files(&root);
+            *slot.lock().unwrap_or_else(|p| p.into_inner()) = Some(Arc::new(files));
+            frames.request();
+        });
+        if let Err(e) = spawned {
+            tracing::warn!(error = %e, "could not start the file index; @path completion is off");
+        }
+        index
+    }
+
+    /// An index over a fixed list (tests, benchmarks).
+    pub fn from_files(files: Vec<String>) -> FileIndex {
+        FileIndex { files: Arc::new(Mutex::new(Some(Arc::new(files)))) }
+    }
+
+    pub fn files(&self) -> Option<Arc<Vec<String>>> {
+        self.files.lock().unwrap_or_else(|p| p.into_inner()).clone()
+    }
+}
+
+fn list_files(root: &Path) -> Vec<String> {
+    let mut out = Vec::new();
+    for entry in ignore::WalkBuilder::new(root).hidden(true).build().flatten() {
+        if entry.file_type().is_some_and(|t| t.is_file())
+            && let Ok(rel) = entry.path().strip_prefix(root)
+        {
+            out.push(rel.to_string_lossy().replace('\\', "/"));
+            if out.len() >= MAX_FILES {
+                break;
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+/// What to suggest for `lines` with the cursor at (`row`, `col` in chars), if anything.
+pub fn complete(lines: &[String], row: usize, col: usize, files: &FileIndex) -> Option<Completion> {
+    let line = lines.get(row)?;
+    let before: Vec<char> = line.chars().take(col).collect();
+    let start = before.iter().rposition(|c| c.is_whitespace()).map_or(0, |i| i + 1);
+    let token: String = before[start..].iter().collect();
+    let token_len = line.chars().skip(start).take_while(|c| !c.is_whitespace()).count();
+    if row == 0 && start == 0 && lines.len() == 1 && token.starts_with('/') {
+        let items = commands(&token);
+        return (!items.is_empty()).then_some(Completion {
+            kind: CompletionKind::Command,
+            items,
+            selected: 0,
+            row,
+            col: start,
+            len: token_len,
+        });
+    }
+    let query = token.strip_prefix('@')?;
+    let files = files.files()?;
+    let items = fuzzy_files(query, &files);
+    (!items.is_empty()).then_some(Completion {
+        kind: CompletionKind::File,
+        items,
+        selected: 0,
+        row,
+        col: start,
+        len: token_len,
+    })
+}
+
+fn commands(typed: &str) -> Vec<Candidate> {
+    let typed = typed.to_ascii_lowercase();
+    let mut hits: Vec<&(&str, &str, &str)> =
+        crate::agent::COMMANDS.iter().filter(|(name, _, _)| name.starts_with(&typed)).collect();
+    if hits.is_empty() {
+        let names: Vec<&str> = crate::agent::COMMANDS.iter().map(|c| c.0).collect();
+        let mut matcher = Matcher::new(Config::DEFAULT);
+        let pattern = Pattern::parse(typed.trim_start_matches('/'), CaseMatching::Ignore, Normalization::Smart);
+        let ranked = pattern.match_list(names, &mut matcher);
+        hits = ranked.iter().filter_map(|(n, _)| crate::agent::COMMANDS.iter().find(|c| c.0 == *n)).collect();
+    }
+    hits.into_iter()
+        .take(MAX_ITEMS)
+        .map(|(name, arg, help)| Candidate {
+            label: if arg.is_empty() { name.to_string() } else { format!("{name} {arg}") },
+            detail: help.to_string(),
+            insert: if arg.is_empty() { name.to_string() } else { format!("{name} ") },
+        })
+        .collect()
+}
+
+fn fuzzy_files(query: &str, files: &[String]) -> Vec<Candidate> {
+    let mut config = Config::DEFAULT;
+    config.set_match_paths();
+    let mut matcher = Matcher::new(config);
+    let pattern = Pattern::parse(query, CaseMatching::Smart, Normalization::Smart);
+    let ranked = if query.is_empty() {
+        files.iter().take(MAX_ITEMS).map(|f| (f, 0)).collect()
+    } else {
+        let mut ranked = pattern.match_list(files.iter(), &mut matcher);
+        // Equal scores: shorter paths first (closer to the root, more likely meant).
+        ranked.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.len().cmp(&b.0.len())));
+        ranked
+    };
+    ranked
+        .into_iter()
+        .take(MAX_ITEMS)
+        .map(|(f, _)| Candidate { label: f.clone(), detail: String::new(), insert: format!("@{f}") })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn lines(s: &str) -> Vec<String> {
+        s.split('\n').map(String::from).collect()
+    }
+
+    #[test]
+    fn a_slash_at_the_start_suggests_commands_from_the_table() {
+        let c = complete(&lines("/me"), 0, 3, &FileIndex::default()).unwrap();
+        assert_eq!(c.kind, CompletionKind::Command);
+        assert_eq!(c.items[0].label, "/memories");
+        let c = complete(&lines("/mo"), 0, 3, &FileIndex::default()).unwrap();
+        assert_eq!(c.items.iter().map(|i| i.insert.as_str()).collect::<Vec<_>>(), ["/mode ", "/model "]);
+        assert!(complete(&lines("/"), 0, 1, &FileIndex::default()).unwrap().items.len() >= 8);
+    }
+
+    #[test]
+    fn commands_are_not_suggested_mid_prompt() {
+        assert_eq!(complete(&lines("fix /me"), 0, 7, &FileIndex::default()), None);
+        assert_eq!(complete(&lines("/mode plan"), 0, 10, &FileIndex::default()), None);
+    }
+
+    #[test]
+    fn at_paths_match_fuzzily_and_prefer_short_paths() {
+        let files = FileIndex::from_files(vec![
+            "src/tui/composer.rs".into(),
+            "docs/components.md".into(),
+            "src/main.rs".into(),
+            "tests/it/tui_e2e.rs".into(),
+        ]);
+        let c = complete(&lines("look at @cmpsr please"), 0, 14, &files).unwrap();
+        assert_eq!(c.kind, CompletionKind::File);
+        assert_eq!(c.items[0].insert, "@src/tui/composer.rs");
+        assert_eq!((c.col, c.len), (8, 6));
+        let c = complete(&lines("@main"), 0, 5, &files).unwrap();
+        assert_eq!(c.items[0].label, "src/main.rs");
+    }
+
+    #[test]
+    fn the_index_lists_files_and_respects_gitignore() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir(dir.path().join(".git")).unwrap();
+        std::fs::write(dir.path().join(".gitignore"), "target/\n").unwrap();
+        std::fs::create_dir_all(dir.path().join("target")).unwrap();
+        std::fs::create_dir_all(dir.path().join("src")).unwrap();
+        std::fs::write(dir.path().join("target/out.bin"), "x").unwrap();
+        std::fs::write(dir.path().join("src/lib.rs"), "x").unwrap();
+        assert_eq!(list_files(dir.path()), ["src/lib.rs"]);
+    }
+}

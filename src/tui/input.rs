@@ -1,0 +1,490 @@
+//! Keys, pastes and the mouse: each key is looked up in the binding table for the focused part
+//! (dialog, view, completion list, composer), then globally; unbound keys edit the prompt.
+//! Slash commands are parsed with the agent's parser and become commands or views.
+
+use ratatui::crossterm::event::{KeyEvent, KeyEventKind, MouseButton, MouseEvent, MouseEventKind};
+
+use super::app::{Activity, App, Phase};
+use super::cells::{Cell, NoticeKind};
+use super::completion::CompletionKind;
+use super::keys::{self, ApprovalAction, CompletionAction, ComposerAction, GlobalAction, OverlayAction, ReasonAction};
+use super::overlays::{ContextView, HelpView, MemoriesView, Overlay, SessionsView, reason_editor};
+use crate::agent::{ApprovalDecision, SlashCommand, UserCommand, parse_slash};
+
+/// Rows one wheel notch scrolls.
+const WHEEL_ROWS: usize = 3;
+
+impl App {
+    pub fn on_key(&mut self, key: KeyEvent) {
+        if key.kind == KeyEventKind::Release {
+            return;
+        }
+        let global = keys::global(&key);
+        if let Phase::Setup { .. } = self.phase {
+            if keys::setup(&key).is_some() || global == Some(GlobalAction::ClearOrQuit) {
+                self.quit = true;
+            }
+            return;
+        }
+        if global != Some(GlobalAction::ClearOrQuit) {
+            self.ctrl_c_at = None;
+        }
+        if !self.approvals.is_empty() {
+            self.approval_key(key, global);
+            return;
+        }
+        if self.overlay.is_some() {
+            self.overlay_key(key, global);
+            return;
+        }
+        if self.composer.completion.is_some()
+            && let Some(action) = keys::completion(&key)
+        {
+            match action {
+                CompletionAction::Next => self.composer.completion.iter_mut().for_each(|c| c.select_next()),
+                CompletionAction::Prev => self.composer.completion.iter_mut().for_each(|c| c.select_prev()),
+                CompletionAction::Accept => self.composer.accept_completion(),
+                CompletionAction::Run => {
+                    let runs = self.composer.completion.as_ref().is_some_and(|c| {
+                        c.kind == CompletionKind::Command && c.current().is_some_and(|i| !i.insert.ends_with(' '))
+                    });
+                    self.composer.accept_completion();
+                    if runs {
+                        self.submit();
+                    }
+                }
+                CompletionAction::Dismiss => self.composer.dismiss_completion(),
+            }
+            return;
+        }
+        if let Some(action) = keys::composer(&key) {
+            match action {
+                ComposerAction::Submit => {
+                    self.last_typed = Some(self.now);
+                    self.submit();
+                }
+                ComposerAction::Newline => {
+                    self.last_typed = Some(self.now);
+                    self.composer.insert_newline();
+                }
+                ComposerAction::HistoryPrev => {
+                    if !(self.composer.cursor_on_first_line() && self.composer.history_prev()) {
+                        self.composer.input(key, &self.files);
+                    }
+                }
+                ComposerAction::HistoryNext => {
+                    if !(self.composer.cursor_on_last_line() && self.composer.history_next()) {
+                        self.composer.input(key, &self.files);
+                    }
+                }
+            }
+            return;
+        }
+        if let Some(action) = global {
+            // End edits the prompt unless the transcript is scrolled back.
+            if !(action == GlobalAction::FollowTail && self.transcript.is_following()) {
+                self.global(action);
+                return;
+            }
+        }
+        self.last_typed = Some(self.now);
+        self.composer.input(key, &self.files);
+    }
+
+    fn global(&mut self, action: GlobalAction) {
+        let page = self.transcript.page();
+        match action {
+            GlobalAction::ClearOrQuit => {
+                if !self.composer.is_empty() {
+                    self.composer.clear();
+                    self.ctrl_c_at = None;
+                } else if self.quit_armed() {
+                    self.quit = true;
+                } else {
+                    if self.busy {
+                        self.send(UserCommand::Interrupt);
+                    }
+                    self.ctrl_c_at = Some(self.now);
+                }
+            }
+            GlobalAction::Interrupt => {
+                if self.busy {
+                    self.send(UserCommand::Interrupt);
+                    self.flash("interrupting…");
+                }
+            }
+            GlobalAction::CycleMode => {
+                let next = self.mode.next();
+                if self.agent.is_some() {
+                    self.mode = next;
+                    self.send(UserCommand::SetMode(next));
+                } else {
+                    self.flash("still connecting to the model provider…");
+                }
+            }
+            GlobalAction::PageUp => self.transcript.scroll_up(page, &self.theme),
+            GlobalAction::PageDown => self.transcript.scroll_down(page, &self.theme),
+            GlobalAction::LineUp => self.transcript.scroll_up(1, &self.theme),
+            GlobalAction::LineDown => self.transcript.scroll_down(1, &self.theme),
+            GlobalAction::Top => self.transcript.scroll_to_top(&self.theme),
+            GlobalAction::FollowTail => self.transcript.follow(),
+            GlobalAction::ToggleToolOutput => {
+                self.expand_all = !self.expand_all;
+                let expand = self.expand_all;
+                for i in 0..self.transcript.len() {
+                    if matches!(self.transcript.get(i), Some(Cell::Tool(t)) if t.expanded != expand) {
+                        self.transcript.update(i, |c| {
+                            if let Cell::Tool(t) = c {
+                                t.expanded = expand;
+                            }
+                        });
+                    }
+                }
+                self.flash(if expand { "tool output expanded" } else { "tool output collapsed" });
+            }
+            GlobalAction::CopyAnswer => {
+                let answer = self.transcript.cells().rev().find_map(|c| match c {
+                    Cell::Assistant(a) if !a.text.trim().is_empty() => Some(a.text.clone()),
+                    Cell::User(_) | Cell::Assistant(_) | Cell::Tool(_) | Cell::Notice(_) => None,
+                });
+                match answer {
+                    Some(text) => {
+                        self.flash(format!("copied the last answer ({} characters)", text.chars().count()));
+                        self.clipboard = Some(text);
+                    }
+                    None => self.flash("no answer to copy yet"),
+                }
+            }
+            GlobalAction::ToggleMouse => {
+                self.mouse_capture = !self.mouse_capture;
+                self.flash(if self.mouse_capture {
+                    "the wheel scrolls the transcript again"
+                } else {
+                    "the mouse is free: select text with it; F2 to scroll with the wheel again"
+                });
+            }
+            GlobalAction::Redraw => self.repaint = true,
+        }
+    }
+
+    fn approval_key(&mut self, key: KeyEvent, global: Option<GlobalAction>) {
+        let Some(dialog) = self.approvals.front_mut() else { return };
+        if let Some(reason) = &mut dialog.reason {
+            match keys::reason(&key) {
+                Some(ReasonAction::Confirm) => {
+                    let text = reason.lines().join(" ").trim().to_string();
+                    let reason = (!text.is_empty()).then_some(text);
+                    self.answer(ApprovalDecision::Deny { reason });
+                }
+                Some(ReasonAction::Cancel) => dialog.reason = None,
+                None if global == Some(GlobalAction::ClearOrQuit) => dialog.reason = None,
+                None => {
+                    reason.input(key);
+                }
+            }
+            return;
+        }
+        let action = keys::approval(&key);
+        let answering =
+            matches!(action, Some(ApprovalAction::Approve | ApprovalAction::ApproveForSession | ApprovalAction::Deny));
+        if answering && dialog.guard_until.is_some_and(|until| self.now < until) {
+            self.flash("this dialog opened while you were typing; press the key again to answer it");
+            return;
+        }
+        match action {
+            Some(ApprovalAction::Approve) => self.answer(ApprovalDecision::Approve),
+            Some(ApprovalAction::ApproveForSession) => self.answer(ApprovalDecision::ApproveForSession),
+            Some(ApprovalAction::Deny) => dialog.reason = Some(reason_editor(&self.theme)),
+            Some(ApprovalAction::ToggleDiffView) => dialog.side_by_side = !dialog.side_by_side,
+            Some(ApprovalAction::ScrollUp) => dialog.scroll_by(-1),
+            Some(ApprovalAction::ScrollDown) => dialog.scroll_by(1),
+            None => match global {
+                Some(GlobalAction::PageUp) => dialog.scroll_by(-10),
+                Some(GlobalAction::PageDown) => dialog.scroll_by(10),
+                Some(
+                    a @ (GlobalAction::Interrupt
+                    | GlobalAction::ClearOrQuit
+                    | GlobalAction::CycleMode
+                    | GlobalAction::Redraw),
+                ) => self.global(a),
+                // The transcript stays put while a dialog is up.
+                Some(
+                    GlobalAction::LineUp
+                    | GlobalAction::LineDown
+                    | GlobalAction::Top
+                    | GlobalAction::FollowTail
+                    | GlobalAction::ToggleToolOutput
+                    | GlobalAction::CopyAnswer
+                    | GlobalAction::ToggleMouse,
+                )
+                | None => {}
+            },
+        }
+    }
+
+    fn answer(&mut self, decision: ApprovalDecision) {
+        if let Some(dialog) = self.approvals.pop_front() {
+            let verb = match &decision {
+                ApprovalDecision::Approve | ApprovalDecision::ApproveForSession => "approved",
+                ApprovalDecision::Deny { .. } => "denied",
+            };
+            self.flash(format!("{verb} {} {}", dialog.request.tool, dialog.request.summary));
+            self.send(UserCommand::Approval { id: dialog.request.id, decision });
+            if self.busy {
+                self.activity = Activity::Thinking;
+            }
+        }
+    }
+
+    fn overlay_key(&mut self, key: KeyEvent, global: Option<GlobalAction>) {
+        let action = keys::overlay(&key);
+        // Moves in a list: by one, or by a page.
+        let movement: Option<isize> = match (action, global) {
+            (Some(OverlayAction::Next), _) => Some(1),
+            (Some(OverlayAction::Prev), _) => Some(-1),
+            (None, Some(GlobalAction::PageDown)) => Some(10),
+            (None, Some(GlobalAction::PageUp)) => Some(-10),
+            (Some(_), _) | (None, Some(_) | None) => None,
+        };
+        let close = action == Some(OverlayAction::Close) || global == Some(GlobalAction::ClearOrQuit);
+        let Some(overlay) = &mut self.overlay else { return };
+        if let Overlay::Memories(m) = overlay
+            && action != Some(OverlayAction::Delete)
+        {
+            m.confirm_delete = None;
+        }
+        if close {
+            self.overlay = None;
+            return;
+        }
+        if let Some(by) = movement {
+            let step = |sel: &mut usize, len: usize| *sel = sel.saturating_add_signed(by).min(len.saturating_sub(1));
+            match overlay {
+                Overlay::Help(h) => h.scroll = h.scroll.saturating_add_signed(by),
+                Overlay::Sessions(s) => step(&mut s.selected, s.items.len()),
+                Overlay::Memories(m) => step(&mut m.selected, m.items.len()),
+                Overlay::Context(_) => {}
+            }
+            return;
+        }
+        match (action, overlay) {
+            (Some(OverlayAction::Open), Overlay::Sessions(s)) => {
+                let target = s.selected().map(|x| x.id.clone());
+                let current = s.current.clone();
+                self.overlay = None;
+                if let Some(id) = target {
+                    if Some(&id) == current.as_ref() {
+                        self.flash("that is this session");
+                    } else if self.busy {
+                        self.flash("wait for the turn to finish (or Esc), then resume");
+                    } else {
+                        self.send(UserCommand::ResumeSession(id));
+                    }
+                }
+            }
+            (Some(OverlayAction::Open), Overlay::Memories(m)) => m.viewing = !m.viewing,
+            (Some(OverlayAction::TogglePin), Overlay::Memories(m)) => {
+                if let (Some(mem), Some((store, project))) = (m.selected(), &self.store) {
+                    let (id, pinned) = (mem.id, !mem.pinned);
+                    match store.set_memory_pinned(*project, id, pinned) {
+                        Ok(_) => {
+                            self.reload_memories();
+                            self.flash(format!("memory #{id} {}", if pinned { "pinned" } else { "unpinned" }));
+                        }
+                        Err(e) => self.flash(format!("could not change memory #{id}: {e}")),
+                    }
+                }
+            }
+            (Some(OverlayAction::Delete), Overlay::Memories(m)) => {
+                if let Some(id) = m.selected().map(|x| x.id) {
+                    if m.confirm_delete == Some(id) {
+                        m.confirm_delete = None;
+                        self.forget(id, false);
+                        self.reload_memories();
+                    } else {
+                        m.confirm_delete = Some(id);
+                    }
+                }
+            }
+            // Keys that mean nothing in this view.
+            (
+                Some(OverlayAction::Open | OverlayAction::TogglePin | OverlayAction::Delete),
+                Overlay::Help(_) | Overlay::Context(_),
+            )
+            | (Some(OverlayAction::TogglePin | OverlayAction::Delete), Overlay::Sessions(_))
+            | (Some(OverlayAction::Close | OverlayAction::Next | OverlayAction::Prev) | None, _) => {}
+        }
+    }
+
+    pub fn on_paste(&mut self, text: &str) {
+        if let Some(reason) = self.approvals.front_mut().and_then(|d| d.reason.as_mut()) {
+            reason.insert_str(text.replace(['\n', '\r'], " "));
+            return;
+        }
+        if self.approvals.is_empty() && self.overlay.is_none() && !matches!(self.phase, Phase::Setup { .. }) {
+            self.composer.paste(text, &self.files);
+        }
+    }
+
+    pub fn on_mouse(&mut self, ev: MouseEvent) {
+        let up = matches!(ev.kind, MouseEventKind::ScrollUp);
+        let down = matches!(ev.kind, MouseEventKind::ScrollDown);
+        if let Some(dialog) = self.approvals.front_mut() {
+            if up || down {
+                dialog.scroll_by(if up { -(WHEEL_ROWS as isize) } else { WHEEL_ROWS as isize });
+            }
+            return;
+        }
+        if let Some(overlay) = &mut self.overlay {
+            match overlay {
+                Overlay::Help(h) if up || down => {
+                    h.scroll = h.scroll.saturating_add_signed(if up { -3 } else { 3 });
+                }
+                Overlay::Sessions(s) if up || down => {
+                    s.selected =
+                        s.selected.saturating_add_signed(if up { -1 } else { 1 }).min(s.items.len().saturating_sub(1));
+                }
+                Overlay::Memories(m) if up || down => {
+                    m.selected =
+                        m.selected.saturating_add_signed(if up { -1 } else { 1 }).min(m.items.len().saturating_sub(1));
+                }
+                Overlay::Help(_) | Overlay::Sessions(_) | Overlay::Memories(_) | Overlay::Context(_) => {}
+            }
+            return;
+        }
+        match ev.kind {
+            MouseEventKind::ScrollUp => self.transcript.scroll_up(WHEEL_ROWS, &self.theme),
+            MouseEventKind::ScrollDown => self.transcript.scroll_down(WHEEL_ROWS, &self.theme),
+            MouseEventKind::Down(MouseButton::Left) => {
+                if let Some(i) = self.transcript.cell_at_row(ev.row)
+                    && matches!(self.transcript.get(i), Some(Cell::Tool(_)))
+                {
+                    self.transcript.update(i, |c| {
+                        if let Cell::Tool(t) = c {
+                            t.expanded = !t.expanded;
+                        }
+                    });
+                }
+            }
+            _ => {}
+        }
+    }
+
+    fn submit(&mut self) {
+        let text = self.composer.text();
+        if text.trim().is_empty() {
+            return;
+        }
+        match parse_slash(&text) {
+            Some(Err(message)) => self.flash(message),
+            Some(Ok(command)) => {
+                self.composer.take();
+                self.slash(command);
+            }
+            None => {
+                let prompt = self.composer.take();
+                self.transcript.follow();
+                if self.busy || self.agent.is_none() {
+                    self.pending.push(prompt.clone());
+                }
+                if self.agent.is_some() {
+                    self.busy = true;
+                    if self.activity == Activity::Idle {
+                        self.activity = Activity::Thinking;
+                        self.turn_started.get_or_insert(self.now);
+                    }
+                    self.send(UserCommand::Submit(prompt));
+                }
+            }
+        }
+    }
+
+    fn slash(&mut self, command: SlashCommand) {
+        match command {
+            SlashCommand::Compact => {
+                self.send(UserCommand::Compact);
+                self.flash("compaction requested");
+            }
+            SlashCommand::Memories => {
+                self.overlay = Some(Overlay::Memories(MemoriesView {
+                    items: Vec::new(),
+                    selected: 0,
+                    viewing: false,
+                    confirm_delete: None,
+                    now: chrono::Utc::now(),
+                    error: None,
+                }));
+                self.reload_memories();
+            }
+            SlashCommand::Forget(id) => match id.trim_start_matches('#').parse::<i64>() {
+                Ok(id) => self.forget(id, true),
+                Err(_) => {
+                    self.notice(NoticeKind::Error, format!("/forget needs a memory number (see /memories), not {id:?}"))
+                }
+            },
+            SlashCommand::Sessions | SlashCommand::Resume(None) => self.open_sessions(),
+            SlashCommand::Resume(Some(id)) => self.send(UserCommand::ResumeSession(id)),
+            SlashCommand::New => self.send(UserCommand::NewSession),
+            SlashCommand::Mode(mode) => {
+                self.mode = mode;
+                self.send(UserCommand::SetMode(mode));
+            }
+            SlashCommand::Model(name) => self.send(UserCommand::SetModel(name)),
+            SlashCommand::Context => {
+                self.overlay = Some(Overlay::Context(ContextView { breakdown: None }));
+                self.send(UserCommand::DescribeContext);
+            }
+            SlashCommand::Help => self.overlay = Some(Overlay::Help(HelpView::default())),
+            SlashCommand::Quit => self.quit = true,
+        }
+    }
+
+    fn open_sessions(&mut self) {
+        let (items, error) = match &self.store {
+            Some((store, project)) => match store.list_sessions(*project) {
+                Ok(items) => (items, None),
+                Err(e) => (Vec::new(), Some(format!("could not read the sessions: {e}"))),
+            },
+            None => (Vec::new(), Some("the session store is not open".to_string())),
+        };
+        let current = self.session.as_ref().map(|s| s.id.clone());
+        // Start on the newest session that is not this one: that is what /resume is for.
+        let selected = items.iter().position(|s| Some(&s.id) != current.as_ref()).unwrap_or(0);
+        self.overlay =
+            Some(Overlay::Sessions(SessionsView { items, selected, current, now: chrono::Utc::now(), error }));
+    }
+
+    fn reload_memories(&mut self) {
+        let loaded = self.store.as_ref().map(|(store, project)| store.memories(*project));
+        if let Some(Overlay::Memories(m)) = &mut self.overlay {
+            match loaded {
+                Some(Ok(items)) => {
+                    m.items = items;
+                    m.selected = m.selected.min(m.items.len().saturating_sub(1));
+                    m.error = None;
+                }
+                Some(Err(e)) => m.error = Some(format!("could not read the memories: {e}")),
+                None => m.error = Some("the memory store is not open".to_string()),
+            }
+        }
+    }
+
+    /// `/forget ID` and `d d` in the memories view.
+    fn forget(&mut self, id: i64, as_notice: bool) {
+        let Some((store, project)) = self.store.clone() else { return };
+        let message = match store.delete_memory(project, id) {
+            Ok(true) => (NoticeKind::Info, format!("forgot memory #{id}")),
+            Ok(false) => (NoticeKind::Error, format!("there is no memory #{id} in this project (see /memories)")),
+            Err(e) => (NoticeKind::Error, format!("could not delete memory #{id}: {e}")),
+        };
+        if as_notice {
+            self.notice(message.0, message.1);
+        } else {
+            self.flash(message.1);
+        }
+    }
+}
+
+#[cfg(test)]
+#[path = "input_tests.rs"]
+mod tests;

@@ -1,0 +1,193 @@
+//! The approval dialog for file writes, edits and commands: what will happen (the diff, unified
+//! or side by side, with syntax colours; or the full command), and `y` / `a` / `n`. A denial can
+//! carry a typed reason back to the model.
+
+use ratatui::buffer::Buffer;
+use ratatui::layout::Rect;
+use ratatui::style::Style;
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Block, BorderType, Borders, Clear, Widget};
+use ratatui_textarea::TextArea;
+
+use crate::agent::ApprovalRequest;
+use crate::tui::diff::Diff;
+use crate::tui::highlight;
+use crate::tui::keys::{self, Action, ApprovalAction, GlobalAction, ReasonAction};
+use crate::tui::theme::Theme;
+use crate::tui::wrap::{Para, truncate_spans, wrap_paras};
+
+/// Side by side needs room for two readable halves.
+pub const SIDE_BY_SIDE_MIN_WIDTH: u16 = 100;
+
+pub struct ApprovalDialog {
+    pub request: ApprovalRequest,
+    /// The call's raw arguments, when known (a command is shown whole, not as its summary).
+    pub arguments: Option<String>,
+    pub side_by_side: bool,
+    pub scroll: usize,
+    /// Typing a reason for a denial.
+    pub reason: Option<TextArea<'static>>,
+    /// The dialog opened while the user was typing: until then its answer keys are ignored, so
+    /// a `y` or `n` meant for the prompt cannot answer it.
+    pub guard_until: Option<std::time::Instant>,
+}
+
+impl ApprovalDialog {
+    pub fn new(request: ApprovalRequest, arguments: Option<String>) -> ApprovalDialog {
+        ApprovalDialog { request, arguments, side_by_side: false, scroll: 0, reason: None, guard_until: None }
+    }
+
+    /// The command of a `bash` call, whole.
+    fn command(&self) -> Option<String> {
+        let args: serde_json::Value = serde_json::from_str(self.arguments.as_deref()?).ok()?;
+        args.get("command").and_then(|c| c.as_str()).map(String::from)
+    }
+
+    /// The preview's rows for `w` columns.
+    pub fn body(&self, w: u16, theme: &Theme) -> Vec<Line<'static>> {
+        if let Some(diff) = &self.request.diff {
+            let d = Diff::parse(diff);
+            return if self.side_by_side && w >= SIDE_BY_SIDE_MIN_WIDTH {
+                d.side_by_side(theme, w)
+            } else {
+                d.unified(theme, w)
+            };
+        }
+        let command = self.command().unwrap_or_else(|| self.request.summary.clone());
+        let highlighted = highlight::highlight(&command, "bash", theme.syntax.as_deref());
+        let fill = theme.code_block;
+        let paras: Vec<Para> = command
+            .lines()
+            .enumerate()
+            .map(|(i, line)| {
+                let mut spans = vec![Span::styled(if i == 0 { "$ " } else { "  " }, theme.dim.patch(fill))];
+                match highlighted.as_ref().and_then(|h| h.get(i)) {
+                    Some(h) => spans.extend(h.iter().map(|s| Span::styled(s.content.clone(), fill.patch(s.style)))),
+                    None => spans.push(Span::styled(line.to_string(), theme.text.patch(fill))),
+                }
+                Para { spans, fill: Some(fill), hard: true, ..Para::default() }
+            })
+            .collect();
+        wrap_paras(&paras, w)
+    }
+
+    /// Rows the dialog wants at `w` columns (before it is capped by the screen).
+    pub fn desired_height(&self, w: u16, theme: &Theme) -> u16 {
+        let body = self.body(w.saturating_sub(4), theme).len() as u16;
+        body + 6 + u16::from(self.reason.is_some()) * 2
+    }
+
+    pub fn scroll_by(&mut self, delta: isize) {
+        self.scroll = self.scroll.saturating_add_signed(delta);
+    }
+
+    pub fn render(&self, area: Rect, buf: &mut Buffer, theme: &Theme) {
+        Clear.render(area, buf);
+        let r = &self.request;
+        let title = Line::from(vec![
+            Span::styled(" Allow ", theme.title),
+            Span::styled(r.tool.clone(), theme.tool_name),
+            Span::styled("? ", theme.title),
+        ]);
+        let hint = |a: ApprovalAction| Span::styled(keys::hint(Action::Approval(a)), theme.key);
+        let footer = if self.reason.is_some() {
+            Line::from(vec![
+                Span::raw(" "),
+                Span::styled(keys::hint(Action::Reason(ReasonAction::Confirm)), theme.key),
+                Span::styled(" deny with this reason · ", theme.dim),
+                Span::styled(keys::hint(Action::Reason(ReasonAction::Cancel)), theme.key),
+                Span::styled(" back ", theme.dim),
+            ])
+        } else {
+            let mut spans = vec![
+                Span::raw(" "),
+                hint(ApprovalAction::Approve),
+                Span::styled(" yes · ", theme.dim),
+                hint(ApprovalAction::ApproveForSession),
+                Span::styled(format!(" yes to all {} this session · ", r.tool), theme.dim),
+                hint(ApprovalAction::Deny),
+                Span::styled(" no", theme.dim),
+            ];
+            if r.diff.is_some() {
+                spans.push(Span::styled(" · ", theme.dim));
+                spans.push(hint(ApprovalAction::ToggleDiffView));
+                let label = if self.side_by_side { " unified" } else { " side by side" };
+                spans.push(Span::styled(label, theme.dim));
+            }
+            spans.push(Span::styled(" · ", theme.dim));
+            spans.push(Span::styled(keys::hint(Action::Global(GlobalAction::Interrupt)), theme.key));
+            spans.push(Span::styled(" stop the turn ", theme.dim));
+            Line::from(spans)
+        };
+        let block = Block::default()
+            .borders(Borders::ALL)
+            .border_type(BorderType::Rounded)
+            .border_style(theme.dialog_border)
+            .style(theme.overlay)
+            .title(title)
+            .title_bottom(Line::from(truncate_spans(footer.spans, area.width.saturating_sub(2) as usize)));
+        let inner = block.inner(area);
+        block.render(area, buf);
+        let inner = Rect::new(inner.x + 1, inner.y, inner.width.saturating_sub(2), inner.height);
+        if inner.height == 0 {
+            return;
+        }
+        // What and why.
+        // A path with its counts; a command is shown whole below, so only why is said here.
+        let what = match &r.diff {
+            Some(diff) => {
+                let d = Diff::parse(diff);
+                vec![
+                    Span::styled(r.summary.clone(), theme.text.patch(theme.strong)),
+                    Span::styled(format!("  +{}", d.added), theme.tool_ok),
+                    Span::styled(format!(" −{}", d.removed), theme.tool_error),
+                    Span::styled(format!("  {}", r.reason), theme.dim),
+                ]
+            }
+            None => vec![Span::styled(format!("This call {}.", r.reason), theme.dim)],
+        };
+        buf.set_line(inner.x, inner.y, &Line::from(truncate_spans(what, inner.width as usize)), inner.width);
+        let top = inner.y + 2;
+        let mut bottom = inner.y + inner.height;
+        if let Some(reason) = &self.reason {
+            bottom = bottom.saturating_sub(2);
+            let label = Line::from(Span::styled("Why not? (optional, sent to the model)", theme.dim));
+            buf.set_line(inner.x, bottom, &label, inner.width);
+            let field = Rect::new(inner.x, bottom + 1, inner.width, 1);
+            reason.render(field, buf);
+        }
+        let narrow = self.side_by_side && r.diff.is_some() && inner.width < SIDE_BY_SIDE_MIN_WIDTH;
+        if narrow && top < bottom {
+            let note = Line::from(Span::styled(
+                format!("(side by side needs {SIDE_BY_SIDE_MIN_WIDTH} columns; showing unified)"),
+                theme.faint,
+            ));
+            buf.set_line(inner.x, top - 1, &note, inner.width);
+        }
+        let rows = self.body(inner.width, theme);
+        let height = bottom.saturating_sub(top) as usize;
+        let start = self.scroll.min(rows.len().saturating_sub(height));
+        let more_below = rows.len() > start + height;
+        for (y, line) in (top..).zip(rows.iter().skip(start).take(height)) {
+            buf.set_line(inner.x, y, line, inner.width);
+        }
+        if more_below || start > 0 {
+            let info =
+                format!(" {}–{} of {} rows · ↑↓ scroll ", start + 1, (start + height).min(rows.len()), rows.len());
+            let w = info.chars().count() as u16;
+            let x = area.x + area.width.saturating_sub(w + 2);
+            buf.set_line(x, area.y, &Line::from(Span::styled(info, theme.faint)), w);
+        }
+    }
+}
+
+/// A one-line editor for the denial reason.
+pub fn reason_editor(theme: &Theme) -> TextArea<'static> {
+    let mut t = TextArea::default();
+    t.set_style(theme.composer_text);
+    t.set_cursor_line_style(Style::default());
+    t.set_cursor_style(theme.composer_cursor);
+    t.set_placeholder_text("e.g. use the existing helper instead");
+    t.set_placeholder_style(theme.composer_placeholder);
+    t
+}

@@ -1,0 +1,182 @@
+//! `/context`: what the model sees, part by part, as bars that add up to the total, with the
+//! budget thresholds and the cache figures — the same numbers as the status line.
+
+use ratatui::buffer::Buffer;
+use ratatui::layout::Rect;
+use ratatui::style::Style;
+use ratatui::text::{Line, Span};
+
+use super::{footer, frame, view_area};
+use crate::agent::ContextBreakdown;
+use crate::context::BudgetLevel;
+use crate::tui::agent_events::tokens;
+use crate::tui::keys::{Action, OverlayAction};
+use crate::tui::theme::Theme;
+use crate::tui::wrap::truncate_spans;
+
+pub struct ContextView {
+    /// `None` until the agent answers.
+    pub breakdown: Option<ContextBreakdown>,
+}
+
+pub fn level_style(level: BudgetLevel, theme: &Theme) -> Style {
+    match level {
+        BudgetLevel::Ok => theme.context_ok,
+        BudgetLevel::Warning => theme.context_warning,
+        BudgetLevel::Compact => theme.context_compact,
+        BudgetLevel::Blocking => theme.context_blocking,
+    }
+}
+
+fn pct(part: u64, whole: u64) -> f64 {
+    if whole == 0 { 0.0 } else { part as f64 * 100.0 / whole as f64 }
+}
+
+/// The breakdown as lines for `w` columns.
+pub fn context_lines(b: &ContextBreakdown, w: usize, theme: &Theme) -> Vec<Line<'static>> {
+    let window = b.budget.window.max(1);
+    let mut out = Vec::new();
+    let level = level_style(b.level, theme);
+    out.push(Line::from(vec![
+        Span::styled(format!("{} of {} tokens", tokens(b.total), tokens(window)), theme.title),
+        Span::styled(format!("  {:.0}% of the window · level ", pct(b.total, window)), theme.dim),
+        Span::styled(b.level.as_str().to_string(), level),
+    ]));
+    out.push(Line::default());
+    let name_w = b.parts.iter().map(|p| p.name.len()).max().unwrap_or(8).max(8);
+    let bar_w = w.saturating_sub(name_w + 24).clamp(10, 60);
+    // Stacked bar: each part in turn, then free space, with thresholds marked below.
+    // The last part (the messages, usually the largest) is solid; the others lighter.
+    let shades = ['█', '▓', '▒', '░', '▞', '▚'];
+    let count = b.parts.len();
+    let glyph = |i: usize| shades[(count - 1 - i) % shades.len()];
+    let mut stacked = Vec::new();
+    let mut used_cells = 0usize;
+    for (i, part) in b.parts.iter().enumerate() {
+        let cells = ((part.tokens as f64 / window as f64) * bar_w as f64).round() as usize;
+        let cells = cells.min(bar_w - used_cells);
+        used_cells += cells;
+        stacked.push(Span::styled(glyph(i).to_string().repeat(cells), level));
+    }
+    stacked.push(Span::styled("·".repeat(bar_w - used_cells), theme.bar_empty));
+    let mut head = vec![Span::styled(format!("{:<name_w$}  ", "window"), theme.dim)];
+    head.extend(stacked);
+    out.push(Line::from(head));
+    let mut marks = vec![' '; bar_w];
+    for (at, c) in [(b.budget.warning, 'w'), (b.budget.auto_compact, 'c'), (b.budget.blocking, 'b')] {
+        let i = ((at as f64 / window as f64) * bar_w as f64) as usize;
+        if let Some(m) = marks.get_mut(i.min(bar_w - 1)) {
+            *m = c;
+        }
+    }
+    out.push(Line::from(vec![
+        Span::styled(format!("{:<name_w$}  ", ""), theme.dim),
+        Span::styled(marks.into_iter().collect::<String>(), theme.faint),
+    ]));
+    out.push(Line::default());
+    for (i, part) in b.parts.iter().enumerate() {
+        let cells = ((part.tokens as f64 / b.total.max(1) as f64) * bar_w as f64).round() as usize;
+        out.push(Line::from(vec![
+            Span::styled(format!("{:<name_w$}  ", part.name), theme.text),
+            Span::styled(glyph(i).to_string().repeat(cells.min(bar_w)), level),
+            Span::styled("·".repeat(bar_w - cells.min(bar_w)), theme.bar_empty),
+            Span::styled(format!(" {:>7}  {:>5.1}%", tokens(part.tokens), pct(part.tokens, b.total)), theme.dim),
+        ]));
+    }
+    let sum: u64 = b.parts.iter().map(|p| p.tokens).sum();
+    out.push(Line::from(vec![
+        Span::styled(format!("{:<name_w$}  ", "total"), theme.title),
+        Span::styled(" ".repeat(bar_w), theme.text),
+        Span::styled(format!(" {:>7}  {:>5.1}%", tokens(sum), pct(sum, b.total)), theme.title),
+    ]));
+    out.push(Line::default());
+    out.push(Line::from(Span::styled("Thresholds", theme.heading2)));
+    let th = |name: &str, at: u64, what: &str| {
+        Line::from(vec![
+            Span::styled(format!("  {name:<14}"), theme.text),
+            Span::styled(format!("{:>7}  {:>4.0}%  ", tokens(at), pct(at, window)), theme.key),
+            Span::styled(what.to_string(), theme.dim),
+        ])
+    };
+    out.push(th("warning (w)", b.budget.warning, "old tool results may be pruned"));
+    out.push(th("compact (c)", b.budget.auto_compact, "older messages are summarised"));
+    out.push(th("blocking (b)", b.budget.blocking, "oldest turns are trimmed so the request fits"));
+    out.push(th("reply reserve", b.budget.reserve_output, "kept free for the model's answer"));
+    out.push(Line::default());
+    out.push(Line::from(Span::styled("Cache", theme.heading2)));
+    let rate = |r: Option<f64>| r.map(|r| format!("{:.0}%", r * 100.0)).unwrap_or_else(|| "—".into());
+    out.push(Line::from(vec![
+        Span::styled("  session hit rate  ", theme.text),
+        Span::styled(rate(b.cache.session_hit_rate), theme.key),
+    ]));
+    match &b.cache.last_request {
+        Some(u) => out.push(Line::from(vec![
+            Span::styled("  last request      ", theme.text),
+            Span::styled(
+                format!(
+                    "{} read from cache · {} written to cache · {} uncached · {} out ({})",
+                    tokens(u.cache_read_input_tokens),
+                    tokens(u.cache_creation_input_tokens),
+                    tokens(u.input_tokens),
+                    tokens(u.output_tokens),
+                    rate(Some(u.cache_hit_rate()))
+                ),
+                theme.dim,
+            ),
+        ])),
+        None => out.push(Line::from(Span::styled("  no request yet in this session", theme.dim))),
+    }
+    for brk in &b.cache.breaks {
+        out.push(Line::from(Span::styled(format!("  cache break: {brk}"), theme.notice_warning)));
+    }
+    if !b.segments.is_empty() {
+        out.push(Line::default());
+        out.push(Line::from(Span::styled("Segments (topics of this session)", theme.heading2)));
+        for s in &b.segments {
+            let indent =
+                "  ".repeat(1 + b.segments.iter().map(|x| x.level).max().unwrap_or(0).saturating_sub(s.level) as usize);
+            let state = match (s.shown, s.summarized) {
+                (true, _) => "shown verbatim",
+                (false, true) => "summarised",
+                (false, false) => "hidden, summary pending",
+            };
+            out.push(Line::from(vec![
+                Span::styled(format!("{indent}L{} messages {}–{}  ", s.level, s.first_seq, s.last_seq), theme.text),
+                Span::styled(format!("{} · {state}", tokens(s.tokens)), theme.dim),
+            ]));
+        }
+    }
+    let c = &b.counters;
+    out.push(Line::default());
+    out.push(Line::from(Span::styled("Pipeline so far", theme.heading2)));
+    out.push(Line::from(Span::styled(
+        format!(
+            "  {} truncated · {} deduplicated · {} pruned · {} compactions ({} failed) · {} messages trimmed",
+            c.truncations,
+            c.dedup_replacements,
+            c.pruned_results,
+            c.compactions,
+            c.compaction_failures,
+            c.trimmed_messages
+        ),
+        theme.dim,
+    )));
+    out.into_iter().map(|l| Line::from(truncate_spans(l.spans, w))).collect()
+}
+
+impl ContextView {
+    pub fn render(&self, area: Rect, buf: &mut Buffer, theme: &Theme) {
+        let width = view_area(area, usize::MAX).width.saturating_sub(4);
+        let lines = match &self.breakdown {
+            Some(b) => context_lines(b, width as usize, theme),
+            None => vec![Line::from(Span::styled("Asking the agent…", theme.dim))],
+        };
+        let area = view_area(area, lines.len());
+        let foot = footer(&[(Action::Overlay(OverlayAction::Close), "close")], theme);
+        let inner = frame(area, buf, theme, "Context — what the model sees", foot);
+        let inner = Rect::new(inner.x + 1, inner.y, inner.width.saturating_sub(2), inner.height);
+        for (i, line) in lines.iter().take(inner.height as usize).enumerate() {
+            buf.set_line(inner.x, inner.y + i as u16, line, inner.width);
+        }
+    }
+}

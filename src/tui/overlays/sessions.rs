@@ -1,0 +1,100 @@
+//! `/sessions` and `/resume`: this project's sessions, newest first, with title, age, message
+//! count, context size and the last message; Enter resumes the selected one.
+
+use ratatui::buffer::Buffer;
+use ratatui::layout::Rect;
+use ratatui::text::{Line, Span};
+
+use super::{age, footer, frame, view_area, window};
+use crate::store::SessionSummary;
+use crate::tui::agent_events::tokens;
+use crate::tui::keys::{Action, OverlayAction};
+use crate::tui::theme::Theme;
+use crate::tui::wrap::{truncate, truncate_spans};
+
+pub struct SessionsView {
+    pub items: Vec<SessionSummary>,
+    pub selected: usize,
+    /// The session on screen now (marked, and not resumed again).
+    pub current: Option<String>,
+    pub now: chrono::DateTime<chrono::Utc>,
+    pub error: Option<String>,
+}
+
+impl SessionsView {
+    pub fn selected(&self) -> Option<&SessionSummary> {
+        self.items.get(self.selected)
+    }
+
+    pub fn render(&self, area: Rect, buf: &mut Buffer, theme: &Theme) {
+        let area = view_area(area, (self.items.len() * 4).max(3));
+        let foot = footer(
+            &[
+                (Action::Overlay(OverlayAction::Open), "resume"),
+                (Action::Overlay(OverlayAction::Next), "select"),
+                (Action::Overlay(OverlayAction::Close), "close"),
+            ],
+            theme,
+        );
+        let title = format!("Sessions of this project ({})", self.items.len());
+        let inner = frame(area, buf, theme, &title, foot);
+        let w = inner.width.saturating_sub(2) as usize;
+        let x = inner.x + 1;
+        let mut y = inner.y;
+        if let Some(e) = &self.error {
+            buf.set_line(x, y, &Line::from(Span::styled(e.clone(), theme.notice_error)), w as u16);
+            return;
+        }
+        if self.items.is_empty() {
+            let line = Line::from(Span::styled(
+                "No sessions yet — this one is saved as soon as you send a prompt.",
+                theme.dim,
+            ));
+            buf.set_line(x, y + 1, &line, w as u16);
+            return;
+        }
+        let per_item = 4usize;
+        let visible = (inner.height as usize / per_item).max(1);
+        for i in window(self.items.len(), self.selected, visible) {
+            let s = &self.items[i];
+            let selected = i == self.selected;
+            let marker = if selected { "▸ " } else { "  " };
+            let title = if s.title.trim().is_empty() { "(untitled)".to_string() } else { s.title.clone() };
+            let current = if self.current.as_deref() == Some(s.id.as_str()) { "  (this session)" } else { "" };
+            let meta = format!(
+                "{} · {} message{} · {} tokens · {} · {}",
+                age(&s.last_active_at, self.now),
+                s.message_count,
+                if s.message_count == 1 { "" } else { "s" },
+                tokens(s.tokens),
+                s.mode,
+                s.id
+            );
+            let base = if selected { theme.selected } else { theme.text };
+            let title_line = Line::from(truncate_spans(
+                vec![
+                    Span::styled(marker, theme.accent.patch(base)),
+                    Span::styled(title, theme.title.patch(base)),
+                    Span::styled(current, theme.dim.patch(base)),
+                ],
+                w,
+            ));
+            if selected {
+                buf.set_style(Rect::new(x, y, w as u16, 3), theme.selected);
+            }
+            buf.set_line(x, y, &title_line, w as u16);
+            let meta_line = Line::from(vec![Span::styled("  ", base), Span::styled(meta, theme.dim.patch(base))]);
+            buf.set_line(x, y + 1, &Line::from(truncate_spans(meta_line.spans, w)), w as u16);
+            let preview = if s.last_message.is_empty() { "(no messages)".to_string() } else { s.last_message.clone() };
+            let preview = Line::from(vec![
+                Span::styled("  ", base),
+                Span::styled(truncate(&preview, w.saturating_sub(2)), theme.faint.patch(base)),
+            ]);
+            buf.set_line(x, y + 2, &preview, w as u16);
+            y += per_item as u16;
+            if y >= inner.y + inner.height {
+                break;
+            }
+        }
+    }
+}

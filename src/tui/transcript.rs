@@ -1,0 +1,375 @@
+//! The transcript: its cells, their per-width line cache, and the scroll position. Drawing is
+//! virtualised: only the cells that reach the viewport are laid out (a cached layout is reused
+//! until the cell or the width changes), so a frame costs the same at 20 messages or 20,000.
+//!
+//! The scroll position is either the live tail, or an anchor (a cell and a row in it) at the
+//! top of the viewport, which stays put while new output arrives below.
+
+use std::cell::RefCell;
+use std::rc::Rc;
+
+use ratatui::buffer::Buffer;
+use ratatui::layout::Rect;
+use ratatui::text::{Line, Span};
+use ratatui::widgets::Widget;
+
+use super::cells::Cell;
+use super::theme::Theme;
+
+type Lines = Rc<Vec<Line<'static>>>;
+
+struct Entry {
+    cell: Cell,
+    /// A blank row before the cell.
+    gap: bool,
+    /// Lines for the width they were laid out at.
+    cache: RefCell<Option<(u16, Lines)>>,
+}
+
+impl Entry {
+    fn height(&self, width: u16, theme: &Theme) -> usize {
+        self.lines(width, theme).len() + usize::from(self.gap)
+    }
+
+    fn lines(&self, width: u16, theme: &Theme) -> Lines {
+        if let Some((w, lines)) = &*self.cache.borrow()
+            && *w == width
+        {
+            return lines.clone();
+        }
+        let lines = Rc::new(self.cell.lines(width, theme));
+        *self.cache.borrow_mut() = Some((width, lines.clone()));
+        lines
+    }
+
+    /// Row `i` of the cell including its gap row.
+    fn row(&self, i: usize, width: u16, theme: &Theme) -> Option<Line<'static>> {
+        if self.gap {
+            if i == 0 {
+                return Some(Line::default());
+            }
+            self.lines(width, theme).get(i - 1).cloned()
+        } else {
+            self.lines(width, theme).get(i).cloned()
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Scroll {
+    /// Follow the newest output.
+    Tail,
+    /// The top row of the viewport is row `row` of cell `cell`.
+    Anchored { cell: usize, row: usize },
+}
+
+pub struct Transcript {
+    entries: Vec<Entry>,
+    scroll: Scroll,
+    /// Size of the last draw, so keys can scroll by a page.
+    viewport: std::cell::Cell<(u16, u16)>,
+    /// Which cell each drawn row belongs to (for clicks), from the last draw.
+    rows: RefCell<Vec<(u16, usize)>>,
+}
+
+impl Default for Transcript {
+    fn default() -> Self {
+        Transcript::new()
+    }
+}
+
+impl Transcript {
+    pub fn new() -> Transcript {
+        Transcript {
+            entries: Vec::new(),
+            scroll: Scroll::Tail,
+            viewport: std::cell::Cell::new((80, 20)),
+            rows: RefCell::new(Vec::new()),
+        }
+    }
+
+    pub fn len(&self) -> usize {
+        self.entries.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.entries.is_empty()
+    }
+
+    pub fn clear(&mut self) {
+        self.entries.clear();
+        self.scroll = Scroll::Tail;
+    }
+
+    pub fn push(&mut self, cell: Cell) {
+        let gap = self.entries.last().is_some_and(|prev| cell.gap_after(&prev.cell));
+        self.entries.push(Entry { cell, gap, cache: RefCell::new(None) });
+    }
+
+    pub fn cells(&self) -> impl DoubleEndedIterator<Item = &Cell> {
+        self.entries.iter().map(|e| &e.cell)
+    }
+
+    pub fn get(&self, index: usize) -> Option<&Cell> {
+        self.entries.get(index).map(|e| &e.cell)
+    }
+
+    /// Change a cell; its layout is recomputed at the next draw.
+    pub fn update(&mut self, index: usize, f: impl FnOnce(&mut Cell)) {
+        if let Some(entry) = self.entries.get_mut(index) {
+            f(&mut entry.cell);
+            *entry.cache.borrow_mut() = None;
+        }
+    }
+
+    /// Index of the last cell that matches.
+    pub fn rposition(&self, f: impl Fn(&Cell) -> bool) -> Option<usize> {
+        self.entries.iter().rposition(|e| f(&e.cell))
+    }
+
+    pub fn remove(&mut self, index: usize) {
+        if index >= self.entries.len() {
+            return;
+        }
+        self.entries.remove(index);
+        if index < self.entries.len() {
+            let gap = index > 0 && self.entries[index].cell.gap_after(&self.entries[index - 1].cell);
+            self.entries[index].gap = gap;
+        }
+        if let Scroll::Anchored { cell, .. } = self.scroll
+            && cell >= self.entries.len()
+        {
+            self.scroll = Scroll::Tail;
+        }
+    }
+
+    /// Drop every cached layout (the theme changed).
+    pub fn invalidate(&mut self) {
+        for e in &self.entries {
+            *e.cache.borrow_mut() = None;
+        }
+    }
+
+    pub fn scroll(&self) -> Scroll {
+        self.scroll
+    }
+
+    pub fn is_following(&self) -> bool {
+        self.scroll == Scroll::Tail
+    }
+
+    pub fn page(&self) -> usize {
+        (self.viewport.get().1 as usize).saturating_sub(2).max(1)
+    }
+
+    /// The anchor of the top row when following the tail.
+    fn tail_anchor(&self, theme: &Theme) -> (usize, usize) {
+        let (w, h) = self.viewport.get();
+        let mut need = h as usize;
+        for (i, e) in self.entries.iter().enumerate().rev() {
+            let height = e.height(w, theme);
+            if height >= need {
+                return (i, height - need);
+            }
+            need -= height;
+        }
+        (0, 0)
+    }
+
+    pub fn scroll_up(&mut self, rows: usize, theme: &Theme) {
+        if self.entries.is_empty() {
+            return;
+        }
+        let w = self.viewport.get().0;
+        let (mut cell, mut row) = match self.scroll {
+            Scroll::Tail => self.tail_anchor(theme),
+            Scroll::Anchored { cell, row } => (cell, row),
+        };
+        let mut left = rows;
+        while left > 0 {
+            if row >= left {
+                row -= left;
+                left = 0;
+            } else if cell == 0 {
+                row = 0;
+                left = 0;
+            } else {
+                left -= row + 1;
+                cell -= 1;
+                row = self.entries[cell].height(w, theme).saturating_sub(1);
+            }
+        }
+        self.scroll = Scroll::Anchored { cell, row };
+        self.settle(theme);
+    }
+
+    pub fn scroll_down(&mut self, rows: usize, theme: &Theme) {
+        let Scroll::Anchored { mut cell, mut row } = self.scroll else { return };
+        let w = self.viewport.get().0;
+        row += rows;
+        while cell < self.entries.len() {
+            let h = self.entries[cell].height(w, theme);
+            if row < h {
+                break;
+            }
+            row -= h;
+            cell += 1;
+        }
+        if cell >= self.entries.len() {
+            self.scroll = Scroll::Tail;
+            return;
+        }
+        self.scroll = Scroll::Anchored { cell, row };
+        self.settle(theme);
+    }
+
+    pub fn scroll_to_top(&mut self, theme: &Theme) {
+        if !self.entries.is_empty() {
+            self.scroll = Scroll::Anchored { cell: 0, row: 0 };
+            self.settle(theme);
+        }
+    }
+
+    pub fn follow(&mut self) {
+        self.scroll = Scroll::Tail;
+    }
+
+    /// Back to the tail once everything below the anchor fits on screen.
+    fn settle(&mut self, theme: &Theme) {
+        if let Scroll::Anchored { cell, row } = self.scroll {
+            let (tail_cell, tail_row) = self.tail_anchor(theme);
+            if (cell, row) >= (tail_cell, tail_row) {
+                self.scroll = Scroll::Tail;
+            }
+        }
+    }
+
+    /// The cell drawn at screen row `y` in the last frame.
+    pub fn cell_at_row(&self, y: u16) -> Option<usize> {
+        self.rows.borrow().iter().find(|(row, _)| *row == y).map(|(_, cell)| *cell)
+    }
+
+    pub fn view<'a>(&'a self, theme: &'a Theme) -> TranscriptView<'a> {
+        TranscriptView { transcript: self, theme }
+    }
+}
+
+/// The per-frame widget.
+pub struct TranscriptView<'a> {
+    transcript: &'a Transcript,
+    theme: &'a Theme,
+}
+
+impl Widget for TranscriptView<'_> {
+    fn render(self, area: Rect, buf: &mut Buffer) {
+        let t = self.transcript;
+        t.viewport.set((area.width, area.height));
+        let mut drawn = t.rows.borrow_mut();
+        drawn.clear();
+        if area.height == 0 || t.entries.is_empty() {
+            return;
+        }
+        let (start_cell, start_row) = match t.scroll {
+            Scroll::Tail => t.tail_anchor(self.theme),
+            Scroll::Anchored { cell, row } => (cell, row),
+        };
+        let mut y = area.y;
+        let bottom = area.y + area.height;
+        let mut cell = start_cell;
+        let mut row = start_row;
+        while y < bottom && cell < t.entries.len() {
+            let entry = &t.entries[cell];
+            match entry.row(row, area.width, self.theme) {
+                Some(line) => {
+                    buf.set_line(area.x, y, &line, area.width);
+                    drawn.push((y, cell));
+                    y += 1;
+                    row += 1;
+                }
+                None => {
+                    cell += 1;
+                    row = 0;
+                }
+            }
+        }
+        // Scrolled back with more below: say so on the last row.
+        if t.scroll != Scroll::Tail && (cell < t.entries.len()) {
+            let hint =
+                Line::from(vec![Span::styled(" ↓ more below · End returns to the live tail ", self.theme.popup_hint)]);
+            let w = hint.width() as u16;
+            let x = area.x + area.width.saturating_sub(w);
+            buf.set_line(x, bottom - 1, &hint, w.min(area.width));
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::tui::cells::{NoticeCell, NoticeKind, UserCell};
+
+    fn filled(n: usize) -> Transcript {
+        let mut t = Transcript::new();
+        for i in 0..n {
+            t.push(Cell::User(UserCell::new(format!("message {i}"))));
+        }
+        t
+    }
+
+    fn draw(t: &Transcript, theme: &Theme, w: u16, h: u16) -> Vec<String> {
+        let mut buf = Buffer::empty(Rect::new(0, 0, w, h));
+        t.view(theme).render(buf.area, &mut buf);
+        (0..h).map(|y| (0..w).map(|x| buf[(x, y)].symbol()).collect::<String>().trim_end().to_string()).collect()
+    }
+
+    #[test]
+    fn the_tail_shows_the_newest_cells() {
+        let theme = Theme::fallback(true);
+        let t = filled(100);
+        let rows = draw(&t, &theme, 30, 5);
+        assert_eq!(rows, ["› message 97", "", "› message 98", "", "› message 99"]);
+    }
+
+    #[test]
+    fn scrolling_up_anchors_and_new_output_does_not_move_the_view() {
+        let theme = Theme::fallback(true);
+        let mut t = filled(100);
+        draw(&t, &theme, 30, 5);
+        t.scroll_up(4, &theme);
+        let before = draw(&t, &theme, 30, 5);
+        assert_eq!(before[0], "› message 95");
+        t.push(Cell::Notice(NoticeCell::new(NoticeKind::Info, "new")));
+        assert_eq!(draw(&t, &theme, 30, 5)[..4], before[..4]);
+        assert!(draw(&t, &theme, 30, 5)[4].contains("more below"));
+        t.scroll_down(100, &theme);
+        assert!(t.is_following());
+    }
+
+    #[test]
+    fn scrolling_stops_at_the_top() {
+        let theme = Theme::fallback(true);
+        let mut t = filled(3);
+        draw(&t, &theme, 30, 2);
+        t.scroll_up(1_000, &theme);
+        assert_eq!(t.scroll(), Scroll::Anchored { cell: 0, row: 0 });
+        assert_eq!(draw(&t, &theme, 30, 2)[0], "› message 0");
+    }
+
+    #[test]
+    fn only_visible_cells_are_laid_out() {
+        let theme = Theme::fallback(true);
+        let t = filled(10_000);
+        draw(&t, &theme, 40, 10);
+        let laid_out = t.entries.iter().filter(|e| e.cache.borrow().is_some()).count();
+        assert!(laid_out <= 6, "{laid_out} cells laid out for a 10-row view");
+    }
+
+    #[test]
+    fn clicks_find_their_cell() {
+        let theme = Theme::fallback(true);
+        let t = filled(3);
+        draw(&t, &theme, 30, 10);
+        assert_eq!(t.cell_at_row(0), Some(0));
+        assert_eq!(t.cell_at_row(4), Some(2));
+    }
+}

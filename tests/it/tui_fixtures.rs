@@ -1,0 +1,229 @@
+//! Shared scenes for the interface's snapshot and style tests: an app in known states (a
+//! finished conversation, an approval, a loaded session list) drawn on `TestBackend`.
+
+use std::time::Duration;
+
+use cairn::agent::{
+    AgentEvent, ApprovalRequest, CompactionEvent, CompactionTrigger, ContextReport, ContextStatus, ToolFinished,
+    TurnOutcome, TurnStats, TurnSummary, UserCommand,
+};
+use cairn::context::BudgetLevel;
+use cairn::conversation::{Block, Message, ToolCall, Usage};
+use cairn::store::{MemoryRecord, SessionSummary};
+use cairn::tui::completion::FileIndex;
+use cairn::tui::{App, Theme};
+use ratatui::Terminal;
+use ratatui::backend::TestBackend;
+use ratatui::buffer::Buffer;
+use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+
+pub const SIZES: [(u16, u16); 2] = [(80, 24), (120, 40)];
+
+pub fn app() -> App {
+    let mut app = App::new(Theme::fallback(false), FileIndex::default());
+    let (tx, rx) = tokio::sync::mpsc::unbounded_channel::<UserCommand>();
+    std::mem::forget(rx);
+    app.connect(tx);
+    app.project_root = "/home/dev/projects/shop".into();
+    app.model = "claude-sonnet-4-5".into();
+    app.window = 200_000;
+    app.context = Some(ContextStatus {
+        tokens: 96_400,
+        window: 200_000,
+        level: BudgetLevel::Ok,
+        compacting: false,
+        cache_hit_rate: Some(0.87),
+    });
+    app
+}
+
+pub fn draw(app: &App, w: u16, h: u16) -> Buffer {
+    let mut terminal = Terminal::new(TestBackend::new(w, h)).unwrap();
+    terminal.draw(|f| cairn::tui::render::draw(app, f)).unwrap();
+    terminal.backend().buffer().clone()
+}
+
+pub fn text(buf: &Buffer) -> String {
+    let area = buf.area;
+    let mut out = String::new();
+    for y in 0..area.height {
+        let mut line = String::new();
+        let mut skip = 0;
+        for x in 0..area.width {
+            if skip > 0 {
+                skip -= 1;
+                continue;
+            }
+            let symbol = buf[(x, y)].symbol();
+            skip = unicode_width::UnicodeWidthStr::width(symbol).saturating_sub(1);
+            line.push_str(symbol);
+        }
+        out.push_str(line.trim_end());
+        out.push('\n');
+    }
+    out
+}
+
+pub fn key(app: &mut App, code: KeyCode) {
+    app.on_key(KeyEvent::new(code, KeyModifiers::NONE));
+}
+
+pub fn typed(app: &mut App, s: &str) {
+    for c in s.chars() {
+        key(app, KeyCode::Char(c));
+    }
+}
+
+const ANSWER: &str = "## What I found\n\nThe checkout total is computed **twice**: once in `cart.rs` and once in the\ntemplate. The template's copy ignores *discounts*.\n\n1. Remove the template's computation.\n2. Pass `total` from `Cart::total()`.\n   - keep the currency formatting\n\n```rust\npub fn total(&self) -> Money {\n    self.items.iter().map(|i| i.price * i.qty).sum::<Money>() - self.discount\n}\n```\n\n> Discounts were added in March; the template predates them.\n\n| file | change |\n|---|---|\n| cart.rs | none |\n| checkout.html | use `total` |";
+
+pub const EDIT_DIFF: &str = "--- a/src/cart.rs\n+++ b/src/cart.rs\n@@ -10,6 +10,7 @@ impl Cart {\n     pub fn total(&self) -> Money {\n-        self.items.iter().map(|i| i.price).sum()\n+        let gross: Money = self.items.iter().map(|i| i.price * i.qty).sum();\n+        gross - self.discount\n     }\n \n     pub fn is_empty(&self) -> bool {\n";
+
+fn call(id: &str, tool: &str, args: &str) -> Message {
+    let mut m = Message::assistant("");
+    m.content.push(Block::ToolCall(ToolCall::new(id, tool, args)));
+    m
+}
+
+fn finished(
+    id: &str,
+    tool: &str,
+    summary: &str,
+    content: &str,
+    error: bool,
+    diff: Option<&str>,
+    ms: u64,
+) -> AgentEvent {
+    AgentEvent::ToolFinished(ToolFinished {
+        call_id: id.into(),
+        tool: tool.into(),
+        summary: summary.into(),
+        content: content.into(),
+        is_error: error,
+        exit_code: if tool == "bash" { Some(if error { 101 } else { 0 }) } else { None },
+        diff: diff.map(String::from),
+        duration: Duration::from_millis(ms),
+        not_run: false,
+    })
+}
+
+/// A finished exchange with markdown, tool calls of every outcome, an edit and notices.
+pub fn conversation() -> App {
+    let mut app = app();
+    let ev = |app: &mut App, e| app.on_agent_event(e);
+    ev(&mut app, AgentEvent::TurnStarted { prompt: "why is the checkout total wrong?".into() });
+    ev(&mut app, call("c1", "grep", r#"{"pattern":"fn total"}"#).into_event());
+    ev(
+        &mut app,
+        AgentEvent::ToolStarted {
+            call_id: "c1".into(),
+            tool: "grep".into(),
+            summary: "fn total".into(),
+            arguments: "{}".into(),
+        },
+    );
+    ev(&mut app, finished("c1", "grep", "fn total", "src/cart.rs:10: pub fn total", false, None, 41));
+    ev(&mut app, call("c2", "bash", r#"{"command":"cargo test cart"}"#).into_event());
+    ev(
+        &mut app,
+        finished(
+            "c2",
+            "bash",
+            "$ cargo test cart",
+            "error[E0308]: mismatched types\n  --> src/cart.rs:11:9\n   |\n11 |         self.items.iter().map(|i| i.price).sum()\n   |         ^^^^ expected `Money`, found `u64`\n\nerror: could not compile `shop`",
+            true,
+            None,
+            3_240,
+        ),
+    );
+    ev(&mut app, AgentEvent::TextDelta(ANSWER.into()));
+    ev(&mut app, AgentEvent::AssistantMessage(Message::assistant(ANSWER)));
+    ev(&mut app, AgentEvent::Usage { usage: Usage::default(), context: ContextReport::default() });
+    ev(&mut app, call("c3", "file_edit", r#"{"path":"src/cart.rs"}"#).into_event());
+    ev(&mut app, finished("c3", "file_edit", "src/cart.rs", "edited", false, Some(EDIT_DIFF), 12));
+    ev(
+        &mut app,
+        AgentEvent::Compaction(CompactionEvent::Finished {
+            trigger: CompactionTrigger::Auto,
+            tokens_before: 171_000,
+            tokens_after: 38_500,
+            summary_tokens: 5_200,
+        }),
+    );
+    ev(
+        &mut app,
+        AgentEvent::TurnFinished(TurnSummary {
+            outcome: TurnOutcome::Completed { text: String::new() },
+            stats: TurnStats {
+                requests: 3,
+                all_requests: 3,
+                usage: Usage {
+                    input_tokens: 9_000,
+                    output_tokens: 812,
+                    cache_read_input_tokens: 60_000,
+                    cache_creation_input_tokens: 0,
+                },
+                ..TurnStats::default()
+            },
+        }),
+    );
+    app
+}
+
+trait IntoEvent {
+    fn into_event(self) -> AgentEvent;
+}
+
+impl IntoEvent for Message {
+    fn into_event(self) -> AgentEvent {
+        AgentEvent::AssistantMessage(self)
+    }
+}
+
+pub fn approval(diff: Option<&str>, tool: &str, summary: &str, args: &str) -> App {
+    let mut app = conversation();
+    app.on_agent_event(AgentEvent::TurnStarted { prompt: "apply it".into() });
+    app.on_agent_event(call("c9", tool, args).into_event());
+    app.on_agent_event(AgentEvent::ApprovalRequested(ApprovalRequest {
+        id: 3,
+        call_id: "c9".into(),
+        tool: tool.into(),
+        summary: summary.into(),
+        reason: if diff.is_some() { "changes a file".into() } else { "runs a command".into() },
+        diff: diff.map(String::from),
+    }));
+    app
+}
+
+pub fn now() -> chrono::DateTime<chrono::Utc> {
+    chrono::DateTime::parse_from_rfc3339("2026-11-20T12:00:00Z").unwrap().with_timezone(&chrono::Utc)
+}
+
+pub fn summary(id: &str, title: &str, ago: &str, count: u64, tokens: u64, last: &str) -> SessionSummary {
+    SessionSummary {
+        id: id.into(),
+        title: title.into(),
+        started_at: "2026-11-18T09:00:00Z".into(),
+        last_active_at: ago.into(),
+        message_count: count,
+        tokens,
+        model: "claude-sonnet-4-5".into(),
+        mode: "edit".into(),
+        last_message: last.into(),
+    }
+}
+
+pub fn memory(id: i64, title: &str, pinned: bool, kind: &str) -> MemoryRecord {
+    MemoryRecord {
+        id,
+        kind: kind.into(),
+        class: "durable".into(),
+        pinned,
+        title: title.into(),
+        content: format!("{title}.\nDecided with the user on 12 November; applies to every crate in the workspace."),
+        global: false,
+        session_id: None,
+        created_at: "2026-11-12T10:00:00Z".into(),
+        updated_at: "2026-11-12T10:00:00Z".into(),
+        expires_at: None,
+    }
+}

@@ -1,0 +1,282 @@
+//! Every widget and view of the full-screen interface, drawn on ratatui's `TestBackend` at
+//! 80×24 and 120×40 and compared with reviewed snapshots (`tests/it/snapshots/`). The scenes
+//! are in `tui_fixtures.rs`; colours and sizes are checked in `tui_styles.rs`.
+
+use std::time::Duration;
+
+use cairn::agent::{
+    AgentEvent, CacheReport, CompactionEvent, CompactionTrigger, ContextBreakdown, ContextPart, ContextReport,
+    ContextStatus, SegmentInfo, TurnOutcome, TurnStats, TurnSummary,
+};
+use cairn::context::{BudgetLevel, ContextBudget};
+use cairn::conversation::{Mode, Usage};
+use cairn::tui::App;
+use cairn::tui::app::Phase;
+use cairn::tui::completion::FileIndex;
+use cairn::tui::overlays::{ContextView, HelpView, MemoriesView, Overlay, SessionsView};
+use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+
+use crate::tui_fixtures::*;
+
+fn snapshot(name: &str, app: &App) {
+    for (w, h) in SIZES {
+        let buf = draw(app, w, h);
+        insta::assert_snapshot!(format!("{name}_{w}x{h}"), text(&buf));
+    }
+}
+
+#[test]
+fn welcome_screen() {
+    let mut app = app();
+    app.session = None;
+    snapshot("welcome", &app);
+}
+
+#[test]
+fn conversation_with_markdown_tools_diff_and_notices() {
+    snapshot("conversation", &conversation());
+}
+
+#[test]
+fn streaming_with_a_queued_prompt_and_the_spinner() {
+    let mut app = conversation();
+    app.on_agent_event(AgentEvent::TurnStarted { prompt: "now add a test".into() });
+    app.on_agent_event(AgentEvent::TextDelta(
+        "I'll add a test for the discount case:\n\n```rust\n#[test]\nfn discount_".into(),
+    ));
+    app.on_agent_event(AgentEvent::Queued { prompt: "and run clippy afterwards".into() });
+    typed(&mut app, "also update the changelog");
+    snapshot("streaming", &app);
+}
+
+#[test]
+fn interrupted_answer_and_retry_notice() {
+    let mut app = app();
+    app.on_agent_event(AgentEvent::TurnStarted { prompt: "explain the build".into() });
+    app.on_agent_event(AgentEvent::TextDelta("The build has three st".into()));
+    app.on_agent_event(AgentEvent::Retrying {
+        attempt: 2,
+        max_attempts: 8,
+        delay: Duration::from_secs(2),
+        reason: "the provider is overloaded (529)".into(),
+    });
+    app.on_agent_event(AgentEvent::TextDelta("The build has three stages: fetch, comp".into()));
+    app.on_agent_event(AgentEvent::TurnFinished(TurnSummary {
+        outcome: TurnOutcome::Interrupted { partial: "The build has three stages: fetch, comp".into() },
+        stats: TurnStats::default(),
+    }));
+    snapshot("interrupted", &app);
+}
+
+#[test]
+fn approval_of_an_edit_unified() {
+    snapshot("approval_edit", &approval(Some(EDIT_DIFF), "file_edit", "src/cart.rs", r#"{"path":"src/cart.rs"}"#));
+}
+
+#[test]
+fn approval_of_an_edit_side_by_side() {
+    let mut app = approval(Some(EDIT_DIFF), "file_edit", "src/cart.rs", r#"{"path":"src/cart.rs"}"#);
+    key(&mut app, KeyCode::Char('d'));
+    snapshot("approval_side_by_side", &app);
+}
+
+#[test]
+fn approval_of_a_command_and_a_denial_reason() {
+    let mut app =
+        approval(None, "bash", "$ cargo test", r#"{"command":"cargo test --all-features \\\n  -- --nocapture"}"#);
+    snapshot("approval_bash", &app);
+    key(&mut app, KeyCode::Char('n'));
+    typed(&mut app, "run only the cart tests");
+    snapshot("approval_deny_reason", &app);
+}
+
+#[test]
+fn command_completion() {
+    let mut app = conversation();
+    typed(&mut app, "/m");
+    snapshot("completion_commands", &app);
+}
+
+#[test]
+fn file_completion() {
+    let mut app = conversation();
+    app.files = FileIndex::from_files(vec![
+        "src/cart.rs".into(),
+        "src/checkout/mod.rs".into(),
+        "src/checkout/total.rs".into(),
+        "templates/checkout.html".into(),
+        "README.md".into(),
+    ]);
+    typed(&mut app, "compare @chk");
+    snapshot("completion_files", &app);
+}
+
+#[test]
+fn help_view() {
+    let mut app = conversation();
+    app.overlay = Some(Overlay::Help(HelpView::default()));
+    snapshot("help", &app);
+}
+
+#[test]
+fn sessions_picker() {
+    let mut app = conversation();
+    app.overlay = Some(Overlay::Sessions(SessionsView {
+        items: vec![
+            summary(
+                "3f9a2c71e0b4",
+                "why is the checkout total wrong?",
+                "2026-11-20T11:58:00Z",
+                14,
+                96_400,
+                "The file is edited.",
+            ),
+            summary(
+                "a1b2c3d4e5f6",
+                "add pagination to the orders API",
+                "2026-11-20T08:10:00Z",
+                52,
+                143_000,
+                "All 48 tests pass; the cursor is opaque base64.",
+            ),
+            summary("0c0ffee00000", "", "2026-11-11T16:00:00Z", 0, 0, ""),
+        ],
+        selected: 1,
+        current: Some("3f9a2c71e0b4".into()),
+        now: now(),
+        error: None,
+    }));
+    snapshot("sessions", &app);
+}
+
+#[test]
+fn memories_view_empty_and_full() {
+    let mut app = conversation();
+    app.overlay = Some(Overlay::Memories(MemoriesView {
+        items: Vec::new(),
+        selected: 0,
+        viewing: false,
+        confirm_delete: None,
+        now: now(),
+        error: None,
+    }));
+    snapshot("memories_empty", &app);
+    app.overlay = Some(Overlay::Memories(MemoriesView {
+        items: vec![
+            memory(1, "Money is integer cents, never floats", true, "decision"),
+            memory(2, "The user prefers small commits", false, "user"),
+            memory(3, "Tests run with cargo nextest", false, "project"),
+        ],
+        selected: 0,
+        viewing: false,
+        confirm_delete: Some(1),
+        now: now(),
+        error: None,
+    }));
+    snapshot("memories", &app);
+}
+
+#[test]
+fn context_view() {
+    let mut app = conversation();
+    let budget = ContextBudget::new(200_000, &cairn::config::ContextConfig::default());
+    app.overlay = Some(Overlay::Context(ContextView {
+        breakdown: Some(ContextBreakdown {
+            parts: vec![
+                ContextPart { name: "system prompt".into(), tokens: 3_100 },
+                ContextPart { name: "tools".into(), tokens: 2_400 },
+                ContextPart { name: "memories".into(), tokens: 900 },
+                ContextPart { name: "summary".into(), tokens: 5_200 },
+                ContextPart { name: "messages".into(), tokens: 84_800 },
+            ],
+            total: 96_400,
+            budget,
+            level: BudgetLevel::Ok,
+            counters: ContextReport {
+                window: 200_000,
+                truncations: 2,
+                pruned_results: 5,
+                compactions: 1,
+                ..ContextReport::default()
+            },
+            cache: CacheReport {
+                session_hit_rate: Some(0.82),
+                last_request: Some(Usage {
+                    input_tokens: 1_200,
+                    output_tokens: 812,
+                    cache_read_input_tokens: 90_000,
+                    cache_creation_input_tokens: 5_200,
+                }),
+                breaks: vec!["turn 12: the tool list changed (a tool was added)".into()],
+            },
+            segments: vec![
+                SegmentInfo { level: 1, first_seq: 1, last_seq: 240, tokens: 151_000, summarized: true, shown: false },
+                SegmentInfo { level: 0, first_seq: 1, last_seq: 31, tokens: 14_800, summarized: true, shown: false },
+                SegmentInfo { level: 0, first_seq: 32, last_seq: 70, tokens: 15_100, summarized: true, shown: false },
+                SegmentInfo { level: 0, first_seq: 241, last_seq: 262, tokens: 12_300, summarized: false, shown: true },
+            ],
+        }),
+    }));
+    snapshot("context", &app);
+}
+
+#[test]
+fn context_view_while_waiting() {
+    let mut app = conversation();
+    app.overlay = Some(Overlay::Context(ContextView { breakdown: None }));
+    snapshot("context_loading", &app);
+}
+
+#[test]
+fn setup_screen() {
+    let mut app = app();
+    app.phase = Phase::Setup {
+        message: "no model provider is configured. Set one of:\n  ANTHROPIC_API_KEY=…              Anthropic (Claude)\n  OPENAI_API_KEY=…                 OpenAI\n  OPENAI_BASE_URL=http://HOST/v1   any OpenAI-compatible server (OpenRouter, vLLM, LM Studio, …)\nor start Ollama (127.0.0.1:11434) or llama-server (127.0.0.1:8080), which cairn finds by itself.\nprovider, model and base_url can also go in /home/dev/.config/cairn/config.toml. `cairn doctor` shows what cairn sees.".into(),
+    };
+    snapshot("setup", &app);
+}
+
+#[test]
+fn status_line_states() {
+    let mut app = conversation();
+    app.context = Some(ContextStatus {
+        tokens: 171_000,
+        window: 200_000,
+        level: BudgetLevel::Compact,
+        compacting: true,
+        cache_hit_rate: None,
+    });
+    app.on_agent_event(AgentEvent::Compaction(CompactionEvent::Started {
+        trigger: CompactionTrigger::Auto,
+        tokens_before: 171_000,
+    }));
+    app.on_agent_event(AgentEvent::Compaction(CompactionEvent::Progress { chunk: 2, chunks: 3 }));
+    app.on_agent_event(AgentEvent::ModeChanged(Mode::Plan));
+    snapshot("status_compacting_plan", &app);
+    app.context = Some(ContextStatus {
+        tokens: 196_000,
+        window: 200_000,
+        level: BudgetLevel::Blocking,
+        compacting: false,
+        cache_hit_rate: Some(0.4),
+    });
+    app.on_agent_event(AgentEvent::ModeChanged(Mode::Ask));
+    app.on_key(KeyEvent::new(KeyCode::Char('c'), KeyModifiers::CONTROL));
+    snapshot("status_blocking_ask_quit_armed", &app);
+}
+
+#[test]
+fn scrolled_back_transcript() {
+    let mut app = conversation();
+    draw(&app, 80, 24);
+    key(&mut app, KeyCode::PageUp);
+    snapshot("scrolled", &app);
+}
+
+#[test]
+fn expanded_tool_output() {
+    let mut app = conversation();
+    app.on_key(KeyEvent::new(KeyCode::Char('o'), KeyModifiers::CONTROL));
+    app.flash = None;
+    snapshot("expanded", &app);
+}
