@@ -69,7 +69,7 @@ fn loaded_app(history: &[Message]) -> App {
             updated_at: String::new(),
         },
         resumed: true,
-        history: history.to_vec(),
+        history: history.iter().cloned().map(std::sync::Arc::new).collect(),
         mode: Mode::Edit,
         model: "claude-sonnet-4-5".into(),
         window: 200_000,

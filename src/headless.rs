@@ -188,6 +188,7 @@ impl Printer {
                         attempt + 1
                     ),
                     AgentEvent::Notice { text, .. } => eprintln!("cairn: {text}"),
+                    AgentEvent::ContextStage(report) => eprintln!("cairn: {}", report.detail),
                     AgentEvent::Compaction(crate::agent::CompactionEvent::Finished {
                         tokens_before,
                         tokens_after,
@@ -229,6 +230,16 @@ impl Printer {
                     if let (Some(line), serde_json::Value::Object(fields)) =
                         (value.as_object_mut(), serde_json::to_value(c).map_err(|e| CliError::Failed(e.to_string()))?)
                     {
+                        line.extend(fields);
+                    }
+                    self.line(value)
+                }
+                AgentEvent::ContextStage(report) => {
+                    let mut value = json!({"type": "context_stage"});
+                    if let (Some(line), serde_json::Value::Object(fields)) = (
+                        value.as_object_mut(),
+                        serde_json::to_value(report).map_err(|e| CliError::Failed(e.to_string()))?,
+                    ) {
                         line.extend(fields);
                     }
                     self.line(value)

@@ -5,7 +5,7 @@
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
-use super::events::{AgentEvent, CompactionEvent, CompactionTrigger, NoticeLevel, TurnOutcome, TurnStats, TurnSummary};
+use super::events::{AgentEvent, CompactionEvent, CompactionTrigger, TurnOutcome, TurnStats, TurnSummary};
 use super::worker::Worker;
 use crate::context::{CompactionPlan, PreflightInput, StageReport, thousands};
 use crate::store::{CompactionRecord, NewMemory};
@@ -154,7 +154,6 @@ impl Worker {
             tokens_after,
             summary_tokens: crate::context::estimate_text_tokens(summary.len(), self.config.context.chars_per_token),
         }));
-        self.notice(NoticeLevel::Info, report.detail.clone());
         let status = self.context_status();
         self.emit(AgentEvent::Context(status));
         Ok(report)

@@ -39,7 +39,10 @@ impl Worker {
             window: self.model.context_window,
             level: self.budget().level(tokens),
             compacting: self.compaction.is_some(),
-            cache_hit_rate: self.last_usage.filter(|u| u.prompt_tokens() > 0).map(|u| u.cache_hit_rate()),
+            cache_hit_rate: self
+                .last_usage
+                .filter(|u| self.cache_seen && u.prompt_tokens() > 0)
+                .map(|u| u.cache_hit_rate()),
         }
     }
 

@@ -187,6 +187,7 @@ impl Worker {
             call_id: call.id.clone(),
             tool: call.name.clone(),
             summary: prepared.summary.clone(),
+            arguments: call.arguments.clone(),
             reason,
             diff: prepared.change.as_ref().map(|c| c.unified_diff()),
         }));
@@ -240,6 +241,18 @@ impl Worker {
         let cut = sent.iter().filter(|(_, truncated)| *truncated).count() as u64;
         if cut > 0 {
             self.pipeline.note_truncations(cut);
+            let cpt = self.config.context.chars_per_token;
+            let before: usize = outcomes.iter().map(|o| o.output.content.len()).sum();
+            let after: usize = sent.iter().map(|(s, _)| s.len()).sum();
+            self.emit(AgentEvent::ContextStage(crate::context::StageReport {
+                stage: crate::context::Stage::Truncation,
+                count: cut,
+                saved_tokens: crate::context::estimate_text_tokens(before.saturating_sub(after), cpt),
+                detail: format!(
+                    "{cut} tool output{} cut to head and tail; the full text is saved and the model can read it",
+                    if cut == 1 { "" } else { "s" }
+                ),
+            }));
         }
         sent.into_iter().map(|(s, _)| s).collect()
     }
@@ -263,6 +276,7 @@ impl Worker {
             exit_code: output.exit_code,
             diff: output.diff.clone(),
             duration_ms: duration.as_millis() as u64,
+            not_run,
         };
         self.persist(Message::tool(result), Some(record));
         self.emit(AgentEvent::ToolFinished(ToolFinished {

@@ -54,6 +54,8 @@ pub struct ApprovalRequest {
     pub tool: String,
     /// One line: the path or the command.
     pub summary: String,
+    /// The call's arguments as the model wrote them (a multi-line command, the new content).
+    pub arguments: String,
     /// Why approval is needed: "changes a file", "runs a command", "reads outside the project: …".
     pub reason: String,
     /// Unified diff of a write or edit.
@@ -263,7 +265,8 @@ pub enum AgentEvent {
     SessionReady {
         session: SessionInfo,
         resumed: bool,
-        history: Vec<Message>,
+        /// Every stored message, shared with the agent's own copy.
+        history: Vec<std::sync::Arc<Message>>,
         mode: Mode,
         model: String,
         window: u64,
@@ -305,6 +308,9 @@ pub enum AgentEvent {
     },
     /// The context bar's figures changed.
     Context(ContextStatus),
+    /// A stage of the context pipeline changed what is sent (truncation, dedup, pruning,
+    /// trimming; compaction has its own events).
+    ContextStage(crate::context::StageReport),
     Compaction(CompactionEvent),
     /// The answer to `DescribeContext`.
     ContextBreakdown(ContextBreakdown),

@@ -26,3 +26,4 @@ pub use events::{
 pub use runner::{AgentHandle, AgentSetup, SessionChoice, spawn};
 pub use slash::{COMMANDS, SlashCommand, parse_slash};
 pub use spill::clean_truncations;
+pub use turn::INTERRUPTED_MARK;

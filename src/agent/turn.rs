@@ -11,7 +11,7 @@ use crate::llm::{ChatRequest, ChatResponse, LlmError, StopReason, StreamEvent, s
 use crate::prompt::{self, Environment};
 
 /// Appended to a partial answer kept after an interrupt, so the model knows it was cut.
-pub(super) const INTERRUPTED_MARK: &str = "[interrupted by the user]";
+pub const INTERRUPTED_MARK: &str = "[interrupted by the user]";
 
 /// A request ready to send, its rough size for calibration, and its blocks for cache analytics.
 pub(super) struct Prepared {
@@ -124,6 +124,7 @@ impl Worker {
     fn record_response(&mut self, response: &ChatResponse, raw_at_send: u64) {
         self.pipeline.report_usage(response.usage.prompt_tokens(), raw_at_send);
         self.last_usage = Some(response.usage);
+        self.cache_seen |= response.usage.cache_read_input_tokens + response.usage.cache_creation_input_tokens > 0;
         let message_id =
             if response.message.content.is_empty() { None } else { self.persist(response.message.clone(), None) };
         self.emit(AgentEvent::AssistantMessage(response.message.clone()));
@@ -240,7 +241,7 @@ impl Worker {
         for report in reports {
             self.expect_cache_break(format!("{:?} rewrote the history", report.stage).to_lowercase());
             tracing::info!(stage = ?report.stage, saved = report.saved_tokens, count = report.count, "{}", report.detail);
-            self.notice(NoticeLevel::Info, report.detail.clone());
+            self.emit(AgentEvent::ContextStage(report.clone()));
         }
         if changed {
             self.save_state();

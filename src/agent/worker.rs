@@ -50,6 +50,9 @@ pub(super) struct Worker {
     pub(super) next_approval_id: u64,
     /// Usage of the last agent request, for the cache figure.
     pub(super) last_usage: Option<Usage>,
+    /// The provider has reported cache reads or writes in this session: until it does, there
+    /// is no cache rate to show (local servers never will).
+    pub(super) cache_seen: bool,
     /// A compaction running in the background.
     pub(super) compaction: Option<InFlight>,
     /// Cache-break analytics over this session's requests.
@@ -107,6 +110,7 @@ impl Worker {
             session_approved: HashSet::new(),
             next_approval_id: 1,
             last_usage: None,
+            cache_seen: false,
             compaction: None,
             cache: Default::default(),
             expected_breaks: Vec::new(),
@@ -140,8 +144,8 @@ impl Worker {
     }
 
     /// Every stored message of the session, for front ends to render.
-    pub(super) fn history(&self) -> Vec<Message> {
-        self.pipeline.ledger().entries().iter().map(|e| (*e.message).clone()).collect()
+    pub(super) fn history(&self) -> Vec<Arc<Message>> {
+        self.pipeline.ledger().entries().iter().map(|e| e.message.clone()).collect()
     }
 
     /// Read a session's messages and context state into a fresh pipeline.
@@ -167,6 +171,7 @@ impl Worker {
         self.files = Arc::new(FileTracker::default());
         self.session_approved.clear();
         self.last_usage = None;
+        self.cache_seen = false;
         self.calibrate_from_store()?;
         self.dedup_if_cache_is_cold()?;
         Ok(())
@@ -176,6 +181,7 @@ impl Worker {
     fn calibrate_from_store(&mut self) -> Result<(), StoreError> {
         let Some((usage, reply_seq)) = self.store.last_turn_usage(&self.session.id)? else { return Ok(()) };
         self.last_usage = Some(usage);
+        self.cache_seen = usage.cache_read_input_tokens + usage.cache_creation_input_tokens > 0;
         let overhead = self.overhead_tokens(self.current_mode());
         let window = self.model.context_window;
         let now = self.pipeline.raw_tokens(overhead, window);
@@ -320,6 +326,15 @@ impl Worker {
         if let Some(w) = self.window_override {
             info.context_window = w;
             info.window_source = WindowSource::Flag;
+        }
+        if info.window_source == WindowSource::Assumed {
+            self.notice(
+                NoticeLevel::Warning,
+                format!(
+                    "{name} is not a model cairn knows; assuming a {}-token window. Check the name, or set [models.\"{name}\"] context_window in config.toml.",
+                    info.context_window
+                ),
+            );
         }
         self.model = info;
         self.expect_cache_break(format!("the model changed to {name}"));

@@ -23,6 +23,8 @@ pub struct ToolRecord {
     pub exit_code: Option<i32>,
     pub diff: Option<String>,
     pub duration_ms: u64,
+    /// The call never ran: refused, denied, interrupted, or its arguments did not parse.
+    pub not_run: bool,
 }
 
 impl Store {
@@ -68,8 +70,8 @@ impl Store {
         )?;
         if let Some(r) = record {
             tx.execute(
-                "INSERT INTO tool_results (session_id, message_id, call_id, tool, arguments, output, is_error, exit_code, diff, duration_ms, created_at)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
+                "INSERT INTO tool_results (session_id, message_id, call_id, tool, arguments, output, is_error, exit_code, diff, duration_ms, created_at, not_run)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)",
                 params![
                     session,
                     id,
@@ -81,7 +83,8 @@ impl Store {
                     r.exit_code,
                     r.diff,
                     r.duration_ms as i64,
-                    now
+                    now,
+                    r.not_run
                 ],
             )?;
         }
@@ -122,7 +125,7 @@ impl Store {
         Ok(self
             .conn()
             .query_row(
-                "SELECT call_id, tool, arguments, output, is_error, exit_code, diff, duration_ms
+                "SELECT call_id, tool, arguments, output, is_error, exit_code, diff, duration_ms, not_run
                  FROM tool_results WHERE session_id = ?1 AND call_id = ?2 ORDER BY id DESC LIMIT 1",
                 params![session, call_id],
                 |r| {
@@ -135,6 +138,7 @@ impl Store {
                         exit_code: r.get(5)?,
                         diff: r.get(6)?,
                         duration_ms: r.get::<_, i64>(7)? as u64,
+                        not_run: r.get(8)?,
                     })
                 },
             )

@@ -137,6 +137,10 @@ const STEPS: &[&str] = &[
     );
     CREATE INDEX segments_by_session ON segments(session_id, level, first_seq);
     "#,
+    // 6: whether a recorded call ran at all (refused, denied, interrupted calls did not).
+    r#"
+    ALTER TABLE tool_results ADD COLUMN not_run INTEGER NOT NULL DEFAULT 0;
+    "#,
 ];
 
 pub const LATEST: i64 = STEPS.len() as i64;

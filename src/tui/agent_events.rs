@@ -5,7 +5,7 @@ use super::app::{Activity, App};
 use super::cells::{AssistantCell, Cell, NoticeKind, ToolCell, ToolStatus, UserCell};
 use super::overlays::{ApprovalDialog, ContextView, Overlay};
 use crate::agent::{
-    AgentEvent, CompactionEvent, CompactionTrigger, ContextReport, NoticeLevel, ToolFinished, TurnOutcome, TurnSummary,
+    AgentEvent, CompactionEvent, CompactionTrigger, NoticeLevel, ToolFinished, TurnOutcome, TurnSummary,
 };
 use crate::conversation::{Block, Message, Role};
 
@@ -44,8 +44,6 @@ impl App {
                 self.transcript.clear();
                 self.streaming = None;
                 self.approvals.clear();
-                self.arguments.clear();
-                self.counters = ContextReport::default();
                 self.mode = mode;
                 self.model = model;
                 self.window = window;
@@ -95,8 +93,7 @@ impl App {
                 );
             }
             AgentEvent::AssistantMessage(message) => self.on_assistant_message(&message),
-            AgentEvent::ToolStarted { call_id, tool, summary, arguments } => {
-                self.arguments.entry(call_id.clone()).or_insert(arguments);
+            AgentEvent::ToolStarted { call_id, tool, summary, .. } => {
                 self.activity = Activity::Tool(tool.clone());
                 let i = self.tool_cell(&call_id, &tool);
                 self.transcript.update(i, |c| {
@@ -116,15 +113,15 @@ impl App {
                         t.status = ToolStatus::AwaitingApproval;
                     }
                 });
-                let arguments = self.arguments.get(&request.call_id).cloned();
-                let mut dialog = ApprovalDialog::new(request, arguments);
+                let mut dialog = ApprovalDialog::new(request);
                 if self.last_typed.is_some_and(|t| self.now.duration_since(t) < TYPING_RECENTLY) {
                     dialog.guard_until = Some(self.now + TYPING_GUARD);
                 }
                 self.approvals.push_back(dialog);
             }
             AgentEvent::ToolFinished(finished) => self.on_tool_finished(finished),
-            AgentEvent::Usage { context, .. } => self.on_pipeline_counters(context),
+            AgentEvent::Usage { .. } => {}
+            AgentEvent::ContextStage(report) => self.notice(NoticeKind::Info, report.detail),
             AgentEvent::Context(status) => {
                 // The agent follows a loaded session with its figures, after freeing what it
                 // needed to compute them: the moment to give freed memory back.
@@ -160,33 +157,6 @@ impl App {
                 self.notice(kind, text);
             }
             AgentEvent::TurnFinished(summary) => self.on_turn_finished(summary),
-        }
-    }
-
-    /// What the context pipeline did since the last request, as one notice (the counters are
-    /// cumulative over the session).
-    fn on_pipeline_counters(&mut self, now: ContextReport) {
-        let before = std::mem::replace(&mut self.counters, now);
-        let grew = |a: u64, b: u64| a.saturating_sub(b);
-        let parts: Vec<String> = [
-            (grew(now.truncations, before.truncations), "tool output truncated", "tool outputs truncated"),
-            (
-                grew(now.dedup_replacements, before.dedup_replacements),
-                "repeated result replaced",
-                "repeated results replaced",
-            ),
-            (grew(now.pruned_results, before.pruned_results), "old tool result pruned", "old tool results pruned"),
-            (grew(now.trimmed_messages, before.trimmed_messages), "oldest message trimmed", "oldest messages trimmed"),
-        ]
-        .into_iter()
-        .filter(|(n, _, _)| *n > 0)
-        .map(|(n, one, many)| format!("{n} {}", if n == 1 { one } else { many }))
-        .collect();
-        if !parts.is_empty() {
-            self.notice(
-                NoticeKind::Info,
-                format!("context: {} (the store keeps everything in full)", parts.join(", ")),
-            );
         }
     }
 
@@ -235,7 +205,6 @@ impl App {
             self.transcript.push(Cell::Assistant(AssistantCell::stored(&text)));
         }
         for call in message.tool_calls() {
-            self.arguments.insert(call.id.clone(), call.arguments.clone());
             let i = self.tool_cell(&call.id, &call.name);
             let guess = ToolCell::summary_from_arguments(&call.arguments);
             self.transcript.update(i, |c| {
@@ -401,7 +370,7 @@ impl App {
 
     /// A session's stored messages as cells: prompts, answers, and each tool call with its
     /// result (and, from the store, its diff and duration).
-    fn load_history(&mut self, session_id: &str, history: &[Message]) {
+    fn load_history(&mut self, session_id: &str, history: &[std::sync::Arc<Message>]) {
         let records = self.store.clone();
         let mut prompts = Vec::new();
         for message in history {
@@ -434,9 +403,7 @@ impl App {
                             Some(r) => (r.diff.clone(), std::time::Duration::from_millis(r.duration_ms)),
                             None => (None, std::time::Duration::ZERO),
                         };
-                        let not_run = result.content.starts_with("[not run")
-                            || result.content.starts_with("The user denied")
-                            || result.content.starts_with("Denied:");
+                        let not_run = record.as_ref().is_some_and(|r| r.not_run);
                         self.transcript.update(i, |c| {
                             if let Cell::Tool(t) = c {
                                 t.output = result.content.clone();

@@ -79,6 +79,7 @@ fn a_tool_call_goes_from_preparing_to_approval_to_done() {
         call_id: "c1".into(),
         tool: "file_edit".into(),
         summary: "a.txt".into(),
+        arguments: r#"{"path":"a.txt"}"#.into(),
         reason: "changes a file".into(),
         diff: Some("--- a/a.txt\n+++ b/a.txt\n@@ -1 +1 @@\n-x\n+y\n".into()),
     }));
@@ -184,7 +185,7 @@ fn a_resumed_session_shows_its_history_with_tool_results() {
     app.on_agent_event(AgentEvent::SessionReady {
         session,
         resumed: true,
-        history,
+        history: history.into_iter().map(std::sync::Arc::new).collect(),
         mode: Mode::Plan,
         model: "m".into(),
         window: 200_000,
@@ -225,18 +226,18 @@ fn token_counts_read_like_the_status_line() {
 }
 
 #[test]
-fn pipeline_counters_that_grew_become_one_notice() {
+fn each_pipeline_stage_becomes_a_notice_saying_what_it_did() {
     let mut app = app();
-    let report =
-        |truncations, pruned_results| ContextReport { truncations, pruned_results, ..ContextReport::default() };
-    app.on_agent_event(AgentEvent::Usage { usage: Default::default(), context: report(1, 0) });
-    app.on_agent_event(AgentEvent::Usage { usage: Default::default(), context: report(1, 0) });
-    app.on_agent_event(AgentEvent::Usage { usage: Default::default(), context: report(3, 5) });
+    let stage = |stage, count, detail: &str| AgentEvent::ContextStage(cairn_stage(stage, count, detail));
+    app.on_agent_event(AgentEvent::Usage { usage: Default::default(), context: ContextReport::default() });
+    app.on_agent_event(stage(crate::context::Stage::Truncation, 1, "1 tool output cut to head and tail"));
+    app.on_agent_event(stage(crate::context::Stage::Prune, 5, "cleared 5 old tool outputs (−21k tokens)"));
     assert_eq!(
         texts(&app),
-        [
-            "notice Info: context: 1 tool output truncated (the store keeps everything in full)",
-            "notice Info: context: 2 tool outputs truncated, 5 old tool results pruned (the store keeps everything in full)",
-        ]
+        ["notice Info: 1 tool output cut to head and tail", "notice Info: cleared 5 old tool outputs (−21k tokens)"]
     );
+}
+
+fn cairn_stage(stage: crate::context::Stage, count: u64, detail: &str) -> crate::context::StageReport {
+    crate::context::StageReport { stage, count, saved_tokens: 0, detail: detail.into() }
 }

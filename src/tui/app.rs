@@ -14,7 +14,7 @@ use super::composer::Composer;
 use super::overlays::{ApprovalDialog, Overlay};
 use super::theme::Theme;
 use super::transcript::Transcript;
-use crate::agent::{ContextReport, ContextStatus, UserCommand};
+use crate::agent::{ContextStatus, UserCommand};
 use crate::conversation::Mode;
 use crate::store::{ProjectId, SessionInfo, Store};
 
@@ -68,8 +68,6 @@ pub struct App {
     pub model: String,
     pub window: u64,
     pub context: Option<ContextStatus>,
-    /// The pipeline's counters as last reported (to say what changed).
-    pub counters: ContextReport,
     /// A session was just loaded; freed memory is returned at the next context report.
     pub trim_after_context: bool,
     pub activity: Activity,
@@ -125,7 +123,6 @@ impl App {
             model: String::new(),
             window: 0,
             context: None,
-            counters: ContextReport::default(),
             trim_after_context: false,
             activity: Activity::Connecting,
             turn_started: None,

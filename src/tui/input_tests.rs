@@ -107,6 +107,7 @@ fn request(tool: &str, diff: Option<&str>) -> ApprovalRequest {
         call_id: "c1".into(),
         tool: tool.into(),
         summary: "a.txt".into(),
+        arguments: r#"{"path":"a.txt"}"#.into(),
         reason: "changes a file".into(),
         diff: diff.map(String::from),
     }

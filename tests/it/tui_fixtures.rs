@@ -188,6 +188,7 @@ pub fn approval(diff: Option<&str>, tool: &str, summary: &str, args: &str) -> Ap
         call_id: "c9".into(),
         tool: tool.into(),
         summary: summary.into(),
+        arguments: args.into(),
         reason: if diff.is_some() { "changes a file".into() } else { "runs a command".into() },
         diff: diff.map(String::from),
     }));

@@ -33,7 +33,8 @@ pub struct ApprovalDialog {
 }
 
 impl ApprovalDialog {
-    pub fn new(request: ApprovalRequest, arguments: Option<String>) -> ApprovalDialog {
+    pub fn new(request: ApprovalRequest) -> ApprovalDialog {
+        let arguments = Some(request.arguments.clone());
         ApprovalDialog { request, arguments, side_by_side: false, scroll: 0, reason: None, guard_until: None }
     }
 
