@@ -208,7 +208,9 @@ fn init_logging(dir: &Path) -> Option<tracing_appender::non_blocking::WorkerGuar
         .max_log_files(7)
         .build(dir)
         .ok()?;
-    let (writer, guard) = tracing_appender::non_blocking(appender);
+    // The default buffer preallocates 128,000 lines (4 MB); cairn logs a few lines a request.
+    let (writer, guard) =
+        tracing_appender::non_blocking::NonBlockingBuilder::default().buffered_lines_limit(1_024).finish(appender);
     let wanted = std::env::var("CAIRN_LOG").unwrap_or_else(|_| "info".into());
     // The HTTP and TLS stacks log headers at their finest levels; they stay at info whatever
     // CAIRN_LOG asks, so a key in a header can never reach the log.

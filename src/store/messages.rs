@@ -12,6 +12,14 @@ pub struct StoredMessage {
     pub created_at: String,
 }
 
+/// What a transcript shows of a recorded call besides its result.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ToolDisplay {
+    pub diff: Option<String>,
+    pub duration_ms: u64,
+    pub not_run: bool,
+}
+
 /// The full, untruncated record of one tool call.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct ToolRecord {
@@ -118,6 +126,21 @@ impl Store {
             out.push(StoredMessage { id, seq, message: Message { role, content }, created_at });
         }
         Ok(out)
+    }
+
+    /// What a transcript shows of every call of the session, by call id — everything but the
+    /// output, in one query.
+    pub fn tool_display(&self, session: &str) -> Result<std::collections::HashMap<String, ToolDisplay>, StoreError> {
+        let conn = self.conn();
+        let mut stmt =
+            conn.prepare("SELECT call_id, diff, duration_ms, not_run FROM tool_results WHERE session_id = ?1")?;
+        let rows = stmt.query_map(params![session], |r| {
+            Ok((
+                r.get::<_, String>(0)?,
+                ToolDisplay { diff: r.get(1)?, duration_ms: r.get::<_, i64>(2)? as u64, not_run: r.get(3)? },
+            ))
+        })?;
+        Ok(rows.collect::<Result<_, _>>()?)
     }
 
     /// The full record of a tool call of the session.

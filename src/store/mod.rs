@@ -17,7 +17,7 @@ mod usage;
 pub use context::CompactionRecord;
 pub use error::StoreError;
 pub use memories::{MemoryRecord, NewMemory};
-pub use messages::{StoredMessage, ToolRecord};
+pub use messages::{StoredMessage, ToolDisplay, ToolRecord};
 pub use projects::ProjectId;
 pub use search::{MessageHit, searchable_text};
 pub use segments::SegmentRow;

@@ -234,7 +234,7 @@ impl App {
                     t.summary = f.summary;
                 }
                 t.status = status;
-                t.output = f.content;
+                t.set_output(&f.content);
                 t.diff = f.diff.filter(|d| !d.trim().is_empty());
             }
         });
@@ -371,7 +371,9 @@ impl App {
     /// A session's stored messages as cells: prompts, answers, and each tool call with its
     /// result (and, from the store, its diff and duration).
     fn load_history(&mut self, session_id: &str, history: &[std::sync::Arc<Message>]) {
-        let records = self.store.clone();
+        // Diffs, durations and whether calls ran, for the whole session in one query.
+        let displays =
+            self.store.as_ref().and_then(|(store, _)| store.tool_display(session_id).ok()).unwrap_or_default();
         let mut prompts = Vec::new();
         for message in history {
             match message.role {
@@ -381,9 +383,8 @@ impl App {
                     self.transcript.push(Cell::User(UserCell::new(text)));
                 }
                 Role::Assistant => {
-                    let text = message.text();
-                    if !text.trim().is_empty() {
-                        self.transcript.push(Cell::Assistant(AssistantCell::stored(&text)));
+                    if !message.text().trim().is_empty() {
+                        self.transcript.push(Cell::Assistant(AssistantCell::shared(message.clone())));
                     }
                     for call in message.tool_calls() {
                         let mut cell = ToolCell::new(call.id.clone(), call.name.clone());
@@ -395,9 +396,7 @@ impl App {
                 Role::Tool => {
                     for block in &message.content {
                         let Block::ToolResult(result) = block else { continue };
-                        let record = records
-                            .as_ref()
-                            .and_then(|(store, _)| store.tool_record(session_id, &result.call_id).ok().flatten());
+                        let record = displays.get(&result.call_id);
                         let Some(i) = self.find_tool(&result.call_id) else { continue };
                         let (diff, duration) = match &record {
                             Some(r) => (r.diff.clone(), std::time::Duration::from_millis(r.duration_ms)),
@@ -406,7 +405,7 @@ impl App {
                         let not_run = record.as_ref().is_some_and(|r| r.not_run);
                         self.transcript.update(i, |c| {
                             if let Cell::Tool(t) = c {
-                                t.output = result.content.clone();
+                                t.set_output(&result.content);
                                 t.diff = diff.filter(|d| !d.trim().is_empty());
                                 t.status = if not_run {
                                     ToolStatus::NotRun

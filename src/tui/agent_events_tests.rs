@@ -16,7 +16,9 @@ fn texts(app: &App) -> Vec<String> {
         .cells()
         .map(|c| match c {
             Cell::User(u) => format!("user: {}", u.text),
-            Cell::Assistant(a) => format!("assistant: {}{}", a.text, if a.interrupted { " [interrupted]" } else { "" }),
+            Cell::Assistant(a) => {
+                format!("assistant: {}{}", a.text.as_str(), if a.interrupted { " [interrupted]" } else { "" })
+            }
             Cell::Tool(t) => format!("tool: {} {} {:?}", t.tool, t.summary, t.status),
             Cell::Notice(n) => format!("notice {:?}: {}", n.kind, n.text),
         })

@@ -144,7 +144,7 @@ impl App {
             }
             GlobalAction::CopyAnswer => {
                 let answer = self.transcript.cells().rev().find_map(|c| match c {
-                    Cell::Assistant(a) if !a.text.trim().is_empty() => Some(a.text.clone()),
+                    Cell::Assistant(a) if !a.text.as_str().trim().is_empty() => Some(a.text.as_str().to_string()),
                     Cell::User(_) | Cell::Assistant(_) | Cell::Tool(_) | Cell::Notice(_) => None,
                 });
                 match answer {

@@ -1,8 +1,11 @@
 //! An answer of the model, rendered as markdown; while it streams it is the only cell whose
 //! lines are recomputed. An interrupted answer keeps its text and says so.
 
+use std::sync::Arc;
+
 use ratatui::text::{Line, Span};
 
+use crate::conversation::{Block, Message};
 use crate::tui::markdown;
 use crate::tui::theme::Theme;
 use crate::tui::wrap::{Para, wrap_paras};
@@ -13,9 +16,68 @@ pub use crate::agent::INTERRUPTED_MARK;
 
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct AssistantCell {
-    pub text: String,
+    pub text: AnswerText,
     pub streaming: bool,
     pub interrupted: bool,
+}
+
+/// An answer's text: owned while it streams, or shared with the agent's stored message (a long
+/// resumed session would otherwise hold every answer twice).
+#[derive(Clone, Debug)]
+pub enum AnswerText {
+    Owned(String),
+    /// The message's only text block, up to `len` bytes (the interrupt mark cut off).
+    Shared {
+        message: Arc<Message>,
+        len: usize,
+    },
+}
+
+/// Equal when they read the same.
+impl PartialEq for AnswerText {
+    fn eq(&self, other: &Self) -> bool {
+        self.as_str() == other.as_str()
+    }
+}
+
+impl Eq for AnswerText {}
+
+impl Default for AnswerText {
+    fn default() -> Self {
+        AnswerText::Owned(String::new())
+    }
+}
+
+impl AnswerText {
+    pub fn as_str(&self) -> &str {
+        match self {
+            AnswerText::Owned(text) => text,
+            AnswerText::Shared { message, len } => match message.content.first() {
+                Some(Block::Text { text }) => &text[..*len],
+                // `shared` only builds this for a message whose first block is its text.
+                Some(Block::ToolCall(_) | Block::ToolResult(_)) | None => "",
+            },
+        }
+    }
+
+    /// Append streamed text (a shared text becomes owned first).
+    pub fn push_str(&mut self, more: &str) {
+        if let AnswerText::Shared { .. } = self {
+            *self = AnswerText::Owned(self.as_str().to_string());
+        }
+        if let AnswerText::Owned(text) = self {
+            text.push_str(more);
+        }
+    }
+}
+
+/// `text` without a trailing interrupt mark, and whether it had one.
+fn without_mark(text: &str) -> (&str, bool) {
+    let trimmed = text.trim_end();
+    match trimmed.strip_suffix(INTERRUPTED_MARK) {
+        Some(rest) => (rest.trim_end(), true),
+        None => (trimmed, false),
+    }
 }
 
 impl AssistantCell {
@@ -25,15 +87,25 @@ impl AssistantCell {
 
     /// A stored answer; the interrupt mark becomes the marker.
     pub fn stored(text: &str) -> AssistantCell {
-        let trimmed = text.trim_end();
-        match trimmed.strip_suffix(INTERRUPTED_MARK) {
-            Some(rest) => AssistantCell { text: rest.trim_end().to_string(), streaming: false, interrupted: true },
-            None => AssistantCell { text: trimmed.to_string(), streaming: false, interrupted: false },
+        let (kept, interrupted) = without_mark(text);
+        AssistantCell { text: AnswerText::Owned(kept.to_string()), streaming: false, interrupted }
+    }
+
+    /// A stored answer sharing the agent's message, when its text is one block.
+    pub fn shared(message: Arc<Message>) -> AssistantCell {
+        let texts = message.content.iter().filter(|b| matches!(b, Block::Text { .. })).count();
+        match message.content.first() {
+            Some(Block::Text { text }) if texts == 1 => {
+                let (kept, interrupted) = without_mark(text);
+                let len = kept.len();
+                AssistantCell { text: AnswerText::Shared { message, len }, streaming: false, interrupted }
+            }
+            Some(_) | None => AssistantCell::stored(&message.text()),
         }
     }
 
     pub fn lines(&self, width: u16, theme: &Theme) -> Vec<Line<'static>> {
-        let mut paras = markdown::render(&self.text, theme);
+        let mut paras = markdown::render(self.text.as_str(), theme);
         if paras.is_empty() && !self.interrupted {
             paras.push(Para::plain(vec![Span::styled("…", theme.dim)]));
         }
@@ -44,7 +116,7 @@ impl AssistantCell {
         }
         if self.interrupted {
             paras.push(Para::prefixed(
-                vec![Span::styled(if self.text.trim().is_empty() { "● " } else { "  " }, theme.interrupted)],
+                vec![Span::styled(if self.text.as_str().trim().is_empty() { "● " } else { "  " }, theme.interrupted)],
                 vec![Span::raw("  ")],
                 vec![Span::styled("⏹ interrupted — the partial answer is kept", theme.interrupted)],
             ));

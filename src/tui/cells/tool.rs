@@ -40,10 +40,18 @@ pub struct ToolCell {
     /// The path or command, as the tool summarises it.
     pub summary: String,
     pub status: ToolStatus,
+    /// The start of the output, as much as the cell can ever show; set with `set_output`.
     pub output: String,
+    /// Lines of the output beyond `output` (counted, not kept).
+    pub hidden_lines: usize,
     pub diff: Option<String>,
     pub expanded: bool,
 }
+
+/// Output kept per cell: more than an expanded cell shows, so long sessions do not hold every
+/// result twice (the store has them whole).
+const KEPT_OUTPUT_LINES: usize = 200;
+const KEPT_OUTPUT_BYTES: usize = 32_000;
 
 impl ToolCell {
     pub fn new(call_id: impl Into<String>, tool: impl Into<String>) -> ToolCell {
@@ -53,9 +61,27 @@ impl ToolCell {
             summary: String::new(),
             status: ToolStatus::Preparing,
             output: String::new(),
+            hidden_lines: 0,
             diff: None,
             expanded: false,
         }
+    }
+
+    /// Keep the start of `text` for display and count the rest.
+    pub fn set_output(&mut self, text: &str) {
+        let mut kept = String::new();
+        let mut lines = 0;
+        let mut total = 0;
+        for line in text.lines() {
+            total += 1;
+            if lines < KEPT_OUTPUT_LINES && kept.len() + line.len() < KEPT_OUTPUT_BYTES {
+                kept.push_str(line);
+                kept.push('\n');
+                lines += 1;
+            }
+        }
+        self.output = kept;
+        self.hidden_lines = total - lines;
     }
 
     /// A best guess at the summary from raw arguments, until the tool's own arrives.
@@ -157,7 +183,7 @@ impl ToolCell {
                 break;
             }
         }
-        let total_rows = if complete { rows.len() } else { estimate_rows(&source, inner) };
+        let total_rows = if complete { rows.len() } else { estimate_rows(&source, inner) } + self.hidden_lines;
         out.extend(rows.into_iter().take(limit));
         if total_rows > limit {
             out.push(more_line(total_rows - limit, self.expanded, theme));
