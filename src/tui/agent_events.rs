@@ -230,7 +230,9 @@ impl App {
         };
         self.transcript.update(i, |c| {
             if let Cell::Tool(t) = c {
-                if !f.summary.is_empty() {
+                // A call refused before its tool could describe it carries only the tool's
+                // name; the summary guessed from its arguments says more.
+                if !f.summary.is_empty() && f.summary != f.tool {
                     t.summary = f.summary;
                 }
                 t.status = status;

@@ -118,6 +118,27 @@ fn a_tool_call_goes_from_preparing_to_approval_to_done() {
 }
 
 #[test]
+fn a_call_to_an_unknown_tool_keeps_the_summary_from_its_arguments() {
+    let mut app = app();
+    app.on_agent_event(AgentEvent::TurnStarted { prompt: "edit".into() });
+    let mut msg = Message::assistant("");
+    msg.content.push(Block::ToolCall(ToolCall::new("c1", "edit", r#"{"path":"main.rs"}"#)));
+    app.on_agent_event(AgentEvent::AssistantMessage(msg));
+    app.on_agent_event(AgentEvent::ToolFinished(ToolFinished {
+        call_id: "c1".into(),
+        tool: "edit".into(),
+        summary: "edit".into(),
+        content: "There is no tool named `edit`.".into(),
+        is_error: true,
+        exit_code: None,
+        diff: None,
+        duration: Duration::ZERO,
+        not_run: true,
+    }));
+    assert_eq!(texts(&app)[1..], ["tool: edit main.rs NotRun"]);
+}
+
+#[test]
 fn an_interrupt_marks_the_partial_answer() {
     let mut app = app();
     app.on_agent_event(AgentEvent::TurnStarted { prompt: "long".into() });

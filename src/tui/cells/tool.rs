@@ -166,6 +166,9 @@ impl ToolCell {
             return out;
         }
         let style = if failed && !self.expanded { theme.tool_error } else { theme.tool_output };
+        // Output is wrapped as it came (logs, code); a call that never ran carries cairn's own
+        // prose, which reads better wrapped at words.
+        let prose = matches!(self.status, ToolStatus::NotRun);
         let mut rows = Vec::new();
         let source: Vec<&str> = self.output.trim_end().lines().collect();
         let mut complete = true;
@@ -175,7 +178,7 @@ impl ToolCell {
                 rest: gutter(),
                 spans: vec![Span::styled(line.replace('\t', "    "), style)],
                 fill: None,
-                hard: true,
+                hard: !prose,
             };
             wrap_para(&para, width as usize, &mut rows);
             if rows.len() > limit {
@@ -259,6 +262,27 @@ mod tests {
         assert_eq!(lines[0], "✗ bash  cargo test  exit 101 · 1.2s");
         assert_eq!(&lines[1..4], ["  │ error 1", "  │ error 2", "  │ error 3"]);
         assert!(lines[4].contains("7 more rows"), "{lines:?}");
+    }
+
+    #[test]
+    fn a_refusal_wraps_at_words_and_output_wraps_as_it_came() {
+        let theme = Theme::fallback(true);
+        let message = "There is no tool named `edit`. The available tools are: file_read, memory_save.";
+        let refused = ToolCell {
+            summary: "main.rs".into(),
+            status: ToolStatus::NotRun,
+            output: message.into(),
+            ..ToolCell::new("c1", "edit")
+        };
+        let lines = text(&refused.lines(40, &theme));
+        assert_eq!(lines[0], "⊘ edit  main.rs  not run");
+        assert_eq!(
+            &lines[1..],
+            ["  │ There is no tool named `edit`. The", "  │ available tools are: file_read,", "  │ memory_save."]
+        );
+        let failed = done(message, true);
+        let lines = text(&failed.lines(40, &theme));
+        assert_eq!(lines[1], "  │ There is no tool named `edit`. The a", "{lines:?}");
     }
 
     #[test]
