@@ -2,12 +2,15 @@
 //!
 //! ```text
 //! cargo run --example mock_llm -- --script script.json [--port N] [--chunk-delay-ms N]
+//!     [--context-window N] [--no-cache]
 //! ANTHROPIC_BASE_URL=<printed url> ANTHROPIC_API_KEY=x cairn
 //! ```
 //!
 //! The script is a JSON array of replies, e.g.
 //! `[{"turn": {"text": "hi"}}, {"fault": "overloaded"}, {"turn": {"tool_calls": [{"name": "glob",
 //! "arguments": {"pattern": "*.rs"}}]}}]`. Once it runs out, every request gets a plain text turn.
+//! It reports usage as a provider's prompt cache would (`--no-cache` turns that off), and with
+//! `--context-window N` it refuses requests that would not fit N tokens, as a real model does.
 
 #[allow(dead_code)] // the tests use more of the mock than this example does
 #[path = "../tests/support/mock_llm.rs"]
@@ -22,12 +25,15 @@ struct Args {
     script: Option<String>,
     port: u16,
     chunk_delay_ms: u64,
+    context_window: Option<u64>,
+    cache: bool,
 }
 
-const USAGE: &str = "usage: mock_llm [--script FILE.json] [--port N] [--chunk-delay-ms N]";
+const USAGE: &str =
+    "usage: mock_llm [--script FILE.json] [--port N] [--chunk-delay-ms N] [--context-window N] [--no-cache]";
 
 fn parse_args() -> Result<Args, String> {
-    let mut args = Args { script: None, port: 0, chunk_delay_ms: 0 };
+    let mut args = Args { script: None, port: 0, chunk_delay_ms: 0, context_window: None, cache: true };
     let mut it = std::env::args().skip(1);
     while let Some(flag) = it.next() {
         let mut value = || it.next().ok_or_else(|| format!("{flag} needs a value\n{USAGE}"));
@@ -37,6 +43,10 @@ fn parse_args() -> Result<Args, String> {
             "--chunk-delay-ms" => {
                 args.chunk_delay_ms = value()?.parse().map_err(|e| format!("--chunk-delay-ms: {e}\n{USAGE}"))?
             }
+            "--context-window" => {
+                args.context_window = Some(value()?.parse().map_err(|e| format!("--context-window: {e}\n{USAGE}"))?)
+            }
+            "--no-cache" => args.cache = false,
             "-h" | "--help" => return Err(USAGE.to_string()),
             other => return Err(format!("unknown argument {other:?}\n{USAGE}")),
         }
@@ -64,7 +74,13 @@ async fn run() -> Result<(), String> {
         None => Vec::new(),
     };
     let count = replies.len();
-    let script = Script::from_replies(replies).chunk_delay_ms(args.chunk_delay_ms);
+    let mut script = Script::from_replies(replies).chunk_delay_ms(args.chunk_delay_ms);
+    if args.cache {
+        script = script.simulate_cache();
+    }
+    if let Some(tokens) = args.context_window {
+        script = script.context_window(tokens);
+    }
     let addr = SocketAddr::from(([127, 0, 0, 1], args.port));
     let mock = MockLlm::bind(addr, script).await.map_err(|e| format!("cannot listen on {addr}: {e}"))?;
     println!("mock LLM serving {count} scripted replies");

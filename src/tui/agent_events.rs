@@ -255,6 +255,8 @@ impl App {
         };
         match event {
             CompactionEvent::Started { trigger: t, tokens_before } => {
+                // The notice below says it better than "compaction requested".
+                self.flash = None;
                 self.compacting = Some(None);
                 self.activity = Activity::Compacting { chunk: None };
                 self.notice(

@@ -151,13 +151,13 @@ pub fn context_lines(b: &ContextBreakdown, w: usize, theme: &Theme) -> Vec<Line<
     out.push(Line::from(Span::styled("Pipeline so far", theme.heading2)));
     out.push(Line::from(Span::styled(
         format!(
-            "  {} truncated · {} deduplicated · {} pruned · {} compactions ({} failed) · {} messages trimmed",
+            "  {} truncated · {} deduplicated · {} pruned · {} ({} failed) · {} trimmed",
             c.truncations,
             c.dedup_replacements,
             c.pruned_results,
-            c.compactions,
+            counted(c.compactions, "compaction", "compactions"),
             c.compaction_failures,
-            c.trimmed_messages
+            counted(c.trimmed_messages, "message", "messages")
         ),
         theme.dim,
     )));
@@ -179,4 +179,10 @@ impl ContextView {
             buf.set_line(inner.x, inner.y + i as u16, line, inner.width);
         }
     }
+}
+
+/// `1 compaction`, `3 compactions`.
+fn counted(n: impl Into<u64>, one: &str, many: &str) -> String {
+    let n = n.into();
+    format!("{n} {}", if n == 1 { one } else { many })
 }
