@@ -1,31 +1,15 @@
-use std::sync::Arc;
 use std::time::Instant;
 
 use serde_json::json;
 
 use super::*;
-use crate::config::ToolsConfig;
-use crate::tools::FileTracker;
+use crate::tools::test_support::{project, run};
 
 /// Far below the 30 s the test commands would take if not stopped, far above a slow CI's noise.
 const QUICK: Duration = Duration::from_secs(10);
 
-fn project() -> (tempfile::TempDir, ToolContext) {
-    let dir = tempfile::tempdir().unwrap();
-    let root = dir.path().canonicalize().unwrap();
-    let ctx = ToolContext {
-        root,
-        config: ToolsConfig::default(),
-        files: Arc::new(FileTracker::default()),
-        cancel: CancellationToken::new(),
-        memory: None,
-    };
-    (dir, ctx)
-}
-
 async fn bash(ctx: &ToolContext, args: serde_json::Value) -> ToolOutput {
-    let prepared = Bash.prepare(&args, ctx).unwrap();
-    Bash.execute(&args, prepared, ctx).await.unwrap()
+    run(&Bash, ctx, args).await.unwrap()
 }
 
 /// The pid a test command wrote to `file`, waiting for the write.

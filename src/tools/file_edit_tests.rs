@@ -1,25 +1,8 @@
-use std::sync::Arc;
-
 use serde_json::json;
-use tokio_util::sync::CancellationToken;
 
 use super::*;
-use crate::config::ToolsConfig;
-use crate::tools::FileTracker;
 use crate::tools::file_read::FileRead;
-
-fn project() -> (tempfile::TempDir, ToolContext) {
-    let dir = tempfile::tempdir().unwrap();
-    let root = dir.path().canonicalize().unwrap();
-    let ctx = ToolContext {
-        root,
-        config: ToolsConfig::default(),
-        files: Arc::new(FileTracker::default()),
-        cancel: CancellationToken::new(),
-        memory: None,
-    };
-    (dir, ctx)
-}
+use crate::tools::test_support::{project, run};
 
 fn file(ctx: &ToolContext, name: &str, content: &str) {
     std::fs::write(ctx.root.join(name), content).unwrap();
@@ -30,8 +13,7 @@ fn on_disk(ctx: &ToolContext, name: &str) -> String {
 }
 
 async fn edit(ctx: &ToolContext, args: serde_json::Value) -> Result<ToolOutput, ToolError> {
-    let prepared = FileEdit.prepare(&args, ctx)?;
-    FileEdit.execute(&args, prepared, ctx).await
+    run(&FileEdit, ctx, args).await
 }
 
 async fn edit_err(ctx: &ToolContext, path: &str, old: &str, new: &str) -> String {
@@ -90,7 +72,7 @@ async fn edit_detects_file_changed_since_read() {
     let (_d, ctx) = project();
     file(&ctx, "a.rs", "old\n");
     let args = json!({"path": "a.rs"});
-    FileRead.execute(&args, FileRead.prepare(&args, &ctx).unwrap(), &ctx).await.unwrap();
+    run(&FileRead, &ctx, args).await.unwrap();
     file(&ctx, "a.rs", "old\nand new\n");
     let err = edit_err(&ctx, "a.rs", "old", "older").await;
     assert_eq!(err, "a.rs changed on disk since you last read it; read it again first");

@@ -236,31 +236,13 @@ fn render(shown: &str, bytes: &[u8], window: Window) -> Result<String, ToolError
 
 #[cfg(test)]
 mod tests {
-    use std::sync::Arc;
-
     use serde_json::json;
-    use tokio_util::sync::CancellationToken;
 
     use super::*;
-    use crate::config::ToolsConfig;
-    use crate::tools::FileTracker;
-
-    fn project() -> (tempfile::TempDir, ToolContext) {
-        let dir = tempfile::tempdir().unwrap();
-        let root = dir.path().canonicalize().unwrap();
-        let ctx = ToolContext {
-            root,
-            config: ToolsConfig::default(),
-            files: Arc::new(FileTracker::default()),
-            cancel: CancellationToken::new(),
-            memory: None,
-        };
-        (dir, ctx)
-    }
+    use crate::tools::test_support::{project, run};
 
     async fn read(ctx: &ToolContext, args: serde_json::Value) -> Result<ToolOutput, ToolError> {
-        let prepared = FileRead.prepare(&args, ctx)?;
-        FileRead.execute(&args, prepared, ctx).await
+        run(&FileRead, ctx, args).await
     }
 
     #[tokio::test]

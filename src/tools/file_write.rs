@@ -134,32 +134,11 @@ pub(super) fn current_text(path: &ProjectPath, files: &FileTracker) -> Result<Op
 
 #[cfg(test)]
 mod tests {
-    use std::sync::Arc;
-
     use serde_json::json;
-    use tokio_util::sync::CancellationToken;
 
     use super::*;
-    use crate::config::ToolsConfig;
     use crate::tools::file_read::FileRead;
-
-    fn project() -> (tempfile::TempDir, ToolContext) {
-        let dir = tempfile::tempdir().unwrap();
-        let root = dir.path().canonicalize().unwrap();
-        let ctx = ToolContext {
-            root,
-            config: ToolsConfig::default(),
-            files: Arc::new(FileTracker::default()),
-            cancel: CancellationToken::new(),
-            memory: None,
-        };
-        (dir, ctx)
-    }
-
-    async fn run(tool: &dyn Tool, ctx: &ToolContext, args: serde_json::Value) -> Result<ToolOutput, ToolError> {
-        let prepared = tool.prepare(&args, ctx)?;
-        tool.execute(&args, prepared, ctx).await
-    }
+    use crate::tools::test_support::{project, run};
 
     #[tokio::test]
     async fn write_creates_a_new_file_with_parents_and_a_diff() {

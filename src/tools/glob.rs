@@ -216,36 +216,18 @@ pub(super) fn display_path(root: &Path, path: &Path) -> String {
 
 #[cfg(test)]
 mod tests {
-    use std::sync::Arc;
-
     use serde_json::json;
 
     use super::*;
-    use crate::config::ToolsConfig;
-    use crate::tools::FileTracker;
+    use crate::tools::test_support;
 
     fn project(files: &[&str]) -> (tempfile::TempDir, ToolContext) {
-        let dir = tempfile::tempdir().unwrap();
-        let root = dir.path().canonicalize().unwrap();
-        std::fs::create_dir(root.join(".git")).unwrap();
-        for file in files {
-            let path = root.join(file);
-            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-            std::fs::write(path, "x\n").unwrap();
-        }
-        let ctx = ToolContext {
-            root,
-            config: ToolsConfig::default(),
-            files: Arc::new(FileTracker::default()),
-            cancel: CancellationToken::new(),
-            memory: None,
-        };
-        (dir, ctx)
+        let files: Vec<(&str, &str)> = files.iter().map(|f| (*f, "x\n")).collect();
+        test_support::project_with(&files)
     }
 
     async fn glob(ctx: &ToolContext, args: serde_json::Value) -> Result<ToolOutput, ToolError> {
-        let prepared = Glob.prepare(&args, ctx)?;
-        Glob.execute(&args, prepared, ctx).await
+        test_support::run(&Glob, ctx, args).await
     }
 
     const TREE: &[&str] =

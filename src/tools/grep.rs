@@ -242,41 +242,18 @@ impl Sink for FileHits {
 
 #[cfg(test)]
 mod tests {
-    use std::sync::Arc;
-
     use serde_json::json;
 
     use super::*;
-    use crate::config::ToolsConfig;
-    use crate::tools::FileTracker;
-
-    fn project(files: &[(&str, &str)]) -> (tempfile::TempDir, ToolContext) {
-        let dir = tempfile::tempdir().unwrap();
-        let root = dir.path().canonicalize().unwrap();
-        std::fs::create_dir(root.join(".git")).unwrap();
-        for (file, content) in files {
-            let path = root.join(file);
-            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-            std::fs::write(path, content).unwrap();
-        }
-        let ctx = ToolContext {
-            root,
-            config: ToolsConfig::default(),
-            files: Arc::new(FileTracker::default()),
-            cancel: CancellationToken::new(),
-            memory: None,
-        };
-        (dir, ctx)
-    }
+    use crate::tools::test_support::{project_with, run};
 
     async fn grep(ctx: &ToolContext, args: serde_json::Value) -> Result<ToolOutput, ToolError> {
-        let prepared = Grep.prepare(&args, ctx)?;
-        Grep.execute(&args, prepared, ctx).await
+        run(&Grep, ctx, args).await
     }
 
     #[tokio::test]
     async fn grep_lists_path_line_text_sorted_by_path_then_line() {
-        let (_d, ctx) = project(&[
+        let (_d, ctx) = project_with(&[
             ("src/b.rs", "fn b() {}\nfn main() {}\n"),
             ("src/a.rs", "// fn in a comment\r\nlet x = 1;\nfn a() {}\n"),
             ("README.md", "no functions here\n"),
@@ -289,7 +266,7 @@ mod tests {
 
     #[tokio::test]
     async fn grep_respects_gitignore_and_skips_binary_files() {
-        let (_d, ctx) = project(&[
+        let (_d, ctx) = project_with(&[
             (".gitignore", "target/\n"),
             ("src/lib.rs", "needle\n"),
             ("target/out.rs", "needle\n"),
@@ -301,7 +278,7 @@ mod tests {
 
     #[tokio::test]
     async fn grep_filters_by_glob_and_ignores_case_on_request() {
-        let (_d, ctx) = project(&[("a.rs", "Needle\n"), ("b.txt", "needle\n"), ("sub/c.rs", "NEEDLE\n")]);
+        let (_d, ctx) = project_with(&[("a.rs", "Needle\n"), ("b.txt", "needle\n"), ("sub/c.rs", "NEEDLE\n")]);
         let out = grep(&ctx, json!({"pattern": "needle", "glob": "*.rs"})).await.unwrap();
         assert_eq!(out.content, "No matches for needle under .");
         let out = grep(&ctx, json!({"pattern": "needle", "glob": "*.rs", "case_insensitive": true})).await.unwrap();
@@ -312,7 +289,7 @@ mod tests {
 
     #[tokio::test]
     async fn grep_searches_a_single_file() {
-        let (_d, ctx) = project(&[("a.rs", "one\ntwo\none\n"), ("b.rs", "one\n")]);
+        let (_d, ctx) = project_with(&[("a.rs", "one\ntwo\none\n"), ("b.rs", "one\n")]);
         let out = grep(&ctx, json!({"pattern": "one", "path": "a.rs"})).await.unwrap();
         assert_eq!(out.content, "a.rs:1:one\na.rs:3:one");
         let out = grep(&ctx, json!({"pattern": "one", "path": "a.rs", "glob": "*.rs"})).await.unwrap();
@@ -321,7 +298,7 @@ mod tests {
 
     #[tokio::test]
     async fn grep_caps_matches_and_counts_the_rest() {
-        let (_d, mut ctx) = project(&[("a.txt", "x\nx\nx\n"), ("b.txt", "x\nx\n"), ("c.txt", "x\n")]);
+        let (_d, mut ctx) = project_with(&[("a.txt", "x\nx\nx\n"), ("b.txt", "x\nx\n"), ("c.txt", "x\n")]);
         ctx.config.grep_max_matches = 4;
         let out = grep(&ctx, json!({"pattern": "x"})).await.unwrap();
         assert_eq!(
@@ -333,7 +310,7 @@ mod tests {
 
     #[tokio::test]
     async fn grep_cuts_long_lines() {
-        let (_d, ctx) = project(&[("min.js", &format!("var a='{}';\n", "z".repeat(2000)))]);
+        let (_d, ctx) = project_with(&[("min.js", &format!("var a='{}';\n", "z".repeat(2000)))]);
         let out = grep(&ctx, json!({"pattern": "var a"})).await.unwrap();
         assert!(out.content.starts_with("min.js:1:var a='zzz"));
         assert!(out.content.ends_with("… [line truncated, 2009 chars]"), "{}", out.content);
@@ -342,28 +319,28 @@ mod tests {
 
     #[tokio::test]
     async fn grep_with_invalid_regex_reports_the_regex_error() {
-        let (_d, ctx) = project(&[]);
+        let (_d, ctx) = project_with(&[]);
         let err = grep(&ctx, json!({"pattern": "fn main("})).await.unwrap_err();
         assert!(err.0.starts_with("invalid regex:") && err.0.contains("unclosed group"), "{err}");
     }
 
     #[tokio::test]
     async fn grep_of_a_single_binary_file_says_it_is_binary() {
-        let (_d, ctx) = project(&[("data.bin", "needle\0")]);
+        let (_d, ctx) = project_with(&[("data.bin", "needle\0")]);
         let err = grep(&ctx, json!({"pattern": "needle", "path": "data.bin"})).await.unwrap_err();
         assert_eq!(err.0, "data.bin is a binary file; grep searches text files only");
     }
 
     #[tokio::test]
     async fn grep_of_missing_path_explains() {
-        let (_d, ctx) = project(&[]);
+        let (_d, ctx) = project_with(&[]);
         let err = grep(&ctx, json!({"pattern": "x", "path": "nope"})).await.unwrap_err();
         assert!(err.0.contains("nope does not exist"), "{err}");
     }
 
     #[tokio::test]
     async fn grep_shows_non_utf8_lines_lossily() {
-        let (_d, ctx) = project(&[("latin1.txt", "caf\u{e9}\n")]);
+        let (_d, ctx) = project_with(&[("latin1.txt", "caf\u{e9}\n")]);
         std::fs::write(ctx.root.join("latin1.txt"), b"caf\xe9 needle\n").unwrap();
         let out = grep(&ctx, json!({"pattern": "needle"})).await.unwrap();
         assert_eq!(out.content, "latin1.txt:1:caf\u{FFFD} needle");

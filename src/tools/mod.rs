@@ -10,6 +10,8 @@ mod change;
 mod paths;
 mod policy;
 mod registry;
+#[cfg(test)]
+mod test_support;
 mod tracker;
 
 pub mod bash;
