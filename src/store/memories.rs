@@ -33,10 +33,11 @@ pub struct NewMemory<'a> {
     pub expires_at: Option<&'a str>,
 }
 
+/// The columns [`memory_from_row`] reads, in its order.
 const MEMORY_COLUMNS: &str =
     "id, kind, class, pinned, title, content, project_id IS NULL, session_id, created_at, updated_at, expires_at";
 
-fn memory_from_row(r: &Row<'_>) -> rusqlite::Result<MemoryRecord> {
+pub(super) fn memory_from_row(r: &Row<'_>) -> rusqlite::Result<MemoryRecord> {
     Ok(MemoryRecord {
         id: r.get(0)?,
         kind: r.get(1)?,

@@ -1,7 +1,7 @@
 use rusqlite::params;
 use serde::Serialize;
 
-use super::memories::MemoryRecord;
+use super::memories::{MemoryRecord, memory_from_row};
 use super::{ProjectId, Store, StoreError};
 use crate::conversation::{Block, Message, Role};
 
@@ -52,21 +52,7 @@ impl Store {
              WHERE memories_fts MATCH ?1 AND (m.project_id = ?2 OR m.project_id IS NULL)
              ORDER BY bm25(memories_fts, 2.0, 1.0) LIMIT ?3",
         )?;
-        let rows = stmt.query_map(params![fts_query, project.0, limit as i64], |r| {
-            Ok(MemoryRecord {
-                id: r.get(0)?,
-                kind: r.get(1)?,
-                class: r.get(2)?,
-                pinned: r.get(3)?,
-                title: r.get(4)?,
-                content: r.get(5)?,
-                global: r.get(6)?,
-                session_id: r.get(7)?,
-                created_at: r.get(8)?,
-                updated_at: r.get(9)?,
-                expires_at: r.get(10)?,
-            })
-        })?;
+        let rows = stmt.query_map(params![fts_query, project.0, limit as i64], memory_from_row)?;
         Ok(rows.collect::<Result<_, _>>()?)
     }
 
