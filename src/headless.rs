@@ -60,6 +60,20 @@ enum Work {
     Answer(String),
 }
 
+#[cfg(unix)]
+fn listen_for_ctrl_c() -> Result<tokio::signal::unix::Signal, CliError> {
+    tokio::signal::unix::signal(tokio::signal::unix::SignalKind::interrupt()).map_err(ctrl_c_error)
+}
+
+#[cfg(windows)]
+fn listen_for_ctrl_c() -> Result<tokio::signal::windows::CtrlC, CliError> {
+    tokio::signal::windows::ctrl_c().map_err(ctrl_c_error)
+}
+
+fn ctrl_c_error(e: std::io::Error) -> CliError {
+    CliError::Failed(format!("cannot listen for Ctrl+C ({e}); without it an interrupt would lose the answer so far"))
+}
+
 pub async fn run(
     setup: AgentSetup,
     store: Arc<Store>,
@@ -90,12 +104,21 @@ pub async fn run(
     // A mode or model switch answers at once; say so and stop.
     let immediate = matches!(command, UserCommand::SetMode(_) | UserCommand::SetModel(_));
     let mut handle = handle;
+    // Listening starts before the turn does and lasts the whole run, so no Ctrl+C is missed:
+    // one that lands while an event is being printed is held until the loop comes back to it.
+    let mut ctrl_c = listen_for_ctrl_c()?;
     let _ = handle.commands.send(command);
     let mut interrupted_once = false;
     loop {
         let event = tokio::select! {
             event = handle.events.recv() => event,
-            _ = tokio::signal::ctrl_c(), if !interrupted_once => {
+            _ = ctrl_c.recv() => {
+                if interrupted_once {
+                    // Every completed message is already in the database; leave without waiting.
+                    return Err(CliError::Failed(
+                        "interrupted twice; stopped without waiting for the turn to wind down".into(),
+                    ));
+                }
                 interrupted_once = true;
                 let _ = handle.commands.send(UserCommand::Interrupt);
                 continue;
