@@ -46,8 +46,8 @@ impl Diff {
                 let (o, n) = parse_hunk(rest);
                 old = o;
                 new = n;
-                let label = rest.split("@@").nth(1).unwrap_or("").trim().to_string();
-                diff.rows.push(Row { kind: RowKind::Hunk, old: Some(o), new: Some(n), text: label });
+                // Shown as written: `@@ -1,3 +1,3 @@ fn main`.
+                diff.rows.push(Row { kind: RowKind::Hunk, old: Some(o), new: Some(n), text: line.to_string() });
             } else if let Some(t) = line.strip_prefix('+') {
                 diff.rows.push(Row { kind: RowKind::Added, old: None, new: Some(new), text: t.to_string() });
                 diff.added += 1;
@@ -251,8 +251,7 @@ fn fill(spans: Vec<Span<'static>>, w: usize, base: Style, kind: RowKind) -> Line
 }
 
 fn hunk_line(row: &Row, theme: &Theme, w: usize) -> Line<'static> {
-    let label = format!("@@ -{} +{} @@ {}", row.old.unwrap_or(0), row.new.unwrap_or(0), row.text);
-    Line::from(truncate_spans(vec![Span::styled(label.trim_end().to_string(), theme.diff_hunk)], w))
+    Line::from(truncate_spans(vec![Span::styled(row.text.trim_end().to_string(), theme.diff_hunk)], w))
 }
 
 #[cfg(test)]
@@ -284,7 +283,7 @@ mod tests {
         let theme = Theme::fallback(true);
         assert_eq!(
             text(&d.unified(&theme, 60)),
-            ["@@ -1 +1 @@", " 1   fn a() {}", " 2 - fn b() {}", " 2 + fn b() -> u8 { 1 }", " 3   fn c() {}"]
+            ["@@ -1,3 +1,3 @@", " 1   fn a() {}", " 2 - fn b() {}", " 2 + fn b() -> u8 { 1 }", " 3   fn c() {}"]
         );
     }
 
