@@ -13,7 +13,7 @@ use crate::context::{PromptSnapshot, fts_query};
 use crate::conversation::{clip, floor_char_boundary};
 use crate::memory::{Merge, build_block, consolidation, expired, merge_decision, parse_extraction};
 use crate::store::{MemoryRecord, MessageHit, NewMemory, ProjectId, Store};
-use crate::tools::MemoryAccess;
+use crate::tools::{MemoryAccess, MemoryDraft};
 
 /// The memory tools' view of one session.
 pub(super) struct AgentMemory {
@@ -39,28 +39,28 @@ fn expiry_for(class: &str) -> Option<String> {
     })
 }
 
-/// Save a memory, or update the one it duplicates. Returns the answer for the model.
-fn save_memory(
-    store: &Store,
-    project: ProjectId,
-    session: &str,
-    kind: &str,
-    class: &str,
-    title: &str,
-    content: &str,
-) -> Result<String, String> {
+/// Save a memory, or update the one it duplicates (this project's or a global one). Saving a
+/// twin as global makes the existing memory global. Returns the answer for the model.
+fn save_memory(store: &Store, project: ProjectId, session: &str, draft: MemoryDraft<'_>) -> Result<String, String> {
+    let MemoryDraft { kind, class, title, content, global } = draft;
+    let scope = if global { ", global" } else { "" };
     let existing: Vec<MemoryRecord> =
         store.memories(project).map_err(|e| e.to_string())?.into_iter().filter(|m| m.kind != "compaction").collect();
     match merge_decision(kind, title, content, &existing) {
         Merge::Update(id) => {
             store.update_memory(project, id, title, content).map_err(|e| e.to_string())?;
-            Ok(format!("Updated memory #{id} ({kind}): {title}"))
+            let was_global = existing.iter().any(|m| m.id == id && m.global);
+            if global && !was_global {
+                store.set_memory_global(project, id, true).map_err(|e| e.to_string())?;
+            }
+            let scope = if global || was_global { ", global" } else { "" };
+            Ok(format!("Updated memory #{id} ({kind}{scope}): {title}"))
         }
         Merge::Insert => {
             let expires = expiry_for(class);
             let m = store
                 .create_memory(NewMemory {
-                    project: Some(project),
+                    project: (!global).then_some(project),
                     kind,
                     class,
                     title,
@@ -69,7 +69,7 @@ fn save_memory(
                     expires_at: expires.as_deref(),
                 })
                 .map_err(|e| e.to_string())?;
-            Ok(format!("Saved memory #{} ({kind}, {class}): {title}", m.id))
+            Ok(format!("Saved memory #{} ({kind}, {class}{scope}): {title}", m.id))
         }
     }
 }
@@ -95,10 +95,10 @@ fn render_hit(h: &MessageHit, query: &str, max_chars: usize) -> String {
 }
 
 impl MemoryAccess for AgentMemory {
-    fn save(&self, kind: &str, class: &str, title: &str, content: &str) -> Result<String, String> {
-        let title = self.redactor.redact(&crate::context::redact_secrets(title)).into_owned();
-        let content = self.redactor.redact(&crate::context::redact_secrets(content)).into_owned();
-        save_memory(&self.store, self.project, &self.session, kind, class, &title, &content)
+    fn save(&self, draft: MemoryDraft<'_>) -> Result<String, String> {
+        let title = self.redactor.redact(&crate::context::redact_secrets(draft.title)).into_owned();
+        let content = self.redactor.redact(&crate::context::redact_secrets(draft.content)).into_owned();
+        save_memory(&self.store, self.project, &self.session, MemoryDraft { title: &title, content: &content, ..draft })
     }
 
     fn search(&self, query: &str, limit: usize) -> Result<String, String> {
@@ -334,7 +334,9 @@ impl Extraction {
         };
         let mut kept = Vec::new();
         for m in parse_extraction(&reply) {
-            match save_memory(&self.store, self.project, &self.session, &m.kind, "durable", &m.title, &m.content) {
+            let draft =
+                MemoryDraft { kind: &m.kind, class: "durable", title: &m.title, content: &m.content, global: false };
+            match save_memory(&self.store, self.project, &self.session, draft) {
                 Ok(answer) => kept.push(answer),
                 Err(e) => tracing::error!(error = %e, "could not save an extracted memory"),
             }

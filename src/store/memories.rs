@@ -107,6 +107,16 @@ impl Store {
         )? == 1)
     }
 
+    /// Make a memory global (every project sees it) or this project's own; false when there is
+    /// none by that id.
+    pub fn set_memory_global(&self, project: ProjectId, id: i64, global: bool) -> Result<bool, StoreError> {
+        Ok(self.conn().execute(
+            "UPDATE memories SET project_id = CASE WHEN ?3 THEN NULL ELSE ?2 END, updated_at = ?4
+             WHERE id = ?1 AND (project_id = ?2 OR project_id IS NULL)",
+            params![id, project.0, global, now_rfc3339()],
+        )? == 1)
+    }
+
     /// Delete a memory of this project (or a global one); false when there is none by that id.
     pub fn delete_memory(&self, project: ProjectId, id: i64) -> Result<bool, StoreError> {
         Ok(self.conn().execute(

@@ -123,6 +123,13 @@ fn memories_are_scoped_to_their_project_plus_global_ones() {
     assert!(store.set_memory_pinned(a, mine.id, true).unwrap());
     assert!(store.memory(a, mine.id).unwrap().unwrap().pinned);
     assert!(store.memory(b, global.id).unwrap().unwrap().global);
+    assert!(store.set_memory_global(a, mine.id, true).unwrap());
+    assert!(store.memory(b, mine.id).unwrap().is_some_and(|m| m.global), "now every project sees it");
+    assert!(store.set_memory_global(b, mine.id, false).unwrap(), "made b's own from b");
+    assert!(store.memory(a, mine.id).unwrap().is_none());
+    assert!(store.set_memory_global(b, mine.id, false).unwrap());
+    assert!(!store.set_memory_global(a, theirs.id, true).unwrap(), "another project's memory stays there");
+    assert!(store.set_memory_global(b, mine.id, true).unwrap());
     assert!(store.delete_memory(a, mine.id).unwrap());
     assert!(store.memory(a, mine.id).unwrap().is_none());
 }

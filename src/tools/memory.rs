@@ -9,10 +9,23 @@ use serde_json::json;
 
 use super::{Access, Prepared, Tool, ToolContext, ToolError, ToolOutput, parse_args};
 
+/// A memory the model asked to save.
+#[derive(Clone, Copy, Debug)]
+pub struct MemoryDraft<'a> {
+    /// project / user / decision.
+    pub kind: &'a str,
+    /// priority / durable / working.
+    pub class: &'a str,
+    pub title: &'a str,
+    pub content: &'a str,
+    /// Seen from every project, not only this one.
+    pub global: bool,
+}
+
 /// What the memory tools need from the agent.
 pub trait MemoryAccess: Send + Sync {
     /// Save (or update the twin of) a memory; the answer says which, with its id.
-    fn save(&self, kind: &str, class: &str, title: &str, content: &str) -> Result<String, String>;
+    fn save(&self, draft: MemoryDraft<'_>) -> Result<String, String>;
     /// Memories and past messages matching `query`, rendered for the model.
     fn search(&self, query: &str, limit: usize) -> Result<String, String>;
 }
@@ -26,6 +39,7 @@ struct SaveArgs {
     title: String,
     content: String,
     class: Option<String>,
+    scope: Option<String>,
 }
 
 #[derive(Deserialize)]
@@ -34,8 +48,7 @@ struct SearchArgs {
     limit: Option<usize>,
 }
 
-const SAVE_SHAPE: &str =
-    r#"{"type": "project"|"user"|"decision", "title": "…", "content": "…", "class"?: "priority"|"durable"|"working"}"#;
+const SAVE_SHAPE: &str = r#"{"type": "project"|"user"|"decision", "title": "…", "content": "…", "class"?: "priority"|"durable"|"working", "scope"?: "project"|"global"}"#;
 const SEARCH_SHAPE: &str = r#"{"query": "words to look for", "limit"?: 5}"#;
 
 fn memory(ctx: &ToolContext) -> Result<&dyn MemoryAccess, ToolError> {
@@ -58,7 +71,8 @@ impl Tool for MemorySave {
                 "type": {"type": "string", "enum": ["project", "user", "decision"], "description": "project: a fact about the code; user: a preference or correction of the user; decision: a technical choice and why."},
                 "title": {"type": "string", "description": "A short label."},
                 "content": {"type": "string", "description": "The knowledge itself, self-contained."},
-                "class": {"type": "string", "enum": ["priority", "durable", "working"], "description": "priority: always shown first; durable (default): kept; working: expires after 14 days."}
+                "class": {"type": "string", "enum": ["priority", "durable", "working"], "description": "priority: always shown first; durable (default): kept; working: expires after 14 days."},
+                "scope": {"type": "string", "enum": ["project", "global"], "description": "project (default): this project only; global: every project, for what the user says holds everywhere."}
             },
             "required": ["type", "title", "content"]
         })
@@ -78,10 +92,16 @@ impl Tool for MemorySave {
         {
             return Err(ToolError::new(format!("class must be priority, durable or working, not {class:?}")));
         }
+        if let Some(scope) = &a.scope
+            && !["project", "global"].contains(&scope.as_str())
+        {
+            return Err(ToolError::new(format!("scope must be project or global, not {scope:?}")));
+        }
         if a.title.trim().is_empty() || a.content.trim().is_empty() {
             return Err(ToolError::new("title and content must not be empty"));
         }
-        Ok(Prepared::new(format!("{}: {}", a.r#type, a.title.trim())))
+        let scope = if a.scope.as_deref() == Some("global") { "global " } else { "" };
+        Ok(Prepared::new(format!("{scope}{}: {}", a.r#type, a.title.trim())))
     }
 
     fn execute<'a>(
@@ -92,9 +112,14 @@ impl Tool for MemorySave {
     ) -> BoxFuture<'a, Result<ToolOutput, ToolError>> {
         async move {
             let a: SaveArgs = parse_args(self.name(), args, SAVE_SHAPE)?;
-            let class = a.class.as_deref().unwrap_or("durable");
-            let answer =
-                memory(ctx)?.save(&a.r#type, class, a.title.trim(), a.content.trim()).map_err(ToolError::new)?;
+            let draft = MemoryDraft {
+                kind: &a.r#type,
+                class: a.class.as_deref().unwrap_or("durable"),
+                title: a.title.trim(),
+                content: a.content.trim(),
+                global: a.scope.as_deref() == Some("global"),
+            };
+            let answer = memory(ctx)?.save(draft).map_err(ToolError::new)?;
             Ok(ToolOutput::text(answer))
         }
         .boxed()

@@ -23,7 +23,7 @@ pub mod grep;
 pub mod memory;
 
 pub use change::FileChange;
-pub use memory::MemoryAccess;
+pub use memory::{MemoryAccess, MemoryDraft};
 pub use paths::{ProjectPath, resolve_path};
 pub use policy::{ApprovalPolicy, Verdict, decide};
 pub use registry::Registry;

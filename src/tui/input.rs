@@ -295,6 +295,22 @@ impl App {
                     }
                 }
             }
+            (Some(OverlayAction::ToggleGlobal), Overlay::Memories(m)) => {
+                if let (Some(mem), Some((store, project))) = (m.selected(), &self.store) {
+                    let (id, global) = (mem.id, !mem.global);
+                    match store.set_memory_global(*project, id, global) {
+                        Ok(_) => {
+                            self.reload_memories();
+                            self.flash(if global {
+                                format!("memory #{id} is now global: every project sees it")
+                            } else {
+                                format!("memory #{id} now belongs to this project only")
+                            });
+                        }
+                        Err(e) => self.flash(format!("could not change memory #{id}: {e}")),
+                    }
+                }
+            }
             (Some(OverlayAction::Delete), Overlay::Memories(m)) => {
                 if let Some(id) = m.selected().map(|x| x.id) {
                     if m.confirm_delete == Some(id) {
@@ -308,10 +324,18 @@ impl App {
             }
             // Keys that mean nothing in this view.
             (
-                Some(OverlayAction::Open | OverlayAction::TogglePin | OverlayAction::Delete),
+                Some(
+                    OverlayAction::Open
+                    | OverlayAction::TogglePin
+                    | OverlayAction::ToggleGlobal
+                    | OverlayAction::Delete,
+                ),
                 Overlay::Help(_) | Overlay::Context(_),
             )
-            | (Some(OverlayAction::TogglePin | OverlayAction::Delete), Overlay::Sessions(_))
+            | (
+                Some(OverlayAction::TogglePin | OverlayAction::ToggleGlobal | OverlayAction::Delete),
+                Overlay::Sessions(_),
+            )
             | (Some(OverlayAction::Close | OverlayAction::Next | OverlayAction::Prev) | None, _) => {}
         }
     }

@@ -213,7 +213,7 @@ fn enter_on_a_command_suggestion_runs_it() {
 }
 
 #[test]
-fn memories_can_be_pinned_and_deleted_with_a_second_press() {
+fn memories_can_be_pinned_made_global_and_deleted_with_a_second_press() {
     let (mut app, _rx) = connected();
     let store = std::sync::Arc::new(crate::store::Store::open_in_memory().unwrap());
     let project = store.project(std::path::Path::new("/tmp/p")).unwrap();
@@ -234,6 +234,12 @@ fn memories_can_be_pinned_and_deleted_with_a_second_press() {
     press(&mut app, KeyCode::Enter);
     press(&mut app, KeyCode::Char('p'));
     assert!(store.memory(project, m.id).unwrap().unwrap().pinned);
+    press(&mut app, KeyCode::Char('g'));
+    let other = store.project(std::path::Path::new("/tmp/other")).unwrap();
+    assert!(store.memory(other, m.id).unwrap().is_some_and(|m| m.global), "global: every project sees it");
+    assert!(app.flash_text().is_some_and(|t| t.contains("every project")));
+    press(&mut app, KeyCode::Char('g'));
+    assert!(store.memory(other, m.id).unwrap().is_none(), "this project's own again");
     press(&mut app, KeyCode::Char('d'));
     assert!(store.memory(project, m.id).unwrap().is_some(), "one press only asks");
     press(&mut app, KeyCode::Char('d'));

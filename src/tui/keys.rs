@@ -89,6 +89,7 @@ pub enum OverlayAction {
     Next,
     Open,
     TogglePin,
+    ToggleGlobal,
     Delete,
 }
 
@@ -251,6 +252,11 @@ pub const BINDINGS: &[Binding] = &[
     bind(&[key(K::Down), ch('j')], Action::Overlay(OverlayAction::Next), "next item"),
     bind(&[key(K::Enter)], Action::Overlay(OverlayAction::Open), "open: resume the session, view the memory"),
     bind(&[ch('p')], Action::Overlay(OverlayAction::TogglePin), "pin or unpin the memory"),
+    bind(
+        &[ch('g')],
+        Action::Overlay(OverlayAction::ToggleGlobal),
+        "make the memory global (every project) or this project's own",
+    ),
     bind(&[ch('d'), key(K::Delete)], Action::Overlay(OverlayAction::Delete), "delete the memory (press twice)"),
     bind(&[ch('q'), key(K::Esc), key(K::Enter)], Action::Setup(SetupAction::Leave), "leave cairn"),
 ];

@@ -61,6 +61,50 @@ async fn a_memory_saved_in_one_session_reaches_the_next_of_the_same_project_only
 }
 
 #[tokio::test]
+async fn a_global_memory_reaches_every_project_and_a_global_twin_promotes_the_project_one() {
+    let a = Sandbox::new();
+    let mock = MockLlm::start(
+        Script::new()
+            .turn(Turn::tool(
+                "memory_save",
+                json!({"type": "user", "title": "Commit style", "content": "Commit messages in the imperative, no emoji."}),
+            ))
+            .turn(Turn::tool(
+                "memory_save",
+                json!({"type": "project", "title": "Build", "content": "Build with just release."}),
+            ))
+            .turn(Turn::tool(
+                "memory_save",
+                json!({"type": "user", "title": "Commit style", "content": "Commit messages in the imperative mood, never emoji.", "scope": "global"}),
+            ))
+            .turn(Turn::text("Noted."))
+            .turn(Turn::text("Other project.")),
+    )
+    .await;
+    let first = a.run(Api::OpenAi, &mock, &["-p", "remember how I write commits, everywhere"]).await;
+    assert!(first.status.success(), "{}", text(&first.stderr));
+    let promoted = last_result(&mock.requests()[3]);
+    assert!(
+        promoted.starts_with("Updated memory #") && promoted.contains("(user, global): Commit style"),
+        "{promoted}"
+    );
+
+    let b = tempfile::tempdir().unwrap();
+    let mut cmd = a.command(Api::OpenAi, &mock, &["-p", "hello"]);
+    cmd.current_dir(b.path());
+    assert!(cmd.output().await.unwrap().status.success());
+    let other = mock.requests()[4].body.to_string();
+    assert!(other.contains("never emoji"), "the global memory reaches another project: {other}");
+    assert!(!other.contains("just release"), "the project memory does not");
+
+    let list: serde_json::Value =
+        serde_json::from_slice(&a.bare_command(&["memories", "--json"]).output().await.unwrap().stdout).unwrap();
+    let global: Vec<_> = list.as_array().unwrap().iter().map(|m| (m["title"].clone(), m["global"].clone())).collect();
+    assert_eq!(global.len(), 2, "the twin was updated, not added: {list}");
+    assert!(global.contains(&(json!("Commit style"), json!(true))) && global.contains(&(json!("Build"), json!(false))));
+}
+
+#[tokio::test]
 async fn saving_a_twin_updates_the_memory_instead_of_adding_one() {
     let sandbox = Sandbox::new();
     let mock = MockLlm::start(

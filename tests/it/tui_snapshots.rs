@@ -10,6 +10,7 @@ use cairn::agent::{
 };
 use cairn::context::{BudgetLevel, ContextBudget};
 use cairn::conversation::{Mode, Usage};
+use cairn::store::MemoryRecord;
 use cairn::tui::App;
 use cairn::tui::app::Phase;
 use cairn::tui::completion::FileIndex;
@@ -164,7 +165,7 @@ fn memories_view_empty_and_full() {
     app.overlay = Some(Overlay::Memories(MemoriesView {
         items: vec![
             memory(1, "Money is integer cents, never floats", true, "decision"),
-            memory(2, "The user prefers small commits", false, "user"),
+            MemoryRecord { global: true, ..memory(2, "The user prefers small commits", false, "user") },
             memory(3, "Tests run with cargo nextest", false, "project"),
         ],
         selected: 0,

@@ -1,4 +1,5 @@
-//! `/memories`: this project's memories (and global ones) — list, view, pin or unpin, delete.
+//! `/memories`: this project's memories (and global ones) — list, view, pin or unpin, make global
+//! or project-only, delete.
 //! Until memories are written the list is empty, and the view says how they come to be.
 
 use ratatui::buffer::Buffer;
@@ -38,6 +39,7 @@ impl MemoriesView {
             &[
                 (Action::Overlay(OverlayAction::Open), "view"),
                 (Action::Overlay(OverlayAction::TogglePin), "pin/unpin"),
+                (Action::Overlay(OverlayAction::ToggleGlobal), "global/project"),
                 (Action::Overlay(OverlayAction::Delete), "delete"),
                 (Action::Overlay(OverlayAction::Close), "close"),
             ],
@@ -86,7 +88,10 @@ impl MemoriesView {
                     Span::styled(format!("{pin} "), base),
                     Span::styled(format!("#{} ", m.id), theme.dim.patch(base)),
                     Span::styled(m.title.clone(), base),
-                    Span::styled(format!("  {}", m.kind), theme.faint.patch(base)),
+                    Span::styled(
+                        format!("  {}{}", m.kind, if m.global { " · global" } else { "" }),
+                        theme.faint.patch(base),
+                    ),
                 ];
                 let y = list.y + row as u16;
                 if selected {
