@@ -68,6 +68,7 @@ impl Worker {
             stats.all_requests += 1;
             stats.usage.add(&response.usage);
             self.record_response(&response, prepared.raw_tokens);
+            self.learn_served_window().await;
             self.observe_cache(prepared.fingerprint, &response.usage);
             let status = self.context_status();
             self.emit(AgentEvent::Usage { usage: response.usage, context: self.context_report(&start) });
@@ -180,6 +181,9 @@ impl Worker {
         self.pipeline.set_protected(self.protected_context());
         self.refresh_outline();
         let input = self.preflight_input(mode, false);
+        if input.overhead >= input.budget.effective {
+            return Err(TurnOutcome::Failed { error: self.window_too_small(&input, mode) });
+        }
         self.poll_compaction(&input).await;
         let mut input = self.preflight_input(mode, self.compaction.is_some());
         let mut pre = self.pipeline.preflight(&input);
@@ -234,6 +238,23 @@ impl Worker {
         };
         let fingerprint = crate::llm::fingerprint(&request);
         Ok(Prepared { request, raw_tokens, fingerprint })
+    }
+
+    /// Why no request can fit: the system prompt and tools alone fill the window. A server
+    /// would refuse the request or, like Ollama, silently drop its start.
+    fn window_too_small(&self, input: &PreflightInput, mode: Mode) -> String {
+        let b = &input.budget;
+        let fix = match self.model.window_source {
+            crate::config::WindowSource::Server => {
+                "Restart the server with a larger window (Ollama: OLLAMA_CONTEXT_LENGTH=32768; llama-server: -c 32768)"
+            }
+            _ => "Use a model with a larger window, or set --context-window if this one is larger than cairn thinks",
+        };
+        let ask = if mode == Mode::Ask { "" } else { ", or switch to ask mode, which sends no tools" };
+        format!(
+            "the system prompt and tools alone take about {} tokens, but {}'s {}-token window leaves {} once {} are kept for the reply. {fix}{ask}.",
+            input.overhead, self.model.name, b.window, b.effective, b.reserve_output
+        )
     }
 
     /// Tell the user what the stages did, and persist the state they changed.

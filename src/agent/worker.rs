@@ -16,6 +16,7 @@ use super::runner::AgentSetup;
 use crate::config::{Config, ModelInfo, ProviderKind, Redactor, WindowSource, lookup_model};
 use crate::context::{ContextState, Pipeline};
 use crate::conversation::{Block, Message, Mode, Usage};
+use crate::llm::ServedWindow;
 use crate::llm::{Provider, RetryPolicy};
 use crate::store::{ProjectId, SessionInfo, Store, StoreError};
 use crate::tools::{ApprovalPolicy, FileTracker, Registry};
@@ -236,13 +237,59 @@ impl Worker {
             let status = self.context_status();
             self.emit(AgentEvent::Context(status));
         }
-        if self.model.window_source == WindowSource::Assumed {
-            self.notice(
+        match self.model.window_source {
+            WindowSource::Assumed => self.notice(
                 NoticeLevel::Warning,
                 format!(
                     "the context window of {} is unknown; assuming {} tokens. Set --context-window or [models.\"{}\"] context_window in config.toml.",
                     self.model.name, self.model.context_window, self.model.name
                 ),
+            ),
+            WindowSource::AssumedUntilLoaded => self.notice(
+                NoticeLevel::Info,
+                format!(
+                    "Ollama has not loaded {} yet; assuming a {}-token window until it reports its own after the first request.",
+                    self.model.name, self.model.context_window
+                ),
+            ),
+            WindowSource::Flag | WindowSource::Config | WindowSource::Catalog | WindowSource::Server => {}
+        }
+    }
+
+    /// Ollama decides a model's window when it loads the model, at the first request: ask then,
+    /// once, and budget for what it says. A window smaller than assumed is worth a warning,
+    /// because Ollama silently drops the start of a prompt that does not fit.
+    pub(super) async fn learn_served_window(&mut self) {
+        if self.model.window_source != WindowSource::AssumedUntilLoaded {
+            return;
+        }
+        let assumed = self.model.context_window;
+        let ServedWindow::Reported(window) = self.provider.served_window(&self.model.name).await else {
+            self.model.window_source = WindowSource::Assumed;
+            self.notice(
+                NoticeLevel::Warning,
+                format!(
+                    "Ollama did not report the window of {}; still assuming {assumed} tokens. Set --context-window to what the server runs (`ollama ps` shows it).",
+                    self.model.name
+                ),
+            );
+            return;
+        };
+        self.model.context_window = window;
+        self.model.window_source = WindowSource::Server;
+        tracing::info!(model = %self.model.name, window, assumed, "the server reported the model's window");
+        if window < assumed {
+            self.notice(
+                NoticeLevel::Warning,
+                format!(
+                    "Ollama runs {} with a {window}-token window, not the {assumed} assumed; cairn now budgets for {window}. For more room, restart Ollama with OLLAMA_CONTEXT_LENGTH set higher.",
+                    self.model.name
+                ),
+            );
+        } else {
+            self.notice(
+                NoticeLevel::Info,
+                format!("Ollama runs {} with a {window}-token window; cairn now budgets for it.", self.model.name),
             );
         }
     }

@@ -11,7 +11,7 @@ use crate::agent::{AgentSetup, SessionChoice};
 use crate::config::{
     self, Config, Detected, ModelInfo, Paths, ProviderKind, ProviderOverrides, ResolvedProvider, WindowSource,
 };
-use crate::llm::{AnthropicClient, OpenAiClient, Provider};
+use crate::llm::{AnthropicClient, OpenAiClient, Provider, ServedWindow};
 use crate::store::{ProjectId, Store};
 use crate::tools::{ApprovalPolicy, Registry};
 
@@ -90,22 +90,16 @@ impl Startup {
                 resolved.kind.key_var()
             )));
         }
-        let mut server_window = None;
         let model_name = match &resolved.model {
             Some(m) => m.clone(),
             None => {
-                let probe = crate::llm::discover_model(&resolved.base_url, resolved.api_key.as_ref())
+                crate::llm::discover_model(&resolved.base_url, resolved.api_key.as_ref())
                     .await
-                    .map_err(CliError::Usage)?;
-                server_window = probe.context_window;
-                probe.model
+                    .map_err(CliError::Usage)?
+                    .model
             }
         };
         let mut model = config::model_info(&self.config, &self.overrides, &model_name);
-        if let (Some(w), WindowSource::Assumed) = (server_window, model.window_source) {
-            model.context_window = w;
-            model.window_source = WindowSource::Server;
-        }
         let setup_failed = |e: crate::llm::ClientSetupError| CliError::Usage(e.to_string());
         let client: Arc<dyn Provider> = match resolved.kind {
             ProviderKind::Anthropic => Arc::new(
@@ -117,6 +111,16 @@ impl Startup {
                     .map_err(setup_failed)?,
             ),
         };
+        if model.window_source == WindowSource::Assumed {
+            match client.served_window(&model.name).await {
+                ServedWindow::Reported(w) => {
+                    model.context_window = w;
+                    model.window_source = WindowSource::Server;
+                }
+                ServedWindow::OllamaNotLoaded => model.window_source = WindowSource::AssumedUntilLoaded,
+                ServedWindow::Unknown => {}
+            }
+        }
         tracing::info!(provider = resolved.kind.as_str(), base_url = %resolved.base_url, model = %model.name, window = model.context_window, "provider resolved");
         Ok(ProviderSetup { resolved, client, model })
     }

@@ -186,6 +186,7 @@ fn window_source_text(source: crate::config::WindowSource) -> &'static str {
         WindowSource::Catalog => "known model",
         WindowSource::Server => "reported by the server",
         WindowSource::Assumed => "unknown model: assumed; set --context-window",
+        WindowSource::AssumedUntilLoaded => "assumed until Ollama loads the model and reports it",
     }
 }
 

@@ -38,10 +38,12 @@ pub enum WindowSource {
     Flag,
     Config,
     Catalog,
-    /// Reported by the server (llama-server's `/props`).
+    /// Reported by the server (llama-server's `/props`, Ollama's `/api/ps`).
     Server,
     /// Unknown model: a conservative default was assumed.
     Assumed,
+    /// Assumed until Ollama loads the model (at the first request) and reports its window.
+    AssumedUntilLoaded,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize)]

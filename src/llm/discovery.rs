@@ -1,5 +1,5 @@
 //! Finding local OpenAI-compatible servers and asking a server which model it serves and with
-//! what context window (`/models`, and llama-server's `/props`).
+//! what context window (`/models`, llama-server's `/props`, Ollama's `/api/ps`).
 //!
 //! Only reads: it never loads models or changes a server's state.
 
@@ -13,16 +13,28 @@ use crate::config::{LocalCandidate, Secret};
 /// How long `discover_model` waits for each answer: local servers answer at once, remote ones
 /// within a few seconds.
 const DISCOVERY_TIMEOUT: Duration = Duration::from_secs(10);
-/// `/props` is a nicety; a server that does not know it must not slow start-up.
+/// `/props` and `/api/ps` are niceties; a server that knows neither must not slow start-up.
 const PROPS_TIMEOUT: Duration = Duration::from_secs(2);
+
+/// What a server says about the window it runs a model with.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ServedWindow {
+    /// The server runs the model with this many tokens of context (llama-server's `n_ctx`,
+    /// Ollama's `context_length` of a loaded model).
+    Reported(u64),
+    /// Ollama, with the model not loaded yet: its window is decided when it loads (by
+    /// `OLLAMA_CONTEXT_LENGTH`, the Modelfile, or the GPU's memory) and can be asked after the
+    /// first request.
+    OllamaNotLoaded,
+    /// The server does not say.
+    Unknown,
+}
 
 /// What a server said about itself.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ProbeResult {
     /// The first model the server lists.
     pub model: String,
-    /// The context size the server runs with, when it says (llama-server does).
-    pub context_window: Option<u64>,
 }
 
 /// Asks every candidate's `GET {base}/models` at once and returns the first candidate, in list
@@ -39,8 +51,8 @@ pub async fn probe_local(candidates: &[LocalCandidate], timeout: Duration) -> Op
     candidates.iter().zip(answers).find(|(_, answered)| *answered).map(|(candidate, _)| candidate.clone())
 }
 
-/// The model a server serves (the first of `GET {base}/models`) and, when the server is
-/// llama-server, the context size it was started with.
+/// The model a server serves: the first of `GET {base}/models`. Its window is asked separately,
+/// with [`crate::llm::Provider::served_window`].
 pub async fn discover_model(base_url: &str, api_key: Option<&Secret>) -> Result<ProbeResult, String> {
     let base = base_url.trim_end_matches('/');
     let client = http::build_client(base).map_err(|e| e.to_string())?;
@@ -66,8 +78,41 @@ pub async fn discover_model(base_url: &str, api_key: Option<&Secret>) -> Result<
     let Some(model) = model else {
         return Err(format!("the server at {base} lists no models; load one or pass --model"));
     };
-    let context_window = props_context_window(&client, base, auth.as_ref()).await;
-    Ok(ProbeResult { model, context_window })
+    Ok(ProbeResult { model })
+}
+
+/// The window `base` (an OpenAI-compatible `…/v1`) runs `model` with, asking llama-server's
+/// `/props` and Ollama's `/api/ps` at once. Never fails: a server that does not say is
+/// [`ServedWindow::Unknown`].
+pub(crate) async fn served_window(
+    client: &reqwest::Client,
+    base: &str,
+    auth: Option<&reqwest::header::HeaderValue>,
+    model: &str,
+) -> ServedWindow {
+    let (props, ps) = tokio::join!(native_json(client, base, "props", auth), native_json(client, base, "api/ps", auth));
+    if let Some(n) = props.as_ref().and_then(context_from_props) {
+        return ServedWindow::Reported(n);
+    }
+    ps.map_or(ServedWindow::Unknown, |ps| context_from_ollama_ps(&ps, model))
+}
+
+/// `GET {root}/{path}`, where root is `base` without its `/v1`: the servers' own APIs live
+/// beside the OpenAI-compatible one. `None` for any failure.
+async fn native_json(
+    client: &reqwest::Client,
+    base: &str,
+    path: &str,
+    auth: Option<&reqwest::header::HeaderValue>,
+) -> Option<Value> {
+    let base = base.trim_end_matches('/');
+    let url = format!("{}/{path}", base.strip_suffix("/v1").unwrap_or(base));
+    let mut get = client.get(&url).timeout(PROPS_TIMEOUT);
+    if let Some(auth) = auth {
+        get = get.header(reqwest::header::AUTHORIZATION, auth.clone());
+    }
+    let response = get.send().await.ok().filter(|r| r.status().is_success())?;
+    response.json().await.ok()
 }
 
 /// The first `data[].id` of a `/models` answer; `Ok(None)` when the list is empty.
@@ -79,25 +124,22 @@ fn first_model(body: &str) -> Result<Option<String>, String> {
     Ok(models.iter().find_map(|m| m["id"].as_str()).filter(|id| !id.is_empty()).map(str::to_string))
 }
 
-/// llama-server's `GET /props` (beside `/v1`, not under it): `default_generation_settings.n_ctx`
-/// or a top-level `n_ctx`. `None` for any other server or any failure.
-async fn props_context_window(
-    client: &reqwest::Client,
-    base: &str,
-    auth: Option<&reqwest::header::HeaderValue>,
-) -> Option<u64> {
-    let url = format!("{}/props", base.strip_suffix("/v1").unwrap_or(base));
-    let mut get = client.get(&url).timeout(PROPS_TIMEOUT);
-    if let Some(auth) = auth {
-        get = get.header(reqwest::header::AUTHORIZATION, auth.clone());
-    }
-    let response = get.send().await.ok().filter(|r| r.status().is_success())?;
-    let json: Value = response.json().await.ok()?;
-    context_from_props(&json)
-}
-
+/// llama-server's `GET /props`: `default_generation_settings.n_ctx` or a top-level `n_ctx`.
 fn context_from_props(json: &Value) -> Option<u64> {
     json["default_generation_settings"]["n_ctx"].as_u64().or_else(|| json["n_ctx"].as_u64()).filter(|n| *n > 0)
+}
+
+/// Ollama's `GET /api/ps` lists the loaded models, each with the `context_length` it was loaded
+/// with. A name without a tag is Ollama's `:latest`.
+fn context_from_ollama_ps(ps: &Value, model: &str) -> ServedWindow {
+    let Some(loaded) = ps["models"].as_array() else { return ServedWindow::Unknown };
+    let latest = format!("{model}:latest");
+    let is_it =
+        |m: &&Value| [&m["name"], &m["model"]].iter().filter_map(|v| v.as_str()).any(|n| n == model || n == latest);
+    match loaded.iter().find(is_it).and_then(|m| m["context_length"].as_u64()).filter(|n| *n > 0) {
+        Some(n) => ServedWindow::Reported(n),
+        None => ServedWindow::OllamaNotLoaded,
+    }
 }
 
 #[cfg(test)]
@@ -119,6 +161,25 @@ mod tests {
         assert_eq!(context_from_props(&json!({"n_ctx": 4096})), Some(4096));
         assert_eq!(context_from_props(&json!({"n_ctx": 0})), None);
         assert_eq!(context_from_props(&json!({"build_info": "b1"})), None);
+    }
+
+    #[test]
+    fn ollama_ps_gives_the_window_of_the_loaded_model() {
+        let ps = json!({"models": [
+            {"name": "llama3.2:latest", "model": "llama3.2:latest", "context_length": 4096},
+            {"name": "qwen2.5-coder:7b", "model": "qwen2.5-coder:7b", "context_length": 32768}
+        ]});
+        assert_eq!(context_from_ollama_ps(&ps, "qwen2.5-coder:7b"), ServedWindow::Reported(32_768));
+        assert_eq!(context_from_ollama_ps(&ps, "llama3.2"), ServedWindow::Reported(4_096), "untagged is :latest");
+        assert_eq!(context_from_ollama_ps(&ps, "mistral"), ServedWindow::OllamaNotLoaded);
+        assert_eq!(context_from_ollama_ps(&json!({"models": []}), "mistral"), ServedWindow::OllamaNotLoaded);
+        let old = json!({"models": [{"name": "mistral:latest", "size": 1}]});
+        assert_eq!(
+            context_from_ollama_ps(&old, "mistral"),
+            ServedWindow::OllamaNotLoaded,
+            "versions without the field"
+        );
+        assert_eq!(context_from_ollama_ps(&json!({"error": "x"}), "mistral"), ServedWindow::Unknown);
     }
 
     #[tokio::test]

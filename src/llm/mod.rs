@@ -16,7 +16,7 @@ mod sse;
 
 pub use anthropic::AnthropicClient;
 pub use cache_analytics::{BreakKind, CacheBreak, CacheCounts, CacheTracker, Fingerprint, fingerprint};
-pub use discovery::{ProbeResult, discover_model, probe_local};
+pub use discovery::{ProbeResult, ServedWindow, discover_model, probe_local};
 pub use error::{LlmError, is_context_length_message};
 pub use http::{ClientSetupError, build_client};
 pub use openai::OpenAiClient;
@@ -41,4 +41,10 @@ pub trait Provider: Send + Sync {
 
     /// `anthropic` or `openai`, for logs and `doctor`.
     fn kind(&self) -> crate::config::ProviderKind;
+
+    /// The window the server runs `model` with, when it says: local OpenAI-compatible servers
+    /// (llama-server, Ollama) do; hosted APIs publish theirs in the catalog instead.
+    fn served_window<'a>(&'a self, _model: &'a str) -> BoxFuture<'a, ServedWindow> {
+        Box::pin(async { ServedWindow::Unknown })
+    }
 }

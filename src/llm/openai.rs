@@ -15,7 +15,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::http::{self, Api, ClientSetupError};
 use super::sse::{SseEvent, SseStream};
-use super::{ChatRequest, ChatResponse, LlmError, Provider, StopReason, StreamEvent};
+use super::{ChatRequest, ChatResponse, LlmError, Provider, ServedWindow, StopReason, StreamEvent};
 use crate::config::{ProviderKind, RetryConfig, Secret};
 use crate::conversation::{Block, Message, Role, ToolCall, Usage};
 
@@ -28,6 +28,8 @@ const NO_CONTENT: &str = "(no content)";
 /// Talks to `{base}/chat/completions`.
 pub struct OpenAiClient {
     http: reqwest::Client,
+    /// `…/v1`, for the server's own endpoints beside it.
+    base: String,
     url: String,
     key: Option<HeaderValue>,
     idle_timeout: Duration,
@@ -50,6 +52,7 @@ impl OpenAiClient {
         let provider = if official { "OpenAI" } else { "the OpenAI-compatible server" };
         Ok(OpenAiClient {
             http: http::build_client(base)?,
+            base: base.to_string(),
             url: format!("{base}/chat/completions"),
             key: http::key_header(api_key.as_ref(), KEY_VAR, "Bearer ")?,
             idle_timeout: Duration::from_millis(retry.stream_idle_timeout_ms),
@@ -94,6 +97,15 @@ impl Provider for OpenAiClient {
 
     fn kind(&self) -> ProviderKind {
         ProviderKind::Openai
+    }
+
+    fn served_window<'a>(&'a self, model: &'a str) -> BoxFuture<'a, ServedWindow> {
+        Box::pin(async move {
+            if self.official {
+                return ServedWindow::Unknown;
+            }
+            super::discovery::served_window(&self.http, &self.base, self.key.as_ref(), model).await
+        })
     }
 }
 

@@ -234,6 +234,7 @@ pub struct Script {
     responder: Option<Responder>,
     chunk_delay_ms: u64,
     props_n_ctx: Option<u64>,
+    ollama_window: Option<u64>,
     models: Option<Vec<String>>,
     context_window: Option<u64>,
     simulate_cache: bool,
@@ -302,6 +303,13 @@ impl Script {
         self
     }
 
+    /// Also serve Ollama's `GET /api/ps`: no model loaded until the first chat request, then
+    /// every listed model, loaded with this `context_length`.
+    pub fn ollama_window(mut self, context_length: u64) -> Script {
+        self.ollama_window = Some(context_length);
+        self
+    }
+
     /// What `GET /v1/models` lists (default: `mock-model`).
     pub fn models(mut self, ids: &[&str]) -> Script {
         self.models = Some(ids.iter().map(|id| id.to_string()).collect());
@@ -318,6 +326,7 @@ struct Shared {
     responder: Option<Responder>,
     chunk_delay: Duration,
     props_n_ctx: Option<u64>,
+    ollama_window: Option<u64>,
     models: Vec<String>,
     next_id: AtomicU64,
 }
@@ -354,6 +363,7 @@ impl MockLlm {
             responder: script.responder,
             chunk_delay: Duration::from_millis(script.chunk_delay_ms),
             props_n_ctx: script.props_n_ctx,
+            ollama_window: script.ollama_window,
             models: script.models.unwrap_or_else(|| vec!["mock-model".to_string()]),
             next_id: AtomicU64::new(1),
         });
@@ -362,6 +372,7 @@ impl MockLlm {
             .route("/v1/chat/completions", post(openai))
             .route("/v1/models", get(models))
             .route("/props", get(props))
+            .route("/api/ps", get(ollama_ps))
             .with_state(shared.clone());
         let server = tokio::spawn(async move {
             if let Err(e) = axum::serve(listener, app).await {
@@ -443,6 +454,17 @@ async fn props(State(shared): State<Arc<Shared>>) -> Response {
         Some(n_ctx) => axum::Json(json!({"default_generation_settings": {"n_ctx": n_ctx}})).into_response(),
         None => StatusCode::NOT_FOUND.into_response(),
     }
+}
+
+async fn ollama_ps(State(shared): State<Arc<Shared>>) -> Response {
+    let Some(window) = shared.ollama_window else { return StatusCode::NOT_FOUND.into_response() };
+    let loaded = !shared.requests.lock().expect("mock lock poisoned").is_empty();
+    let models: Vec<Value> = if loaded {
+        shared.models.iter().map(|m| json!({"name": m, "model": m, "size": 1, "context_length": window})).collect()
+    } else {
+        Vec::new()
+    };
+    axum::Json(json!({"models": models})).into_response()
 }
 
 async fn answer(shared: &Shared, wire: Wire, path: &str, headers: &HeaderMap, raw: &[u8]) -> Response {
