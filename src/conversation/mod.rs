@@ -10,5 +10,5 @@ mod usage;
 
 pub use message::{Block, Message, Role, ToolCall, ToolResult};
 pub use mode::Mode;
-pub use text::{clip, floor_char_boundary};
+pub use text::{clip, first_plain_line, floor_char_boundary};
 pub use usage::Usage;

@@ -12,6 +12,33 @@ pub fn clip(s: &str, max: usize) -> String {
     }
 }
 
+/// The first block of markdown `text` (paragraph, heading, list item, code line) as plain
+/// words, for one-line previews: `## **Done**` reads as `Done`.
+pub fn first_plain_line(text: &str) -> String {
+    use pulldown_cmark::{Event, Parser, TagEnd};
+    let mut out = String::new();
+    for event in Parser::new(text) {
+        match event {
+            Event::Text(t) | Event::Code(t) => {
+                if let Some(first) = t.lines().find(|l| !l.trim().is_empty()) {
+                    out.push_str(first);
+                    if t.trim_end().contains('\n') {
+                        break;
+                    }
+                }
+            }
+            Event::SoftBreak | Event::HardBreak => out.push(' '),
+            Event::End(TagEnd::Paragraph | TagEnd::Heading(_) | TagEnd::Item | TagEnd::CodeBlock)
+                if !out.trim().is_empty() =>
+            {
+                break;
+            }
+            _ => {}
+        }
+    }
+    out.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
 /// The largest index `<= i` that is a char boundary of `s`.
 pub fn floor_char_boundary(s: &str, i: usize) -> usize {
     if i >= s.len() {
@@ -33,5 +60,18 @@ mod tests {
         assert_eq!(clip("héllo wörld", 5), "héllo…");
         assert_eq!(clip("short", 10), "short");
         assert_eq!(floor_char_boundary("é", 1), 0);
+    }
+
+    #[test]
+    fn previews_read_as_plain_words() {
+        assert_eq!(first_plain_line("## **Done**\n\nThe tests pass."), "Done");
+        assert_eq!(
+            first_plain_line("\n\nRan `cargo test`: *all* green.\nNext line"),
+            "Ran cargo test: all green. Next line"
+        );
+        assert_eq!(first_plain_line("- first item\n- second"), "first item");
+        assert_eq!(first_plain_line("```rust\nfn main() {}\nmore\n```"), "fn main() {}");
+        assert_eq!(first_plain_line("see [the docs](https://x.y) now"), "see the docs now");
+        assert_eq!(first_plain_line(""), "");
     }
 }

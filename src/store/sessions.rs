@@ -205,6 +205,5 @@ fn preview_of_content(json: &str) -> String {
                 .unwrap_or_default()
         })
         .unwrap_or_default();
-    let line = text.lines().find(|l| !l.trim().is_empty()).unwrap_or("").trim();
-    crate::conversation::clip(line, 100)
+    crate::conversation::clip(&crate::conversation::first_plain_line(&text), 100)
 }

@@ -69,7 +69,7 @@ fn listing_is_newest_first_with_counts_tokens_and_preview() {
     std::thread::sleep(std::time::Duration::from_millis(5));
     let second = store.create_session(p, new_session()).unwrap();
     store.append_message(&second.id, &Message::user("second")).unwrap();
-    store.append_message(&second.id, &Message::assistant("an answer\nwith two lines")).unwrap();
+    store.append_message(&second.id, &Message::assistant("**An answer**\nwith two lines\n\nand more")).unwrap();
     let usage = Usage { input_tokens: 100, cache_read_input_tokens: 900, ..Default::default() };
     store.record_usage(&second.id, None, "turn", "m", &usage).unwrap();
     store.record_usage(&second.id, None, "compaction", "m", &Usage { input_tokens: 5, ..Default::default() }).unwrap();
@@ -77,7 +77,7 @@ fn listing_is_newest_first_with_counts_tokens_and_preview() {
     let list = store.list_sessions(p).unwrap();
     assert_eq!(list.iter().map(|s| s.id.as_str()).collect::<Vec<_>>(), vec![second.id.as_str(), first.id.as_str()]);
     assert_eq!((list[0].message_count, list[0].tokens), (2, 1000));
-    assert_eq!(list[0].last_message, "an answer");
+    assert_eq!(list[0].last_message, "An answer with two lines", "its first paragraph, as plain words");
     assert_eq!(store.latest_session(p).unwrap().unwrap().id, second.id);
     let totals = store.session_usage(&second.id).unwrap();
     assert_eq!((totals.requests, totals.usage.input_tokens), (2, 105));
