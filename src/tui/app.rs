@@ -101,6 +101,8 @@ pub struct App {
     pub last_typed: Option<Instant>,
     /// Text to put on the clipboard at the next chance (Alt+C).
     pub clipboard: Option<String>,
+    /// Ctrl+G: the prompt to hand to the user's editor; the event loop suspends the screen.
+    pub editor_request: Option<String>,
     /// The terminal reports the mouse (wheel scrolling); off lets the terminal select text.
     pub mouse_capture: bool,
     /// The time frames are drawn at (set before each draw; fixed in tests).
@@ -145,6 +147,7 @@ impl App {
             repaint: false,
             last_typed: None,
             clipboard: None,
+            editor_request: None,
             mouse_capture: true,
             now,
             epoch: now,

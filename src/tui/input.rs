@@ -77,6 +77,7 @@ impl App {
                         self.composer.input(key, &self.files);
                     }
                 }
+                ComposerAction::OpenEditor => self.editor_request = Some(self.composer.text()),
             }
             return;
         }

@@ -54,6 +54,7 @@ pub enum ComposerAction {
     Newline,
     HistoryPrev,
     HistoryNext,
+    OpenEditor,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -226,6 +227,11 @@ pub const BINDINGS: &[Binding] = &[
     bind(&[shift(K::Enter), ctrl('j'), alt(K::Enter)], Action::Composer(ComposerAction::Newline), "insert a newline"),
     bind(&[key(K::Up)], Action::Composer(ComposerAction::HistoryPrev), "previous prompt (on the first line)"),
     bind(&[key(K::Down)], Action::Composer(ComposerAction::HistoryNext), "next prompt (on the last line)"),
+    bind(
+        &[ctrl('g')],
+        Action::Composer(ComposerAction::OpenEditor),
+        "write the prompt in $VISUAL or $EDITOR; it comes back here to send",
+    ),
     bind(&[key(K::Up), ctrl('p')], Action::Completion(CompletionAction::Prev), "previous suggestion"),
     bind(&[key(K::Down), ctrl('n')], Action::Completion(CompletionAction::Next), "next suggestion"),
     bind(&[key(K::Tab)], Action::Completion(CompletionAction::Accept), "take the suggestion"),

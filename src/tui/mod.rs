@@ -11,6 +11,7 @@ pub mod cells;
 pub mod completion;
 pub mod composer;
 pub mod diff;
+pub mod editor;
 pub mod frame;
 pub mod highlight;
 pub mod input;

@@ -15,7 +15,7 @@ use super::cells::NoticeKind;
 use super::frame::{FrameScheduler, MIN_FRAME_INTERVAL};
 use super::status::SPINNER_FPS;
 use super::terminal::Tui;
-use super::{highlight, render};
+use super::{editor, highlight, render};
 use crate::agent::{AgentEvent, AgentHandle};
 
 /// How long quitting waits for the agent to commit what it was writing.
@@ -159,6 +159,19 @@ pub async fn run(
         }
         if let Some(text) = app.clipboard.take() {
             tui.copy(&text)?;
+        }
+        if let Some(text) = app.editor_request.take() {
+            // The editor reads the keyboard now: stop listening until it is done.
+            drop(events);
+            tui.suspend();
+            let edited = editor::edit(&editor::editor_command(), &text).await;
+            tui.resume()?;
+            events = EventStream::new();
+            app.now = Instant::now();
+            match edited {
+                Ok(text) => app.composer.set_text(&text),
+                Err(message) => app.flash(message),
+            }
         }
         tui.set_mouse_capture(app.mouse_capture)?;
         if changed {

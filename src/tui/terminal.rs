@@ -38,22 +38,7 @@ impl Tui {
     /// Take over the terminal.
     pub fn enter() -> io::Result<Tui> {
         install_panic_hook();
-        enable_raw_mode()?;
-        let mut out = io::stdout();
-        let setup = execute!(
-            out,
-            EnterAlternateScreen,
-            EnableBracketedPaste,
-            EnableMouseCapture,
-            // Terminals without the kitty protocol ignore this; querying support first would
-            // cost a round trip (or a timeout) before the first frame.
-            PushKeyboardEnhancementFlags(KeyboardEnhancementFlags::DISAMBIGUATE_ESCAPE_CODES),
-            cursor::Hide
-        );
-        if let Err(e) = setup {
-            restore();
-            return Err(e);
-        }
+        take_over(true)?;
         let (w, h) = ratatui::crossterm::terminal::size()?;
         let terminal = fixed_terminal(w, h)?;
         let mut tui = Tui { terminal, area: Rect::new(0, 0, w.max(1), h.max(1)), mouse: true, restored: false };
@@ -115,6 +100,23 @@ impl Tui {
         execute!(self.terminal.backend_mut(), CopyToClipboard::to_clipboard_from(text))
     }
 
+    /// Hand the terminal to another program (the user's editor) until [`Tui::resume`].
+    pub fn suspend(&mut self) {
+        restore();
+    }
+
+    /// Take the terminal back after [`Tui::suspend`]; the next frame repaints every cell,
+    /// at whatever size the terminal now has.
+    pub fn resume(&mut self) -> io::Result<()> {
+        take_over(self.mouse)?;
+        let (w, h) = ratatui::crossterm::terminal::size()?;
+        if Rect::new(0, 0, w.max(1), h.max(1)) != self.area {
+            return self.resize(w, h);
+        }
+        self.force_full_repaint();
+        Ok(())
+    }
+
     /// Give the terminal back.
     pub fn leave(&mut self) {
         if !self.restored {
@@ -135,6 +137,28 @@ fn fixed_terminal(w: u16, h: u16) -> io::Result<Terminal<CrosstermBackend<Stdout
         CrosstermBackend::new(io::stdout()),
         TerminalOptions { viewport: Viewport::Fixed(Rect::new(0, 0, w.max(1), h.max(1))) },
     )
+}
+
+/// Raw mode, the alternate screen, bracketed paste, the mouse when `mouse`, and keyboard
+/// enhancement; on failure the terminal is restored.
+fn take_over(mouse: bool) -> io::Result<()> {
+    enable_raw_mode()?;
+    let mut out = io::stdout();
+    let setup = execute!(
+        out,
+        EnterAlternateScreen,
+        EnableBracketedPaste,
+        // Terminals without the kitty protocol ignore this; querying support first would
+        // cost a round trip (or a timeout) before the first frame.
+        PushKeyboardEnhancementFlags(KeyboardEnhancementFlags::DISAMBIGUATE_ESCAPE_CODES),
+        cursor::Hide
+    )
+    .and_then(|()| if mouse { execute!(out, EnableMouseCapture) } else { Ok(()) });
+    if let Err(e) = setup {
+        restore();
+        return Err(e);
+    }
+    Ok(())
 }
 
 /// Undo everything [`Tui::enter`] did; safe to call more than once.

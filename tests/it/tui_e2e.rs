@@ -302,3 +302,37 @@ async fn without_a_provider_the_setup_screen_says_what_to_set() {
     assert_eq!(status.exit_code(), 2, "no provider is bad usage, as headless says");
     assert!(!screen.parser.lock().unwrap().screen().alternate_screen());
 }
+
+/// Ctrl+G hands the prompt to `$EDITOR` with the terminal (cairn stops reading the keyboard),
+/// and what the editor saved comes back to the prompt, to be sent as typed.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ctrl_g_writes_the_prompt_in_the_editor() {
+    let sandbox = Sandbox::new();
+    // An "editor" that reads a line from the terminal and appends it to the file.
+    sandbox
+        .write("ed.sh", "#!/bin/sh\nprintf 'EDITOR OPEN\\n'\nIFS= read -r line\nprintf ' %s\\n' \"$line\" >> \"$1\"\n");
+    let mock = MockLlm::start(Script::new().turn(Turn::text("Got the edited prompt."))).await;
+    let mut cmd = bare_command(&sandbox, &[]);
+    cmd.env("ANTHROPIC_API_KEY", KEY);
+    cmd.env("ANTHROPIC_BASE_URL", mock.anthropic_base_url());
+    cmd.env("EDITOR", format!("sh {}", sandbox.project.path().join("ed.sh").display()));
+    let mut screen = tokio::task::block_in_place(|| Screen::spawn(cmd));
+    tokio::task::block_in_place(|| {
+        screen.wait("the status line", |s| s.lines().last().is_some_and(|l| l.contains("EDIT")));
+        screen.type_text("draft:");
+        screen.send("\x07");
+        screen.wait("the editor", |s| s.contains("EDITOR OPEN"));
+        assert!(!screen.parser.lock().unwrap().screen().alternate_screen(), "the editor has the normal screen");
+        screen.send("from the editor\r");
+        screen.wait("the edited prompt back in the composer", |s| {
+            s.contains("draft: from the editor") && s.lines().last().is_some_and(|l| l.contains("EDIT"))
+        });
+        screen.send("\r");
+        screen.wait("the answer", |s| s.contains("Got the edited prompt."));
+        screen.type_text("/quit");
+        screen.send("\r");
+    });
+    assert!(tokio::task::block_in_place(|| screen.wait_exit()).success());
+    let sent = mock.requests()[0].body["messages"][0]["content"].to_string();
+    assert!(sent.contains("draft: from the editor") && !sent.contains("from the editor\\n"), "{sent}");
+}
