@@ -39,21 +39,25 @@ fn expiry_for(class: &str) -> Option<String> {
     })
 }
 
-/// Save a memory, or update the one it duplicates (this project's or a global one). Saving a
-/// twin as global makes the existing memory global. Returns the answer for the model.
+/// Save a memory, or update the one it duplicates. A project memory's twin is looked for among
+/// this project's memories only (a project's detail must not rewrite what every project sees);
+/// a global one's among both, and a project twin it updates becomes global. Returns the answer
+/// for the model.
 fn save_memory(store: &Store, project: ProjectId, session: &str, draft: MemoryDraft<'_>) -> Result<String, String> {
     let MemoryDraft { kind, class, title, content, global } = draft;
     let scope = if global { ", global" } else { "" };
-    let existing: Vec<MemoryRecord> =
-        store.memories(project).map_err(|e| e.to_string())?.into_iter().filter(|m| m.kind != "compaction").collect();
+    let existing: Vec<MemoryRecord> = store
+        .memories(project)
+        .map_err(|e| e.to_string())?
+        .into_iter()
+        .filter(|m| m.kind != "compaction" && (global || !m.global))
+        .collect();
     match merge_decision(kind, title, content, &existing) {
         Merge::Update(id) => {
             store.update_memory(project, id, title, content).map_err(|e| e.to_string())?;
-            let was_global = existing.iter().any(|m| m.id == id && m.global);
-            if global && !was_global {
+            if global && existing.iter().any(|m| m.id == id && !m.global) {
                 store.set_memory_global(project, id, true).map_err(|e| e.to_string())?;
             }
-            let scope = if global || was_global { ", global" } else { "" };
             Ok(format!("Updated memory #{id} ({kind}{scope}): {title}"))
         }
         Merge::Insert => {

@@ -78,6 +78,10 @@ async fn a_global_memory_reaches_every_project_and_a_global_twin_promotes_the_pr
                 json!({"type": "user", "title": "Commit style", "content": "Commit messages in the imperative mood, never emoji.", "scope": "global"}),
             ))
             .turn(Turn::text("Noted."))
+            .turn(Turn::tool(
+                "memory_save",
+                json!({"type": "user", "title": "Commit style", "content": "Here commit messages follow Conventional Commits."}),
+            ))
             .turn(Turn::text("Other project.")),
     )
     .await;
@@ -89,18 +93,27 @@ async fn a_global_memory_reaches_every_project_and_a_global_twin_promotes_the_pr
         "{promoted}"
     );
 
+    // Another project: the global memory is there, and a project-scoped twin saved there is
+    // that project's own, leaving the global one as it was.
     let b = tempfile::tempdir().unwrap();
-    let mut cmd = a.command(Api::OpenAi, &mock, &["-p", "hello"]);
+    let mut cmd = a.command(Api::OpenAi, &mock, &["-p", "in this repo we use conventional commits"]);
     cmd.current_dir(b.path());
     assert!(cmd.output().await.unwrap().status.success());
     let other = mock.requests()[4].body.to_string();
     assert!(other.contains("never emoji"), "the global memory reaches another project: {other}");
     assert!(!other.contains("just release"), "the project memory does not");
+    let local = last_result(&mock.requests()[5]);
+    assert!(local.starts_with("Saved memory #") && !local.contains("global"), "{local}");
+    let mut in_b = a.bare_command(&["memories", "--json"]);
+    in_b.current_dir(b.path());
+    let in_b: serde_json::Value = serde_json::from_slice(&in_b.output().await.unwrap().stdout).unwrap();
+    assert_eq!(in_b.as_array().unwrap().len(), 2, "its own and the global one: {in_b}");
 
     let list: serde_json::Value =
         serde_json::from_slice(&a.bare_command(&["memories", "--json"]).output().await.unwrap().stdout).unwrap();
     let global: Vec<_> = list.as_array().unwrap().iter().map(|m| (m["title"].clone(), m["global"].clone())).collect();
-    assert_eq!(global.len(), 2, "the twin was updated, not added: {list}");
+    assert_eq!(global.len(), 2, "the twin was updated, not added, and b's own is not here: {list}");
+    assert!(list.to_string().contains("never emoji"), "b's project twin left the global memory alone: {list}");
     assert!(global.contains(&(json!("Commit style"), json!(true))) && global.contains(&(json!("Build"), json!(false))));
 }
 
