@@ -285,31 +285,21 @@ impl App {
             }
             (Some(OverlayAction::Open), Overlay::Memories(m)) => m.viewing = !m.viewing,
             (Some(OverlayAction::TogglePin), Overlay::Memories(m)) => {
-                if let (Some(mem), Some((store, project))) = (m.selected(), &self.store) {
+                if let Some(mem) = m.selected() {
                     let (id, pinned) = (mem.id, !mem.pinned);
-                    match store.set_memory_pinned(*project, id, pinned) {
-                        Ok(_) => {
-                            self.reload_memories();
-                            self.flash(format!("memory #{id} {}", if pinned { "pinned" } else { "unpinned" }));
-                        }
-                        Err(e) => self.flash(format!("could not change memory #{id}: {e}")),
-                    }
+                    let done = format!("memory #{id} {}", if pinned { "pinned" } else { "unpinned" });
+                    self.change_memory(id, done, |store, project| store.set_memory_pinned(project, id, pinned));
                 }
             }
             (Some(OverlayAction::ToggleGlobal), Overlay::Memories(m)) => {
-                if let (Some(mem), Some((store, project))) = (m.selected(), &self.store) {
+                if let Some(mem) = m.selected() {
                     let (id, global) = (mem.id, !mem.global);
-                    match store.set_memory_global(*project, id, global) {
-                        Ok(_) => {
-                            self.reload_memories();
-                            self.flash(if global {
-                                format!("memory #{id} is now global: every project sees it")
-                            } else {
-                                format!("memory #{id} now belongs to this project only")
-                            });
-                        }
-                        Err(e) => self.flash(format!("could not change memory #{id}: {e}")),
-                    }
+                    let done = if global {
+                        format!("memory #{id} is now global: every project sees it")
+                    } else {
+                        format!("memory #{id} now belongs to this project only")
+                    };
+                    self.change_memory(id, done, |store, project| store.set_memory_global(project, id, global));
                 }
             }
             (Some(OverlayAction::Delete), Overlay::Memories(m)) => {
@@ -477,6 +467,24 @@ impl App {
         let selected = items.iter().position(|s| Some(&s.id) != current.as_ref()).unwrap_or(0);
         self.overlay =
             Some(Overlay::Sessions(SessionsView { items, selected, current, now: chrono::Utc::now(), error }));
+    }
+
+    /// Apply `change` to memory `id` in the store, then show the list as it now is and say
+    /// `done` (or why it failed).
+    fn change_memory(
+        &mut self,
+        id: i64,
+        done: String,
+        change: impl FnOnce(&crate::store::Store, crate::store::ProjectId) -> Result<bool, crate::store::StoreError>,
+    ) {
+        let Some((store, project)) = &self.store else { return };
+        match change(store, *project) {
+            Ok(_) => {
+                self.reload_memories();
+                self.flash(done);
+            }
+            Err(e) => self.flash(format!("could not change memory #{id}: {e}")),
+        }
     }
 
     fn reload_memories(&mut self) {
