@@ -5,7 +5,7 @@
 use std::collections::HashSet;
 use std::sync::Arc;
 
-use super::aux::AuxModel;
+use super::auxiliary::AuxModel;
 use super::events::{AgentEvent, NoticeLevel};
 use super::worker::Worker;
 use crate::config::Redactor;

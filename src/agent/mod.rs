@@ -4,7 +4,7 @@
 //!
 //! Draws and prints nothing.
 
-mod aux;
+mod auxiliary;
 mod compaction;
 mod context_view;
 mod dispatch;
@@ -17,7 +17,7 @@ mod spill;
 mod turn;
 mod worker;
 
-pub use aux::{AuxModel, UsageRecorder, UsageTally};
+pub use auxiliary::{AuxModel, UsageRecorder, UsageTally};
 pub use events::{
     AgentEvent, ApprovalDecision, ApprovalRequest, CacheReport, CacheStats, CompactionEvent, CompactionTrigger,
     ContextBreakdown, ContextPart, ContextReport, ContextStatus, NoticeLevel, SegmentInfo, ToolFinished, TurnOutcome,

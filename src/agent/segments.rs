@@ -4,7 +4,7 @@
 
 use std::sync::Arc;
 
-use super::aux::AuxModel;
+use super::auxiliary::AuxModel;
 use super::worker::Worker;
 use crate::context::{SegmentNode, outline, segment, transcript_piece};
 use crate::store::{SegmentRow, Store};

@@ -9,7 +9,7 @@ use std::sync::{Arc, Mutex};
 use tokio::sync::{mpsc, watch};
 use tokio_util::sync::CancellationToken;
 
-use super::aux::{AuxModel, UsageRecorder, UsageTally};
+use super::auxiliary::{AuxModel, UsageRecorder, UsageTally};
 use super::compaction::InFlight;
 use super::events::{AgentEvent, ApprovalDecision, NoticeLevel, UserCommand};
 use super::runner::AgentSetup;
