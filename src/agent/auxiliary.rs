@@ -8,8 +8,8 @@ use futures_util::future::BoxFuture;
 use tokio_util::sync::CancellationToken;
 
 use crate::context::{Summarizer, SummaryError};
-use crate::conversation::{Message, Usage};
-use crate::llm::{ChatRequest, LlmError, Provider, RetryPolicy, SystemBlock, send_with_retries};
+use crate::conversation::{Message, SystemBlock, Usage};
+use crate::llm::{ChatRequest, LlmError, Provider, RetryPolicy, send_with_retries};
 use crate::store::Store;
 
 /// Usage of auxiliary calls, collected until a turn's stats take it.

@@ -137,7 +137,10 @@ impl Worker {
 
     /// The system prompt and the tools for a request: the frozen memory block and environment,
     /// and the instruction files as they are on disk now.
-    pub(super) fn system_and_tools(&self, mode: Mode) -> (Vec<crate::llm::SystemBlock>, Vec<crate::llm::ToolSpec>) {
+    pub(super) fn system_and_tools(
+        &self,
+        mode: Mode,
+    ) -> (Vec<crate::conversation::SystemBlock>, Vec<crate::conversation::ToolSpec>) {
         let instructions = prompt::read_instruction_files(&self.root, &self.cwd);
         self.system_and_tools_with(mode, &instructions)
     }
@@ -146,7 +149,7 @@ impl Worker {
         &self,
         mode: Mode,
         instructions: &[prompt::InstructionFile],
-    ) -> (Vec<crate::llm::SystemBlock>, Vec<crate::llm::ToolSpec>) {
+    ) -> (Vec<crate::conversation::SystemBlock>, Vec<crate::conversation::ToolSpec>) {
         let snapshot = &self.pipeline.state().prompt;
         let environment = match &snapshot.environment {
             Some(text) => text.clone(),

@@ -5,10 +5,12 @@
 
 mod message;
 mod mode;
+mod request;
 mod text;
 mod usage;
 
 pub use message::{Block, Message, Role, ToolCall, ToolResult};
 pub use mode::Mode;
+pub use request::{SystemBlock, ToolSpec};
 pub use text::{clip, first_plain_line, floor_char_boundary};
 pub use usage::Usage;

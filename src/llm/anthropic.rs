@@ -15,9 +15,9 @@ use tokio_util::sync::CancellationToken;
 
 use super::http::{self, Api, ClientSetupError};
 use super::sse::{SseEvent, SseStream};
-use super::{ChatRequest, ChatResponse, LlmError, Provider, StopReason, StreamEvent, SystemBlock};
+use super::{ChatRequest, ChatResponse, LlmError, Provider, StopReason, StreamEvent};
 use crate::config::{CacheTtl, ProviderKind, RetryConfig, Secret};
-use crate::conversation::{Block, Message, Role, ToolCall, Usage};
+use crate::conversation::{Block, Message, Role, SystemBlock, ToolCall, Usage};
 
 const API: Api = Api { provider: "Anthropic", key_var: "ANTHROPIC_API_KEY" };
 const API_VERSION: &str = "2023-06-01";

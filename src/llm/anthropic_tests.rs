@@ -3,7 +3,7 @@ use tokio::sync::mpsc::unbounded_channel;
 
 use super::*;
 use crate::conversation::ToolResult;
-use crate::llm::ToolSpec;
+use crate::conversation::ToolSpec;
 
 fn request(messages: Vec<Message>) -> ChatRequest {
     ChatRequest {

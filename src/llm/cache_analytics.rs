@@ -143,7 +143,7 @@ impl CacheTracker {
 mod tests {
     use super::*;
     use crate::conversation::Message;
-    use crate::llm::SystemBlock;
+    use crate::conversation::SystemBlock;
 
     fn request(system: &str, messages: usize) -> ChatRequest {
         ChatRequest {

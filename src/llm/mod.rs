@@ -20,7 +20,7 @@ pub use discovery::{ProbeResult, ServedWindow, discover_model, probe_local};
 pub use error::{LlmError, is_context_length_message};
 pub use http::{ClientSetupError, build_client};
 pub use openai::OpenAiClient;
-pub use request::{ChatRequest, ChatResponse, StopReason, StreamEvent, SystemBlock, ToolSpec};
+pub use request::{ChatRequest, ChatResponse, StopReason, StreamEvent};
 pub use retry::{RetryPolicy, send_with_retries};
 
 use futures_util::future::BoxFuture;

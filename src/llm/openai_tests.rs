@@ -3,7 +3,7 @@ use tokio::sync::mpsc::unbounded_channel;
 
 use super::*;
 use crate::conversation::ToolResult;
-use crate::llm::{SystemBlock, ToolSpec};
+use crate::conversation::{SystemBlock, ToolSpec};
 
 const SERVER: Api = Api { provider: "the OpenAI-compatible server", key_var: KEY_VAR };
 

@@ -1,24 +1,7 @@
 use serde::Serialize;
 
 use crate::config::CacheTtl;
-use crate::conversation::{Message, Usage};
-
-/// A piece of the system prompt. `cache_breakpoint` marks the end of a cacheable prefix
-/// (Anthropic `cache_control`); OpenAI-compatible clients concatenate the blocks.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct SystemBlock {
-    pub text: String,
-    pub cache_breakpoint: bool,
-}
-
-/// A tool as the model sees it.
-#[derive(Clone, Debug, PartialEq, Serialize)]
-pub struct ToolSpec {
-    pub name: String,
-    pub description: String,
-    /// JSON Schema of the arguments object.
-    pub input_schema: serde_json::Value,
-}
+use crate::conversation::{Message, SystemBlock, ToolSpec, Usage};
 
 /// Everything one request carries, provider-neutral.
 #[derive(Clone, Debug)]

@@ -15,7 +15,7 @@ pub use instructions::{
 };
 
 use crate::conversation::Mode;
-use crate::llm::SystemBlock;
+use crate::conversation::SystemBlock;
 
 const BASE: &str = include_str!("../../assets/prompts/system.md");
 const TOOL_CONVENTIONS: &str = include_str!("../../assets/prompts/tool_conventions.md");

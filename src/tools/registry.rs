@@ -9,7 +9,7 @@ use super::grep::Grep;
 use super::memory::{MemorySave, MemorySearch};
 use super::{Access, Tool};
 use crate::conversation::Mode;
-use crate::llm::ToolSpec;
+use crate::conversation::ToolSpec;
 
 pub struct Registry {
     tools: Vec<Box<dyn Tool>>,

@@ -2,8 +2,8 @@
 //! shape, cache breakpoints, and errors that must not be retried.
 
 use cairn::config::{CacheTtl, RetryConfig, Secret};
-use cairn::conversation::{Block, Message, Role, ToolCall, ToolResult, Usage};
-use cairn::llm::{AnthropicClient, LlmError, StopReason, StreamEvent, SystemBlock};
+use cairn::conversation::{Block, Message, Role, SystemBlock, ToolCall, ToolResult, Usage};
+use cairn::llm::{AnthropicClient, LlmError, StopReason, StreamEvent};
 use serde_json::{Value, json};
 
 use crate::support::llm::{TEST_KEY, anthropic, fast_retry, request, send, stream_once};

@@ -2,8 +2,8 @@
 //! normalisation, request shape, and errors that must not be retried.
 
 use cairn::config::Secret;
-use cairn::conversation::{Block, Message, Role, ToolCall, ToolResult, Usage};
-use cairn::llm::{LlmError, OpenAiClient, StopReason, StreamEvent, SystemBlock};
+use cairn::conversation::{Block, Message, Role, SystemBlock, ToolCall, ToolResult, Usage};
+use cairn::llm::{LlmError, OpenAiClient, StopReason, StreamEvent};
 use serde_json::json;
 
 use crate::support::llm::{TEST_KEY, fast_retry, openai, request, send, stream_once};

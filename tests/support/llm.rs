@@ -2,10 +2,10 @@
 //! builder, and a runner that collects the streamed events.
 
 use cairn::config::{RetryConfig, Secret};
-use cairn::conversation::Message;
+use cairn::conversation::{Message, SystemBlock, ToolSpec};
 use cairn::llm::{
     AnthropicClient, ChatRequest, ChatResponse, LlmError, OpenAiClient, Provider, RetryPolicy, StreamEvent,
-    SystemBlock, ToolSpec, send_with_retries,
+    send_with_retries,
 };
 use serde_json::json;
 use tokio::sync::mpsc::unbounded_channel;
