@@ -464,9 +464,24 @@ impl Worker {
                 (self.last_seq + 1, None)
             }
         };
+        if message.role == crate::conversation::Role::User && self.session.title.is_empty() {
+            self.title_session(&message.text());
+        }
         self.last_seq = seq;
         self.pipeline.append(seq, message);
         id
+    }
+
+    /// An untitled session takes the first line of its first prompt as its title.
+    fn title_session(&mut self, prompt: &str) {
+        let title = session_title(prompt);
+        if title.is_empty() {
+            return;
+        }
+        match self.store.set_session_title(&self.session.id, &title) {
+            Ok(()) => self.session.title = title,
+            Err(e) => self.store_error(&e),
+        }
     }
 
     /// Persist the context state after a stage changed it.
@@ -509,5 +524,24 @@ impl Worker {
                 format!("could not save to the database ({e}); the session continues but may not be resumable"),
             );
         }
+    }
+}
+
+/// A session's title: the first non-blank line of its first prompt, cut to 60 characters.
+fn session_title(prompt: &str) -> String {
+    crate::conversation::clip(prompt.lines().find(|l| !l.trim().is_empty()).unwrap_or("").trim(), 60)
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn a_session_is_titled_by_the_first_line_of_its_first_prompt() {
+        assert_eq!(
+            super::session_title("\n  Fix the failing test in tests/api.rs\nplease"),
+            "Fix the failing test in tests/api.rs"
+        );
+        assert_eq!(super::session_title("   \n\n"), "");
+        let long = super::session_title(&"word ".repeat(30));
+        assert!(long.ends_with('…') && long.chars().count() <= 61, "{long}");
     }
 }

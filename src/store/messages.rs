@@ -36,7 +36,7 @@ pub struct ToolRecord {
 }
 
 impl Store {
-    /// Commit one completed message. A user message also titles an untitled session.
+    /// Commit one completed message.
     pub fn append_message(&self, session: &str, message: &Message) -> Result<StoredMessage, StoreError> {
         self.append(session, message, None)
     }
@@ -97,13 +97,6 @@ impl Store {
             )?;
         }
         tx.execute("UPDATE sessions SET updated_at = ?2 WHERE id = ?1", params![session, now])?;
-        if message.role == Role::User {
-            let title = crate::conversation::clip(
-                message.text().lines().find(|l| !l.trim().is_empty()).unwrap_or("").trim(),
-                60,
-            );
-            tx.execute("UPDATE sessions SET title = ?2 WHERE id = ?1 AND title = ''", params![session, title])?;
-        }
         tx.commit()?;
         Ok(StoredMessage { id, seq, message: message.clone(), created_at: now })
     }
