@@ -70,6 +70,7 @@ fn loaded_app(history: &[Message]) -> App {
         },
         resumed: true,
         history: history.iter().cloned().map(std::sync::Arc::new).collect(),
+        tool_display: Default::default(),
         mode: Mode::Edit,
         model: "claude-sonnet-4-5".into(),
         window: 200_000,

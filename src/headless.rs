@@ -3,15 +3,15 @@
 
 use std::io::Write;
 use std::process::ExitCode;
-use std::sync::Arc;
 
 use serde::Serialize;
 use serde_json::json;
 
-use crate::agent::{AgentEvent, AgentSetup, ContextReport, SlashCommand, TurnSummary, UserCommand, parse_slash};
-use crate::cli::{CliError, OutputFormat};
+use crate::agent::{
+    AgentEvent, AgentHandle, ContextReport, LibraryAnswer, LibraryError, LibraryRequest, SlashCommand, TurnOutcome,
+    TurnSummary, UserCommand, parse_slash,
+};
 use crate::conversation::Usage;
-use crate::store::Store;
 
 /// The final object of `--output-format json`, and the last line of `stream-json`.
 #[derive(Debug, Serialize)]
@@ -53,57 +53,101 @@ impl UsageReport {
     }
 }
 
+/// How a headless run prints (`--output-format`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum OutputFormat {
+    Text,
+    Json,
+    StreamJson,
+}
+
+/// Why a headless run stopped early.
+#[derive(Debug, thiserror::Error)]
+pub enum HeadlessError {
+    /// The prompt asked for something that cannot be done (exit 2).
+    #[error("{0}")]
+    Usage(String),
+    /// The run failed (exit 1).
+    #[error("{0}")]
+    Failed(String),
+}
+
+impl From<LibraryError> for HeadlessError {
+    fn from(e: LibraryError) -> Self {
+        match e {
+            LibraryError::Input(message) => HeadlessError::Usage(message),
+            LibraryError::Failed(message) => HeadlessError::Failed(message),
+        }
+    }
+}
+
 /// What the prompt asks the agent to do.
 enum Work {
     Command(UserCommand),
-    /// Answered without the agent (a listing, help); printed as the result.
+    /// Answered without the agent (help); printed as the result.
     Answer(String),
 }
 
+/// The event that answers a command at once, for commands that run no turn.
+fn answer_of(event: &AgentEvent) -> Option<Result<String, HeadlessError>> {
+    Some(match event {
+        AgentEvent::ModeChanged(m) => Ok(format!("mode is now {m}")),
+        AgentEvent::ModelChanged { model, window } => Ok(format!("model is now {model} ({window} tokens)")),
+        AgentEvent::Library(LibraryAnswer::Sessions(list)) => {
+            list.clone().map_err(HeadlessError::from).and_then(pretty)
+        }
+        AgentEvent::Library(LibraryAnswer::Memories(list)) => {
+            list.clone().map_err(HeadlessError::from).and_then(pretty)
+        }
+        AgentEvent::Library(LibraryAnswer::MemoryChanged(done)) => done.clone().map_err(HeadlessError::from),
+        _ => return None,
+    })
+}
+
+/// A listing as `cairn sessions --json` and `cairn memories --json` print it.
+fn pretty(list: impl Serialize) -> Result<String, HeadlessError> {
+    serde_json::to_string_pretty(&list).map_err(|e| HeadlessError::Failed(e.to_string()))
+}
+
 #[cfg(unix)]
-fn listen_for_ctrl_c() -> Result<tokio::signal::unix::Signal, CliError> {
+fn listen_for_ctrl_c() -> Result<tokio::signal::unix::Signal, HeadlessError> {
     tokio::signal::unix::signal(tokio::signal::unix::SignalKind::interrupt()).map_err(ctrl_c_error)
 }
 
 #[cfg(windows)]
-fn listen_for_ctrl_c() -> Result<tokio::signal::windows::CtrlC, CliError> {
+fn listen_for_ctrl_c() -> Result<tokio::signal::windows::CtrlC, HeadlessError> {
     tokio::signal::windows::ctrl_c().map_err(ctrl_c_error)
 }
 
-fn ctrl_c_error(e: std::io::Error) -> CliError {
-    CliError::Failed(format!("cannot listen for Ctrl+C ({e}); without it an interrupt would lose the answer so far"))
+fn ctrl_c_error(e: std::io::Error) -> HeadlessError {
+    HeadlessError::Failed(format!(
+        "cannot listen for Ctrl+C ({e}); without it an interrupt would lose the answer so far"
+    ))
 }
 
-pub async fn run(
-    setup: AgentSetup,
-    store: Arc<Store>,
-    prompt: String,
-    format: OutputFormat,
-) -> Result<ExitCode, CliError> {
-    let mut mode = setup.mode.as_str().to_string();
-    let project = setup.project;
-    let handle = crate::agent::spawn(setup)?;
+/// Run `prompt` (or its slash command) on the agent behind `handle` to the end, printing as
+/// `format` says.
+pub async fn run(mut handle: AgentHandle, prompt: String, format: OutputFormat) -> Result<ExitCode, HeadlessError> {
     let session_id = handle.session.id.clone();
+    let mut mode = handle.session.mode.to_string();
     let mut model = handle.session.model.clone();
     let work = match parse_slash(&prompt) {
         None => Work::Command(UserCommand::Submit(prompt)),
-        Some(Err(message)) => return Err(CliError::Usage(message)),
-        Some(Ok(command)) => slash_work(command, &store, project)?,
+        Some(Err(message)) => return Err(HeadlessError::Usage(message)),
+        Some(Ok(command)) => slash_work(command)?,
     };
     let mut printer = Printer { format, out: std::io::stdout() };
     let command = match work {
         Work::Answer(text) => {
-            let summary =
-                TurnSummary { outcome: crate::agent::TurnOutcome::Completed { text }, stats: Default::default() };
+            let summary = TurnSummary { outcome: TurnOutcome::Completed { text }, stats: Default::default() };
             printer.finish(&session_id, &mode, &model, &summary)?;
             handle.shutdown().await;
             return Ok(ExitCode::SUCCESS);
         }
         Work::Command(command) => command,
     };
-    // A mode or model switch answers at once; say so and stop.
-    let immediate = matches!(command, UserCommand::SetMode(_) | UserCommand::SetModel(_));
-    let mut handle = handle;
+    // A mode or model switch and the library answer at once; say so and stop.
+    let immediate = matches!(command, UserCommand::SetMode(_) | UserCommand::SetModel(_) | UserCommand::Library(_));
     // Listening starts before the turn does and lasts the whole run, so no Ctrl+C is missed:
     // one that lands while an event is being printed is held until the loop comes back to it.
     let mut ctrl_c = listen_for_ctrl_c()?;
@@ -115,7 +159,7 @@ pub async fn run(
             _ = ctrl_c.recv() => {
                 if interrupted_once {
                     // Every completed message is already in the database; leave without waiting.
-                    return Err(CliError::Failed(
+                    return Err(HeadlessError::Failed(
                         "interrupted twice; stopped without waiting for the turn to wind down".into(),
                     ));
                 }
@@ -125,23 +169,27 @@ pub async fn run(
             }
         };
         let Some(event) = event else {
-            return Err(CliError::Failed("the agent stopped unexpectedly; see the log in the data folder".into()));
+            return Err(HeadlessError::Failed("the agent stopped unexpectedly; see the log in the data folder".into()));
         };
         match &event {
-            AgentEvent::ModeChanged(m) => mode = m.as_str().to_string(),
+            AgentEvent::SessionReady { mode: m, model: name, .. } => {
+                mode = m.to_string();
+                model = name.clone();
+            }
+            AgentEvent::ModeChanged(m) => mode = m.to_string(),
             AgentEvent::ModelChanged { model: m, .. } => model = m.clone(),
             _ => {}
         }
         printer.event(&event)?;
         let summary = match event {
             AgentEvent::TurnFinished(summary) => summary,
-            AgentEvent::ModeChanged(m) if immediate => TurnSummary {
-                outcome: crate::agent::TurnOutcome::Completed { text: format!("mode is now {m}") },
-                stats: Default::default(),
-            },
-            AgentEvent::ModelChanged { model: m, window } if immediate => TurnSummary {
-                outcome: crate::agent::TurnOutcome::Completed { text: format!("model is now {m} ({window} tokens)") },
-                stats: Default::default(),
+            other if immediate => match answer_of(&other) {
+                Some(Ok(text)) => TurnSummary { outcome: TurnOutcome::Completed { text }, stats: Default::default() },
+                Some(Err(e)) => {
+                    handle.shutdown().await;
+                    return Err(e);
+                }
+                None => continue,
             },
             _ => continue,
         };
@@ -151,38 +199,19 @@ pub async fn run(
     }
 }
 
-fn slash_work(command: SlashCommand, store: &Store, project: crate::store::ProjectId) -> Result<Work, CliError> {
+fn slash_work(command: SlashCommand) -> Result<Work, HeadlessError> {
     Ok(match command {
         SlashCommand::Compact => Work::Command(UserCommand::Compact),
         SlashCommand::Mode(m) => Work::Command(UserCommand::SetMode(m)),
         SlashCommand::Model(name) => Work::Command(UserCommand::SetModel(name)),
-        SlashCommand::Sessions => {
-            let list = store.list_sessions(project)?;
-            Work::Answer(serde_json::to_string_pretty(&list).map_err(|e| CliError::Failed(e.to_string()))?)
-        }
+        SlashCommand::Sessions => Work::Command(UserCommand::Library(LibraryRequest::Sessions)),
+        SlashCommand::Memories => Work::Command(UserCommand::Library(LibraryRequest::Memories)),
+        SlashCommand::Forget(id) => Work::Command(UserCommand::Library(LibraryRequest::Forget(id))),
         SlashCommand::Help => Work::Answer(
             crate::agent::COMMANDS.iter().map(|(n, a, h)| format!("{n} {a}  {h}")).collect::<Vec<_>>().join("\n"),
         ),
-        SlashCommand::Memories => {
-            let list = store.memories(project)?;
-            Work::Answer(serde_json::to_string_pretty(&list).map_err(|e| CliError::Failed(e.to_string()))?)
-        }
-        SlashCommand::Forget(id) => {
-            let id: i64 = id
-                .trim_start_matches('#')
-                .parse()
-                .map_err(|_| CliError::Usage(format!("/forget needs a memory id (a number), not {id:?}")))?;
-            match store.memory(project, id)? {
-                Some(m) if store.delete_memory(project, id)? => {
-                    Work::Answer(format!("Forgot memory #{id}: {}", m.title))
-                }
-                Some(_) | None => {
-                    return Err(CliError::Usage(format!("no memory #{id} in this project; /memories lists them")));
-                }
-            }
-        }
         SlashCommand::Context | SlashCommand::Resume(_) | SlashCommand::New | SlashCommand::Quit => {
-            return Err(CliError::Usage(
+            return Err(HeadlessError::Usage(
                 "that command works in the interactive interface; headless runs take /compact, /mode, /model, /sessions, /memories, /forget and /help".into(),
             ));
         }
@@ -195,12 +224,12 @@ struct Printer {
 }
 
 impl Printer {
-    fn line(&mut self, value: serde_json::Value) -> Result<(), CliError> {
+    fn line(&mut self, value: serde_json::Value) -> Result<(), HeadlessError> {
         let mut out = self.out.lock();
         writeln!(out, "{value}").and_then(|()| out.flush()).map_err(write_failed)
     }
 
-    fn event(&mut self, event: &AgentEvent) -> Result<(), CliError> {
+    fn event(&mut self, event: &AgentEvent) -> Result<(), HeadlessError> {
         match self.format {
             OutputFormat::Json => Ok(()),
             OutputFormat::Text => {
@@ -250,9 +279,10 @@ impl Printer {
                 }
                 AgentEvent::Compaction(c) => {
                     let mut value = json!({"type": "compaction"});
-                    if let (Some(line), serde_json::Value::Object(fields)) =
-                        (value.as_object_mut(), serde_json::to_value(c).map_err(|e| CliError::Failed(e.to_string()))?)
-                    {
+                    if let (Some(line), serde_json::Value::Object(fields)) = (
+                        value.as_object_mut(),
+                        serde_json::to_value(c).map_err(|e| HeadlessError::Failed(e.to_string()))?,
+                    ) {
                         line.extend(fields);
                     }
                     self.line(value)
@@ -261,7 +291,7 @@ impl Printer {
                     let mut value = json!({"type": "context_stage"});
                     if let (Some(line), serde_json::Value::Object(fields)) = (
                         value.as_object_mut(),
-                        serde_json::to_value(report).map_err(|e| CliError::Failed(e.to_string()))?,
+                        serde_json::to_value(report).map_err(|e| HeadlessError::Failed(e.to_string()))?,
                     ) {
                         line.extend(fields);
                     }
@@ -277,12 +307,19 @@ impl Printer {
                 | AgentEvent::ApprovalRequested(_)
                 | AgentEvent::ModeChanged(_)
                 | AgentEvent::ModelChanged { .. }
+                | AgentEvent::Library(_)
                 | AgentEvent::TurnFinished(_) => Ok(()),
             },
         }
     }
 
-    fn finish(&mut self, session_id: &str, mode: &str, model: &str, summary: &TurnSummary) -> Result<(), CliError> {
+    fn finish(
+        &mut self,
+        session_id: &str,
+        mode: &str,
+        model: &str,
+        summary: &TurnSummary,
+    ) -> Result<(), HeadlessError> {
         let stats = &summary.stats;
         let result = HeadlessResult {
             kind: (self.format == OutputFormat::StreamJson).then_some("result"),
@@ -308,15 +345,15 @@ impl Printer {
                 out.flush().map_err(write_failed)
             }
             OutputFormat::Json => {
-                self.line(serde_json::to_value(&result).map_err(|e| CliError::Failed(e.to_string()))?)
+                self.line(serde_json::to_value(&result).map_err(|e| HeadlessError::Failed(e.to_string()))?)
             }
             OutputFormat::StreamJson => {
-                self.line(serde_json::to_value(&result).map_err(|e| CliError::Failed(e.to_string()))?)
+                self.line(serde_json::to_value(&result).map_err(|e| HeadlessError::Failed(e.to_string()))?)
             }
         }
     }
 }
 
-fn write_failed(e: std::io::Error) -> CliError {
-    CliError::Failed(format!("cannot write output: {e}"))
+fn write_failed(e: std::io::Error) -> HeadlessError {
+    HeadlessError::Failed(format!("cannot write output: {e}"))
 }

@@ -1,13 +1,15 @@
 //! What goes into the agent (`UserCommand`) and what comes out (`AgentEvent`). Front ends only
 //! send the one and render the other.
 
+use std::collections::HashMap;
 use std::time::Duration;
 
 use serde::Serialize;
 
+use super::library::{LibraryAnswer, LibraryRequest};
 use crate::context::{BudgetLevel, ContextBudget};
 use crate::conversation::{Message, Mode, Usage};
-use crate::store::SessionInfo;
+use crate::store::{SessionInfo, ToolDisplay};
 
 /// A request from the user.
 #[derive(Clone, Debug, PartialEq)]
@@ -33,6 +35,9 @@ pub enum UserCommand {
     NewSession,
     /// Switch to another session of the project (`/resume ID`).
     ResumeSession(String),
+    /// List or change the project's sessions and memories; answered at once, even mid-turn,
+    /// with [`AgentEvent::Library`].
+    Library(LibraryRequest),
     Shutdown,
 }
 
@@ -267,6 +272,9 @@ pub enum AgentEvent {
         resumed: bool,
         /// Every stored message, shared with the agent's own copy.
         history: Vec<std::sync::Arc<Message>>,
+        /// What the transcript shows of each call besides its result (diff, duration, not
+        /// run), by call id.
+        tool_display: HashMap<String, ToolDisplay>,
         mode: Mode,
         model: String,
         window: u64,
@@ -324,4 +332,6 @@ pub enum AgentEvent {
         text: String,
     },
     TurnFinished(TurnSummary),
+    /// The answer to a [`UserCommand::Library`] request.
+    Library(LibraryAnswer),
 }

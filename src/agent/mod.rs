@@ -2,20 +2,31 @@
 //! the session it works in. Commands come in as `UserCommand`s, everything that happens goes
 //! out as `AgentEvent`s, so the TUI and headless mode drive the same core.
 //!
+//! A [`worker::Worker`] is made of parts, each owning one concern: `workplace` (project,
+//! folders, config, store), `session_state` (the session, its pipeline and persistence),
+//! `model_slot` (provider, model, window, retries, the auxiliary model), `cache_watch`,
+//! `background` (compaction, extraction, segmenting), `toolbox` (tools, files read, the
+//! approval gate) and `link` (events, mode, turn control). `worker/` holds the `Worker`, whose
+//! fields only it sees, and its `impl` blocks that orchestrate the parts: `turn`, `dispatch`,
+//! `compaction`, `memory`, `segments`, `context_view` and `spill`.
+//!
 //! Draws and prints nothing.
 
+mod approvals;
 mod auxiliary;
-mod compaction;
-mod context_view;
-mod dispatch;
+mod background;
+mod cache_watch;
 mod events;
-mod memory;
+mod library;
+mod link;
+mod model_slot;
 mod runner;
-mod segments;
+mod session_state;
+mod setup;
 mod slash;
-mod spill;
-mod turn;
+mod toolbox;
 mod worker;
+mod workplace;
 
 pub use auxiliary::{AuxModel, UsageRecorder, UsageTally};
 pub use events::{
@@ -23,7 +34,8 @@ pub use events::{
     ContextBreakdown, ContextPart, ContextReport, ContextStatus, NoticeLevel, SegmentInfo, ToolFinished, TurnOutcome,
     TurnStats, TurnSummary, UserCommand,
 };
-pub use runner::{AgentHandle, AgentSetup, SessionChoice, spawn};
+pub use library::{Library, LibraryAnswer, LibraryError, LibraryRequest};
+pub use runner::{AgentHandle, spawn};
+pub use setup::{AgentSetup, SessionChoice};
 pub use slash::{COMMANDS, SlashCommand, parse_slash};
-pub use spill::clean_truncations;
-pub use turn::INTERRUPTED_MARK;
+pub use worker::{INTERRUPTED_MARK, clean_truncations};

@@ -82,6 +82,16 @@ pub enum OutputFormat {
     StreamJson,
 }
 
+impl From<OutputFormat> for crate::headless::OutputFormat {
+    fn from(format: OutputFormat) -> Self {
+        match format {
+            OutputFormat::Text => crate::headless::OutputFormat::Text,
+            OutputFormat::Json => crate::headless::OutputFormat::Json,
+            OutputFormat::StreamJson => crate::headless::OutputFormat::StreamJson,
+        }
+    }
+}
+
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// List this project's sessions, newest first
@@ -97,7 +107,7 @@ pub enum Command {
     /// Delete a memory of this project
     Forget {
         /// The memory's id, as `cairn memories` shows it
-        id: i64,
+        id: String,
     },
     /// Print a session as JSONL (one message a line)
     Export {

@@ -36,3 +36,23 @@ impl From<crate::store::StoreError> for CliError {
         }
     }
 }
+
+impl From<crate::headless::HeadlessError> for CliError {
+    fn from(e: crate::headless::HeadlessError) -> Self {
+        use crate::headless::HeadlessError;
+        match e {
+            HeadlessError::Usage(message) => CliError::Usage(message),
+            HeadlessError::Failed(message) => CliError::Failed(message),
+        }
+    }
+}
+
+impl From<crate::agent::LibraryError> for CliError {
+    fn from(e: crate::agent::LibraryError) -> Self {
+        use crate::agent::LibraryError;
+        match e {
+            LibraryError::Input(message) => CliError::Usage(message),
+            LibraryError::Failed(message) => CliError::Failed(message),
+        }
+    }
+}

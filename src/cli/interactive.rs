@@ -24,7 +24,6 @@ pub async fn run(startup: &Startup, cli: &Cli) -> Result<ExitCode, CliError> {
     let (frames, wake) = crate::tui::frame::FrameRequester::new();
     let files = crate::tui::completion::FileIndex::spawn(startup.root.clone(), frames);
     let mut app = App::new(theme, files);
-    app.store = Some((store.clone(), project));
     app.project_root = startup.root.display().to_string();
     if let Some(mode) = startup.mode_flag {
         app.mode = mode;

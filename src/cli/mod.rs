@@ -33,7 +33,7 @@ async fn dispatch(cli: Cli) -> Result<ExitCode, CliError> {
         Some(Command::Sessions { json }) => subcommands::sessions(&startup, *json),
         Some(Command::Export { id }) => subcommands::export(&startup, id),
         Some(Command::Memories { json }) => subcommands::memories(&startup, *json),
-        Some(Command::Forget { id }) => subcommands::forget(&startup, *id),
+        Some(Command::Forget { id }) => subcommands::forget(&startup, id),
         Some(Command::Doctor) => subcommands::doctor(&startup).await,
         Some(Command::Context { command: ContextCommand::Replay { file, window, json, dump, offline } }) => {
             replay::run(

@@ -191,8 +191,9 @@ impl Startup {
         let session = self.session_choice(&store, project, cli)?;
         let provider = self.provider().await?;
         let approval = if cli.yes { ApprovalPolicy::ApproveAll } else { ApprovalPolicy::DenyAll };
-        let setup = self.agent_setup(store.clone(), project, provider, session, approval, Some(cli.max_turns));
-        crate::headless::run(setup, store, prompt, cli.output_format).await
+        let setup = self.agent_setup(store, project, provider, session, approval, Some(cli.max_turns));
+        let handle = crate::agent::spawn(setup)?;
+        Ok(crate::headless::run(handle, prompt, cli.output_format.into()).await?)
     }
 }
 

@@ -5,11 +5,17 @@ use std::process::ExitCode;
 
 use super::error::CliError;
 use super::startup::Startup;
+use crate::agent::Library;
 use crate::config::Detected;
 
-pub fn sessions(startup: &Startup, json: bool) -> Result<ExitCode, CliError> {
+/// The library of the project cairn was started in.
+fn library(startup: &Startup) -> Result<Library, CliError> {
     let (store, project) = startup.open_store()?;
-    let list = store.list_sessions(project)?;
+    Ok(Library::new(store, project))
+}
+
+pub fn sessions(startup: &Startup, json: bool) -> Result<ExitCode, CliError> {
+    let list = library(startup)?.sessions()?;
     let mut out = std::io::stdout().lock();
     if json {
         let text = serde_json::to_string_pretty(&list).map_err(|e| CliError::Failed(e.to_string()))?;
@@ -37,8 +43,7 @@ pub fn sessions(startup: &Startup, json: bool) -> Result<ExitCode, CliError> {
 }
 
 pub fn memories(startup: &Startup, json: bool) -> Result<ExitCode, CliError> {
-    let (store, project) = startup.open_store()?;
-    let list = store.memories(project)?;
+    let list = library(startup)?.memories()?;
     let mut out = std::io::stdout().lock();
     if json {
         let text = serde_json::to_string_pretty(&list).map_err(|e| CliError::Failed(e.to_string()))?;
@@ -73,17 +78,10 @@ pub fn memories(startup: &Startup, json: bool) -> Result<ExitCode, CliError> {
     Ok(ExitCode::SUCCESS)
 }
 
-pub fn forget(startup: &Startup, id: i64) -> Result<ExitCode, CliError> {
-    let (store, project) = startup.open_store()?;
-    match store.memory(project, id)? {
-        Some(m) if store.delete_memory(project, id)? => {
-            println!("Forgot memory #{id}: {}", m.title);
-            Ok(ExitCode::SUCCESS)
-        }
-        Some(_) | None => {
-            Err(CliError::Usage(format!("no memory #{id} in {}; `cairn memories` lists them", startup.root.display())))
-        }
-    }
+pub fn forget(startup: &Startup, id: &str) -> Result<ExitCode, CliError> {
+    let forgot = library(startup)?.forget(id)?;
+    writeln!(std::io::stdout(), "{forgot}").map_err(io_failed)?;
+    Ok(ExitCode::SUCCESS)
 }
 
 /// The session as TRAJECTORY.md JSONL: the static system prompt first, then every message, with

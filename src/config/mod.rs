@@ -17,7 +17,7 @@ pub use defaults::{
 };
 pub use error::ConfigError;
 pub use file::load;
-pub use models::{ModelInfo, Prices, WindowSource, lookup_model};
+pub use models::{ModelInfo, ModelOverride, Prices, WindowSource, lookup_model};
 pub use paths::Paths;
 pub use provider::{
     Detected, LocalCandidate, ProviderKind, ProviderOverrides, ResolvedProvider, detect_provider, local_candidates,

@@ -4,10 +4,14 @@
 use super::app::{Activity, App};
 use super::cells::{AssistantCell, Cell, NoticeKind, ToolCell, ToolStatus, UserCell};
 use super::overlays::{ApprovalDialog, ContextView, Overlay};
+use std::collections::HashMap;
+
 use crate::agent::{
-    AgentEvent, CompactionEvent, CompactionTrigger, NoticeLevel, ToolFinished, TurnOutcome, TurnSummary,
+    AgentEvent, CompactionEvent, CompactionTrigger, LibraryAnswer, LibraryRequest, NoticeLevel, ToolFinished,
+    TurnOutcome, TurnSummary, UserCommand,
 };
 use crate::conversation::{Block, Message, Role};
+use crate::store::ToolDisplay;
 
 /// Typing this recently when a dialog opens means the keys in flight were meant for the prompt.
 const TYPING_RECENTLY: std::time::Duration = std::time::Duration::from_secs(1);
@@ -40,14 +44,14 @@ fn release_freed_memory() {
 impl App {
     pub fn on_agent_event(&mut self, event: AgentEvent) {
         match event {
-            AgentEvent::SessionReady { session, resumed, history, mode, model, window } => {
+            AgentEvent::SessionReady { session, resumed, history, tool_display, mode, model, window } => {
                 self.transcript.clear();
                 self.streaming = None;
                 self.approvals.clear();
                 self.mode = mode;
                 self.model = model;
                 self.window = window;
-                self.load_history(&session.id, &history);
+                self.load_history(&history, &tool_display);
                 if resumed {
                     let title = if session.title.is_empty() { "untitled".to_string() } else { session.title.clone() };
                     self.notice(
@@ -157,6 +161,54 @@ impl App {
                 self.notice(kind, text);
             }
             AgentEvent::TurnFinished(summary) => self.on_turn_finished(summary),
+            AgentEvent::Library(answer) => self.on_library(answer),
+        }
+    }
+
+    /// Lists fill the view that asked for them (a view closed meanwhile ignores its answer);
+    /// a change is said where the user made it — in the memories view, or as a notice — and
+    /// the memories view shows the list as it now is.
+    fn on_library(&mut self, answer: LibraryAnswer) {
+        match answer {
+            LibraryAnswer::Sessions(result) => {
+                if let Some(Overlay::Sessions(view)) = &mut self.overlay {
+                    view.loading = false;
+                    match result {
+                        Ok(items) => {
+                            // Start on the newest session that is not this one: that is what /resume is for.
+                            view.selected =
+                                items.iter().position(|s| Some(&s.id) != view.current.as_ref()).unwrap_or(0);
+                            view.items = items;
+                        }
+                        Err(e) => view.error = Some(e.to_string()),
+                    }
+                }
+            }
+            LibraryAnswer::Memories(result) => {
+                if let Some(Overlay::Memories(view)) = &mut self.overlay {
+                    view.loading = false;
+                    match result {
+                        Ok(items) => {
+                            view.items = items;
+                            view.selected = view.selected.min(view.items.len().saturating_sub(1));
+                            view.error = None;
+                        }
+                        Err(e) => view.error = Some(e.to_string()),
+                    }
+                }
+            }
+            LibraryAnswer::MemoryChanged(result) => {
+                let in_view = matches!(self.overlay, Some(Overlay::Memories(_)));
+                match (result, in_view) {
+                    (Ok(done), true) => {
+                        self.flash(done);
+                        self.send(UserCommand::Library(LibraryRequest::Memories));
+                    }
+                    (Err(e), true) => self.flash(e.to_string()),
+                    (Ok(done), false) => self.notice(NoticeKind::Info, done),
+                    (Err(e), false) => self.notice(NoticeKind::Error, e.to_string()),
+                }
+            }
         }
     }
 
@@ -374,10 +426,7 @@ impl App {
 
     /// A session's stored messages as cells: prompts, answers, and each tool call with its
     /// result (and, from the store, its diff and duration).
-    fn load_history(&mut self, session_id: &str, history: &[std::sync::Arc<Message>]) {
-        // Diffs, durations and whether calls ran, for the whole session in one query.
-        let displays =
-            self.store.as_ref().and_then(|(store, _)| store.tool_display(session_id).ok()).unwrap_or_default();
+    fn load_history(&mut self, history: &[std::sync::Arc<Message>], displays: &HashMap<String, ToolDisplay>) {
         let mut prompts = Vec::new();
         for message in history {
             match message.role {

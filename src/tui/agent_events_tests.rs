@@ -209,6 +209,11 @@ fn a_resumed_session_shows_its_history_with_tool_results() {
         session,
         resumed: true,
         history: history.into_iter().map(std::sync::Arc::new).collect(),
+        tool_display: [(
+            "c1".to_string(),
+            crate::store::ToolDisplay { diff: None, duration_ms: 1_200, not_run: false },
+        )]
+        .into(),
         mode: Mode::Plan,
         model: "m".into(),
         window: 200_000,
@@ -217,6 +222,7 @@ fn a_resumed_session_shows_its_history_with_tool_results() {
     assert_eq!(t[0], "user: what is here?");
     assert_eq!(t[1], "assistant: Looking.");
     assert!(t[2].starts_with("tool: bash ls Done { is_error: true"), "{}", t[2]);
+    assert!(t[2].contains("duration: 1.2s"), "the call's duration comes with the session: {}", t[2]);
     assert_eq!(t[3], "assistant: Partial [interrupted]");
     assert_eq!(t[4], "notice Info: resumed session abc123 · what is here? · 4 messages");
     assert_eq!(app.mode, Mode::Plan);

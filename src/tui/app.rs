@@ -3,7 +3,6 @@
 //! decides anything about the conversation — prompts and answers go to the agent as commands.
 
 use std::collections::{HashMap, VecDeque};
-use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use tokio::sync::mpsc::UnboundedSender;
@@ -16,7 +15,7 @@ use super::theme::Theme;
 use super::transcript::Transcript;
 use crate::agent::{ContextStatus, UserCommand};
 use crate::conversation::Mode;
-use crate::store::{ProjectId, SessionInfo, Store};
+use crate::store::SessionInfo;
 
 /// How long a second Ctrl+C still counts as "twice".
 pub const QUIT_WINDOW: Duration = Duration::from_secs(2);
@@ -82,7 +81,6 @@ pub struct App {
     /// Prompts sent while the agent was busy (or not yet connected), oldest first.
     pub pending: Vec<String>,
     pub agent: Option<UnboundedSender<UserCommand>>,
-    pub store: Option<(Arc<Store>, ProjectId)>,
     pub session: Option<SessionInfo>,
     pub project_root: String,
     /// Raw arguments of tool calls, by call id (for the approval dialog's full command).
@@ -134,7 +132,6 @@ impl App {
             approvals: VecDeque::new(),
             pending: Vec::new(),
             agent: None,
-            store: None,
             session: None,
             project_root: String::new(),
             arguments: HashMap::new(),

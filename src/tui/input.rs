@@ -5,11 +5,11 @@
 use ratatui::crossterm::event::{KeyEvent, KeyEventKind, MouseButton, MouseEvent, MouseEventKind};
 
 use super::app::{Activity, App, Phase};
-use super::cells::{Cell, NoticeKind};
+use super::cells::Cell;
 use super::completion::CompletionKind;
 use super::keys::{self, ApprovalAction, CompletionAction, ComposerAction, GlobalAction, OverlayAction, ReasonAction};
 use super::overlays::{ContextView, HelpView, MemoriesView, Overlay, SessionsView, reason_editor};
-use crate::agent::{ApprovalDecision, SlashCommand, UserCommand, parse_slash};
+use crate::agent::{ApprovalDecision, LibraryRequest, SlashCommand, UserCommand, parse_slash};
 
 /// Rows one wheel notch scrolls.
 const WHEEL_ROWS: usize = 3;
@@ -287,27 +287,20 @@ impl App {
             (Some(OverlayAction::TogglePin), Overlay::Memories(m)) => {
                 if let Some(mem) = m.selected() {
                     let (id, pinned) = (mem.id, !mem.pinned);
-                    let done = format!("memory #{id} {}", if pinned { "pinned" } else { "unpinned" });
-                    self.change_memory(id, done, |store, project| store.set_memory_pinned(project, id, pinned));
+                    self.ask_library(LibraryRequest::Pin { id, pinned });
                 }
             }
             (Some(OverlayAction::ToggleGlobal), Overlay::Memories(m)) => {
                 if let Some(mem) = m.selected() {
                     let (id, global) = (mem.id, !mem.global);
-                    let done = if global {
-                        format!("memory #{id} is now global: every project sees it")
-                    } else {
-                        format!("memory #{id} now belongs to this project only")
-                    };
-                    self.change_memory(id, done, |store, project| store.set_memory_global(project, id, global));
+                    self.ask_library(LibraryRequest::SetGlobal { id, global });
                 }
             }
             (Some(OverlayAction::Delete), Overlay::Memories(m)) => {
                 if let Some(id) = m.selected().map(|x| x.id) {
                     if m.confirm_delete == Some(id) {
                         m.confirm_delete = None;
-                        self.forget(id, false);
-                        self.reload_memories();
+                        self.ask_library(LibraryRequest::Forget(id.to_string()));
                     } else {
                         m.confirm_delete = Some(id);
                     }
@@ -420,23 +413,10 @@ impl App {
                 self.send(UserCommand::Compact);
                 self.flash("compaction requested");
             }
-            SlashCommand::Memories => {
-                self.overlay = Some(Overlay::Memories(MemoriesView {
-                    items: Vec::new(),
-                    selected: 0,
-                    viewing: false,
-                    confirm_delete: None,
-                    now: chrono::Utc::now(),
-                    error: None,
-                }));
-                self.reload_memories();
+            SlashCommand::Memories => self.open_memories(),
+            SlashCommand::Forget(id) => {
+                self.ask_library(LibraryRequest::Forget(id));
             }
-            SlashCommand::Forget(id) => match id.trim_start_matches('#').parse::<i64>() {
-                Ok(id) => self.forget(id, true),
-                Err(_) => {
-                    self.notice(NoticeKind::Error, format!("/forget needs a memory number (see /memories), not {id:?}"))
-                }
-            },
             SlashCommand::Sessions | SlashCommand::Resume(None) => self.open_sessions(),
             SlashCommand::Resume(Some(id)) => self.send(UserCommand::ResumeSession(id)),
             SlashCommand::New => self.send(UserCommand::NewSession),
@@ -454,66 +434,42 @@ impl App {
         }
     }
 
+    /// Ask the agent's library for something; a view waiting for the answer opens only when
+    /// the agent is there to answer.
+    fn ask_library(&mut self, request: LibraryRequest) -> bool {
+        if self.agent.is_none() {
+            self.flash("still connecting to the model provider…");
+            return false;
+        }
+        self.send(UserCommand::Library(request));
+        true
+    }
+
     fn open_sessions(&mut self) {
-        let (items, error) = match &self.store {
-            Some((store, project)) => match store.list_sessions(*project) {
-                Ok(items) => (items, None),
-                Err(e) => (Vec::new(), Some(format!("could not read the sessions: {e}"))),
-            },
-            None => (Vec::new(), Some("the session store is not open".to_string())),
-        };
-        let current = self.session.as_ref().map(|s| s.id.clone());
-        // Start on the newest session that is not this one: that is what /resume is for.
-        let selected = items.iter().position(|s| Some(&s.id) != current.as_ref()).unwrap_or(0);
-        self.overlay =
-            Some(Overlay::Sessions(SessionsView { items, selected, current, now: chrono::Utc::now(), error }));
-    }
-
-    /// Apply `change` to memory `id` in the store, then show the list as it now is and say
-    /// `done` (or why it failed).
-    fn change_memory(
-        &mut self,
-        id: i64,
-        done: String,
-        change: impl FnOnce(&crate::store::Store, crate::store::ProjectId) -> Result<bool, crate::store::StoreError>,
-    ) {
-        let Some((store, project)) = &self.store else { return };
-        match change(store, *project) {
-            Ok(_) => {
-                self.reload_memories();
-                self.flash(done);
-            }
-            Err(e) => self.flash(format!("could not change memory #{id}: {e}")),
+        if self.ask_library(LibraryRequest::Sessions) {
+            let current = self.session.as_ref().map(|s| s.id.clone());
+            self.overlay = Some(Overlay::Sessions(SessionsView {
+                items: Vec::new(),
+                selected: 0,
+                current,
+                now: chrono::Utc::now(),
+                error: None,
+                loading: true,
+            }));
         }
     }
 
-    fn reload_memories(&mut self) {
-        let loaded = self.store.as_ref().map(|(store, project)| store.memories(*project));
-        if let Some(Overlay::Memories(m)) = &mut self.overlay {
-            match loaded {
-                Some(Ok(items)) => {
-                    m.items = items;
-                    m.selected = m.selected.min(m.items.len().saturating_sub(1));
-                    m.error = None;
-                }
-                Some(Err(e)) => m.error = Some(format!("could not read the memories: {e}")),
-                None => m.error = Some("the memory store is not open".to_string()),
-            }
-        }
-    }
-
-    /// `/forget ID` and `d d` in the memories view.
-    fn forget(&mut self, id: i64, as_notice: bool) {
-        let Some((store, project)) = self.store.clone() else { return };
-        let message = match store.delete_memory(project, id) {
-            Ok(true) => (NoticeKind::Info, format!("forgot memory #{id}")),
-            Ok(false) => (NoticeKind::Error, format!("there is no memory #{id} in this project (see /memories)")),
-            Err(e) => (NoticeKind::Error, format!("could not delete memory #{id}: {e}")),
-        };
-        if as_notice {
-            self.notice(message.0, message.1);
-        } else {
-            self.flash(message.1);
+    fn open_memories(&mut self) {
+        if self.ask_library(LibraryRequest::Memories) {
+            self.overlay = Some(Overlay::Memories(MemoriesView {
+                items: Vec::new(),
+                selected: 0,
+                viewing: false,
+                confirm_delete: None,
+                now: chrono::Utc::now(),
+                error: None,
+                loading: true,
+            }));
         }
     }
 }

@@ -4,6 +4,7 @@ use tokio::sync::mpsc;
 use super::*;
 use crate::agent::ApprovalRequest;
 use crate::conversation::Mode;
+use crate::tui::cells::NoticeCell;
 use crate::tui::completion::FileIndex;
 use crate::tui::theme::Theme;
 
@@ -213,41 +214,64 @@ fn enter_on_a_command_suggestion_runs_it() {
 }
 
 #[test]
-fn memories_can_be_pinned_made_global_and_deleted_with_a_second_press() {
-    let (mut app, _rx) = connected();
-    let store = std::sync::Arc::new(crate::store::Store::open_in_memory().unwrap());
-    let project = store.project(std::path::Path::new("/tmp/p")).unwrap();
-    let m = store
-        .create_memory(crate::store::NewMemory {
-            project: Some(project),
-            kind: "decision",
-            class: "durable",
-            title: "use tabs",
-            content: "the user prefers tabs",
-            session_id: None,
-            expires_at: None,
-        })
-        .unwrap();
-    app.store = Some((store.clone(), project));
+fn memories_are_pinned_made_global_and_deleted_with_a_second_press_through_the_agent() {
+    use crate::agent::{AgentEvent, LibraryAnswer, LibraryRequest};
+    let (mut app, mut rx) = connected();
     app.composer.set_text("/memories");
     app.composer.completion = None;
     press(&mut app, KeyCode::Enter);
+    assert_eq!(sent(&mut rx), [UserCommand::Library(LibraryRequest::Memories)]);
+    let memory = crate::store::MemoryRecord {
+        id: 7,
+        kind: "decision".into(),
+        class: "durable".into(),
+        pinned: false,
+        title: "use tabs".into(),
+        content: "the user prefers tabs".into(),
+        global: false,
+        session_id: None,
+        created_at: "2026-11-12T10:00:00Z".into(),
+        updated_at: "2026-11-12T10:00:00Z".into(),
+        expires_at: None,
+    };
+    app.on_agent_event(AgentEvent::Library(LibraryAnswer::Memories(Ok(vec![memory.clone()]))));
     press(&mut app, KeyCode::Char('p'));
-    assert!(store.memory(project, m.id).unwrap().unwrap().pinned);
     press(&mut app, KeyCode::Char('g'));
-    let other = store.project(std::path::Path::new("/tmp/other")).unwrap();
-    assert!(store.memory(other, m.id).unwrap().is_some_and(|m| m.global), "global: every project sees it");
-    assert!(app.flash_text().is_some_and(|t| t.contains("every project")));
-    press(&mut app, KeyCode::Char('g'));
-    assert!(store.memory(other, m.id).unwrap().is_none(), "this project's own again");
     press(&mut app, KeyCode::Char('d'));
-    assert!(store.memory(project, m.id).unwrap().is_some(), "one press only asks");
+    assert_eq!(
+        sent(&mut rx),
+        [
+            UserCommand::Library(LibraryRequest::Pin { id: 7, pinned: true }),
+            UserCommand::Library(LibraryRequest::SetGlobal { id: 7, global: true }),
+        ],
+        "one press of d only asks"
+    );
     press(&mut app, KeyCode::Char('d'));
-    assert!(store.memory(project, m.id).unwrap().is_none());
+    assert_eq!(sent(&mut rx), [UserCommand::Library(LibraryRequest::Forget("7".into()))]);
+    // The answer is said in the view, which then asks for the list as it now is.
+    app.on_agent_event(AgentEvent::Library(LibraryAnswer::MemoryChanged(Ok("Forgot memory #7: use tabs".into()))));
+    assert_eq!(app.flash_text(), Some("Forgot memory #7: use tabs"));
+    assert_eq!(sent(&mut rx), [UserCommand::Library(LibraryRequest::Memories)]);
+    app.on_agent_event(AgentEvent::Library(LibraryAnswer::Memories(Ok(Vec::new()))));
     match &app.overlay {
         Some(Overlay::Memories(v)) => assert!(v.items.is_empty()),
         _ => panic!("the view stays open"),
     }
+}
+
+#[test]
+fn forget_outside_the_view_answers_with_a_notice() {
+    use crate::agent::{AgentEvent, LibraryAnswer, LibraryError, LibraryRequest};
+    let (mut app, mut rx) = connected();
+    app.composer.set_text("/forget #3");
+    app.composer.completion = None;
+    press(&mut app, KeyCode::Enter);
+    assert_eq!(sent(&mut rx), [UserCommand::Library(LibraryRequest::Forget("#3".into()))]);
+    let missing = "there is no memory #3 in this project; /memories and `cairn memories` list them";
+    app.on_agent_event(AgentEvent::Library(LibraryAnswer::MemoryChanged(Err(LibraryError::Input(missing.into())))));
+    let said = NoticeCell::new(crate::tui::cells::NoticeKind::Error, missing);
+    assert!(matches!(app.transcript.get(0), Some(Cell::Notice(n)) if *n == said), "an error notice");
+    assert!(app.overlay.is_none());
 }
 
 #[test]

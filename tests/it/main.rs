@@ -3,6 +3,7 @@ mod support;
 
 mod context_pipeline;
 mod context_replay;
+mod front_ends;
 mod headless_faults;
 mod headless_modes;
 mod headless_resume;

@@ -146,6 +146,7 @@ fn sessions_picker() {
         current: Some("3f9a2c71e0b4".into()),
         now: now(),
         error: None,
+        loading: false,
     }));
     snapshot("sessions", &app);
 }
@@ -160,6 +161,7 @@ fn memories_view_empty_and_full() {
         confirm_delete: None,
         now: now(),
         error: None,
+        loading: false,
     }));
     snapshot("memories_empty", &app);
     app.overlay = Some(Overlay::Memories(MemoriesView {
@@ -173,6 +175,7 @@ fn memories_view_empty_and_full() {
         confirm_delete: Some(1),
         now: now(),
         error: None,
+        loading: false,
     }));
     snapshot("memories", &app);
 }

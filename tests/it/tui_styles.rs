@@ -1,12 +1,9 @@
 //! What the text snapshots cannot show: colours by role (budget level, diff rows, modes),
 //! `NO_COLOR`, and that every view draws at any terminal size without panicking.
 
-use std::sync::Arc;
-
-use cairn::agent::{AgentEvent, ContextStatus};
+use cairn::agent::{AgentEvent, ContextStatus, LibraryAnswer};
 use cairn::context::BudgetLevel;
 use cairn::conversation::Mode;
-use cairn::store::Store;
 use cairn::tui::app::Phase;
 use cairn::tui::overlays::{ContextView, HelpView, MemoriesView, Overlay, SessionsView};
 use cairn::tui::{App, Theme};
@@ -76,13 +73,12 @@ fn the_mode_shows_in_the_status_line_and_the_composer_border() {
 }
 
 #[test]
-fn a_store_backed_memories_view_opens_from_the_command() {
+fn the_memories_view_reads_until_the_agent_answers() {
     let mut app = app();
-    let store = Arc::new(Store::open_in_memory().unwrap());
-    let project = store.project(std::path::Path::new("/p")).unwrap();
-    app.store = Some((store, project));
     typed(&mut app, "/memories");
     key(&mut app, KeyCode::Enter);
+    assert!(text(&draw(&app, 120, 40)).contains("reading the memories…"));
+    app.on_agent_event(AgentEvent::Library(LibraryAnswer::Memories(Ok(Vec::new()))));
     let t = text(&draw(&app, 120, 40));
     assert!(t.contains("No memories yet — cairn saves them when you ask it to remember something"), "{t}");
 }
@@ -106,6 +102,7 @@ fn every_view_draws_at_any_size_down_to_one_cell() {
                 current: None,
                 now: now(),
                 error: None,
+                loading: false,
             }),
             _ => Overlay::Memories(MemoriesView {
                 items: vec![memory(1, "m", false, "user")],
@@ -114,6 +111,7 @@ fn every_view_draws_at_any_size_down_to_one_cell() {
                 confirm_delete: None,
                 now: now(),
                 error: None,
+                loading: false,
             }),
         });
         views.push(v);

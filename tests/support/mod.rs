@@ -1,5 +1,6 @@
-//! Helpers shared by the integration tests: the scripted mock LLM server (`mock_llm`) and
-//! small helpers for driving cairn's model clients against it (`llm`).
+//! Helpers shared by the integration tests: the scripted mock LLM server (`mock_llm`), small
+//! helpers for driving cairn's model clients against it (`llm`), and the real binary in a
+//! pseudo-terminal (`pty`).
 
 // Each test module uses a different subset of these helpers.
 #![allow(dead_code)]
@@ -8,3 +9,4 @@ pub mod cache_check;
 pub mod cairn;
 pub mod llm;
 pub mod mock_llm;
+pub mod pty;

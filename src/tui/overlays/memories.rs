@@ -24,6 +24,8 @@ pub struct MemoriesView {
     pub confirm_delete: Option<i64>,
     pub now: chrono::DateTime<chrono::Utc>,
     pub error: Option<String>,
+    /// Waiting for the agent's answer.
+    pub loading: bool,
 }
 
 impl MemoriesView {
@@ -50,6 +52,11 @@ impl MemoriesView {
         let inner = Rect::new(inner.x + 1, inner.y, inner.width.saturating_sub(2), inner.height);
         if let Some(e) = &self.error {
             buf.set_line(inner.x, inner.y, &Line::from(Span::styled(e.clone(), theme.notice_error)), inner.width);
+            return;
+        }
+        if self.loading {
+            let line = Line::from(Span::styled("reading the memories…", theme.dim));
+            buf.set_line(inner.x, inner.y + 1, &line, inner.width);
             return;
         }
         if self.items.is_empty() {

@@ -19,6 +19,8 @@ pub struct SessionsView {
     pub current: Option<String>,
     pub now: chrono::DateTime<chrono::Utc>,
     pub error: Option<String>,
+    /// Waiting for the agent's answer.
+    pub loading: bool,
 }
 
 impl SessionsView {
@@ -43,6 +45,10 @@ impl SessionsView {
         let mut y = inner.y;
         if let Some(e) = &self.error {
             buf.set_line(x, y, &Line::from(Span::styled(e.clone(), theme.notice_error)), w as u16);
+            return;
+        }
+        if self.loading {
+            buf.set_line(x, y + 1, &Line::from(Span::styled("reading the sessions…", theme.dim)), w as u16);
             return;
         }
         if self.items.is_empty() {

@@ -2,12 +2,12 @@
 
 use tokio_util::sync::CancellationToken;
 
-use super::events::{AgentEvent, CompactionTrigger, NoticeLevel, TurnOutcome, TurnStats, TurnSummary};
-use super::worker::Worker;
+use super::Worker;
+use crate::agent::events::{AgentEvent, CompactionTrigger, NoticeLevel, TurnOutcome, TurnStats, TurnSummary};
 use crate::config::ProviderKind;
 use crate::context::{BudgetLevel, PreflightInput, StageReport, Urgency, check_request};
 use crate::conversation::{Message, Mode};
-use crate::llm::{ChatRequest, ChatResponse, LlmError, StopReason, StreamEvent, send_with_retries};
+use crate::llm::{ChatRequest, ChatResponse, LlmError, StopReason, StreamEvent};
 use crate::prompt::{self, Environment};
 
 /// Appended to a partial answer kept after an interrupt, so the model knows it was cut.
@@ -22,13 +22,13 @@ pub(super) struct Prepared {
 
 impl Worker {
     pub(super) async fn run_turn(&mut self, prompt: String, cancel: CancellationToken) -> TurnSummary {
-        let start = self.pipeline.counters();
-        let cache_start = self.cache.counts;
+        let start = self.session.pipeline().counters();
+        let cache_start = self.cache.counts();
         let mut stats = TurnStats::default();
-        self.emit(AgentEvent::TurnStarted { prompt: prompt.clone() });
+        self.link.emit(AgentEvent::TurnStarted { prompt: prompt.clone() });
         let prompt = self.spill_long_prompt(prompt);
-        self.persist(Message::user(prompt.clone()), None);
-        self.auto_recall(self.last_seq, &prompt);
+        self.session.persist(Message::user(prompt.clone()), None);
+        self.auto_recall(self.session.last_seq(), &prompt);
         let mut overflow_retried = false;
         let outcome = loop {
             if let Some(limit) = self.max_turns
@@ -36,7 +36,7 @@ impl Worker {
             {
                 break TurnOutcome::MaxTurns { limit };
             }
-            let mode = self.current_mode();
+            let mode = self.link.mode();
             let prepared = match self.prepare_request(mode, &cancel).await {
                 Ok(p) => p,
                 Err(outcome) => break outcome,
@@ -47,7 +47,7 @@ impl Worker {
                 Err(LlmError::Cancelled) => {
                     let partial = partial.trim_end().to_string();
                     if !partial.is_empty() {
-                        self.persist(Message::assistant(format!("{partial}\n\n{INTERRUPTED_MARK}")), None);
+                        self.session.persist(Message::assistant(format!("{partial}\n\n{INTERRUPTED_MARK}")), None);
                     }
                     break TurnOutcome::Interrupted { partial };
                 }
@@ -55,7 +55,7 @@ impl Worker {
                     // Our estimate was wrong; shrink now and try exactly once more.
                     overflow_retried = true;
                     tracing::warn!(%message, "context length exceeded; shrinking and retrying once");
-                    self.notice(
+                    self.link.notice(
                         NoticeLevel::Warning,
                         "the provider found the request too long; shrinking the context and retrying",
                     );
@@ -68,16 +68,18 @@ impl Worker {
             stats.all_requests += 1;
             stats.usage.add(&response.usage);
             self.record_response(&response, prepared.raw_tokens);
-            self.learn_served_window().await;
+            if let Some((level, text)) = self.model.learn_served_window().await {
+                self.link.notice(level, text);
+            }
             self.observe_cache(prepared.fingerprint, &response.usage);
             let status = self.context_status();
-            self.emit(AgentEvent::Usage { usage: response.usage, context: self.context_report(&start) });
-            self.emit(AgentEvent::Context(status));
+            self.link.emit(AgentEvent::Usage { usage: response.usage, context: self.context_report(&start) });
+            self.link.emit(AgentEvent::Context(status));
 
             if !response.message.has_tool_calls() {
                 let text = response.message.text();
                 if response.stop == StopReason::MaxTokens {
-                    self.notice(NoticeLevel::Warning, "the answer was cut off at the output token limit");
+                    self.link.notice(NoticeLevel::Warning, "the answer was cut off at the output token limit");
                 }
                 break TurnOutcome::Completed { text };
             }
@@ -89,7 +91,7 @@ impl Worker {
         };
         self.take_aux_usage(&mut stats);
         stats.context = self.context_report(&start);
-        stats.cache = self.cache_report(&cache_start);
+        stats.cache = self.cache.stats_since(&cache_start);
         stats.cache.read_share = stats.usage.cache_hit_rate();
         TurnSummary { outcome, stats }
     }
@@ -97,42 +99,29 @@ impl Worker {
     /// Classify the cache behaviour of the request just answered; a break nobody expected is
     /// worth telling the user about (it costs money and means a volatile prefix).
     fn observe_cache(&mut self, fingerprint: crate::llm::Fingerprint, usage: &crate::conversation::Usage) {
-        let ttl = match self.config.cache.ttl {
-            crate::config::CacheTtl::FiveMinutes => 300,
-            crate::config::CacheTtl::OneHour => 3_600,
-        };
-        let expected = std::mem::take(&mut self.expected_breaks);
-        if let Some(b) = self.cache.observe(fingerprint, usage, chrono::Utc::now().timestamp(), ttl, &expected) {
-            let text = format!("prompt cache break, {}", b.describe());
-            match b.kind {
-                crate::llm::BreakKind::Unexpected => {
-                    tracing::warn!("{text}");
-                    self.notice(NoticeLevel::Warning, text);
-                }
-                crate::llm::BreakKind::Expected | crate::llm::BreakKind::TtlExpiry => tracing::info!("{text}"),
-            }
+        if let Some(warning) = self.cache.observe(fingerprint, usage) {
+            self.link.notice(NoticeLevel::Warning, warning);
         }
     }
 
     /// Count auxiliary calls (compaction) made since the last turn.
     pub(super) fn take_aux_usage(&mut self, stats: &mut TurnStats) {
-        let tally = std::mem::take(&mut *self.aux_usage.lock().unwrap_or_else(|p| p.into_inner()));
+        let tally = self.background.take_usage();
         stats.usage.add(&tally.usage);
         stats.all_requests += tally.requests;
     }
 
     /// Store the assistant message and its usage; calibrate the estimate on the usage.
     fn record_response(&mut self, response: &ChatResponse, raw_at_send: u64) {
-        self.pipeline.report_usage(response.usage.prompt_tokens(), raw_at_send);
-        self.last_usage = Some(response.usage);
-        self.cache_seen |= response.usage.cache_read_input_tokens + response.usage.cache_creation_input_tokens > 0;
-        let message_id =
-            if response.message.content.is_empty() { None } else { self.persist(response.message.clone(), None) };
-        self.emit(AgentEvent::AssistantMessage(response.message.clone()));
-        if let Err(e) = self.store.record_usage(&self.session.id, message_id, "turn", &response.model, &response.usage)
-        {
-            self.store_error(&e);
-        }
+        self.session.pipeline_mut().report_usage(response.usage.prompt_tokens(), raw_at_send);
+        self.cache.record(response.usage);
+        let message_id = if response.message.content.is_empty() {
+            None
+        } else {
+            self.session.persist(response.message.clone(), None)
+        };
+        self.link.emit(AgentEvent::AssistantMessage(response.message.clone()));
+        self.session.record_usage(message_id, "turn", &response.model, &response.usage);
     }
 
     /// The system prompt and the tools for a request: the frozen memory block and environment,
@@ -141,7 +130,7 @@ impl Worker {
         &self,
         mode: Mode,
     ) -> (Vec<crate::conversation::SystemBlock>, Vec<crate::conversation::ToolSpec>) {
-        let instructions = prompt::read_instruction_files(&self.root, &self.cwd);
+        let instructions = prompt::read_instruction_files(self.place.root(), self.place.cwd());
         self.system_and_tools_with(mode, &instructions)
     }
 
@@ -150,10 +139,12 @@ impl Worker {
         mode: Mode,
         instructions: &[prompt::InstructionFile],
     ) -> (Vec<crate::conversation::SystemBlock>, Vec<crate::conversation::ToolSpec>) {
-        let snapshot = &self.pipeline.state().prompt;
+        let snapshot = &self.session.pipeline().state().prompt;
         let environment = match &snapshot.environment {
             Some(text) => text.clone(),
-            None => Environment::detect(&self.root, &self.cwd, chrono::Local::now().date_naive()).render(),
+            None => {
+                Environment::detect(self.place.root(), self.place.cwd(), chrono::Local::now().date_naive()).render()
+            }
         };
         let parts = prompt::PromptParts {
             mode,
@@ -162,7 +153,7 @@ impl Worker {
             environment: &environment,
             recall: None,
         };
-        (prompt::build(&parts), self.registry.specs(mode))
+        (prompt::build(&parts), self.tools.specs(mode))
     }
 
     pub(super) fn preflight_input(&mut self, mode: Mode, compaction_running: bool) -> PreflightInput {
@@ -179,47 +170,44 @@ impl Worker {
     /// one as the thresholds say, trimming when nothing else can — and build the request.
     async fn prepare_request(&mut self, mode: Mode, cancel: &CancellationToken) -> Result<Prepared, TurnOutcome> {
         if let Some(reason) = self.ensure_prompt_snapshot() {
-            self.expect_cache_break(reason);
+            self.cache.expect_break(reason);
         }
-        self.pipeline.set_protected(self.protected_context());
+        let protected = self.protected_context();
+        self.session.pipeline_mut().set_protected(protected);
         self.refresh_outline();
         let input = self.preflight_input(mode, false);
         if input.overhead >= input.budget.effective {
             return Err(TurnOutcome::Failed { error: self.window_too_small(&input, mode) });
         }
         self.poll_compaction(&input).await;
-        let mut input = self.preflight_input(mode, self.compaction.is_some());
-        let mut pre = self.pipeline.preflight(&input);
+        let mut input = self.preflight_input(mode, self.background.compacting());
+        let mut pre = self.session.pipeline_mut().preflight(&input);
         self.report_stages(&pre.reports, pre.changed);
-        let must_wait =
-            pre.compaction == Some(Urgency::Now) || (pre.level >= BudgetLevel::Blocking && self.compaction.is_some());
+        let must_wait = pre.compaction == Some(Urgency::Now)
+            || (pre.level >= BudgetLevel::Blocking && self.background.compacting());
         match pre.compaction {
             Some(Urgency::Background) | Some(Urgency::Now) => {
                 self.start_compaction(CompactionTrigger::Auto, &input);
             }
             None => {}
         }
-        if must_wait && self.compaction.is_some() {
+        if must_wait && self.background.compacting() {
             match self.await_compaction(&input, cancel).await {
                 None if cancel.is_cancelled() => return Err(TurnOutcome::Interrupted { partial: String::new() }),
                 None | Some(Ok(_)) | Some(Err(_)) => {}
             }
             // Whatever happened, the next pre-flight trims if the context still does not fit.
             input = PreflightInput { compaction_allowed: false, ..self.preflight_input(mode, false) };
-            pre = self.pipeline.preflight(&input);
+            pre = self.session.pipeline_mut().preflight(&input);
             self.report_stages(&pre.reports, pre.changed);
         }
         let status = self.context_status();
-        self.emit(AgentEvent::Context(status));
-        let instructions = prompt::read_instruction_files(&self.root, &self.cwd);
-        let instructions_now = prompt::fingerprint(&instructions);
-        if self.instructions_fingerprint.is_some_and(|before| before != instructions_now) {
-            self.expect_cache_break("the project's instruction files changed".into());
-        }
-        self.instructions_fingerprint = Some(instructions_now);
+        self.link.emit(AgentEvent::Context(status));
+        let instructions = prompt::read_instruction_files(self.place.root(), self.place.cwd());
+        self.cache.instructions_are(prompt::fingerprint(&instructions));
         let (system, tools) = self.system_and_tools_with(mode, &instructions);
-        let window = self.model.context_window;
-        let messages: Vec<Message> = self.pipeline.view(window).iter().map(|m| (**m).clone()).collect();
+        let window = self.model.window();
+        let messages: Vec<Message> = self.session.pipeline_mut().view(window).iter().map(|m| (**m).clone()).collect();
         debug_assert_eq!(check_request(&messages), Ok(()), "every request satisfies the invariant");
         if pre.tokens > input.budget.effective {
             tracing::warn!(
@@ -228,11 +216,11 @@ impl Worker {
                 "request larger than the window after every stage"
             );
         }
-        let cache = (self.provider_kind == ProviderKind::Anthropic && self.config.cache.enabled)
-            .then_some(self.config.cache.ttl);
-        let raw_tokens = self.pipeline.raw_tokens(input.overhead, window);
+        let cache = (self.model.kind() == ProviderKind::Anthropic && self.place.config().cache.enabled)
+            .then_some(self.place.config().cache.ttl);
+        let raw_tokens = self.session.pipeline_mut().raw_tokens(input.overhead, window);
         let request = ChatRequest {
-            model: self.model.name.clone(),
+            model: self.model.name().to_string(),
             system,
             messages,
             tools,
@@ -247,7 +235,7 @@ impl Worker {
     /// would refuse the request or, like Ollama, silently drop its start.
     fn window_too_small(&self, input: &PreflightInput, mode: Mode) -> String {
         let b = &input.budget;
-        let fix = match self.model.window_source {
+        let fix = match self.model.window_source() {
             crate::config::WindowSource::Server => {
                 "Restart the server with a larger window (Ollama: OLLAMA_CONTEXT_LENGTH=32768; llama-server: -c 32768)"
             }
@@ -256,33 +244,37 @@ impl Worker {
         let ask = if mode == Mode::Ask { "" } else { ", or switch to ask mode, which sends no tools" };
         format!(
             "the system prompt and tools alone take about {} tokens, but {}'s {}-token window leaves {} once {} are kept for the reply. {fix}{ask}.",
-            input.overhead, self.model.name, b.window, b.effective, b.reserve_output
+            input.overhead,
+            self.model.name(),
+            b.window,
+            b.effective,
+            b.reserve_output
         )
     }
 
     /// Tell the user what the stages did, and persist the state they changed.
     fn report_stages(&mut self, reports: &[StageReport], changed: bool) {
         for report in reports {
-            self.expect_cache_break(format!("{:?} rewrote the history", report.stage).to_lowercase());
+            self.cache.expect_break(format!("{:?} rewrote the history", report.stage).to_lowercase());
             tracing::info!(stage = ?report.stage, saved = report.saved_tokens, count = report.count, "{}", report.detail);
-            self.emit(AgentEvent::ContextStage(report.clone()));
+            self.link.emit(AgentEvent::ContextStage(report.clone()));
         }
         if changed {
-            self.save_state();
+            self.session.save_state();
         }
     }
 
     /// After a context-length error: compact now (or trim, when the breaker is open), sized so
     /// the next request is clearly smaller than the one refused.
     async fn shrink_after_overflow(&mut self, mode: Mode, raw_refused: u64, cancel: &CancellationToken) {
-        let input = self.preflight_input(mode, self.compaction.is_some());
+        let input = self.preflight_input(mode, self.background.compacting());
         // The provider's refusal is better evidence than our estimate: calibrate on it.
-        self.pipeline.report_usage(input.budget.window, raw_refused);
+        self.session.pipeline_mut().report_usage(input.budget.window, raw_refused);
         let _ = self.await_compaction(&input, cancel).await;
-        let compacted = self.pipeline.breaker_allows(input.now)
+        let compacted = self.session.pipeline().breaker_allows(input.now)
             && self.start_compaction(CompactionTrigger::Overflow, &input)
             && matches!(self.await_compaction(&input, cancel).await, Some(Ok(_)));
-        if !compacted && let Some(report) = self.pipeline.trim(raw_refused / 4) {
+        if !compacted && let Some(report) = self.session.pipeline_mut().trim(raw_refused / 4) {
             self.report_stages(&[report], true);
         }
     }
@@ -290,7 +282,7 @@ impl Worker {
     /// The reply may use the headroom the budget reserves for it, within the model's limit.
     fn max_output_tokens(&self) -> u32 {
         let reserve = u32::try_from(self.budget().reserve_output).unwrap_or(u32::MAX);
-        reserve.min(self.model.max_output_tokens).max(1)
+        reserve.min(self.model.max_output_tokens()).max(1)
     }
 
     /// Send with retries, forwarding stream events; returns the text streamed by the last
@@ -301,7 +293,7 @@ impl Worker {
         cancel: &CancellationToken,
     ) -> (Result<ChatResponse, LlmError>, String) {
         let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
-        let send = send_with_retries(self.provider.as_ref(), request, &tx, cancel, &self.retry);
+        let send = self.model.send(request, &tx, cancel);
         tokio::pin!(send);
         let mut partial = String::new();
         let result = loop {
@@ -320,15 +312,15 @@ impl Worker {
         match event {
             StreamEvent::TextDelta(text) => {
                 partial.push_str(&text);
-                self.emit(AgentEvent::TextDelta(text));
+                self.link.emit(AgentEvent::TextDelta(text));
             }
             StreamEvent::ToolCallStarted { id, name } => {
-                self.emit(AgentEvent::ToolCallStreaming { call_id: id, tool: name })
+                self.link.emit(AgentEvent::ToolCallStreaming { call_id: id, tool: name })
             }
             StreamEvent::Retrying { attempt, max_attempts, delay, reason } => {
                 partial.clear();
                 tracing::warn!(attempt, max_attempts, ?delay, %reason, "retrying model request");
-                self.emit(AgentEvent::Retrying { attempt, max_attempts, delay, reason });
+                self.link.emit(AgentEvent::Retrying { attempt, max_attempts, delay, reason });
             }
         }
     }

@@ -1,19 +1,19 @@
 //! The context figures the front ends show: the status line's one number, the `/context`
 //! breakdown and the headless counters — all read from the pipeline's calibrated estimate.
 
-use super::events::{CacheReport, ContextBreakdown, ContextPart, ContextReport, ContextStatus};
-use super::worker::Worker;
+use super::Worker;
+use crate::agent::events::{CacheReport, ContextBreakdown, ContextPart, ContextReport, ContextStatus};
 use crate::context::{ContextBudget, StageCounters, estimate_text_tokens};
 use crate::conversation::Mode;
 
 impl Worker {
     pub(super) fn budget(&self) -> ContextBudget {
-        ContextBudget::new(self.model.context_window, &self.config.context)
+        ContextBudget::new(self.model.window(), &self.place.config().context)
     }
 
     /// Rough tokens of the system prompt and the tool schemas.
     fn overhead_parts(&self, mode: Mode) -> (u64, u64) {
-        let cpt = self.config.context.chars_per_token;
+        let cpt = self.place.config().context.chars_per_token;
         let (system, tools) = self.system_and_tools(mode);
         let system: usize = system.iter().map(|b| b.text.len()).sum();
         let tools: usize =
@@ -28,30 +28,27 @@ impl Worker {
 
     /// The one number.
     pub(super) fn estimated_tokens(&mut self) -> u64 {
-        let overhead = self.overhead_tokens(self.current_mode());
-        self.pipeline.estimate(overhead, self.model.context_window)
+        let overhead = self.overhead_tokens(self.link.mode());
+        self.session.pipeline_mut().estimate(overhead, self.model.window())
     }
 
     pub(super) fn context_status(&mut self) -> ContextStatus {
         let tokens = self.estimated_tokens();
         ContextStatus {
             tokens,
-            window: self.model.context_window,
+            window: self.model.window(),
             level: self.budget().level(tokens),
-            compacting: self.compaction.is_some(),
-            cache_hit_rate: self
-                .last_usage
-                .filter(|u| self.cache_seen && u.prompt_tokens() > 0)
-                .map(|u| u.cache_hit_rate()),
+            compacting: self.background.compacting(),
+            cache_hit_rate: self.cache.hit_rate(),
         }
     }
 
     /// Counters since `start`, with the window and the last request's size.
     pub(super) fn context_report(&self, start: &StageCounters) -> ContextReport {
-        let c = self.pipeline.counters().since(start);
+        let c = self.session.pipeline().counters().since(start);
         ContextReport {
-            window: self.model.context_window,
-            last_request_tokens: self.last_usage.map(|u| u.prompt_tokens()).unwrap_or(0),
+            window: self.model.window(),
+            last_request_tokens: self.cache.last_usage().map(|u| u.prompt_tokens()).unwrap_or(0),
             truncations: c.truncations,
             dedup_replacements: c.dedup_replacements,
             pruned_results: c.pruned_results,
@@ -61,24 +58,14 @@ impl Worker {
         }
     }
 
-    /// The run's cache figures since `start`.
-    pub(super) fn cache_report(&self, start: &crate::llm::CacheCounts) -> super::events::CacheStats {
-        let c = self.cache.counts;
-        super::events::CacheStats {
-            read_share: 0.0,
-            expected_breaks: c.expected_breaks - start.expected_breaks,
-            ttl_breaks: c.ttl_breaks - start.ttl_breaks,
-            unexpected_breaks: c.unexpected_breaks - start.unexpected_breaks,
-        }
-    }
-
     /// Parts scaled so they add up to the calibrated total.
     pub(super) fn describe_context(&mut self) -> ContextBreakdown {
-        let (system, tools) = self.overhead_parts(self.current_mode());
-        let (summary, messages) = self.pipeline.parts(self.model.context_window);
-        let cpt = self.config.context.chars_per_token;
+        let (system, tools) = self.overhead_parts(self.link.mode());
+        let (summary, messages) = self.session.pipeline_mut().parts(self.model.window());
+        let cpt = self.place.config().context.chars_per_token;
         let memories = self
-            .pipeline
+            .session
+            .pipeline()
             .state()
             .prompt
             .memory_block
@@ -103,14 +90,15 @@ impl Worker {
             }
         }
         let budget = self.budget();
-        let session = self.store.session_usage(&self.session.id).ok();
-        let state = self.pipeline.state();
-        let mut segments: Vec<super::events::SegmentInfo> = self
-            .store
-            .segments(&self.session.id)
+        let session = self.place.store().session_usage(self.session.id()).ok();
+        let state = self.session.pipeline().state();
+        let mut segments: Vec<crate::agent::events::SegmentInfo> = self
+            .place
+            .store()
+            .segments(self.session.id())
             .unwrap_or_default()
             .into_iter()
-            .map(|r| super::events::SegmentInfo {
+            .map(|r| crate::agent::events::SegmentInfo {
                 level: r.level,
                 first_seq: r.first_seq,
                 last_seq: r.last_seq,
@@ -128,8 +116,8 @@ impl Worker {
             counters: self.context_report(&StageCounters::default()),
             cache: CacheReport {
                 session_hit_rate: session.filter(|s| s.usage.prompt_tokens() > 0).map(|s| s.usage.cache_hit_rate()),
-                last_request: self.last_usage,
-                breaks: self.cache.breaks.iter().map(|b| b.describe()).collect(),
+                last_request: self.cache.last_usage(),
+                breaks: self.cache.breaks(),
             },
             segments,
         }

@@ -4,12 +4,12 @@
 
 use std::sync::Arc;
 
-use super::auxiliary::AuxModel;
-use super::worker::Worker;
+use super::Worker;
+use crate::agent::auxiliary::AuxModel;
 use crate::context::{SegmentNode, outline, segment, transcript_piece};
 use crate::store::{SegmentRow, Store};
 
-const SEGMENT_PROMPT: &str = include_str!("../../assets/prompts/segment.md");
+const SEGMENT_PROMPT: &str = include_str!("../../../assets/prompts/segment.md");
 /// Parents roll up this many children (000).
 const ROLLUP: usize = crate::context::SEGMENT_ROLLUP;
 /// The outline takes at most this share of the window, and no more than this many tokens.
@@ -19,13 +19,15 @@ const OUTLINE_MAX_TOKENS: u64 = 6_000;
 impl Worker {
     /// Cut new level-0 segments from what has accumulated.
     pub(super) fn update_segments(&mut self) {
-        let after = match self.store.last_segmented_seq(&self.session.id) {
+        let after = match self.place.store().last_segmented_seq(self.session.id()) {
             Ok(seq) => seq,
-            Err(e) => return self.store_error(&e),
+            Err(e) => return self.session.store_error(&e),
         };
-        for cut in segment(self.pipeline.ledger(), after) {
-            if let Err(e) = self.store.insert_segment(&self.session.id, 0, cut.first_seq, cut.last_seq, cut.tokens) {
-                return self.store_error(&e);
+        for cut in segment(self.session.pipeline().ledger(), after) {
+            if let Err(e) =
+                self.place.store().insert_segment(self.session.id(), 0, cut.first_seq, cut.last_seq, cut.tokens)
+            {
+                return self.session.store_error(&e);
             }
         }
     }
@@ -33,18 +35,19 @@ impl Worker {
     /// Summarise, in the background, the segments that have left the verbatim view, then roll
     /// them up. Nothing to do while everything is still shown.
     pub(super) fn summarize_hidden_segments(&mut self) {
-        if self.segmenting.as_ref().is_some_and(|t| !t.is_finished()) {
+        if self.background.segmenting() {
             return;
         }
-        let Ok(rows) = self.store.segments(&self.session.id) else { return };
-        let state = self.pipeline.state();
+        let Ok(rows) = self.place.store().segments(self.session.id()) else { return };
+        let state = self.session.pipeline().state();
         let hidden = |first: i64, last: i64| (first..=last).all(|s| !state.is_visible(s));
         let todo: Vec<(SegmentRow, String)> = rows
             .iter()
             .filter(|r| r.level == 0 && r.summary.is_none() && hidden(r.first_seq, r.last_seq))
             .map(|r| {
                 let transcript: String = self
-                    .pipeline
+                    .session
+                    .pipeline()
                     .ledger()
                     .entries()
                     .iter()
@@ -61,20 +64,20 @@ impl Worker {
         }
         let job = SegmentJob {
             model: self.aux_model(tokio_util::sync::CancellationToken::new()),
-            store: self.store.clone(),
-            session: self.session.id.clone(),
+            store: self.place.store().clone(),
+            session: self.session.id().to_string(),
         };
-        self.segmenting = Some(tokio::spawn(job.run(todo)));
+        self.background.segment(job.run(todo));
     }
 
     /// The outline of segments no longer shown, for the continuation message.
     pub(super) fn refresh_outline(&mut self) {
-        let state = self.pipeline.state();
+        let state = self.session.pipeline().state();
         if state.summary.is_none() && state.trimmed.is_empty() {
-            self.pipeline.set_outline(String::new());
+            self.session.pipeline_mut().set_outline(String::new());
             return;
         }
-        let Ok(rows) = self.store.segments(&self.session.id) else { return };
+        let Ok(rows) = self.place.store().segments(self.session.id()) else { return };
         let nodes: Vec<SegmentNode> = rows
             .into_iter()
             .map(|r| SegmentNode {
@@ -87,8 +90,8 @@ impl Worker {
             })
             .collect();
         let hidden = |first: i64, last: i64| (first..=last).all(|s| !state.is_visible(s));
-        let budget_tokens = ((self.model.context_window as f64 * OUTLINE_WINDOW_SHARE) as u64).min(OUTLINE_MAX_TOKENS);
-        let budget_chars = (budget_tokens as f64 * self.config.context.chars_per_token) as usize;
+        let budget_tokens = ((self.model.window() as f64 * OUTLINE_WINDOW_SHARE) as u64).min(OUTLINE_MAX_TOKENS);
+        let budget_chars = (budget_tokens as f64 * self.place.config().context.chars_per_token) as usize;
         let chosen = outline(&nodes, &hidden, budget_chars);
         let text = if chosen.is_empty() {
             String::new()
@@ -104,7 +107,7 @@ impl Worker {
             }
             t
         };
-        self.pipeline.set_outline(text);
+        self.session.pipeline_mut().set_outline(text);
     }
 }
 

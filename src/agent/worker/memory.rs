@@ -5,9 +5,10 @@
 use std::collections::HashSet;
 use std::sync::Arc;
 
-use super::auxiliary::AuxModel;
-use super::events::{AgentEvent, NoticeLevel};
-use super::worker::Worker;
+use super::Worker;
+use crate::agent::auxiliary::AuxModel;
+use crate::agent::events::NoticeLevel;
+use crate::agent::link::Emitter;
 use crate::config::Redactor;
 use crate::context::{PromptSnapshot, fts_query};
 use crate::conversation::{clip, floor_char_boundary};
@@ -149,24 +150,23 @@ impl MemoryAccess for AgentMemory {
 
 impl Worker {
     pub(super) fn memory_access(&self) -> AgentMemory {
-        let state = self.pipeline.state();
         AgentMemory {
-            store: self.store.clone(),
-            project: self.project,
-            session: self.session.id.clone(),
-            redactor: self.redactor.clone(),
-            visible: self.pipeline.ledger().entries().iter().map(|e| e.seq).filter(|&s| state.is_visible(s)).collect(),
+            store: self.place.store().clone(),
+            project: self.place.project(),
+            session: self.session.id().to_string(),
+            redactor: self.session.redactor().clone(),
+            visible: self.session.visible_seqs(),
         }
     }
 
     /// The memories to inject for `query`: unexpired, not this session's own summaries.
     fn memory_block_for(&self, query: &str) -> (String, Vec<i64>) {
         let now = now_utc();
-        let memories: Vec<MemoryRecord> = match self.store.memories(self.project) {
+        let memories: Vec<MemoryRecord> = match self.place.store().memories(self.place.project()) {
             Ok(all) => {
                 // This session's own summaries are already in its continuation message.
                 let own_summary =
-                    |m: &MemoryRecord| m.kind == "compaction" && m.session_id.as_deref() == Some(&self.session.id);
+                    |m: &MemoryRecord| m.kind == "compaction" && m.session_id.as_deref() == Some(self.session.id());
                 all.into_iter().filter(|m| !expired(m, now) && !own_summary(m)).collect()
             }
             Err(e) => {
@@ -174,7 +174,7 @@ impl Worker {
                 Vec::new()
             }
         };
-        match build_block(&memories, query, self.config.memory.max_injected, crate::prompt::MEMORIES_PREAMBLE) {
+        match build_block(&memories, query, self.place.config().memory.max_injected, crate::prompt::MEMORIES_PREAMBLE) {
             Some(block) => (block.text, block.ids),
             None => (String::new(), Vec::new()),
         }
@@ -184,7 +184,7 @@ impl Worker {
     /// built (and the environment again when the day changes). Persisted, so a resume sends
     /// the same bytes. Returns a reason when the frozen prompt changed.
     pub(super) fn ensure_prompt_snapshot(&mut self) -> Option<String> {
-        let mut snapshot = self.pipeline.state().prompt.clone();
+        let mut snapshot = self.session.pipeline().state().prompt.clone();
         let today = chrono::Local::now().date_naive();
         let today_text = today.format("%Y-%m-%d").to_string();
         let mut changed = None;
@@ -192,13 +192,14 @@ impl Worker {
             if snapshot.environment.is_some() {
                 changed = Some("a new day (the date in the environment changed)".to_string());
             }
-            let env = crate::prompt::Environment::detect(&self.root, &self.cwd, today).with_git_status();
+            let env = crate::prompt::Environment::detect(self.place.root(), self.place.cwd(), today).with_git_status();
             snapshot.environment = Some(env.render());
             snapshot.environment_date = Some(today_text);
         }
         if snapshot.memory_block.is_none() {
             let query = self
-                .pipeline
+                .session
+                .pipeline()
                 .ledger()
                 .entries()
                 .iter()
@@ -215,9 +216,9 @@ impl Worker {
             snapshot.memory_block = Some(text);
             snapshot.memory_ids = ids;
         }
-        if snapshot != self.pipeline.state().prompt {
-            self.pipeline.set_prompt_snapshot(snapshot);
-            self.save_state();
+        if snapshot != self.session.pipeline().state().prompt {
+            self.session.pipeline_mut().set_prompt_snapshot(snapshot);
+            self.session.save_state();
         }
         changed
     }
@@ -226,8 +227,8 @@ impl Worker {
     /// (001's session recall: at most three), frozen with the memory block.
     fn session_recall(&self, query: &str) -> Option<String> {
         let fts = fts_query(query)?;
-        let skip = |session: &str, _: i64| session == self.session.id;
-        let hits = self.store.search_messages(self.project, &fts, SESSION_RECALL_HITS, &skip).ok()?;
+        let skip = |session: &str, _: i64| session == self.session.id();
+        let hits = self.place.store().search_messages(self.place.project(), &fts, SESSION_RECALL_HITS, &skip).ok()?;
         if hits.is_empty() {
             return None;
         }
@@ -242,7 +243,8 @@ impl Worker {
     /// After a compaction the memory block is built again, for the conversation as it is now.
     pub(super) fn rebuild_memory_block(&mut self) {
         let query = self
-            .pipeline
+            .session
+            .pipeline()
             .ledger()
             .entries()
             .iter()
@@ -251,45 +253,44 @@ impl Worker {
             .map(|e| e.message.text())
             .unwrap_or_default();
         let (text, ids) = self.memory_block_for(&query);
-        let snapshot =
-            PromptSnapshot { memory_block: Some(text), memory_ids: ids, ..self.pipeline.state().prompt.clone() };
-        self.pipeline.set_prompt_snapshot(snapshot);
+        let snapshot = PromptSnapshot {
+            memory_block: Some(text),
+            memory_ids: ids,
+            ..self.session.pipeline().state().prompt.clone()
+        };
+        self.session.pipeline_mut().set_prompt_snapshot(snapshot);
     }
 
     /// Ask the model for durable memories in a compaction summary, in the background; save them
     /// (updating twins), consolidate, and announce what was kept.
     pub(super) fn start_extraction(&mut self, summary: String) {
-        if !self.config.memory.extract {
+        if !self.place.config().memory.extract {
             return;
         }
         let job = Extraction {
             model: self.aux_model(tokio_util::sync::CancellationToken::new()),
-            store: self.store.clone(),
-            project: self.project,
-            session: self.session.id.clone(),
-            events: self.events.clone(),
+            store: self.place.store().clone(),
+            project: self.place.project(),
+            session: self.session.id().to_string(),
+            events: self.link.emitter(),
         };
-        if let Some(previous) = self.extraction.take() {
-            previous.abort();
-        }
-        self.extraction = Some(tokio::spawn(job.run(summary)));
+        self.background.extract(job.run(summary));
     }
 
     /// Search earlier messages for a new prompt once history has been compacted or trimmed
     /// away, and attach what is found to the prompt (000's auto-recall).
     pub(super) fn auto_recall(&mut self, seq: i64, prompt: &str) {
-        let state = self.pipeline.state();
-        if !self.config.memory.auto_recall || (state.summary.is_none() && state.trimmed.is_empty()) {
+        let state = self.session.pipeline().state();
+        if !self.place.config().memory.auto_recall || (state.summary.is_none() && state.trimmed.is_empty()) {
             return;
         }
         let Some(fts) = fts_query(prompt) else { return };
         // What the model already sees — verbatim, or carried into the continuation — is not
         // worth finding again.
-        let mut shown: HashSet<i64> =
-            self.pipeline.ledger().entries().iter().map(|e| e.seq).filter(|&s| state.is_visible(s)).collect();
+        let mut shown: HashSet<i64> = self.session.visible_seqs();
         shown.extend(state.carried.messages.iter().map(|(s, _)| *s));
-        let skip = |session: &str, s: i64| session == self.session.id && (shown.contains(&s) || s == seq);
-        let hits = match self.store.search_messages(self.project, &fts, 6, &skip) {
+        let skip = |session: &str, s: i64| session == self.session.id() && (shown.contains(&s) || s == seq);
+        let hits = match self.place.store().search_messages(self.place.project(), &fts, 6, &skip) {
             Ok(hits) => hits,
             Err(e) => {
                 tracing::error!(error = %e, "recall search failed");
@@ -299,7 +300,8 @@ impl Worker {
         if hits.is_empty() {
             return;
         }
-        let budget_chars = (self.config.memory.recall_max_tokens as f64 * self.config.context.chars_per_token) as usize;
+        let budget_chars = (self.place.config().memory.recall_max_tokens as f64
+            * self.place.config().context.chars_per_token) as usize;
         let mut text = String::from(
             "<recall>\nEarlier messages that match this request (from this or past sessions of the project; they may be out of date):\n",
         );
@@ -312,8 +314,8 @@ impl Worker {
             text.push('\n');
         }
         text.push_str("</recall>");
-        self.pipeline.set_recall(seq, text);
-        self.save_state();
+        self.session.pipeline_mut().set_recall(seq, text);
+        self.session.save_state();
     }
 }
 
@@ -323,7 +325,7 @@ struct Extraction {
     store: Arc<Store>,
     project: ProjectId,
     session: String,
-    events: tokio::sync::mpsc::UnboundedSender<AgentEvent>,
+    events: Emitter,
 }
 
 impl Extraction {
@@ -352,7 +354,7 @@ impl Extraction {
         }
         if !kept.is_empty() {
             let text = format!("remembered from this session: {}", kept.join("; "));
-            let _ = self.events.send(AgentEvent::Notice { level: NoticeLevel::Info, text });
+            self.events.notice(NoticeLevel::Info, text);
         }
     }
 }

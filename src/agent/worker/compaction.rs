@@ -2,29 +2,16 @@
 //! current request still fits), awaited when the blocking threshold is, by hand on `/compact`,
 //! and immediately on a context-length error. Each commits atomically or not at all.
 
-use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
-use super::events::{AgentEvent, CompactionEvent, CompactionTrigger, TurnOutcome, TurnStats, TurnSummary};
-use super::worker::Worker;
-use crate::context::{CompactionPlan, PreflightInput, StageReport, thousands};
+use super::Worker;
+use crate::agent::background::CompactionJob;
+use crate::agent::events::{AgentEvent, CompactionEvent, CompactionTrigger, TurnOutcome, TurnStats, TurnSummary};
+use crate::context::{PreflightInput, StageReport, thousands};
 use crate::store::{CompactionRecord, NewMemory};
 
 /// Working memories made of compaction summaries expire after this many days (001).
 const SUMMARY_MEMORY_DAYS: i64 = 14;
-
-pub(super) struct InFlight {
-    plan: CompactionPlan,
-    trigger: CompactionTrigger,
-    tokens_before: u64,
-    handle: JoinHandle<Result<String, String>>,
-}
-
-impl InFlight {
-    pub(super) fn abort(self) {
-        self.handle.abort();
-    }
-}
 
 fn trigger_name(trigger: CompactionTrigger) -> &'static str {
     match trigger {
@@ -37,47 +24,48 @@ fn trigger_name(trigger: CompactionTrigger) -> &'static str {
 impl Worker {
     /// Facts the model must keep whatever is summarised: mode, folder, branch, agent depth.
     pub(super) fn protected_context(&self) -> String {
-        let branch = crate::prompt::Environment::detect(&self.root, &self.cwd, chrono::Local::now().date_naive())
-            .git_branch
-            .unwrap_or_else(|| "not a git repository".into());
+        let branch =
+            crate::prompt::Environment::detect(self.place.root(), self.place.cwd(), chrono::Local::now().date_naive())
+                .git_branch
+                .unwrap_or_else(|| "not a git repository".into());
         format!(
             "## Session\n- Mode: {}\n- Working directory: {}\n- Git branch: {branch}\n- Agent: main agent (depth 0)\n",
-            self.current_mode(),
-            self.cwd.display()
+            self.link.mode(),
+            self.place.cwd().display()
         )
     }
 
     /// Plan a compaction and start summarising in the background. False when there is nothing
     /// to compact.
     pub(super) fn start_compaction(&mut self, trigger: CompactionTrigger, input: &PreflightInput) -> bool {
-        if self.compaction.is_some() {
+        if self.background.compacting() {
             return true;
         }
         let manual = trigger == CompactionTrigger::Manual;
-        let Some(plan) = self.pipeline.plan_compaction(&input.budget, manual) else { return false };
-        let tokens_before = self.pipeline.estimate(input.overhead, input.budget.window);
-        self.emit(AgentEvent::Compaction(CompactionEvent::Started { trigger, tokens_before }));
+        let Some(plan) = self.session.pipeline().plan_compaction(&input.budget, manual) else { return false };
+        let tokens_before = self.session.pipeline_mut().estimate(input.overhead, input.budget.window);
+        self.link.emit(AgentEvent::Compaction(CompactionEvent::Started { trigger, tokens_before }));
         let summarizer = self.aux_model(CancellationToken::new());
-        let events = self.events.clone();
-        let cpt = self.config.context.chars_per_token;
+        let events = self.link.emitter();
+        let cpt = self.place.config().context.chars_per_token;
         let task_plan = plan.clone();
         let handle = tokio::spawn(async move {
             let progress = move |chunk: u32, chunks: u32| {
                 if chunks > 1 {
-                    let _ = events.send(AgentEvent::Compaction(CompactionEvent::Progress { chunk, chunks }));
+                    events.emit(AgentEvent::Compaction(CompactionEvent::Progress { chunk, chunks }));
                 }
             };
             crate::context::summarize(&task_plan, &summarizer, cpt, &progress).await
         });
-        self.compaction = Some(InFlight { plan, trigger, tokens_before, handle });
+        self.background.begin_compaction(CompactionJob { plan, trigger, tokens_before }, handle);
         let status = self.context_status();
-        self.emit(AgentEvent::Context(status));
+        self.link.emit(AgentEvent::Context(status));
         true
     }
 
     /// Apply a background compaction that has finished, if any.
     pub(super) async fn poll_compaction(&mut self, input: &PreflightInput) {
-        if self.compaction.as_ref().is_some_and(|c| c.handle.is_finished()) {
+        if self.background.compaction_done() {
             self.await_compaction(input, &CancellationToken::new()).await;
         }
     }
@@ -89,88 +77,89 @@ impl Worker {
         input: &PreflightInput,
         cancel: &CancellationToken,
     ) -> Option<Result<StageReport, String>> {
-        let running = self.compaction.as_mut()?;
-        let result = tokio::select! {
-            joined = &mut running.handle => joined.unwrap_or_else(|e| Err(format!("the compaction task failed: {e}"))),
-            _ = cancel.cancelled() => return None,
-        };
-        let done = self.compaction.take()?;
-        Some(self.finish_compaction(done.plan, done.trigger, done.tokens_before, result, input))
+        let (job, result) = self.background.wait_compaction(cancel).await?;
+        Some(self.finish_compaction(job, result, input))
     }
 
     /// Commit a finished summary (state, log, working memory in one transaction) or record
     /// the failure.
     fn finish_compaction(
         &mut self,
-        plan: CompactionPlan,
-        trigger: CompactionTrigger,
-        tokens_before: u64,
+        job: CompactionJob,
         result: Result<String, String>,
         input: &PreflightInput,
     ) -> Result<StageReport, String> {
+        let CompactionJob { plan, trigger, tokens_before } = job;
         let summary = match result {
             Ok(summary) => summary,
             Err(error) => return Err(self.compaction_failed(trigger, error, input.now)),
         };
-        let old_state = self.pipeline.state().clone();
-        let report = self.pipeline.apply_compaction(&plan, summary.clone(), input, tokens_before);
+        let old_state = self.session.pipeline().state().clone();
+        let report = self.session.pipeline_mut().apply_compaction(&plan, summary.clone(), input, tokens_before);
         let tokens_after = tokens_before.saturating_sub(report.saved_tokens);
-        let committed = serde_json::to_string(self.pipeline.state()).map_err(|e| e.to_string()).and_then(|state| {
-            let expires = (chrono::Utc::now() + chrono::Duration::days(SUMMARY_MEMORY_DAYS))
-                .to_rfc3339_opts(chrono::SecondsFormat::Secs, true);
-            let title = crate::memory::summary_title(&summary);
-            let memory = NewMemory {
-                project: Some(self.project),
-                kind: "compaction",
-                class: "working",
-                title: &title,
-                content: &summary,
-                session_id: Some(&self.session.id),
-                expires_at: Some(&expires),
-            };
-            let record = CompactionRecord {
-                trigger: trigger_name(trigger),
-                through_seq: plan.through_seq,
-                tokens_before,
-                tokens_after,
-                summary: &summary,
-            };
-            self.store.commit_compaction(&self.session.id, &state, &record, Some(memory)).map_err(|e| e.to_string())
-        });
+        let committed =
+            serde_json::to_string(self.session.pipeline().state()).map_err(|e| e.to_string()).and_then(|state| {
+                let expires = (chrono::Utc::now() + chrono::Duration::days(SUMMARY_MEMORY_DAYS))
+                    .to_rfc3339_opts(chrono::SecondsFormat::Secs, true);
+                let title = crate::memory::summary_title(&summary);
+                let memory = NewMemory {
+                    project: Some(self.place.project()),
+                    kind: "compaction",
+                    class: "working",
+                    title: &title,
+                    content: &summary,
+                    session_id: Some(self.session.id()),
+                    expires_at: Some(&expires),
+                };
+                let record = CompactionRecord {
+                    trigger: trigger_name(trigger),
+                    through_seq: plan.through_seq,
+                    tokens_before,
+                    tokens_after,
+                    summary: &summary,
+                };
+                self.place
+                    .store()
+                    .commit_compaction(self.session.id(), &state, &record, Some(memory))
+                    .map_err(|e| e.to_string())
+            });
         if let Err(error) = committed {
             // The old state stands, in memory as on disk.
-            self.pipeline.replace_state(old_state);
+            self.session.pipeline_mut().replace_state(old_state);
             return Err(self.compaction_failed(trigger, format!("could not save the compaction: {error}"), input.now));
         }
         // The memory block is rebuilt for the conversation as it is now, and durable memories
         // are drawn from the summary.
         self.rebuild_memory_block();
-        self.save_state();
-        self.expect_cache_break("compaction rewrote the history and rebuilt the memory block".into());
+        self.session.save_state();
+        self.cache.expect_break("compaction rewrote the history and rebuilt the memory block".into());
         self.start_extraction(summary.clone());
-        self.emit(AgentEvent::Compaction(CompactionEvent::Finished {
+        self.link.emit(AgentEvent::Compaction(CompactionEvent::Finished {
             trigger,
             tokens_before,
             tokens_after,
-            summary_tokens: crate::context::estimate_text_tokens(summary.len(), self.config.context.chars_per_token),
+            summary_tokens: crate::context::estimate_text_tokens(
+                summary.len(),
+                self.place.config().context.chars_per_token,
+            ),
         }));
         let status = self.context_status();
-        self.emit(AgentEvent::Context(status));
+        self.link.emit(AgentEvent::Context(status));
         Ok(report)
     }
 
     fn compaction_failed(&mut self, trigger: CompactionTrigger, error: String, now: i64) -> String {
         tracing::warn!(%error, "compaction failed");
-        self.pipeline.record_compaction_failure(now);
-        self.save_state();
-        self.emit(AgentEvent::Compaction(CompactionEvent::Failed { trigger, error: error.clone() }));
+        self.session.pipeline_mut().record_compaction_failure(now);
+        self.session.save_state();
+        self.link.emit(AgentEvent::Compaction(CompactionEvent::Failed { trigger, error: error.clone() }));
         error
     }
 
     /// `/compact`: always tries, even with the breaker open.
     pub(super) async fn compact_by_hand(&mut self, cancel: CancellationToken) -> TurnSummary {
-        let start = self.pipeline.counters();
-        let input = self.preflight_input(self.current_mode(), false);
+        let start = self.session.pipeline().counters();
+        let input = self.preflight_input(self.link.mode(), false);
         // A background compaction first, then the one asked for.
         let _ = self.await_compaction(&input, &cancel).await;
         let outcome = if self.start_compaction(CompactionTrigger::Manual, &input) {
@@ -183,7 +172,7 @@ impl Worker {
             TurnOutcome::Completed {
                 text: format!(
                     "nothing to compact yet: the conversation ({} tokens) fits in the part kept verbatim",
-                    thousands(self.pipeline.estimate(input.overhead, input.budget.window))
+                    thousands(self.session.pipeline_mut().estimate(input.overhead, input.budget.window))
                 ),
             }
         };
@@ -195,8 +184,8 @@ impl Worker {
 
     /// On shutdown: a compaction that is running completes and commits.
     pub(super) async fn finish_compaction_on_exit(&mut self) {
-        if self.compaction.is_some() {
-            let input = self.preflight_input(self.current_mode(), false);
+        if self.background.compacting() {
+            let input = self.preflight_input(self.link.mode(), false);
             let _ = self.await_compaction(&input, &CancellationToken::new()).await;
         }
     }

@@ -7,12 +7,13 @@ use std::time::{Duration, Instant};
 use futures_util::future::join_all;
 use tokio_util::sync::CancellationToken;
 
-use super::events::{AgentEvent, ApprovalDecision, ApprovalRequest, ToolFinished, TurnStats};
-use super::worker::Worker;
+use super::Worker;
+use crate::agent::approvals::Approval;
+use crate::agent::events::{AgentEvent, ToolFinished, TurnStats};
 use crate::context::{TruncationLimits, turn_overflow};
 use crate::conversation::{Message, ToolCall, ToolResult};
 use crate::store::ToolRecord;
-use crate::tools::{ApprovalPolicy, Prepared, Tool, ToolContext, ToolOutput, Verdict, decide};
+use crate::tools::{Prepared, Tool, ToolContext, ToolOutput, Verdict, decide};
 
 /// A call that passed every gate and will run.
 struct Cleared<'r> {
@@ -48,27 +49,21 @@ enum Gate<'r> {
     Done(Outcome),
 }
 
-enum Approval {
-    Approved,
-    Denied(String),
-    Interrupted,
-}
-
 const INTERRUPTED_BEFORE_RUN: &str = "[not run: the user interrupted the turn before this call started]";
 
 impl Worker {
     pub(super) async fn dispatch(&mut self, calls: &[ToolCall], cancel: &CancellationToken, stats: &mut TurnStats) {
-        let registry = self.registry.clone();
+        let registry = self.tools.registry().clone();
         let ctx = ToolContext {
-            root: self.root.clone(),
-            config: self.config.tools.clone(),
-            files: self.files.clone(),
+            root: self.place.root().to_path_buf(),
+            config: self.place.config().tools.clone(),
+            files: self.tools.files().clone(),
             cancel: cancel.clone(),
             memory: Some(std::sync::Arc::new(self.memory_access())),
         };
         let concurrent = |call: &ToolCall| registry.access_of(&call.name).is_none_or(|access| access.is_read_only());
         let limits = self.truncation_limits();
-        let cap = TruncationLimits::turn_cap(&self.config.context, &self.budget());
+        let cap = TruncationLimits::turn_cap(&self.place.config().context, &self.budget());
         let mut sent_so_far = 0usize;
         let mut i = 0;
         while i < calls.len() {
@@ -106,7 +101,7 @@ impl Worker {
                 format!("There is no tool named `{}`. The available tools are: {}.", call.name, known.join(", ")),
             ));
         };
-        let mode = self.current_mode();
+        let mode = self.link.mode();
         // Mode first: a plan-mode write is refused before anything is read for a preview.
         if let Verdict::Refuse { message } = decide(mode, tool.name(), tool.access(), &[]) {
             return Gate::Done(Outcome::not_run(call, call.name.clone(), message));
@@ -132,7 +127,7 @@ impl Worker {
             // Saved full outputs are cairn's own files, and truncation notices send the model
             // to them: reading them is as free as reading the project.
             for path in &mut prepared.paths {
-                if path.absolute.starts_with(&self.truncations_dir) {
+                if path.absolute.starts_with(self.place.truncations_dir()) {
                     path.inside_project = true;
                 }
             }
@@ -140,80 +135,26 @@ impl Worker {
         match decide(mode, tool.name(), tool.access(), &prepared.paths) {
             Verdict::Run => {}
             Verdict::Refuse { message } => return Gate::Done(Outcome::not_run(call, prepared.summary, message)),
-            Verdict::NeedsApproval { reason } => match self.approve(call, &prepared, reason, cancel).await {
-                Approval::Approved => {}
-                Approval::Denied(message) => {
-                    stats.denied_tool_calls += 1;
-                    return Gate::Done(Outcome::not_run(call, prepared.summary, message));
+            Verdict::NeedsApproval { reason } => {
+                match self.tools.gate().ask(call, &prepared, reason, cancel, &self.link.emitter()).await {
+                    Approval::Approved => {}
+                    Approval::Denied(message) => {
+                        stats.denied_tool_calls += 1;
+                        return Gate::Done(Outcome::not_run(call, prepared.summary, message));
+                    }
+                    Approval::Interrupted => {
+                        return Gate::Done(Outcome::not_run(call, prepared.summary, INTERRUPTED_BEFORE_RUN.into()));
+                    }
                 }
-                Approval::Interrupted => {
-                    return Gate::Done(Outcome::not_run(call, prepared.summary, INTERRUPTED_BEFORE_RUN.into()));
-                }
-            },
+            }
         }
-        self.emit(AgentEvent::ToolStarted {
+        self.link.emit(AgentEvent::ToolStarted {
             call_id: call.id.clone(),
             tool: call.name.clone(),
             summary: prepared.summary.clone(),
             arguments: call.arguments.clone(),
         });
         Gate::Run(Cleared { call: call.clone(), tool, args, prepared })
-    }
-
-    async fn approve(
-        &mut self,
-        call: &ToolCall,
-        prepared: &Prepared,
-        reason: String,
-        cancel: &CancellationToken,
-    ) -> Approval {
-        match self.approval {
-            ApprovalPolicy::ApproveAll => return Approval::Approved,
-            ApprovalPolicy::DenyAll => {
-                return Approval::Denied(format!(
-                    "Denied: cairn is running headless without --yes, so calls that need approval are not run (`{}` {reason}). Do not retry it; continue with what read-only tools can do, or finish and tell the user to rerun with --yes.",
-                    call.name
-                ));
-            }
-            ApprovalPolicy::Ask => {}
-        }
-        if self.session_approved.contains(&call.name) {
-            return Approval::Approved;
-        }
-        let id = self.next_approval_id;
-        self.next_approval_id += 1;
-        self.emit(AgentEvent::ApprovalRequested(ApprovalRequest {
-            id,
-            call_id: call.id.clone(),
-            tool: call.name.clone(),
-            summary: prepared.summary.clone(),
-            arguments: call.arguments.clone(),
-            reason,
-            diff: prepared.change.as_ref().map(|c| c.unified_diff()),
-        }));
-        loop {
-            tokio::select! {
-                biased;
-                _ = cancel.cancelled() => return Approval::Interrupted,
-                answer = self.approvals.recv() => match answer {
-                    // A stale answer to an earlier dialog: ignore it.
-                    Some((answered, _)) if answered != id => continue,
-                    Some((_, ApprovalDecision::Approve)) => return Approval::Approved,
-                    Some((_, ApprovalDecision::ApproveForSession)) => {
-                        self.session_approved.insert(call.name.clone());
-                        return Approval::Approved;
-                    }
-                    Some((_, ApprovalDecision::Deny { reason })) => {
-                        let why = reason.filter(|r| !r.trim().is_empty()).map(|r| format!(" Their reason: {r}")).unwrap_or_default();
-                        return Approval::Denied(format!(
-                            "The user denied this `{}` call.{why} Do not repeat it; adjust your approach or ask the user how to proceed.",
-                            call.name
-                        ));
-                    }
-                    None => return Approval::Interrupted,
-                },
-            }
-        }
     }
 
     /// Each result as the model will see it: cut to the limits with the full output saved, and
@@ -240,11 +181,11 @@ impl Worker {
         *sent_so_far += sent.iter().map(|(s, _)| s.len()).sum::<usize>();
         let cut = sent.iter().filter(|(_, truncated)| *truncated).count() as u64;
         if cut > 0 {
-            self.pipeline.note_truncations(cut);
-            let cpt = self.config.context.chars_per_token;
+            self.session.pipeline_mut().note_truncations(cut);
+            let cpt = self.place.config().context.chars_per_token;
             let before: usize = outcomes.iter().map(|o| o.output.content.len()).sum();
             let after: usize = sent.iter().map(|(s, _)| s.len()).sum();
-            self.emit(AgentEvent::ContextStage(crate::context::StageReport {
+            self.link.emit(AgentEvent::ContextStage(crate::context::StageReport {
                 stage: crate::context::Stage::Truncation,
                 count: cut,
                 saved_tokens: crate::context::estimate_text_tokens(before.saturating_sub(after), cpt),
@@ -278,8 +219,8 @@ impl Worker {
             duration_ms: duration.as_millis() as u64,
             not_run,
         };
-        self.persist(Message::tool(result), Some(record));
-        self.emit(AgentEvent::ToolFinished(ToolFinished {
+        self.session.persist(Message::tool(result), Some(record));
+        self.link.emit(AgentEvent::ToolFinished(ToolFinished {
             call_id: call.id,
             tool: call.name,
             summary,

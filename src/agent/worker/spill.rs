@@ -5,7 +5,7 @@
 
 use std::path::{Path, PathBuf};
 
-use super::worker::Worker;
+use super::Worker;
 use crate::context::{Spill, TruncationLimits, plan_cut, render_cut};
 use crate::conversation::ToolCall;
 use crate::store::Store;
@@ -33,7 +33,7 @@ fn write_atomically(dir: &Path, name: &str, text: &str) -> std::io::Result<PathB
 
 impl Worker {
     pub(super) fn truncation_limits(&self) -> TruncationLimits {
-        TruncationLimits::new(&self.config.context, &self.budget())
+        TruncationLimits::new(&self.place.config().context, &self.budget())
     }
 
     /// The result as the model sees it, cut to `limits` with the full text saved; `true` when
@@ -44,8 +44,9 @@ impl Worker {
             // Reading a saved output back must never save it again (no loop).
             return (render_cut(content, &cut, Spill::NotSaved), true);
         }
-        let name = format!("{}-{}", safe_name(&self.session.id), safe_name(&call.id));
-        let text = match write_atomically(&self.truncations_dir, &name, &self.redactor.redact(content)) {
+        let name = format!("{}-{}", safe_name(self.session.id()), safe_name(&call.id));
+        let text = match write_atomically(self.place.truncations_dir(), &name, &self.session.redactor().redact(content))
+        {
             Ok(path) => render_cut(content, &cut, Spill::Saved(&path.display().to_string())),
             Err(e) => {
                 tracing::error!(error = %e, "cannot save a truncated output");
@@ -61,7 +62,7 @@ impl Worker {
         }
         let Ok(args) = call.parsed_arguments() else { return false };
         let Some(path) = args.get("path").and_then(|p| p.as_str()) else { return false };
-        crate::tools::resolve_path(&self.root, path).absolute.starts_with(&self.truncations_dir)
+        crate::tools::resolve_path(self.place.root(), path).absolute.starts_with(self.place.truncations_dir())
     }
 
     /// A prompt too long for the window is cut like a tool result, its full text saved.
@@ -69,14 +70,15 @@ impl Worker {
         let limits = self.truncation_limits();
         let doubled = TruncationLimits { max_bytes: limits.max_bytes * 2, max_lines: limits.max_lines * 2, ..limits };
         let Some(cut) = plan_cut(&prompt, &doubled) else { return prompt };
-        let name = format!("{}-prompt-{}", safe_name(&self.session.id), self.last_seq + 1);
-        let text = match write_atomically(&self.truncations_dir, &name, &self.redactor.redact(&prompt)) {
+        let name = format!("{}-prompt-{}", safe_name(self.session.id()), self.session.last_seq() + 1);
+        let text = match write_atomically(self.place.truncations_dir(), &name, &self.session.redactor().redact(&prompt))
+        {
             Ok(path) => render_cut(&prompt, &cut, Spill::Saved(&path.display().to_string())),
             Err(e) => render_cut(&prompt, &cut, Spill::Failed(&e.to_string())),
         };
-        self.pipeline.note_truncations(1);
-        self.notice(
-            super::events::NoticeLevel::Warning,
+        self.session.pipeline_mut().note_truncations(1);
+        self.link.notice(
+            crate::agent::events::NoticeLevel::Warning,
             "the message was too long for the context window; its middle was saved to a file the model can read",
         );
         text

@@ -1,0 +1,116 @@
+//! The prompt cache, watched: the usage of the last request, whether the provider caches at
+//! all, what cairn changed that will cost cache reads (so a break it caused is expected), and
+//! the break analytics over the session's requests.
+
+use crate::config::CacheTtl;
+use crate::conversation::Usage;
+use crate::llm::{BreakKind, CacheCounts, CacheTracker, Fingerprint};
+
+use super::events::CacheStats;
+
+pub(super) struct CacheWatch {
+    tracker: CacheTracker,
+    /// What cairn changed since the last request that will cost cache reads, named.
+    expected: Vec<String>,
+    /// The instruction files as the last request carried them.
+    instructions: Option<u64>,
+    /// Usage of the last agent request, for the cache figure.
+    last_usage: Option<Usage>,
+    /// The provider has reported cache reads or writes in this session: until it does, there
+    /// is no cache rate to show (local servers never will).
+    seen: bool,
+    ttl_secs: i64,
+}
+
+impl CacheWatch {
+    pub(super) fn new(ttl: CacheTtl) -> CacheWatch {
+        let ttl_secs = match ttl {
+            CacheTtl::FiveMinutes => 300,
+            CacheTtl::OneHour => 3_600,
+        };
+        CacheWatch {
+            tracker: CacheTracker::default(),
+            expected: Vec::new(),
+            instructions: None,
+            last_usage: None,
+            seen: false,
+            ttl_secs,
+        }
+    }
+
+    /// How long the provider keeps a prefix cached.
+    pub(super) fn ttl_secs(&self) -> i64 {
+        self.ttl_secs
+    }
+
+    /// Note a change cairn made that will cost cache reads on the next request.
+    pub(super) fn expect_break(&mut self, reason: String) {
+        if !self.expected.contains(&reason) {
+            self.expected.push(reason);
+        }
+    }
+
+    /// The instruction files as the next request carries them; a change from the last request
+    /// is an expected break.
+    pub(super) fn instructions_are(&mut self, fingerprint: u64) {
+        if self.instructions.is_some_and(|before| before != fingerprint) {
+            self.expect_break("the project's instruction files changed".into());
+        }
+        self.instructions = Some(fingerprint);
+    }
+
+    /// A request's usage, as reported (or as last stored, on load).
+    pub(super) fn record(&mut self, usage: Usage) {
+        self.last_usage = Some(usage);
+        self.seen |= usage.cache_read_input_tokens + usage.cache_creation_input_tokens > 0;
+    }
+
+    /// Classify the cache behaviour of the request just answered; returns the warning for a
+    /// break nobody expected (it costs money and means a volatile prefix).
+    pub(super) fn observe(&mut self, fingerprint: Fingerprint, usage: &Usage) -> Option<String> {
+        let expected = std::mem::take(&mut self.expected);
+        let seen =
+            self.tracker.observe(fingerprint, usage, chrono::Utc::now().timestamp(), self.ttl_secs, &expected)?;
+        let text = format!("prompt cache break, {}", seen.describe());
+        match seen.kind {
+            BreakKind::Unexpected => {
+                tracing::warn!("{text}");
+                Some(text)
+            }
+            BreakKind::Expected | BreakKind::TtlExpiry => {
+                tracing::info!("{text}");
+                None
+            }
+        }
+    }
+
+    pub(super) fn last_usage(&self) -> Option<Usage> {
+        self.last_usage
+    }
+
+    /// Share of the last request's prompt read from cache, once the provider has shown it
+    /// caches.
+    pub(super) fn hit_rate(&self) -> Option<f64> {
+        self.last_usage.filter(|u| self.seen && u.prompt_tokens() > 0).map(|u| u.cache_hit_rate())
+    }
+
+    pub(super) fn counts(&self) -> CacheCounts {
+        self.tracker.counts
+    }
+
+    /// The breaks counted since `start`.
+    pub(super) fn stats_since(&self, start: &CacheCounts) -> CacheStats {
+        let c = self.tracker.counts;
+        CacheStats {
+            read_share: 0.0,
+            expected_breaks: c.expected_breaks - start.expected_breaks,
+            ttl_breaks: c.ttl_breaks - start.ttl_breaks,
+            unexpected_breaks: c.unexpected_breaks - start.unexpected_breaks,
+        }
+    }
+
+    /// Every break of the session, each explained in one line.
+    pub(super) fn breaks(&self) -> Vec<String> {
+        self.tracker.breaks.iter().map(|b| b.describe()).collect()
+    }
+}

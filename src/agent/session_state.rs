@@ -1,0 +1,206 @@
+//! The session the agent works in: its record, its stored history and the context pipeline
+//! over it, and their persistence. Every message is redacted, committed, then handed to the
+//! pipeline, so what is stored and what is sent stay the same.
+
+use std::collections::HashSet;
+use std::sync::Arc;
+
+use super::events::NoticeLevel;
+use super::link::Emitter;
+use crate::config::{ContextConfig, ProviderKind, Redactor};
+use crate::context::{ContextState, Pipeline};
+use crate::conversation::{Block, Message, Mode, Role, Usage};
+use crate::store::{SessionInfo, Store, StoreError, ToolRecord};
+
+pub(super) struct SessionState {
+    store: Arc<Store>,
+    info: SessionInfo,
+    /// The stored history and everything that turns it into the sent view.
+    pipeline: Pipeline,
+    /// The seq the next stored message gets if the store cannot give one.
+    last_seq: i64,
+    /// Key values to keep out of everything stored.
+    redactor: Redactor,
+    events: Emitter,
+    /// Set once a store write failed, so the warning is shown once, not per message.
+    store_failed: bool,
+}
+
+impl SessionState {
+    /// Read a session's messages and context state into a fresh pipeline.
+    pub(super) fn load(
+        store: Arc<Store>,
+        info: SessionInfo,
+        config: &ContextConfig,
+        redactor: Redactor,
+        events: Emitter,
+    ) -> Result<SessionState, StoreError> {
+        let stored = store.messages(&info.id)?;
+        let last_seq = stored.last().map(|m| m.seq).unwrap_or(0);
+        let state = match store.context_state(&info.id)? {
+            Some(json) => serde_json::from_str::<ContextState>(&json).unwrap_or_else(|e| {
+                tracing::error!(error = %e, session = %info.id, "unreadable context state; rebuilding from the history");
+                ContextState::default()
+            }),
+            None => ContextState::default(),
+        };
+        let pipeline = Pipeline::restore(config.clone(), state, stored.into_iter().map(|m| (m.seq, m.message)));
+        Ok(SessionState { store, info, pipeline, last_seq, redactor, events, store_failed: false })
+    }
+
+    pub(super) fn info(&self) -> &SessionInfo {
+        &self.info
+    }
+
+    pub(super) fn id(&self) -> &str {
+        &self.info.id
+    }
+
+    pub(super) fn pipeline(&self) -> &Pipeline {
+        &self.pipeline
+    }
+
+    pub(super) fn pipeline_mut(&mut self) -> &mut Pipeline {
+        &mut self.pipeline
+    }
+
+    /// The seq of the last stored message.
+    pub(super) fn last_seq(&self) -> i64 {
+        self.last_seq
+    }
+
+    pub(super) fn redactor(&self) -> &Redactor {
+        &self.redactor
+    }
+
+    /// Every stored message of the session, for front ends to render.
+    pub(super) fn history(&self) -> Vec<Arc<Message>> {
+        self.pipeline.ledger().entries().iter().map(|e| e.message.clone()).collect()
+    }
+
+    /// Seqs of the messages the model sees verbatim.
+    pub(super) fn visible_seqs(&self) -> HashSet<i64> {
+        let state = self.pipeline.state();
+        self.pipeline.ledger().entries().iter().map(|e| e.seq).filter(|&s| state.is_visible(s)).collect()
+    }
+
+    /// Commit a message with key values redacted, then hand it to the pipeline. A failed commit
+    /// is reported once and the session goes on in memory: losing the ability to save is bad,
+    /// losing the user's turn is worse. Returns the stored row id.
+    pub(super) fn persist(&mut self, mut message: Message, record: Option<ToolRecord>) -> Option<i64> {
+        self.redact_message(&mut message);
+        let record = record.map(|mut r| {
+            self.redactor.redact_in_place(&mut r.arguments);
+            self.redactor.redact_in_place(&mut r.output);
+            if let Some(diff) = &mut r.diff {
+                self.redactor.redact_in_place(diff);
+            }
+            r
+        });
+        let stored = match &record {
+            Some(r) => self.store.append_tool_message(&self.info.id, &message, r),
+            None => self.store.append_message(&self.info.id, &message),
+        };
+        let (seq, id) = match stored {
+            Ok(s) => (s.seq, Some(s.id)),
+            Err(e) => {
+                self.store_error(&e);
+                (self.last_seq + 1, None)
+            }
+        };
+        if message.role == Role::User && self.info.title.is_empty() {
+            self.title_by(&message.text());
+        }
+        self.last_seq = seq;
+        self.pipeline.append(seq, message);
+        id
+    }
+
+    /// An untitled session takes the first line of its first prompt as its title.
+    fn title_by(&mut self, prompt: &str) {
+        let title = session_title(prompt);
+        if title.is_empty() {
+            return;
+        }
+        match self.store.set_session_title(&self.info.id, &title) {
+            Ok(()) => self.info.title = title,
+            Err(e) => self.store_error(&e),
+        }
+    }
+
+    fn redact_message(&self, message: &mut Message) {
+        for block in &mut message.content {
+            match block {
+                Block::Text { text } => self.redactor.redact_in_place(text),
+                Block::ToolCall(call) => self.redactor.redact_in_place(&mut call.arguments),
+                Block::ToolResult(result) => self.redactor.redact_in_place(&mut result.content),
+            }
+        }
+    }
+
+    /// Persist the context state after a stage changed it.
+    pub(super) fn save_state(&mut self) {
+        let json = match serde_json::to_string(self.pipeline.state()) {
+            Ok(json) => json,
+            Err(e) => {
+                tracing::error!(error = %e, "cannot encode the context state");
+                return;
+            }
+        };
+        if let Err(e) = self.store.save_context_state(&self.info.id, &json) {
+            self.store_error(&e);
+        }
+    }
+
+    /// Record a request's usage under `purpose`, against the message it produced.
+    pub(super) fn record_usage(&mut self, message_id: Option<i64>, purpose: &str, model: &str, usage: &Usage) {
+        if let Err(e) = self.store.record_usage(&self.info.id, message_id, purpose, model, usage) {
+            self.store_error(&e);
+        }
+    }
+
+    /// Keep the mode and model with the session, so a resume starts where it was left.
+    pub(super) fn save_settings(&mut self, mode: Mode, provider: ProviderKind, model: &str) {
+        let result = self
+            .store
+            .set_session_mode(&self.info.id, mode.as_str())
+            .and_then(|()| self.store.set_session_model(&self.info.id, provider.as_str(), model));
+        match result {
+            Ok(()) => {
+                self.info.mode = mode.as_str().to_string();
+                self.info.model = model.to_string();
+            }
+            Err(e) => self.store_error(&e),
+        }
+    }
+
+    pub(super) fn store_error(&mut self, e: &StoreError) {
+        tracing::error!(error = %e, "store write failed");
+        if !self.store_failed {
+            self.store_failed = true;
+            self.events.notice(
+                NoticeLevel::Error,
+                format!("could not save to the database ({e}); the session continues but may not be resumable"),
+            );
+        }
+    }
+}
+
+/// A session's title: the first non-blank line of its first prompt, cut to 60 characters.
+fn session_title(prompt: &str) -> String {
+    crate::conversation::clip(prompt.lines().find(|l| !l.trim().is_empty()).unwrap_or("").trim(), 60)
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn a_session_is_titled_by_the_first_line_of_its_first_prompt() {
+        assert_eq!(
+            super::session_title("\n  Fix the failing test in tests/api.rs\nplease"),
+            "Fix the failing test in tests/api.rs"
+        );
+        assert_eq!(super::session_title("   \n\n"), "");
+        let long = super::session_title(&"word ".repeat(30));
+        assert!(long.ends_with('…') && long.chars().count() <= 61, "{long}");
+    }
+}

@@ -1,0 +1,44 @@
+//! Everything an agent is made of, as the command line resolves it.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use crate::config::{Config, ModelInfo, ProviderKind, Redactor};
+use crate::conversation::Mode;
+use crate::llm::Provider;
+use crate::store::{ProjectId, SessionInfo, Store};
+use crate::tools::{ApprovalPolicy, Registry};
+
+/// Which session the agent opens.
+#[derive(Clone, Debug)]
+pub enum SessionChoice {
+    New,
+    /// An existing session of the project, already resolved (so an unknown id fails before
+    /// anything starts).
+    Resume(SessionInfo),
+}
+
+/// Everything an agent is made of.
+pub struct AgentSetup {
+    pub store: Arc<Store>,
+    pub project: ProjectId,
+    /// Canonical project root.
+    pub root: PathBuf,
+    pub cwd: PathBuf,
+    pub config: Config,
+    pub provider: Arc<dyn Provider>,
+    pub provider_kind: ProviderKind,
+    pub model: ModelInfo,
+    /// `--context-window`, kept across `/model` switches.
+    pub window_override: Option<u64>,
+    pub registry: Arc<Registry>,
+    pub approval: ApprovalPolicy,
+    /// Most model requests per prompt.
+    pub max_turns: Option<u32>,
+    pub mode: Mode,
+    pub session: SessionChoice,
+    /// Key values to keep out of everything stored.
+    pub redactor: Redactor,
+    /// Where full outputs of truncated results go.
+    pub truncations_dir: PathBuf,
+}

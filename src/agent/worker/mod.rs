@@ -1,0 +1,252 @@
+//! The worker: one agent's parts — where it works, its session, its model, the cache watch,
+//! background work, its tools — and the loop that handles queued commands one at a time.
+
+mod compaction;
+mod context_view;
+mod dispatch;
+mod memory;
+mod segments;
+mod spill;
+mod turn;
+
+pub use spill::clean_truncations;
+pub use turn::INTERRUPTED_MARK;
+
+use tokio::sync::mpsc;
+
+use super::approvals::ApprovalGate;
+use super::background::Background;
+use super::cache_watch::CacheWatch;
+use super::events::{AgentEvent, ApprovalDecision, NoticeLevel, UserCommand};
+use super::library::Library;
+use super::link::Link;
+use super::model_slot::ModelSlot;
+use super::session_state::SessionState;
+use super::setup::AgentSetup;
+use super::toolbox::Toolbox;
+use super::workplace::Workplace;
+use crate::store::{NewSession, SessionInfo, StoreError};
+
+pub(super) struct Worker {
+    place: Workplace,
+    session: SessionState,
+    model: ModelSlot,
+    cache: CacheWatch,
+    background: Background,
+    tools: Toolbox,
+    link: Link,
+    /// Most model requests per prompt.
+    max_turns: Option<u32>,
+}
+
+impl Worker {
+    pub(super) fn new(
+        setup: AgentSetup,
+        session: SessionInfo,
+        link: Link,
+        approvals: mpsc::UnboundedReceiver<(u64, ApprovalDecision)>,
+    ) -> Result<Worker, StoreError> {
+        let model =
+            ModelSlot::new(setup.provider, setup.provider_kind, setup.model, setup.window_override, &setup.config);
+        let session =
+            SessionState::load(setup.store.clone(), session, &setup.config.context, setup.redactor, link.emitter())?;
+        let mut worker = Worker {
+            cache: CacheWatch::new(setup.config.cache.ttl),
+            place: Workplace::new(
+                setup.store,
+                setup.project,
+                setup.root,
+                setup.cwd,
+                setup.config,
+                setup.truncations_dir,
+            ),
+            session,
+            model,
+            background: Background::default(),
+            tools: Toolbox::new(setup.registry, ApprovalGate::new(setup.approval, approvals)),
+            link,
+            max_turns: setup.max_turns,
+        };
+        worker.settle_loaded_session()?;
+        Ok(worker)
+    }
+
+    pub(super) fn session_info(&self) -> &SessionInfo {
+        self.session.info()
+    }
+
+    /// Switch to `info`: everything of the session left (its compaction, cache history, files
+    /// read, approvals) ends with it. On failure the current session stays.
+    fn load_session(&mut self, info: SessionInfo) -> Result<(), StoreError> {
+        let config = self.place.config();
+        let session = SessionState::load(
+            self.place.store().clone(),
+            info,
+            &config.context,
+            self.session.redactor().clone(),
+            self.link.emitter(),
+        )?;
+        self.background.abort_compaction();
+        self.session = session;
+        self.cache = CacheWatch::new(config.cache.ttl);
+        self.tools.new_session();
+        self.settle_loaded_session()
+    }
+
+    /// A loaded session starts from its last reported usage and, when the cache is cold, with
+    /// its pending deduplication applied.
+    fn settle_loaded_session(&mut self) -> Result<(), StoreError> {
+        self.calibrate_from_store()?;
+        self.dedup_if_cache_is_cold()
+    }
+
+    /// Start the estimate from the last reported usage, as if that request had just been made.
+    fn calibrate_from_store(&mut self) -> Result<(), StoreError> {
+        let Some((usage, reply_seq)) = self.place.store().last_turn_usage(self.session.id())? else { return Ok(()) };
+        self.cache.record(usage);
+        let overhead = self.overhead_tokens(self.link.mode());
+        let window = self.model.window();
+        let pipeline = self.session.pipeline_mut();
+        let now = pipeline.raw_tokens(overhead, window);
+        let after: u64 = match reply_seq {
+            Some(seq) => pipeline
+                .ledger()
+                .entries()
+                .iter()
+                .filter(|e| e.seq >= seq && pipeline.state().is_visible(e.seq))
+                .map(|e| e.tokens)
+                .sum(),
+            None => 0,
+        };
+        pipeline.report_usage(usage.prompt_tokens(), now.saturating_sub(after));
+        Ok(())
+    }
+
+    /// On load, all pending deduplication is applied — unless the provider may still hold the
+    /// session's prefix in cache, which rewriting the history would throw away.
+    fn dedup_if_cache_is_cold(&mut self) -> Result<(), StoreError> {
+        let ttl_secs = self.cache.ttl_secs();
+        let warm = self
+            .place
+            .store()
+            .last_request_at(self.session.id())?
+            .and_then(|at| chrono::DateTime::parse_from_rfc3339(&at).ok())
+            .is_some_and(|at| (chrono::Utc::now() - at.with_timezone(&chrono::Utc)).num_seconds() < ttl_secs);
+        if !warm && let Some(report) = self.session.pipeline_mut().apply_all_dedup() {
+            tracing::info!(session = %self.session.id(), detail = %report.detail, "deduplicated on load");
+            self.session.save_state();
+        }
+        Ok(())
+    }
+
+    pub(super) fn announce_session(&mut self, resumed: bool) {
+        let mode = self.link.mode();
+        let info = self.session.info();
+        if info.mode != mode.as_str() || info.model != self.model.name() {
+            self.save_session_settings();
+        }
+        let library = Library::new(self.place.store().clone(), self.place.project());
+        self.link.emit(AgentEvent::SessionReady {
+            session: self.session.info().clone(),
+            resumed,
+            history: self.session.history(),
+            tool_display: library.tool_display(self.session.id()),
+            mode,
+            model: self.model.name().to_string(),
+            window: self.model.window(),
+        });
+        let status = self.context_status();
+        self.link.emit(AgentEvent::Context(status));
+        if let Some((level, text)) = self.model.window_notice() {
+            self.link.notice(level, text);
+        }
+    }
+
+    pub(super) async fn run(mut self, mut work: mpsc::UnboundedReceiver<UserCommand>) {
+        while let Some(command) = work.recv().await {
+            match command {
+                UserCommand::Submit(prompt) => {
+                    let cancel = self.link.control().begin();
+                    let summary = self.run_turn(prompt, cancel).await;
+                    self.link.control().end();
+                    self.link.emit(AgentEvent::TurnFinished(summary));
+                    self.update_segments();
+                    self.summarize_hidden_segments();
+                }
+                UserCommand::Compact => {
+                    let cancel = self.link.control().begin();
+                    let summary = self.compact_by_hand(cancel).await;
+                    self.link.control().end();
+                    self.link.emit(AgentEvent::TurnFinished(summary));
+                }
+                UserCommand::SetMode(mode) => {
+                    self.cache.expect_break(format!("the mode changed to {mode}"));
+                    self.save_session_settings();
+                    let status = self.context_status();
+                    self.link.emit(AgentEvent::Context(status));
+                }
+                UserCommand::DescribeContext => {
+                    let breakdown = self.describe_context();
+                    self.link.emit(AgentEvent::ContextBreakdown(breakdown));
+                }
+                UserCommand::SetModel(name) => self.switch_model(&name),
+                UserCommand::NewSession => self.open_new_session(),
+                UserCommand::ResumeSession(id) => self.open_existing_session(&id),
+                UserCommand::Shutdown => break,
+                // The router answers these itself; they never reach the worker.
+                UserCommand::Interrupt | UserCommand::Approval { .. } | UserCommand::Library(_) => {}
+            }
+        }
+        // Let a background compaction finish and commit, so its work is not lost; the same
+        // for memories being extracted and segments being summarised.
+        self.finish_compaction_on_exit().await;
+        self.background.finish().await;
+    }
+
+    /// Keep the mode and model with the session.
+    fn save_session_settings(&mut self) {
+        let mode = self.link.mode();
+        self.session.save_settings(mode, self.model.kind(), self.model.name());
+    }
+
+    fn switch_model(&mut self, name: &str) {
+        if let Some(warning) = self.model.switch(name) {
+            self.link.notice(NoticeLevel::Warning, warning);
+        }
+        self.cache.expect_break(format!("the model changed to {name}"));
+        self.save_session_settings();
+        self.link.emit(AgentEvent::ModelChanged { model: self.model.name().to_string(), window: self.model.window() });
+        let status = self.context_status();
+        self.link.emit(AgentEvent::Context(status));
+    }
+
+    fn open_new_session(&mut self) {
+        let mode = self.link.mode();
+        let created = self.place.store().create_session(
+            self.place.project(),
+            NewSession { provider: self.model.kind().as_str(), model: self.model.name(), mode: mode.as_str() },
+        );
+        match created.and_then(|session| self.load_session(session)) {
+            Ok(()) => self.announce_session(false),
+            Err(e) => self.link.notice(NoticeLevel::Error, format!("could not start a new session: {e}")),
+        }
+    }
+
+    fn open_existing_session(&mut self, id: &str) {
+        match self.place.store().resolve_session(self.place.project(), id).and_then(|s| self.load_session(s)) {
+            Ok(()) => self.announce_session(true),
+            Err(e) => self.link.notice(NoticeLevel::Error, e.to_string()),
+        }
+    }
+
+    /// The model for auxiliary calls, recording usage for this session and the next turn's
+    /// stats.
+    pub(super) fn aux_model(&self, cancel: tokio_util::sync::CancellationToken) -> crate::agent::auxiliary::AuxModel {
+        let recorder = crate::agent::auxiliary::UsageRecorder {
+            store: self.place.store().clone(),
+            session: self.session.id().to_string(),
+            tally: self.background.tally(),
+        };
+        self.model.auxiliary(cancel, recorder)
+    }
+}

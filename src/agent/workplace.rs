@@ -1,0 +1,60 @@
+//! Where an agent works, fixed for its life: the project and its folders, the config, the
+//! store, and the folder truncated outputs are saved in.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use crate::config::Config;
+use crate::store::{ProjectId, Store};
+
+#[derive(Clone)]
+pub(super) struct Workplace {
+    store: Arc<Store>,
+    project: ProjectId,
+    /// Canonical project root.
+    root: PathBuf,
+    cwd: PathBuf,
+    config: Arc<Config>,
+    /// Canonical, so paths the tools resolve compare equal.
+    truncations_dir: PathBuf,
+}
+
+impl Workplace {
+    pub(super) fn new(
+        store: Arc<Store>,
+        project: ProjectId,
+        root: PathBuf,
+        cwd: PathBuf,
+        config: Config,
+        truncations_dir: PathBuf,
+    ) -> Workplace {
+        // Created so it can be made canonical; a failure shows when a file is first saved there.
+        let _ = std::fs::create_dir_all(&truncations_dir);
+        let truncations_dir = truncations_dir.canonicalize().unwrap_or(truncations_dir);
+        Workplace { store, project, root, cwd, config: Arc::new(config), truncations_dir }
+    }
+
+    pub(super) fn store(&self) -> &Arc<Store> {
+        &self.store
+    }
+
+    pub(super) fn project(&self) -> ProjectId {
+        self.project
+    }
+
+    pub(super) fn root(&self) -> &Path {
+        &self.root
+    }
+
+    pub(super) fn cwd(&self) -> &Path {
+        &self.cwd
+    }
+
+    pub(super) fn config(&self) -> &Config {
+        &self.config
+    }
+
+    pub(super) fn truncations_dir(&self) -> &Path {
+        &self.truncations_dir
+    }
+}
