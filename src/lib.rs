@@ -1,7 +1,7 @@
 //! cairn: a terminal coding assistant whose core strength is context management.
 //!
-//! Layers (a module imports only from layers below it): 0 `conversation`; 1 `config`;
-//! 2 `context`, `prompt`, `llm`, `store`; 3 `memory`, `tools`; 4 `agent`; 5 `tui`, `headless`.
+//! The modules are layered (a module imports only from layers below it); the table and the
+//! module map are in docs/ARCHITECTURE.md, and `tests/it/layers.rs` holds the code to them.
 
 pub mod agent;
 pub mod cli;

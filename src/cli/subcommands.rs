@@ -7,6 +7,7 @@ use super::error::CliError;
 use super::startup::Startup;
 use crate::agent::Library;
 use crate::config::Detected;
+use crate::conversation::format_tokens;
 
 /// The library of the project cairn was started in.
 fn library(startup: &Startup) -> Result<Library, CliError> {
@@ -34,7 +35,7 @@ pub fn sessions(startup: &Startup, json: bool) -> Result<ExitCode, CliError> {
             s.id,
             local_time(&s.last_active_at),
             s.message_count,
-            compact_tokens(s.tokens),
+            format_tokens(s.tokens),
             if s.title.is_empty() { "(untitled)" } else { &s.title }
         )
         .map_err(io_failed)?;
@@ -211,12 +212,4 @@ pub fn local_time(rfc3339: &str) -> String {
     chrono::DateTime::parse_from_rfc3339(rfc3339)
         .map(|t| t.with_timezone(&chrono::Local).format("%Y-%m-%d %H:%M").to_string())
         .unwrap_or_else(|_| rfc3339.to_string())
-}
-
-pub fn compact_tokens(n: u64) -> String {
-    match n {
-        0..=999 => n.to_string(),
-        1_000..=999_999 => format!("{:.1}k", n as f64 / 1_000.0),
-        _ => format!("{:.2}M", n as f64 / 1_000_000.0),
-    }
 }

@@ -12,5 +12,5 @@ mod usage;
 pub use message::{Block, Message, Role, ToolCall, ToolResult};
 pub use mode::Mode;
 pub use request::{SystemBlock, ToolSpec};
-pub use text::{clip, first_plain_line, floor_char_boundary};
+pub use text::{clip, first_plain_line, floor_char_boundary, format_tokens};
 pub use usage::Usage;

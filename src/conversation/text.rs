@@ -51,6 +51,20 @@ pub fn floor_char_boundary(s: &str, i: usize) -> usize {
     i
 }
 
+/// `950`, `3.2k`, `96k`, `1.2M`: token counts as the status line, the views and the command
+/// line all show them.
+pub fn format_tokens(n: u64) -> String {
+    if n < 1_000 {
+        n.to_string()
+    } else if n < 10_000 {
+        format!("{:.1}k", n as f64 / 1_000.0).replace(".0k", "k")
+    } else if n < 1_000_000 {
+        format!("{}k", (n + 500) / 1_000)
+    } else {
+        format!("{:.1}M", n as f64 / 1_000_000.0).replace(".0M", "M")
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -73,5 +87,16 @@ mod tests {
         assert_eq!(first_plain_line("```rust\nfn main() {}\nmore\n```"), "fn main() {}");
         assert_eq!(first_plain_line("see [the docs](https://x.y) now"), "see the docs now");
         assert_eq!(first_plain_line(""), "");
+    }
+
+    #[test]
+    fn token_counts_read_the_same_everywhere() {
+        assert_eq!(format_tokens(950), "950");
+        assert_eq!(format_tokens(3_000), "3k");
+        assert_eq!(format_tokens(3_240), "3.2k");
+        assert_eq!(format_tokens(96_400), "96k");
+        assert_eq!(format_tokens(200_000), "200k");
+        assert_eq!(format_tokens(1_000_000), "1M");
+        assert_eq!(format_tokens(1_250_000), "1.2M");
     }
 }

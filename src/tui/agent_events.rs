@@ -10,26 +10,13 @@ use crate::agent::{
     AgentEvent, CompactionEvent, CompactionTrigger, LibraryAnswer, LibraryRequest, NoticeLevel, ToolFinished,
     TurnOutcome, TurnSummary, UserCommand,
 };
-use crate::conversation::{Block, Message, Role};
+use crate::conversation::{Block, Message, Role, format_tokens};
 use crate::store::ToolDisplay;
 
 /// Typing this recently when a dialog opens means the keys in flight were meant for the prompt.
 const TYPING_RECENTLY: std::time::Duration = std::time::Duration::from_secs(1);
 /// How long such a dialog ignores its answer keys.
 const TYPING_GUARD: std::time::Duration = std::time::Duration::from_millis(600);
-
-/// `12.3k`, `200k`, `1.2M`: token counts as the status line shows them.
-pub fn tokens(n: u64) -> String {
-    if n < 1_000 {
-        n.to_string()
-    } else if n < 10_000 {
-        format!("{:.1}k", n as f64 / 1_000.0).replace(".0k", "k")
-    } else if n < 1_000_000 {
-        format!("{}k", (n + 500) / 1_000)
-    } else {
-        format!("{:.1}M", n as f64 / 1_000_000.0).replace(".0M", "M")
-    }
-}
 
 /// Loading a long session frees megabytes of event copies at once; hand them back to the
 /// system so an idle cairn stays small (glibc keeps freed heap otherwise).
@@ -148,7 +135,7 @@ impl App {
             }
             AgentEvent::ModeChanged(mode) => self.mode = mode,
             AgentEvent::ModelChanged { model, window } => {
-                self.notice(NoticeKind::Info, format!("model is now {model} ({} token window)", tokens(window)));
+                self.notice(NoticeKind::Info, format!("model is now {model} ({} token window)", format_tokens(window)));
                 self.model = model;
                 self.window = window;
             }
@@ -313,7 +300,11 @@ impl App {
                 self.activity = Activity::Compacting { chunk: None };
                 self.notice(
                     NoticeKind::Compaction,
-                    format!("compacting {} tokens ({}) — you can keep working", tokens(tokens_before), trigger(t)),
+                    format!(
+                        "compacting {} tokens ({}) — you can keep working",
+                        format_tokens(tokens_before),
+                        trigger(t)
+                    ),
                 );
             }
             CompactionEvent::Progress { chunk, chunks } => {
@@ -327,9 +318,9 @@ impl App {
                     NoticeKind::Compaction,
                     format!(
                         "compacted: {} → {} tokens (summary {}, {})",
-                        tokens(tokens_before),
-                        tokens(tokens_after),
-                        tokens(summary_tokens),
+                        format_tokens(tokens_before),
+                        format_tokens(tokens_after),
+                        format_tokens(summary_tokens),
                         trigger(t)
                     ),
                 );
@@ -398,7 +389,7 @@ impl App {
             }
             parts.push(format!("{} request{}", stats.all_requests, if stats.all_requests == 1 { "" } else { "s" }));
             let u = stats.usage;
-            parts.push(format!("{} in · {} out", tokens(u.prompt_tokens()), tokens(u.output_tokens)));
+            parts.push(format!("{} in · {} out", format_tokens(u.prompt_tokens()), format_tokens(u.output_tokens)));
             if u.prompt_tokens() > 0 && u.cache_read_input_tokens > 0 {
                 parts.push(format!("{:.0}% cached", u.cache_hit_rate() * 100.0));
             }

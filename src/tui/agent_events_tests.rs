@@ -245,16 +245,6 @@ fn the_context_status_is_kept_as_reported() {
 }
 
 #[test]
-fn token_counts_read_like_the_status_line() {
-    assert_eq!(tokens(950), "950");
-    assert_eq!(tokens(3_000), "3k");
-    assert_eq!(tokens(3_240), "3.2k");
-    assert_eq!(tokens(96_400), "96k");
-    assert_eq!(tokens(200_000), "200k");
-    assert_eq!(tokens(1_000_000), "1M");
-}
-
-#[test]
 fn each_pipeline_stage_becomes_a_notice_saying_what_it_did() {
     let mut app = app();
     let stage = |stage, count, detail: &str| AgentEvent::ContextStage(cairn_stage(stage, count, detail));

@@ -10,13 +10,13 @@ use ratatui::style::Style;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::Widget;
 
-use super::agent_events::tokens;
 use super::app::{Activity, App, Phase};
 use super::overlays::level_style;
 use super::theme::Theme;
 use super::wrap::{spans_width, truncate_spans};
 use crate::context::BudgetLevel;
 use crate::conversation::Mode;
+use crate::conversation::format_tokens;
 
 const SPINNER: [&str; 10] = ["⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"];
 /// Spinner frames per second; the loop asks for frames this often while something runs.
@@ -116,7 +116,10 @@ impl Widget for StatusLine<'_> {
                 let filled = filled.min(BAR_CELLS);
                 right.push(Span::styled("▰".repeat(filled), style));
                 right.push(Span::styled("▱".repeat(BAR_CELLS - filled), theme.bar_empty));
-                right.push(Span::styled(format!(" {}/{} {}%", tokens(c.tokens), tokens(c.window), c.percent()), style));
+                right.push(Span::styled(
+                    format!(" {}/{} {}%", format_tokens(c.tokens), format_tokens(c.window), c.percent()),
+                    style,
+                ));
                 // The level in words too, so it reads without colour (NO_COLOR, colour blindness).
                 match c.level {
                     BudgetLevel::Ok => {}
@@ -129,7 +132,7 @@ impl Widget for StatusLine<'_> {
                 }
             }
             None if matches!(app.phase, Phase::Ready) => {
-                right.push(Span::styled(format!("—/{}", tokens(app.window)), theme.dim));
+                right.push(Span::styled(format!("—/{}", format_tokens(app.window)), theme.dim));
             }
             None => {}
         }

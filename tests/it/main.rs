@@ -8,6 +8,7 @@ mod headless_faults;
 mod headless_modes;
 mod headless_resume;
 mod headless_session;
+mod layers;
 mod llm_anthropic;
 mod llm_discovery;
 mod llm_mock;

@@ -7,7 +7,8 @@ use tokio_util::sync::CancellationToken;
 use super::Worker;
 use crate::agent::background::CompactionJob;
 use crate::agent::events::{AgentEvent, CompactionEvent, CompactionTrigger, TurnOutcome, TurnStats, TurnSummary};
-use crate::context::{PreflightInput, StageReport, thousands};
+use crate::context::{PreflightInput, StageReport};
+use crate::conversation::format_tokens;
 use crate::store::{CompactionRecord, NewMemory};
 
 /// Working memories made of compaction summaries expire after this many days (001).
@@ -172,7 +173,7 @@ impl Worker {
             TurnOutcome::Completed {
                 text: format!(
                     "nothing to compact yet: the conversation ({} tokens) fits in the part kept verbatim",
-                    thousands(self.session.pipeline_mut().estimate(input.overhead, input.budget.window))
+                    format_tokens(self.session.pipeline_mut().estimate(input.overhead, input.budget.window))
                 ),
             }
         };

@@ -9,7 +9,7 @@ use ratatui::text::{Line, Span};
 use super::{footer, frame, view_area};
 use crate::agent::ContextBreakdown;
 use crate::context::BudgetLevel;
-use crate::tui::agent_events::tokens;
+use crate::conversation::format_tokens;
 use crate::tui::keys::{Action, OverlayAction};
 use crate::tui::theme::Theme;
 use crate::tui::wrap::truncate_spans;
@@ -38,7 +38,7 @@ pub fn context_lines(b: &ContextBreakdown, w: usize, theme: &Theme) -> Vec<Line<
     let mut out = Vec::new();
     let level = level_style(b.level, theme);
     out.push(Line::from(vec![
-        Span::styled(format!("{} of {} tokens", tokens(b.total), tokens(window)), theme.title),
+        Span::styled(format!("{} of {} tokens", format_tokens(b.total), format_tokens(window)), theme.title),
         Span::styled(format!("  {:.0}% of the window · level ", pct(b.total, window)), theme.dim),
         Span::styled(b.level.as_str().to_string(), level),
     ]));
@@ -80,21 +80,21 @@ pub fn context_lines(b: &ContextBreakdown, w: usize, theme: &Theme) -> Vec<Line<
             Span::styled(format!("{:<name_w$}  ", part.name), theme.text),
             Span::styled(glyph(i).to_string().repeat(cells.min(bar_w)), level),
             Span::styled("·".repeat(bar_w - cells.min(bar_w)), theme.bar_empty),
-            Span::styled(format!(" {:>7}  {:>5.1}%", tokens(part.tokens), pct(part.tokens, b.total)), theme.dim),
+            Span::styled(format!(" {:>7}  {:>5.1}%", format_tokens(part.tokens), pct(part.tokens, b.total)), theme.dim),
         ]));
     }
     let sum: u64 = b.parts.iter().map(|p| p.tokens).sum();
     out.push(Line::from(vec![
         Span::styled(format!("{:<name_w$}  ", "total"), theme.title),
         Span::styled(" ".repeat(bar_w), theme.text),
-        Span::styled(format!(" {:>7}  {:>5.1}%", tokens(sum), pct(sum, b.total)), theme.title),
+        Span::styled(format!(" {:>7}  {:>5.1}%", format_tokens(sum), pct(sum, b.total)), theme.title),
     ]));
     out.push(Line::default());
     out.push(Line::from(Span::styled("Thresholds", theme.heading2)));
     let th = |name: &str, at: u64, what: &str| {
         Line::from(vec![
             Span::styled(format!("  {name:<14}"), theme.text),
-            Span::styled(format!("{:>7}  {:>4.0}%  ", tokens(at), pct(at, window)), theme.key),
+            Span::styled(format!("{:>7}  {:>4.0}%  ", format_tokens(at), pct(at, window)), theme.key),
             Span::styled(what.to_string(), theme.dim),
         ])
     };
@@ -115,10 +115,10 @@ pub fn context_lines(b: &ContextBreakdown, w: usize, theme: &Theme) -> Vec<Line<
             Span::styled(
                 format!(
                     "{} read from cache · {} written to cache · {} uncached · {} out ({})",
-                    tokens(u.cache_read_input_tokens),
-                    tokens(u.cache_creation_input_tokens),
-                    tokens(u.input_tokens),
-                    tokens(u.output_tokens),
+                    format_tokens(u.cache_read_input_tokens),
+                    format_tokens(u.cache_creation_input_tokens),
+                    format_tokens(u.input_tokens),
+                    format_tokens(u.output_tokens),
                     rate(Some(u.cache_hit_rate()))
                 ),
                 theme.dim,
@@ -142,7 +142,7 @@ pub fn context_lines(b: &ContextBreakdown, w: usize, theme: &Theme) -> Vec<Line<
             };
             out.push(Line::from(vec![
                 Span::styled(format!("{indent}L{} messages {}–{}  ", s.level, s.first_seq, s.last_seq), theme.text),
-                Span::styled(format!("{} · {state}", tokens(s.tokens)), theme.dim),
+                Span::styled(format!("{} · {state}", format_tokens(s.tokens)), theme.dim),
             ]));
         }
     }

@@ -6,8 +6,8 @@ use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
 
 use super::{age, footer, frame, view_area, window};
+use crate::conversation::format_tokens;
 use crate::store::SessionSummary;
-use crate::tui::agent_events::tokens;
 use crate::tui::keys::{Action, OverlayAction};
 use crate::tui::theme::Theme;
 use crate::tui::wrap::{truncate, truncate_spans};
@@ -72,7 +72,7 @@ impl SessionsView {
                 age(&s.last_active_at, self.now),
                 s.message_count,
                 if s.message_count == 1 { "" } else { "s" },
-                tokens(s.tokens),
+                format_tokens(s.tokens),
                 s.mode,
                 s.id
             );
