@@ -133,7 +133,14 @@ fn big_session(home: &Path, project: &Path) {
     let root = project.canonicalize().expect("the project");
     let id = store.project(&root).expect("a project");
     let session = store
-        .create_session(id, NewSession { provider: "anthropic", model: "claude-sonnet-4-5", mode: "edit" })
+        .create_session(
+            id,
+            NewSession {
+                provider: cairn::config::ProviderKind::Anthropic,
+                model: "claude-sonnet-4-5",
+                mode: cairn::conversation::Mode::Edit,
+            },
+        )
         .expect("a session");
     let body = "fn handle(input: &str) -> Result<Output, Error> { parse(input).map(Output::from) }\n".repeat(110);
     for i in 0..500 {

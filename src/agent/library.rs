@@ -155,8 +155,8 @@ mod tests {
         store
             .create_memory(NewMemory {
                 project: Some(project),
-                kind: "decision",
-                class: "durable",
+                kind: crate::conversation::MemoryKind::Decision,
+                class: crate::conversation::RetentionClass::Durable,
                 title,
                 content: "the user prefers tabs",
                 session_id: None,

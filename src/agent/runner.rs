@@ -34,7 +34,7 @@ pub fn spawn(setup: AgentSetup) -> Result<AgentHandle, StoreError> {
     let session = match setup.session.clone() {
         SessionChoice::New => setup.store.create_session(
             setup.project,
-            NewSession { provider: setup.provider_kind.as_str(), model: &setup.model.name, mode: setup.mode.as_str() },
+            NewSession { provider: setup.provider_kind, model: &setup.model.name, mode: setup.mode },
         )?,
         SessionChoice::Resume(info) => info,
     };

@@ -163,11 +163,12 @@ impl SessionState {
     pub(super) fn save_settings(&mut self, mode: Mode, provider: ProviderKind, model: &str) {
         let result = self
             .store
-            .set_session_mode(&self.info.id, mode.as_str())
-            .and_then(|()| self.store.set_session_model(&self.info.id, provider.as_str(), model));
+            .set_session_mode(&self.info.id, mode)
+            .and_then(|()| self.store.set_session_model(&self.info.id, provider, model));
         match result {
             Ok(()) => {
-                self.info.mode = mode.as_str().to_string();
+                self.info.mode = mode;
+                self.info.provider = provider;
                 self.info.model = model.to_string();
             }
             Err(e) => self.store_error(&e),

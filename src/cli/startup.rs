@@ -145,7 +145,7 @@ impl Startup {
         let mode = self
             .mode_flag
             .or_else(|| match &session {
-                SessionChoice::Resume(info) => crate::conversation::Mode::parse(&info.mode),
+                SessionChoice::Resume(info) => Some(info.mode),
                 SessionChoice::New => None,
             })
             .unwrap_or(self.config.mode);

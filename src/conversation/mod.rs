@@ -1,14 +1,17 @@
-//! Shared conversation types: messages, content blocks, tool calls and results, usage, modes.
+//! Shared conversation types: messages, content blocks, tool calls and results, usage, modes,
+//! the vocabulary of memories, the plain parts of a request.
 //!
 //! This module does no IO and knows nothing about providers or storage; every other layer
 //! imports it.
 
+mod memory_kind;
 mod message;
 mod mode;
 mod request;
 mod text;
 mod usage;
 
+pub use memory_kind::{MemoryKind, RetentionClass};
 pub use message::{Block, Message, Role, ToolCall, ToolResult};
 pub use mode::Mode;
 pub use request::{SystemBlock, ToolSpec};

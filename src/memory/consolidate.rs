@@ -1,6 +1,7 @@
 //! Consolidation after extraction: expired working memories go, and of the compaction
 //! summaries only the newest ten stay. Pinned memories always stay.
 
+use crate::conversation::MemoryKind;
 use crate::store::MemoryRecord;
 
 const KEEP_SUMMARIES: usize = 10;
@@ -8,7 +9,8 @@ const KEEP_SUMMARIES: usize = 10;
 /// Ids of the memories to delete.
 pub fn consolidation(memories: &[MemoryRecord], now: chrono::DateTime<chrono::Utc>) -> Vec<i64> {
     let mut doomed: Vec<i64> = memories.iter().filter(|m| super::expired(m, now)).map(|m| m.id).collect();
-    let mut summaries: Vec<&MemoryRecord> = memories.iter().filter(|m| m.kind == "compaction" && !m.pinned).collect();
+    let mut summaries: Vec<&MemoryRecord> =
+        memories.iter().filter(|m| m.kind == MemoryKind::Compaction && !m.pinned).collect();
     summaries.sort_by(|a, b| b.created_at.cmp(&a.created_at).then(b.id.cmp(&a.id)));
     doomed.extend(summaries.iter().skip(KEEP_SUMMARIES).map(|m| m.id));
     doomed.sort_unstable();
@@ -35,8 +37,8 @@ mod tests {
     fn m(id: i64, kind: &str, class: &str, created: &str, expires: Option<&str>, pinned: bool) -> MemoryRecord {
         MemoryRecord {
             id,
-            kind: kind.into(),
-            class: class.into(),
+            kind: MemoryKind::parse(kind).unwrap(),
+            class: crate::conversation::RetentionClass::parse(class).unwrap(),
             pinned,
             title: String::new(),
             content: String::new(),

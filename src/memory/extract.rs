@@ -4,11 +4,12 @@
 use serde::Deserialize;
 
 use crate::context::{similarity, terms};
+use crate::conversation::MemoryKind;
 use crate::store::MemoryRecord;
 
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ExtractedMemory {
-    pub kind: String,
+    pub kind: MemoryKind,
     pub title: String,
     pub content: String,
 }
@@ -43,16 +44,14 @@ pub fn parse_extraction(reply: &str) -> Vec<ExtractedMemory> {
     };
     raws.into_iter()
         .filter_map(|r| {
-            let kind = r.r#type?.trim().to_lowercase();
+            let kind = MemoryKind::parse(&r.r#type?).filter(|k| MemoryKind::SAVED.contains(k))?;
             let title = r.title?.trim().to_string();
             let content = r.content?.trim().to_string();
-            (super::KINDS.contains(&kind.as_str()) && !title.is_empty() && !content.is_empty()).then(|| {
-                ExtractedMemory {
-                    kind,
-                    title: crate::conversation::clip(&title, MAX_TITLE_CHARS),
-                    content: crate::context::redact_secrets(&crate::conversation::clip(&content, MAX_CONTENT_CHARS))
-                        .into_owned(),
-                }
+            (!title.is_empty() && !content.is_empty()).then(|| ExtractedMemory {
+                kind,
+                title: crate::conversation::clip(&title, MAX_TITLE_CHARS),
+                content: crate::context::redact_secrets(&crate::conversation::clip(&content, MAX_CONTENT_CHARS))
+                    .into_owned(),
             })
         })
         .take(MAX_MEMORIES)
@@ -90,7 +89,7 @@ pub enum Merge {
 }
 
 /// Same kind, and a title or content that overlaps enough, is the same memory.
-pub fn merge_decision(kind: &str, title: &str, content: &str, existing: &[MemoryRecord]) -> Merge {
+pub fn merge_decision(kind: MemoryKind, title: &str, content: &str, existing: &[MemoryRecord]) -> Merge {
     let (t, c) = (terms(title), terms(content));
     existing
         .iter()
@@ -116,13 +115,13 @@ mod tests {
         assert_eq!(
             m,
             vec![ExtractedMemory {
-                kind: "project".into(),
+                kind: MemoryKind::Project,
                 title: "Tests".into(),
                 content: "Run with make check".into()
             }]
         );
         let bare = "[{\"kind\": \"User\", \"title\": \"Style\", \"content\": \"early returns\"}]";
-        assert_eq!(parse_extraction(bare)[0].kind, "user");
+        assert_eq!(parse_extraction(bare)[0].kind, MemoryKind::User);
         let prose = "I found one: {\"memories\": [{\"type\": \"decision\", \"title\": \"Auth\", \"content\": \"JWT\"}]} hope it helps";
         assert_eq!(parse_extraction(prose).len(), 1);
         assert!(parse_extraction("no json here").is_empty());
@@ -139,8 +138,8 @@ mod tests {
     fn a_twin_updates_the_existing_memory() {
         let existing = vec![MemoryRecord {
             id: 7,
-            kind: "project".into(),
-            class: "durable".into(),
+            kind: MemoryKind::Project,
+            class: crate::conversation::RetentionClass::Durable,
             pinned: false,
             title: "Test command".into(),
             content: "Run the tests with make check".into(),
@@ -151,10 +150,14 @@ mod tests {
             expires_at: None,
         }];
         assert_eq!(
-            merge_decision("project", "Test command", "Tests run with `make check -j8`", &existing),
+            merge_decision(MemoryKind::Project, "Test command", "Tests run with `make check -j8`", &existing),
             Merge::Update(7)
         );
-        assert_eq!(merge_decision("user", "Test command", "make check", &existing), Merge::Insert, "another kind");
-        assert_eq!(merge_decision("project", "Deploy", "ship with fly deploy", &existing), Merge::Insert);
+        assert_eq!(
+            merge_decision(MemoryKind::User, "Test command", "make check", &existing),
+            Merge::Insert,
+            "another kind"
+        );
+        assert_eq!(merge_decision(MemoryKind::Project, "Deploy", "ship with fly deploy", &existing), Merge::Insert);
     }
 }

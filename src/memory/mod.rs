@@ -13,12 +13,19 @@ pub use select::{MemoryBlock, build_block};
 
 pub const EXTRACTION_PROMPT: &str = include_str!("../../assets/prompts/extraction.md");
 
-/// Memory kinds the model may save.
-pub const KINDS: [&str; 3] = ["project", "user", "decision"];
-/// Retention classes.
-pub const CLASSES: [&str; 3] = ["priority", "durable", "working"];
-/// Working memories expire after this many days (001).
+/// Working memories expire after this many days (KosmoKrator's retention).
 pub const WORKING_DAYS: i64 = 14;
+
+/// When a memory of `class` saved at `now` expires (UTC, RFC 3339): working memories do.
+pub fn expiry(class: crate::conversation::RetentionClass, now: chrono::DateTime<chrono::Utc>) -> Option<String> {
+    use crate::conversation::RetentionClass;
+    match class {
+        RetentionClass::Working => {
+            Some((now + chrono::Duration::days(WORKING_DAYS)).to_rfc3339_opts(chrono::SecondsFormat::Secs, true))
+        }
+        RetentionClass::Priority | RetentionClass::Durable => None,
+    }
+}
 
 /// Whether a memory is past its expiry at `now` (pinned ones never expire).
 pub fn expired(memory: &crate::store::MemoryRecord, now: chrono::DateTime<chrono::Utc>) -> bool {

@@ -6,6 +6,7 @@
 use std::collections::{BTreeSet, HashMap};
 
 use crate::context::terms;
+use crate::conversation::{MemoryKind, RetentionClass};
 use crate::store::MemoryRecord;
 
 const MAX_WORKING: usize = 5;
@@ -25,13 +26,13 @@ const SECTIONS: [&str; 6] = [
 
 /// Which of [`SECTIONS`] a memory goes in.
 fn section_of(m: &MemoryRecord) -> usize {
-    match (m.class.as_str(), m.kind.as_str()) {
-        ("priority", _) => 0,
-        (_, "compaction") => 5,
-        ("working", _) => 4,
-        (_, "user") => 2,
-        (_, "decision") => 3,
-        _ => 1,
+    match (m.class, m.kind) {
+        (RetentionClass::Priority, _) => 0,
+        (_, MemoryKind::Compaction) => 5,
+        (RetentionClass::Working, _) => 4,
+        (_, MemoryKind::User) => 2,
+        (_, MemoryKind::Decision) => 3,
+        (RetentionClass::Durable, MemoryKind::Project) => 1,
     }
 }
 
@@ -43,12 +44,12 @@ pub struct MemoryBlock {
 }
 
 /// A base for memories that matter whatever the topic: the user's preferences above all.
-fn kind_weight(kind: &str) -> f64 {
+fn kind_weight(kind: MemoryKind) -> f64 {
     match kind {
-        "user" => 1.0,
-        "decision" => 0.6,
-        "project" => 0.5,
-        _ => 0.2,
+        MemoryKind::User => 1.0,
+        MemoryKind::Decision => 0.6,
+        MemoryKind::Project => 0.5,
+        MemoryKind::Compaction => 0.2,
     }
 }
 
@@ -82,7 +83,7 @@ pub fn build_block(memories: &[MemoryRecord], query: &str, max: usize, preamble:
                 if title.contains(t) { 2.0 * idf } else { idf }
             })
             .sum();
-        relevance + kind_weight(&memories[i].kind) + if memories[i].pinned { 0.5 } else { 0.0 }
+        relevance + kind_weight(memories[i].kind) + if memories[i].pinned { 0.5 } else { 0.0 }
     };
     let mut order: Vec<usize> = (0..memories.len()).collect();
     // Best first; among equals, the newest.
@@ -91,7 +92,13 @@ pub fn build_block(memories: &[MemoryRecord], query: &str, max: usize, preamble:
     });
     let mut chosen: Vec<usize> = Vec::new();
     // Priority and pinned memories go in whatever their score.
-    chosen.extend(order.iter().copied().filter(|&i| memories[i].class == "priority" || memories[i].pinned).take(max));
+    chosen.extend(
+        order
+            .iter()
+            .copied()
+            .filter(|&i| memories[i].class == RetentionClass::Priority || memories[i].pinned)
+            .take(max),
+    );
     let (mut working, mut summaries) = (0, 0);
     for &i in &order {
         if chosen.len() >= max {
@@ -101,12 +108,12 @@ pub fn build_block(memories: &[MemoryRecord], query: &str, max: usize, preamble:
             continue;
         }
         let m = &memories[i];
-        if m.kind == "compaction" {
+        if m.kind == MemoryKind::Compaction {
             if summaries == MAX_PREVIOUS_SESSIONS {
                 continue;
             }
             summaries += 1;
-        } else if m.class == "working" {
+        } else if m.class == RetentionClass::Working {
             if working == MAX_WORKING {
                 continue;
             }
@@ -126,7 +133,7 @@ pub fn build_block(memories: &[MemoryRecord], query: &str, max: usize, preamble:
                 &m.content.split_whitespace().collect::<Vec<_>>().join(" "),
                 MAX_MEMORY_CHARS,
             );
-            if m.kind == "compaction" {
+            if m.kind == MemoryKind::Compaction {
                 text.push_str(&format!("- [{}] {}: {body}\n", date(&m.created_at), m.title));
             } else {
                 text.push_str(&format!("- {}: {body} ({}, #{})\n", m.title, date(&m.created_at), m.id));
@@ -143,8 +150,8 @@ mod tests {
     fn memory(id: i64, kind: &str, class: &str, title: &str, content: &str) -> MemoryRecord {
         MemoryRecord {
             id,
-            kind: kind.into(),
-            class: class.into(),
+            kind: MemoryKind::parse(kind).unwrap(),
+            class: RetentionClass::parse(class).unwrap(),
             pinned: false,
             title: title.into(),
             content: content.into(),

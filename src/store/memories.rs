@@ -2,15 +2,15 @@ use rusqlite::{OptionalExtension, Row, params};
 use serde::Serialize;
 
 use super::{ProjectId, Store, StoreError, now_rfc3339};
+use crate::conversation::{MemoryKind, RetentionClass};
 
-/// A stored memory. `kind` is project / user / decision / compaction; `class` is priority /
-/// durable / working. A global memory has no project.
+/// A stored memory. A global memory has no project.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct MemoryRecord {
     pub id: i64,
     #[serde(rename = "type")]
-    pub kind: String,
-    pub class: String,
+    pub kind: MemoryKind,
+    pub class: RetentionClass,
     pub pinned: bool,
     pub title: String,
     pub content: String,
@@ -25,8 +25,8 @@ pub struct MemoryRecord {
 pub struct NewMemory<'a> {
     /// `None` for a global memory.
     pub project: Option<ProjectId>,
-    pub kind: &'a str,
-    pub class: &'a str,
+    pub kind: MemoryKind,
+    pub class: RetentionClass,
     pub title: &'a str,
     pub content: &'a str,
     pub session_id: Option<&'a str>,

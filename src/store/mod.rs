@@ -13,6 +13,7 @@ mod search;
 mod segments;
 mod sessions;
 mod usage;
+mod vocabulary;
 
 pub use context::CompactionRecord;
 pub use error::StoreError;

@@ -2,6 +2,8 @@ use rusqlite::{OptionalExtension, Row, params};
 use serde::Serialize;
 
 use super::{ProjectId, Store, StoreError, now_rfc3339};
+use crate::config::ProviderKind;
+use crate::conversation::Mode;
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct SessionInfo {
@@ -9,9 +11,9 @@ pub struct SessionInfo {
     #[serde(skip)]
     pub project: ProjectId,
     pub title: String,
-    pub provider: String,
+    pub provider: ProviderKind,
     pub model: String,
-    pub mode: String,
+    pub mode: Mode,
     pub created_at: String,
     pub updated_at: String,
 }
@@ -27,15 +29,15 @@ pub struct SessionSummary {
     /// Prompt tokens of the last request: what the context held when the session was left.
     pub tokens: u64,
     pub model: String,
-    pub mode: String,
+    pub mode: Mode,
     /// The last user or assistant text, cut to one line.
     pub last_message: String,
 }
 
 pub struct NewSession<'a> {
-    pub provider: &'a str,
+    pub provider: ProviderKind,
     pub model: &'a str,
-    pub mode: &'a str,
+    pub mode: Mode,
 }
 
 const SESSION_COLUMNS: &str = "id, project_id, title, provider, model, mode, created_at, updated_at";
@@ -75,9 +77,9 @@ impl Store {
                     id,
                     project,
                     title: String::new(),
-                    provider: new.provider.to_string(),
+                    provider: new.provider,
                     model: new.model.to_string(),
-                    mode: new.mode.to_string(),
+                    mode: new.mode,
                     created_at: now.clone(),
                     updated_at: now,
                 });
@@ -175,12 +177,12 @@ impl Store {
         Ok(())
     }
 
-    pub fn set_session_mode(&self, id: &str, mode: &str) -> Result<(), StoreError> {
+    pub fn set_session_mode(&self, id: &str, mode: Mode) -> Result<(), StoreError> {
         self.conn().execute("UPDATE sessions SET mode = ?2 WHERE id = ?1", params![id, mode])?;
         Ok(())
     }
 
-    pub fn set_session_model(&self, id: &str, provider: &str, model: &str) -> Result<(), StoreError> {
+    pub fn set_session_model(&self, id: &str, provider: ProviderKind, model: &str) -> Result<(), StoreError> {
         self.conn()
             .execute("UPDATE sessions SET provider = ?2, model = ?3 WHERE id = ?1", params![id, provider, model])?;
         Ok(())

@@ -1,5 +1,6 @@
 use super::*;
-use crate::conversation::{Message, ToolCall, ToolResult, Usage};
+use crate::config::ProviderKind;
+use crate::conversation::{MemoryKind, Message, Mode, RetentionClass, ToolCall, ToolResult, Usage};
 
 fn store() -> (tempfile::TempDir, Store) {
     let dir = tempfile::tempdir().unwrap();
@@ -8,7 +9,7 @@ fn store() -> (tempfile::TempDir, Store) {
 }
 
 fn new_session<'a>() -> NewSession<'a> {
-    NewSession { provider: "anthropic", model: "claude-sonnet-4-5", mode: "edit" }
+    NewSession { provider: ProviderKind::Anthropic, model: "claude-sonnet-4-5", mode: Mode::Edit }
 }
 
 #[test]
@@ -105,8 +106,8 @@ fn memories_are_scoped_to_their_project_plus_global_ones() {
     let b = store.project(std::path::Path::new("/work/b")).unwrap();
     let new = |project, title| NewMemory {
         project,
-        kind: "project",
-        class: "durable",
+        kind: MemoryKind::Project,
+        class: RetentionClass::Durable,
         title,
         content: "c",
         session_id: None,
@@ -143,8 +144,8 @@ fn a_compaction_commits_state_log_and_memory_together_or_not_at_all() {
         CompactionRecord { trigger: "auto", through_seq: 10, tokens_before: 100, tokens_after: 10, summary: "sum" };
     let memory = NewMemory {
         project: Some(p),
-        kind: "compaction",
-        class: "working",
+        kind: MemoryKind::Compaction,
+        class: RetentionClass::Working,
         title: "t",
         content: "sum",
         session_id: Some(&s.id),
@@ -154,18 +155,16 @@ fn a_compaction_commits_state_log_and_memory_together_or_not_at_all() {
     assert_eq!(store.context_state(&s.id).unwrap().as_deref(), Some("{\"v\":2}"));
     assert_eq!(store.compaction_count(&s.id).unwrap(), 1);
     assert_eq!(store.memories(p).unwrap().len(), 1);
-    // A memory that violates the schema fails the whole transaction: the old state stands.
+    // A memory that violates the schema (a session that does not exist) fails the whole
+    // transaction: the old state stands.
     let bad = NewMemory {
-        kind: "nonsense",
-        ..NewMemory {
-            project: Some(p),
-            kind: "x",
-            class: "working",
-            title: "t",
-            content: "c",
-            session_id: None,
-            expires_at: None,
-        }
+        project: Some(p),
+        kind: MemoryKind::Compaction,
+        class: RetentionClass::Working,
+        title: "t",
+        content: "c",
+        session_id: Some("no-such-session"),
+        expires_at: None,
     };
     assert!(store.commit_compaction(&s.id, "{\"v\":3}", &record, Some(bad)).is_err());
     assert_eq!(store.context_state(&s.id).unwrap().as_deref(), Some("{\"v\":2}"));

@@ -8,14 +8,14 @@ use serde::Deserialize;
 use serde_json::json;
 
 use super::{Access, Prepared, Tool, ToolContext, ToolError, ToolOutput, parse_args};
+use crate::conversation::{MemoryKind, RetentionClass};
 
 /// A memory the model asked to save.
 #[derive(Clone, Copy, Debug)]
 pub struct MemoryDraft<'a> {
-    /// project / user / decision.
-    pub kind: &'a str,
-    /// priority / durable / working.
-    pub class: &'a str,
+    /// One of [`MemoryKind::SAVED`].
+    pub kind: MemoryKind,
+    pub class: RetentionClass,
     pub title: &'a str,
     pub content: &'a str,
     /// Seen from every project, not only this one.
@@ -51,6 +51,20 @@ struct SearchArgs {
 const SAVE_SHAPE: &str = r#"{"type": "project"|"user"|"decision", "title": "…", "content": "…", "class"?: "priority"|"durable"|"working", "scope"?: "project"|"global"}"#;
 const SEARCH_SHAPE: &str = r#"{"query": "words to look for", "limit"?: 5}"#;
 
+/// The kind the model asked for: one it may save.
+fn saved_kind(name: &str) -> Result<MemoryKind, ToolError> {
+    MemoryKind::parse(name)
+        .filter(|k| MemoryKind::SAVED.contains(k))
+        .ok_or_else(|| ToolError::new(format!("type must be project, user or decision, not {name:?}")))
+}
+
+/// The class the model asked for; durable when it named none.
+fn retention(name: Option<&str>) -> Result<RetentionClass, ToolError> {
+    let Some(name) = name else { return Ok(RetentionClass::default()) };
+    RetentionClass::parse(name)
+        .ok_or_else(|| ToolError::new(format!("class must be priority, durable or working, not {name:?}")))
+}
+
 fn memory(ctx: &ToolContext) -> Result<&dyn MemoryAccess, ToolError> {
     ctx.memory.as_deref().ok_or_else(|| ToolError::new("memories are not available in this session"))
 }
@@ -68,10 +82,10 @@ impl Tool for MemorySave {
         json!({
             "type": "object",
             "properties": {
-                "type": {"type": "string", "enum": ["project", "user", "decision"], "description": "project: a fact about the code; user: a preference or correction of the user; decision: a technical choice and why."},
+                "type": {"type": "string", "enum": MemoryKind::SAVED.map(MemoryKind::as_str), "description": "project: a fact about the code; user: a preference or correction of the user; decision: a technical choice and why."},
                 "title": {"type": "string", "description": "A short label."},
                 "content": {"type": "string", "description": "The knowledge itself, self-contained."},
-                "class": {"type": "string", "enum": ["priority", "durable", "working"], "description": "priority: always shown first; durable (default): kept; working: expires after 14 days."},
+                "class": {"type": "string", "enum": RetentionClass::ALL.map(RetentionClass::as_str), "description": "priority: always shown first; durable (default): kept; working: expires after 14 days."},
                 "scope": {"type": "string", "enum": ["project", "global"], "description": "project (default): this project only; global: every project, for what the user says holds everywhere."}
             },
             "required": ["type", "title", "content"]
@@ -84,14 +98,8 @@ impl Tool for MemorySave {
 
     fn prepare(&self, args: &serde_json::Value, _ctx: &ToolContext) -> Result<Prepared, ToolError> {
         let a: SaveArgs = parse_args(self.name(), args, SAVE_SHAPE)?;
-        if !["project", "user", "decision"].contains(&a.r#type.as_str()) {
-            return Err(ToolError::new(format!("type must be project, user or decision, not {:?}", a.r#type)));
-        }
-        if let Some(class) = &a.class
-            && !["priority", "durable", "working"].contains(&class.as_str())
-        {
-            return Err(ToolError::new(format!("class must be priority, durable or working, not {class:?}")));
-        }
+        saved_kind(&a.r#type)?;
+        retention(a.class.as_deref())?;
         if let Some(scope) = &a.scope
             && !["project", "global"].contains(&scope.as_str())
         {
@@ -113,8 +121,8 @@ impl Tool for MemorySave {
         async move {
             let a: SaveArgs = parse_args(self.name(), args, SAVE_SHAPE)?;
             let draft = MemoryDraft {
-                kind: &a.r#type,
-                class: a.class.as_deref().unwrap_or("durable"),
+                kind: saved_kind(&a.r#type)?,
+                class: retention(a.class.as_deref())?,
                 title: a.title.trim(),
                 content: a.content.trim(),
                 global: a.scope.as_deref() == Some("global"),

@@ -199,9 +199,9 @@ fn a_resumed_session_shows_its_history_with_tool_results() {
         id: "abc123".into(),
         project: crate::store::ProjectId(1),
         title: "what is here?".into(),
-        provider: "anthropic".into(),
+        provider: crate::config::ProviderKind::Anthropic,
         model: "m".into(),
-        mode: "plan".into(),
+        mode: Mode::Plan,
         created_at: String::new(),
         updated_at: String::new(),
     };

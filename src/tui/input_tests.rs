@@ -223,8 +223,8 @@ fn memories_are_pinned_made_global_and_deleted_with_a_second_press_through_the_a
     assert_eq!(sent(&mut rx), [UserCommand::Library(LibraryRequest::Memories)]);
     let memory = crate::store::MemoryRecord {
         id: 7,
-        kind: "decision".into(),
-        class: "durable".into(),
+        kind: crate::conversation::MemoryKind::Decision,
+        class: crate::conversation::RetentionClass::Durable,
         pinned: false,
         title: "use tabs".into(),
         content: "the user prefers tabs".into(),

@@ -4,6 +4,7 @@
 
 use std::process::Output;
 
+use cairn::conversation::{MemoryKind, RetentionClass};
 use cairn::store::{NewMemory, Store};
 
 use crate::support::cairn::{Api, Sandbox, json_result, text};
@@ -43,8 +44,8 @@ async fn sessions_memories_and_forget_behave_the_same_in_every_front_end() {
                 let m = store
                     .create_memory(NewMemory {
                         project: Some(project),
-                        kind: "decision",
-                        class: "durable",
+                        kind: MemoryKind::Decision,
+                        class: RetentionClass::Durable,
                         title,
                         content: "decided with the user",
                         session_id: None,

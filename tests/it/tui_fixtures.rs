@@ -208,7 +208,7 @@ pub fn summary(id: &str, title: &str, ago: &str, count: u64, tokens: u64, last: 
         message_count: count,
         tokens,
         model: "claude-sonnet-4-5".into(),
-        mode: "edit".into(),
+        mode: cairn::conversation::Mode::Edit,
         last_message: last.into(),
     }
 }
@@ -216,8 +216,8 @@ pub fn summary(id: &str, title: &str, ago: &str, count: u64, tokens: u64, last: 
 pub fn memory(id: i64, title: &str, pinned: bool, kind: &str) -> MemoryRecord {
     MemoryRecord {
         id,
-        kind: kind.into(),
-        class: "durable".into(),
+        kind: cairn::conversation::MemoryKind::parse(kind).unwrap(),
+        class: cairn::conversation::RetentionClass::Durable,
         pinned,
         title: title.into(),
         content: format!("{title}.\nDecided with the user on 12 November; applies to every crate in the workspace."),

@@ -8,11 +8,8 @@ use super::Worker;
 use crate::agent::background::CompactionJob;
 use crate::agent::events::{AgentEvent, CompactionEvent, CompactionTrigger, TurnOutcome, TurnStats, TurnSummary};
 use crate::context::{PreflightInput, StageReport};
-use crate::conversation::format_tokens;
+use crate::conversation::{MemoryKind, RetentionClass, format_tokens};
 use crate::store::{CompactionRecord, NewMemory};
-
-/// Working memories made of compaction summaries expire after this many days (001).
-const SUMMARY_MEMORY_DAYS: i64 = 14;
 
 fn trigger_name(trigger: CompactionTrigger) -> &'static str {
     match trigger {
@@ -100,17 +97,16 @@ impl Worker {
         let tokens_after = tokens_before.saturating_sub(report.saved_tokens);
         let committed =
             serde_json::to_string(self.session.pipeline().state()).map_err(|e| e.to_string()).and_then(|state| {
-                let expires = (chrono::Utc::now() + chrono::Duration::days(SUMMARY_MEMORY_DAYS))
-                    .to_rfc3339_opts(chrono::SecondsFormat::Secs, true);
+                let expires = crate::memory::expiry(RetentionClass::Working, chrono::Utc::now());
                 let title = crate::memory::summary_title(&summary);
                 let memory = NewMemory {
                     project: Some(self.place.project()),
-                    kind: "compaction",
-                    class: "working",
+                    kind: MemoryKind::Compaction,
+                    class: RetentionClass::Working,
                     title: &title,
                     content: &summary,
                     session_id: Some(self.session.id()),
-                    expires_at: Some(&expires),
+                    expires_at: expires.as_deref(),
                 };
                 let record = CompactionRecord {
                     trigger: trigger_name(trigger),

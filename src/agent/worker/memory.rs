@@ -11,7 +11,7 @@ use crate::agent::events::NoticeLevel;
 use crate::agent::link::Emitter;
 use crate::config::Redactor;
 use crate::context::{PromptSnapshot, fts_query};
-use crate::conversation::{clip, floor_char_boundary};
+use crate::conversation::{MemoryKind, RetentionClass, clip, floor_char_boundary};
 use crate::memory::{Merge, build_block, consolidation, expired, merge_decision, parse_extraction};
 use crate::store::{MemoryRecord, MessageHit, NewMemory, ProjectId, Store};
 use crate::tools::{MemoryAccess, MemoryDraft};
@@ -26,18 +26,11 @@ pub(super) struct AgentMemory {
     pub visible: HashSet<i64>,
 }
 
-/// Fragments of earlier sessions in the frozen block (001).
+/// Fragments of earlier sessions in the frozen block (KosmoKrator's session recall: three).
 const SESSION_RECALL_HITS: usize = 3;
 
 fn now_utc() -> chrono::DateTime<chrono::Utc> {
     chrono::Utc::now()
-}
-
-fn expiry_for(class: &str) -> Option<String> {
-    (class == "working").then(|| {
-        (now_utc() + chrono::Duration::days(crate::memory::WORKING_DAYS))
-            .to_rfc3339_opts(chrono::SecondsFormat::Secs, true)
-    })
 }
 
 /// Save a memory, or update the one it duplicates. A project memory's twin is looked for among
@@ -51,7 +44,7 @@ fn save_memory(store: &Store, project: ProjectId, session: &str, draft: MemoryDr
         .memories(project)
         .map_err(|e| e.to_string())?
         .into_iter()
-        .filter(|m| m.kind != "compaction" && (global || !m.global))
+        .filter(|m| m.kind != MemoryKind::Compaction && (global || !m.global))
         .collect();
     match merge_decision(kind, title, content, &existing) {
         Merge::Update(id) => {
@@ -62,7 +55,7 @@ fn save_memory(store: &Store, project: ProjectId, session: &str, draft: MemoryDr
             Ok(format!("Updated memory #{id} ({kind}{scope}): {title}"))
         }
         Merge::Insert => {
-            let expires = expiry_for(class);
+            let expires = crate::memory::expiry(class, now_utc());
             let m = store
                 .create_memory(NewMemory {
                     project: (!global).then_some(project),
@@ -165,8 +158,9 @@ impl Worker {
         let memories: Vec<MemoryRecord> = match self.place.store().memories(self.place.project()) {
             Ok(all) => {
                 // This session's own summaries are already in its continuation message.
-                let own_summary =
-                    |m: &MemoryRecord| m.kind == "compaction" && m.session_id.as_deref() == Some(self.session.id());
+                let own_summary = |m: &MemoryRecord| {
+                    m.kind == MemoryKind::Compaction && m.session_id.as_deref() == Some(self.session.id())
+                };
                 all.into_iter().filter(|m| !expired(m, now) && !own_summary(m)).collect()
             }
             Err(e) => {
@@ -340,8 +334,13 @@ impl Extraction {
         };
         let mut kept = Vec::new();
         for m in parse_extraction(&reply) {
-            let draft =
-                MemoryDraft { kind: &m.kind, class: "durable", title: &m.title, content: &m.content, global: false };
+            let draft = MemoryDraft {
+                kind: m.kind,
+                class: RetentionClass::Durable,
+                title: &m.title,
+                content: &m.content,
+                global: false,
+            };
             match save_memory(&self.store, self.project, &self.session, draft) {
                 Ok(answer) => kept.push(answer),
                 Err(e) => tracing::error!(error = %e, "could not save an extracted memory"),

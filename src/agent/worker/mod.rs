@@ -142,7 +142,7 @@ impl Worker {
     pub(super) fn announce_session(&mut self, resumed: bool) {
         let mode = self.link.mode();
         let info = self.session.info();
-        if info.mode != mode.as_str() || info.model != self.model.name() {
+        if info.mode != mode || info.provider != self.model.kind() || info.model != self.model.name() {
             self.save_session_settings();
         }
         let library = Library::new(self.place.store().clone(), self.place.project());
@@ -224,7 +224,7 @@ impl Worker {
         let mode = self.link.mode();
         let created = self.place.store().create_session(
             self.place.project(),
-            NewSession { provider: self.model.kind().as_str(), model: self.model.name(), mode: mode.as_str() },
+            NewSession { provider: self.model.kind(), model: self.model.name(), mode },
         );
         match created.and_then(|session| self.load_session(session)) {
             Ok(()) => self.announce_session(false),

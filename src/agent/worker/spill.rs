@@ -124,7 +124,14 @@ mod tests {
         let store = Store::open_in_memory().unwrap();
         let project = store.project(Path::new("/p")).unwrap();
         let live = store
-            .create_session(project, crate::store::NewSession { provider: "anthropic", model: "m", mode: "edit" })
+            .create_session(
+                project,
+                crate::store::NewSession {
+                    provider: crate::config::ProviderKind::Anthropic,
+                    model: "m",
+                    mode: crate::conversation::Mode::Edit,
+                },
+            )
             .unwrap();
         let old = std::time::SystemTime::now() - std::time::Duration::from_secs(8 * 86_400);
         for name in [format!("{}-call1.txt", live.id), "deadbeef0000-call2.txt".to_string()] {
