@@ -144,7 +144,7 @@ impl Startup {
     ) -> AgentSetup {
         let mode = self
             .mode_flag
-            .or_else(|| match &session {
+            .or(match &session {
                 SessionChoice::Resume(info) => Some(info.mode),
                 SessionChoice::New => None,
             })
