@@ -2,6 +2,7 @@
 //! screen opens (the store, the session to resume), opens the screen, and connects to the
 //! provider in the background so the first frame does not wait for the network.
 
+use std::path::Path;
 use std::process::ExitCode;
 
 use super::args::Cli;
@@ -9,20 +10,21 @@ use super::error::CliError;
 use super::startup::Startup;
 use crate::agent::spawn;
 use crate::tools::ApprovalPolicy;
-use crate::tui::{App, ConnectError, Exit, Theme, Tui};
+use crate::tui::{App, ConnectError, Exit, FrameRequester, Theme, Tui, UserTheme};
 
 pub async fn run(startup: &Startup, cli: &Cli) -> Result<ExitCode, CliError> {
     let (store, project) = startup.open_store()?;
     // An unknown --session fails here, before the screen is taken over.
     let session = startup.session_choice(&store, project, cli)?;
-    let no_color = crate::tui::theme::no_color_requested();
-    let user_themes = startup.paths.config_file.parent().map(|d| d.join("themes"));
-    let (theme, theme_problem) = match Theme::load(startup.config.theme.as_deref(), user_themes.as_deref(), no_color) {
+    let no_color = std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty());
+    let themes_dir = startup.paths.config_file.parent().map(|d| d.join("themes"));
+    let user_themes = |name: &str| user_theme(themes_dir.as_deref(), name);
+    let (theme, theme_problem) = match Theme::load(startup.config.theme.as_deref(), &user_themes, no_color) {
         Ok(theme) => (theme, None),
         Err(e) => (Theme::fallback(no_color), Some(format!("{e}; using the dark theme"))),
     };
-    let (frames, wake) = crate::tui::frame::FrameRequester::new();
-    let files = crate::tui::completion::FileIndex::spawn(startup.root.clone(), frames);
+    let (frames, wake) = FrameRequester::new();
+    let files = super::file_index::spawn(startup.root.clone(), frames);
     let mut app = App::new(theme, files);
     app.project_root = startup.root.display().to_string();
     if let Some(mode) = startup.mode_flag {
@@ -42,7 +44,8 @@ pub async fn run(startup: &Startup, cli: &Cli) -> Result<ExitCode, CliError> {
             "the full-screen interface needs a terminal ({e}); run a prompt headless with cairn -p \"…\" instead"
         ))
     })?;
-    let exit = crate::tui::run(&mut tui, &mut app, connect, wake).await;
+    let edit = |text: String| async move { super::editor::edit(&super::editor::editor_command(), &text).await };
+    let exit = crate::tui::run(&mut tui, &mut app, connect, wake, edit).await;
     tui.leave();
     match exit {
         Ok(Exit::Quit) => {
@@ -54,5 +57,18 @@ pub async fn run(startup: &Startup, cli: &Cli) -> Result<ExitCode, CliError> {
         Ok(Exit::NoProvider(message)) => Err(CliError::Usage(message)),
         Ok(Exit::Failed(message)) => Err(CliError::Failed(message)),
         Err(e) => Err(CliError::Failed(format!("the terminal failed: {e}"))),
+    }
+}
+
+/// The user theme `name` in the config folder's `themes/`, read for the interface.
+fn user_theme(dir: Option<&Path>, name: &str) -> UserTheme {
+    let Some(dir) = dir else { return UserTheme::Missing { path: "(no config folder)".into() } };
+    let path = dir.join(format!("{name}.toml"));
+    if !path.is_file() {
+        return UserTheme::Missing { path: path.display().to_string() };
+    }
+    UserTheme::Found {
+        path: path.display().to_string(),
+        text: std::fs::read_to_string(&path).map_err(|e| e.to_string()),
     }
 }

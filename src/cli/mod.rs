@@ -3,7 +3,9 @@
 //! subcommand. No conversation logic lives here.
 
 mod args;
+mod editor;
 mod error;
+mod file_index;
 mod interactive;
 mod replay;
 mod startup;

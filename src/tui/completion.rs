@@ -1,19 +1,14 @@
 //! Completion for the composer: slash commands from the agent's one command table, and
 //! `@path` mentions matched fuzzily (nucleo, as helix uses it) against the project's files,
-//! which a background thread lists with `ignore` (so `.gitignore` is respected).
+//! which the command line lists in the background and hands in.
 
-use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
 use nucleo_matcher::pattern::{CaseMatching, Normalization, Pattern};
 use nucleo_matcher::{Config, Matcher};
 
-use super::frame::FrameRequester;
-
 /// Suggestions shown at once.
 pub const MAX_ITEMS: usize = 8;
-/// Files indexed at most; a bigger tree is still usable, the rest is found by typing a path.
-const MAX_FILES: usize = 50_000;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum CompletionKind {
@@ -62,19 +57,9 @@ pub struct FileIndex {
 }
 
 impl FileIndex {
-    /// Start listing `root` on a background thread; asks for a frame when done.
-    pub fn spawn(root: PathBuf, frames: FrameRequester) -> FileIndex {
-        let index = FileIndex::default();
-        let slot = index.files.clone();
-        let spawned = std::thread::Builder::new().name("cairn-file-index".into()).spawn(move || {
-            let files = list_files(&root);
-            *slot.lock().unwrap_or_else(|p| p.into_inner()) = Some(Arc::new(files));
-            frames.request();
-        });
-        if let Err(e) = spawned {
-            tracing::warn!(error = %e, "could not start the file index; @path completion is off");
-        }
-        index
+    /// The project's files, once listed (by the command line, in the background).
+    pub fn fill(&self, files: Vec<String>) {
+        *self.files.lock().unwrap_or_else(|p| p.into_inner()) = Some(Arc::new(files));
     }
 
     /// An index over a fixed list (tests, benchmarks).
@@ -85,22 +70,6 @@ impl FileIndex {
     pub fn files(&self) -> Option<Arc<Vec<String>>> {
         self.files.lock().unwrap_or_else(|p| p.into_inner()).clone()
     }
-}
-
-fn list_files(root: &Path) -> Vec<String> {
-    let mut out = Vec::new();
-    for entry in ignore::WalkBuilder::new(root).hidden(true).build().flatten() {
-        if entry.file_type().is_some_and(|t| t.is_file())
-            && let Ok(rel) = entry.path().strip_prefix(root)
-        {
-            out.push(rel.to_string_lossy().replace('\\', "/"));
-            if out.len() >= MAX_FILES {
-                break;
-            }
-        }
-    }
-    out.sort();
-    out
 }
 
 /// What to suggest for `lines` with the cursor at (`row`, `col` in chars), if anything.
@@ -213,17 +182,5 @@ mod tests {
         assert_eq!((c.col, c.len), (8, 6));
         let c = complete(&lines("@main"), 0, 5, &files).unwrap();
         assert_eq!(c.items[0].label, "src/main.rs");
-    }
-
-    #[test]
-    fn the_index_lists_files_and_respects_gitignore() {
-        let dir = tempfile::tempdir().unwrap();
-        std::fs::create_dir(dir.path().join(".git")).unwrap();
-        std::fs::write(dir.path().join(".gitignore"), "target/\n").unwrap();
-        std::fs::create_dir_all(dir.path().join("target")).unwrap();
-        std::fs::create_dir_all(dir.path().join("src")).unwrap();
-        std::fs::write(dir.path().join("target/out.bin"), "x").unwrap();
-        std::fs::write(dir.path().join("src/lib.rs"), "x").unwrap();
-        assert_eq!(list_files(dir.path()), ["src/lib.rs"]);
     }
 }

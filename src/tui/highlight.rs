@@ -166,7 +166,12 @@ mod tests {
     #[test]
     fn every_builtin_theme_names_a_bundled_syntax_theme() {
         for (name, _) in crate::tui::theme::BUILTIN {
-            let theme = crate::tui::theme::Theme::load(Some(name), None, false).unwrap();
+            let theme = crate::tui::theme::Theme::load(
+                Some(name),
+                &|n| crate::tui::theme::UserTheme::Missing { path: n.into() },
+                false,
+            )
+            .unwrap();
             let syntax = theme.syntax.unwrap();
             assert!(theme_names().contains(&syntax.as_str()), "{name}: {syntax}");
         }

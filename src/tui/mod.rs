@@ -11,7 +11,6 @@ pub mod cells;
 pub mod completion;
 pub mod composer;
 pub mod diff;
-pub mod editor;
 pub mod frame;
 pub mod highlight;
 pub mod input;
@@ -27,6 +26,8 @@ pub mod transcript;
 pub mod wrap;
 
 pub use app::App;
+pub use completion::FileIndex;
+pub use frame::FrameRequester;
 pub use run::{ConnectError, Exit, run};
 pub use terminal::Tui;
-pub use theme::Theme;
+pub use theme::{Theme, UserTheme};

@@ -15,7 +15,7 @@ use super::cells::NoticeKind;
 use super::frame::{FrameScheduler, MIN_FRAME_INTERVAL};
 use super::status::SPINNER_FPS;
 use super::terminal::Tui;
-use super::{editor, highlight, render};
+use super::{highlight, render};
 use crate::agent::{AgentEvent, AgentHandle};
 
 /// How long quitting waits for the agent to commit what it was writing.
@@ -57,12 +57,14 @@ async fn agent_event(handle: &mut Option<AgentHandle>) -> Option<AgentEvent> {
 }
 
 /// Run the interface until the user quits. `connect` resolves the provider and starts the
-/// agent; the first frame is up before it finishes.
-pub async fn run(
+/// agent; the first frame is up before it finishes. `edit` hands a prompt to the user's editor
+/// (Ctrl+G) and gives back what they saved, or why not; the screen is theirs meanwhile.
+pub async fn run<Edited: Future<Output = Result<String, String>>>(
     tui: &mut Tui,
     app: &mut App,
     connect: impl Future<Output = Result<AgentHandle, ConnectError>>,
     mut wake: UnboundedReceiver<()>,
+    edit: impl Fn(String) -> Edited,
 ) -> io::Result<Exit> {
     // Load the highlighter beside start-up, off the first frame's path, so the first code block
     // on screen (a resumed session's) does not wait for it.
@@ -164,7 +166,7 @@ pub async fn run(
             // The editor reads the keyboard now: stop listening until it is done.
             drop(events);
             tui.suspend();
-            let edited = editor::edit(&editor::editor_command(), &text).await;
+            let edited = edit(text).await;
             tui.resume()?;
             events = EventStream::new();
             app.now = Instant::now();

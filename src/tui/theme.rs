@@ -3,7 +3,6 @@
 //! colour. `NO_COLOR` strips every colour and keeps the modifiers.
 
 use std::collections::BTreeMap;
-use std::path::Path;
 
 use ratatui::style::{Color, Modifier, Style};
 use serde::Deserialize;
@@ -151,6 +150,15 @@ struct StyleSpec {
     reversed: bool,
 }
 
+/// A user theme as the command line found it in the config folder: the interface reads no
+/// files itself.
+pub enum UserTheme {
+    /// `path` exists: its text, or why it could not be read.
+    Found { path: String, text: Result<String, String> },
+    /// There is no such file; where it would have been.
+    Missing { path: String },
+}
+
 /// Why a theme could not be used; the interface falls back to `dark` and says so.
 #[derive(Debug, thiserror::Error)]
 pub enum ThemeError {
@@ -161,11 +169,15 @@ pub enum ThemeError {
 }
 
 impl Theme {
-    /// The theme named in config (default `dark`), looking in `user_dir` first for user themes.
+    /// The theme named in config (default `dark`), a user theme first, then a built-in one.
     /// With `no_color`, colours are dropped and modifiers kept.
-    pub fn load(name: Option<&str>, user_dir: Option<&Path>, no_color: bool) -> Result<Theme, ThemeError> {
+    pub fn load(
+        name: Option<&str>,
+        user_themes: &dyn Fn(&str) -> UserTheme,
+        no_color: bool,
+    ) -> Result<Theme, ThemeError> {
         let name = name.unwrap_or("dark");
-        let (styles, syntax, syntax_in_diffs) = resolve(name, user_dir, 0)?;
+        let (styles, syntax, syntax_in_diffs) = resolve(name, user_themes, 0)?;
         let mut theme = Theme::from_styles(name.to_string(), syntax, &styles);
         theme.syntax_in_diffs = syntax_in_diffs.unwrap_or(true);
         if no_color {
@@ -209,21 +221,18 @@ impl Theme {
 /// Styles by role, the syntax theme, and whether diffs get syntax colours.
 type Resolved = (BTreeMap<String, Style>, Option<String>, Option<bool>);
 
-fn resolve(name: &str, user_dir: Option<&Path>, depth: u8) -> Result<Resolved, ThemeError> {
-    let user_path = user_dir.map(|d| d.join(format!("{name}.toml")));
-    let (text, origin) = match user_path.as_ref().filter(|p| p.is_file()) {
-        Some(path) => (
-            std::fs::read_to_string(path)
-                .map_err(|e| ThemeError::Invalid { path: path.display().to_string(), message: e.to_string() })?,
-            path.display().to_string(),
-        ),
-        None => match BUILTIN.iter().find(|(n, _)| *n == name) {
+fn resolve(name: &str, user_themes: &dyn Fn(&str) -> UserTheme, depth: u8) -> Result<Resolved, ThemeError> {
+    let (text, origin) = match user_themes(name) {
+        UserTheme::Found { path, text } => {
+            (text.map_err(|message| ThemeError::Invalid { path: path.clone(), message })?, path)
+        }
+        UserTheme::Missing { path } => match BUILTIN.iter().find(|(n, _)| *n == name) {
             Some((_, text)) => (text.to_string(), format!("built-in theme {name}")),
             None => {
                 return Err(ThemeError::Unknown {
                     name: name.to_string(),
                     builtins: BUILTIN.iter().map(|(n, _)| *n).collect::<Vec<_>>().join(", "),
-                    path: user_path.map(|p| p.display().to_string()).unwrap_or_else(|| "(no config folder)".into()),
+                    path,
                 });
             }
         },
@@ -237,7 +246,7 @@ fn resolve(name: &str, user_dir: Option<&Path>, depth: u8) -> Result<Resolved, T
         if depth > 4 || parent == name {
             return Err(ThemeError::Invalid { path: origin, message: format!("inherits {parent:?} in a loop") });
         }
-        (styles, syntax, syntax_in_diffs) = resolve(parent, user_dir, depth + 1)?;
+        (styles, syntax, syntax_in_diffs) = resolve(parent, user_themes, depth + 1)?;
     } else if let Some(unknown) = ROLES.iter().find(|r| !file.roles.contains_key(**r)) {
         return Err(ThemeError::Invalid {
             path: origin,
@@ -331,18 +340,28 @@ fn parse_colour(s: &str) -> Option<Color> {
 }
 
 /// `NO_COLOR` set to anything non-empty turns colours off (no-color.org).
-pub fn no_color_requested() -> bool {
-    std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty())
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
+    fn no_user_themes(name: &str) -> UserTheme {
+        UserTheme::Missing { path: format!("/config/themes/{name}.toml") }
+    }
+
+    /// User themes from `files` (name → text), as the command line would find them.
+    fn user_themes(files: &'static [(&'static str, &'static str)]) -> impl Fn(&str) -> UserTheme {
+        move |name| match files.iter().find(|(n, _)| *n == name) {
+            Some((_, text)) => {
+                UserTheme::Found { path: format!("/config/themes/{name}.toml"), text: Ok(text.to_string()) }
+            }
+            None => no_user_themes(name),
+        }
+    }
+
     #[test]
     fn every_builtin_theme_defines_every_role_and_parses() {
         for (name, _) in BUILTIN {
-            let theme = Theme::load(Some(name), None, false).unwrap_or_else(|e| panic!("{name}: {e}"));
+            let theme = Theme::load(Some(name), &no_user_themes, false).unwrap_or_else(|e| panic!("{name}: {e}"));
             assert_eq!(theme.name, *name);
             assert!(theme.syntax.is_some(), "{name} names a syntax theme");
             assert_ne!(theme.mode_edit, theme.mode_plan, "{name}: modes are told apart");
@@ -351,18 +370,18 @@ mod tests {
 
     #[test]
     fn high_contrast_keeps_its_diff_row_colours() {
-        assert!(!Theme::load(Some("high-contrast"), None, false).unwrap().syntax_in_diffs);
-        assert!(Theme::load(Some("dark"), None, false).unwrap().syntax_in_diffs);
+        assert!(!Theme::load(Some("high-contrast"), &no_user_themes, false).unwrap().syntax_in_diffs);
+        assert!(Theme::load(Some("dark"), &no_user_themes, false).unwrap().syntax_in_diffs);
     }
 
     #[test]
     fn fallback_is_the_dark_theme() {
-        assert_eq!(Theme::fallback(false), Theme::load(Some("dark"), None, false).unwrap());
+        assert_eq!(Theme::fallback(false), Theme::load(Some("dark"), &no_user_themes, false).unwrap());
     }
 
     #[test]
     fn no_color_keeps_modifiers_and_drops_colours() {
-        let theme = Theme::load(Some("dark"), None, true).unwrap();
+        let theme = Theme::load(Some("dark"), &no_user_themes, true).unwrap();
         assert_eq!(theme.diff_add.fg, None);
         assert_eq!(theme.diff_add.bg, None);
         assert!(theme.mode_edit.add_modifier.contains(Modifier::BOLD));
@@ -372,14 +391,12 @@ mod tests {
 
     #[test]
     fn user_theme_inherits_and_overrides_one_role() {
-        let dir = tempfile::tempdir().unwrap();
-        std::fs::write(
-            dir.path().join("mine.toml"),
+        let mine = user_themes(&[(
+            "mine",
             "inherits = \"light\"\n[palette]\nhot = \"#ff0000\"\n[roles]\naccent = { fg = \"hot\", bold = true }\n",
-        )
-        .unwrap();
-        let theme = Theme::load(Some("mine"), Some(dir.path()), false).unwrap();
-        let light = Theme::load(Some("light"), None, false).unwrap();
+        )]);
+        let theme = Theme::load(Some("mine"), &mine, false).unwrap();
+        let light = Theme::load(Some("light"), &no_user_themes, false).unwrap();
         assert_eq!(theme.accent, Style::default().fg(Color::Rgb(255, 0, 0)).add_modifier(Modifier::BOLD));
         assert_eq!(theme.text, light.text);
         assert_eq!(theme.syntax, light.syntax);
@@ -387,16 +404,20 @@ mod tests {
 
     #[test]
     fn bad_themes_say_what_is_wrong() {
-        let dir = tempfile::tempdir().unwrap();
-        std::fs::write(dir.path().join("typo.toml"), "inherits = \"dark\"\n[roles]\nacent = { fg = \"red\" }\n")
-            .unwrap();
-        std::fs::write(dir.path().join("partial.toml"), "[roles]\ntext = { fg = \"red\" }\n").unwrap();
-        std::fs::write(dir.path().join("colour.toml"), "inherits = \"dark\"\n[roles]\ntext = { fg = \"#12\" }\n")
-            .unwrap();
-        let err = |n| Theme::load(Some(n), Some(dir.path()), false).unwrap_err().to_string();
+        let files = user_themes(&[
+            ("typo", "inherits = \"dark\"\n[roles]\nacent = { fg = \"red\" }\n"),
+            ("partial", "[roles]\ntext = { fg = \"red\" }\n"),
+            ("colour", "inherits = \"dark\"\n[roles]\ntext = { fg = \"#12\" }\n"),
+        ]);
+        let err = |n| Theme::load(Some(n), &files, false).unwrap_err().to_string();
         assert!(err("typo").contains("unknown role \"acent\""), "{}", err("typo"));
         assert!(err("partial").contains("is missing"), "{}", err("partial"));
         assert!(err("colour").contains("is not a colour"), "{}", err("colour"));
         assert!(err("nope").contains("neither built in"), "{}", err("nope"));
+        assert!(err("nope").contains("/config/themes/nope.toml"), "says where it looked: {}", err("nope"));
+        let unreadable =
+            |name: &str| UserTheme::Found { path: format!("/t/{name}.toml"), text: Err("permission denied".into()) };
+        let e = Theme::load(Some("locked"), &unreadable, false).unwrap_err().to_string();
+        assert_eq!(e, "theme file /t/locked.toml: permission denied");
     }
 }
