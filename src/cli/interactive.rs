@@ -26,9 +26,9 @@ pub async fn run(startup: &Startup, cli: &Cli) -> Result<ExitCode, CliError> {
     let (frames, wake) = FrameRequester::new();
     let files = super::file_index::spawn(startup.root.clone(), frames);
     let mut app = App::new(theme, files);
-    app.project_root = startup.root.display().to_string();
+    app.show_project(startup.root.display().to_string());
     if let Some(mode) = startup.mode_flag {
-        app.mode = mode;
+        app.start_in(mode);
     }
     if let Some(problem) = theme_problem {
         app.notice(crate::tui::cells::NoticeKind::Warning, problem);
@@ -49,7 +49,7 @@ pub async fn run(startup: &Startup, cli: &Cli) -> Result<ExitCode, CliError> {
     tui.leave();
     match exit {
         Ok(Exit::Quit) => {
-            if let Some(s) = &app.session {
+            if let Some(s) = app.session() {
                 println!("cairn: session {} saved; continue it with cairn --resume (or --session {})", s.id, s.id);
             }
             Ok(ExitCode::SUCCESS)

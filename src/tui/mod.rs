@@ -5,7 +5,6 @@
 //! State lives in [`app::App`]; agent events and keys change it (`agent_events.rs`,
 //! `input.rs`); [`render`] draws it each frame through pure widgets; [`run`] is the loop.
 
-pub mod agent_events;
 pub mod app;
 pub mod cells;
 pub mod completion;
@@ -13,7 +12,6 @@ pub mod composer;
 pub mod diff;
 pub mod frame;
 pub mod highlight;
-pub mod input;
 pub mod keys;
 pub mod markdown;
 pub mod overlays;

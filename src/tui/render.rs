@@ -12,7 +12,7 @@ use super::app::{App, Phase};
 use super::completion::CompletionKind;
 use super::keys::{self, Action, ComposerAction, GlobalAction};
 use super::overlays::render_setup;
-use super::status::{StatusLine, mode_style};
+use super::status::mode_style;
 use super::theme::Theme;
 use super::wrap::{truncate, truncate_spans};
 
@@ -29,20 +29,20 @@ pub fn draw(app: &App, frame: &mut Frame<'_>) {
 
 /// Draw the whole screen into `buf` (the benchmark and snapshot tests call this directly).
 pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
-    let theme = &app.theme;
+    let theme = app.theme();
     if area.width < MIN_WIDTH || area.height < MIN_HEIGHT {
         let note = Line::from(Span::styled(format!("cairn needs {MIN_WIDTH}×{MIN_HEIGHT}"), theme.dim));
         buf.set_line(area.x, area.y, &note, area.width);
         return;
     }
-    if let Phase::Setup { message } = &app.phase {
+    if let Phase::Setup { message } = app.phase() {
         render_setup(message, area, buf, theme);
         return;
     }
     let inner_w = area.width.saturating_sub(4);
     let max_rows = (area.height / 3).max(3);
-    let composer_h = app.composer.rows(inner_w).min(max_rows) + 2;
-    let queued = app.pending.len().min(QUEUE_ROWS) as u16 + u16::from(app.pending.len() > QUEUE_ROWS);
+    let composer_h = app.composer().rows(inner_w).min(max_rows) + 2;
+    let queued = app.pending().len().min(QUEUE_ROWS) as u16 + u16::from(app.pending().len() > QUEUE_ROWS);
     let [transcript, queue, composer, status] = Layout::vertical([
         Constraint::Min(1),
         Constraint::Length(queued),
@@ -51,23 +51,23 @@ pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
     ])
     .areas(area);
 
-    if app.transcript.is_empty() {
+    if app.transcript().is_empty() {
         welcome(app, transcript, buf);
     } else {
-        app.transcript.view(theme).render(transcript, buf);
+        app.transcript().view(theme).render(transcript, buf);
     }
     render_queue(app, queue, buf);
     render_composer(app, composer, buf);
-    StatusLine { app }.render(status, buf);
+    app.status_line().render(status, buf);
 
-    if app.composer.completion.is_some() && app.approvals.is_empty() && app.overlay.is_none() {
+    if app.composer().completion.is_some() && app.approval().is_none() && app.overlay().is_none() {
         render_completion(app, composer, buf);
     }
     let above_status = Rect::new(area.x, area.y, area.width, area.height.saturating_sub(1));
-    if let Some(overlay) = &app.overlay {
+    if let Some(overlay) = app.overlay() {
         overlay.render(above_status, buf, theme);
     }
-    if let Some(dialog) = app.approvals.front() {
+    if let Some(dialog) = app.approval() {
         let max_h = (above_status.height * 3 / 4).max(8).min(above_status.height);
         let h = dialog.desired_height(area.width, theme).clamp(8.min(max_h), max_h);
         let rect = Rect::new(area.x, above_status.bottom().saturating_sub(h), area.width, h);
@@ -76,7 +76,7 @@ pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
 }
 
 fn welcome(app: &App, area: Rect, buf: &mut Buffer) {
-    let theme = &app.theme;
+    let theme = app.theme();
     if area.height < 4 {
         return;
     }
@@ -88,13 +88,13 @@ fn welcome(app: &App, area: Rect, buf: &mut Buffer) {
         ]),
         Line::default(),
     ];
-    if !app.project_root.is_empty() {
+    if !app.project_root().is_empty() {
         lines.push(Line::from(vec![
             Span::styled("project  ", theme.dim),
-            Span::styled(app.project_root.clone(), theme.text),
+            Span::styled(app.project_root().to_string(), theme.text),
         ]));
     }
-    if let Some(s) = &app.session {
+    if let Some(s) = app.session() {
         lines.push(Line::from(vec![Span::styled("session  ", theme.dim), Span::styled(s.id.clone(), theme.text)]));
     }
     lines.push(Line::default());
@@ -129,8 +129,8 @@ fn welcome(app: &App, area: Rect, buf: &mut Buffer) {
 }
 
 fn render_queue(app: &App, area: Rect, buf: &mut Buffer) {
-    let theme = &app.theme;
-    for (i, prompt) in app.pending.iter().take(QUEUE_ROWS).enumerate() {
+    let theme = app.theme();
+    for (i, prompt) in app.pending().iter().take(QUEUE_ROWS).enumerate() {
         let first = prompt.lines().next().unwrap_or("");
         let line = Line::from(vec![
             Span::styled("  ⧗ queued  ", theme.queued.add_modifier(Modifier::BOLD)),
@@ -138,19 +138,19 @@ fn render_queue(app: &App, area: Rect, buf: &mut Buffer) {
         ]);
         buf.set_line(area.x, area.y + i as u16, &line, area.width);
     }
-    if app.pending.len() > QUEUE_ROWS {
-        let more = Line::from(Span::styled(format!("  … and {} more", app.pending.len() - QUEUE_ROWS), theme.queued));
+    if app.pending().len() > QUEUE_ROWS {
+        let more = Line::from(Span::styled(format!("  … and {} more", app.pending().len() - QUEUE_ROWS), theme.queued));
         buf.set_line(area.x, area.y + QUEUE_ROWS as u16, &more, area.width);
     }
 }
 
 fn render_composer(app: &App, area: Rect, buf: &mut Buffer) {
-    let theme = &app.theme;
-    let mode = mode_style(app.mode, theme);
+    let theme = app.theme();
+    let mode = mode_style(app.mode(), theme);
     // The border takes the mode's colour: the mode is visible where the eyes are.
     let border = Style { fg: mode.bg.or(mode.fg), bg: None, ..Style::default() }.add_modifier(Modifier::BOLD);
-    let label = Line::from(vec![Span::styled(format!(" {} ", app.mode.label()), mode), Span::raw(" ")]);
-    let hints = if app.busy { "Enter queues · Esc interrupts " } else { "Enter send · Shift+Enter newline " };
+    let label = Line::from(vec![Span::styled(format!(" {} ", app.mode().label()), mode), Span::raw(" ")]);
+    let hints = if app.busy() { "Enter queues · Esc interrupts " } else { "Enter send · Shift+Enter newline " };
     let block = Block::default()
         .borders(Borders::ALL)
         .border_type(BorderType::Rounded)
@@ -160,12 +160,12 @@ fn render_composer(app: &App, area: Rect, buf: &mut Buffer) {
     let inner = block.inner(area);
     block.render(area, buf);
     let inner = Rect::new(inner.x + 1, inner.y, inner.width.saturating_sub(2), inner.height);
-    app.composer.textarea().render(inner, buf);
+    app.composer().textarea().render(inner, buf);
 }
 
 fn render_completion(app: &App, composer: Rect, buf: &mut Buffer) {
-    let Some(c) = &app.composer.completion else { return };
-    let theme: &Theme = &app.theme;
+    let Some(c) = &app.composer().completion else { return };
+    let theme: &Theme = app.theme();
     let rows = c.items.len() as u16;
     let h = rows + 2;
     if composer.y < h {
@@ -209,3 +209,11 @@ fn render_completion(app: &App, composer: Rect, buf: &mut Buffer) {
         buf.set_line(inner.x, y, &Line::from(truncate_spans(spans, inner.width as usize)), inner.width);
     }
 }
+
+#[cfg(test)]
+#[path = "render_tests.rs"]
+mod tests;
+
+#[cfg(test)]
+#[path = "render_style_tests.rs"]
+mod style_tests;

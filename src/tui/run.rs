@@ -85,9 +85,8 @@ pub async fn run<Edited: Future<Output = Result<String, String>>>(
     loop {
         let now = Instant::now();
         if scheduler.is_due(now) {
-            app.now = now;
-            if app.repaint {
-                app.repaint = false;
+            app.set_now(now);
+            if app.take_repaint() {
                 tui.force_full_repaint();
             }
             tui.draw(|f| render::draw(app, f))?;
@@ -100,7 +99,7 @@ pub async fn run<Edited: Future<Output = Result<String, String>>>(
                 tracing::info!("first frame drawn");
             }
         }
-        if app.quit || failure.is_some() {
+        if app.wants_to_quit() || failure.is_some() {
             break;
         }
         let due = scheduler.due();
@@ -117,7 +116,7 @@ pub async fn run<Edited: Future<Output = Result<String, String>>>(
             _ = tokio::time::sleep_until(due.unwrap_or(now).into()), if due.is_some() => Wake::Frame,
             _ = signals.next() => Wake::Signal,
         };
-        app.now = Instant::now();
+        app.set_now(Instant::now());
         let mut changed = true;
         match woke {
             Wake::Terminal(Some(Ok(event))) => match event {
@@ -130,7 +129,7 @@ pub async fn run<Edited: Future<Output = Result<String, String>>>(
                 Event::FocusGained | Event::FocusLost => {}
             },
             // The terminal is gone: nothing more can be shown or typed.
-            Wake::Terminal(Some(Err(_)) | None) | Wake::Signal => app.quit = true,
+            Wake::Terminal(Some(Err(_)) | None) | Wake::Signal => app.terminal_gone(),
             Wake::Agent(Some(event)) => {
                 app.on_agent_event(event);
                 if let Some(h) = &mut handle {
@@ -159,25 +158,22 @@ pub async fn run<Edited: Future<Output = Result<String, String>>>(
             }
             Wake::Frame => {}
         }
-        if let Some(text) = app.clipboard.take() {
+        if let Some(text) = app.take_clipboard() {
             tui.copy(&text)?;
         }
-        if let Some(text) = app.editor_request.take() {
+        if let Some(text) = app.take_editor_request() {
             // The editor reads the keyboard now: stop listening until it is done.
             drop(events);
             tui.suspend();
             let edited = edit(text).await;
             tui.resume()?;
             events = EventStream::new();
-            app.now = Instant::now();
-            match edited {
-                Ok(text) => app.composer.set_text(&text),
-                Err(message) => app.flash(message),
-            }
+            app.set_now(Instant::now());
+            app.editor_returned(edited);
         }
-        tui.set_mouse_capture(app.mouse_capture)?;
+        tui.set_mouse_capture(app.mouse_capture())?;
         if changed {
-            scheduler.request(app.now);
+            scheduler.request(Instant::now());
         }
     }
     if let Some(h) = handle
@@ -185,7 +181,7 @@ pub async fn run<Edited: Future<Output = Result<String, String>>>(
     {
         tracing::warn!("the agent did not stop within {SHUTDOWN_GRACE:?}");
     }
-    Ok(match (failure, &app.phase) {
+    Ok(match (failure, app.phase()) {
         (Some(message), _) => Exit::Failed(message),
         (None, super::app::Phase::Setup { message }) => Exit::NoProvider(message.clone()),
         (None, super::app::Phase::Starting | super::app::Phase::Ready) => Exit::Quit,

@@ -10,10 +10,11 @@ use ratatui::style::Style;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::Widget;
 
-use super::app::{Activity, App, Phase};
+use super::app::Activity;
 use super::overlays::level_style;
 use super::theme::Theme;
 use super::wrap::{spans_width, truncate_spans};
+use crate::agent::ContextStatus;
 use crate::context::BudgetLevel;
 use crate::conversation::Mode;
 use crate::conversation::format_tokens;
@@ -42,9 +43,9 @@ fn clock(now: Instant, since: Option<Instant>) -> String {
 }
 
 /// What is running, in words.
-fn activity_text(app: &App) -> Option<String> {
-    let text = match &app.activity {
-        Activity::Idle => return app.compacting.map(compacting),
+fn activity_text(line: &StatusLine<'_>) -> Option<String> {
+    let text = match line.activity {
+        Activity::Idle => return line.compacting.map(compacting),
         Activity::Connecting => "connecting to the model provider".to_string(),
         Activity::Thinking => "thinking".to_string(),
         Activity::Streaming => "streaming".to_string(),
@@ -53,7 +54,7 @@ fn activity_text(app: &App) -> Option<String> {
         Activity::Approval(_) => "waiting for your approval".to_string(),
         Activity::Compacting { chunk } => compacting(*chunk),
         Activity::Retrying { attempt, max_attempts, until } => {
-            let left = until.saturating_duration_since(app.now).as_secs_f64().ceil() as u64;
+            let left = until.saturating_duration_since(line.now).as_secs_f64().ceil() as u64;
             format!("retrying in {left}s (attempt {attempt} of {max_attempts})")
         }
     };
@@ -67,49 +68,67 @@ fn compacting(chunk: Option<(u32, u32)>) -> String {
     }
 }
 
+/// What the status line shows, taken from the app each frame (`App::status_line`).
 pub struct StatusLine<'a> {
-    pub app: &'a App,
+    pub theme: &'a Theme,
+    pub mode: Mode,
+    pub model: &'a str,
+    pub activity: &'a Activity,
+    /// A compaction runs in the background, maybe chunk by chunk.
+    pub compacting: Option<Option<(u32, u32)>>,
+    pub busy: bool,
+    pub turn_started: Option<Instant>,
+    /// When the interface started: the spinner's phase when nothing is timed.
+    pub epoch: Instant,
+    pub now: Instant,
+    pub flash: Option<&'a str>,
+    pub quit_armed: bool,
+    pub mouse_capture: bool,
+    pub context: Option<ContextStatus>,
+    /// Connected: the window is known even before the first figures.
+    pub ready: bool,
+    pub window: u64,
 }
 
 impl Widget for StatusLine<'_> {
     fn render(self, area: Rect, buf: &mut Buffer) {
-        let app = self.app;
-        let theme = &app.theme;
+        let line = &self;
+        let theme = self.theme;
         buf.set_style(area, theme.status_bar);
         let mut left = vec![
-            Span::styled(format!(" {} ", app.mode.label()), mode_style(app.mode, theme)),
+            Span::styled(format!(" {} ", self.mode.label()), mode_style(self.mode, theme)),
             Span::styled(" ", theme.status_bar),
         ];
-        if app.quit_armed() {
+        if self.quit_armed {
             // The one thing that matters now; nothing else may push it off a narrow line.
             left.push(Span::styled("press Ctrl+C again to quit", theme.notice_warning));
-        } else if !app.model.is_empty() {
-            left.push(Span::styled(app.model.clone(), theme.status_model));
+        } else if !self.model.is_empty() {
+            left.push(Span::styled(self.model.to_string(), theme.status_model));
         }
-        if let Some(what) = activity_text(app).filter(|_| !app.quit_armed()) {
+        if let Some(what) = activity_text(line).filter(|_| !self.quit_armed) {
             left.push(Span::styled(" · ", theme.faint));
             left.push(Span::styled(
-                format!("{} ", spinner(app.now, Some(app.turn_started.unwrap_or(app.epoch)))),
+                format!("{} ", spinner(self.now, Some(self.turn_started.unwrap_or(self.epoch)))),
                 theme.spinner,
             ));
             left.push(Span::styled(what, theme.status_bar));
-            if app.busy {
-                left.push(Span::styled(format!(" {}", clock(app.now, app.turn_started)), theme.faint));
+            if self.busy {
+                left.push(Span::styled(format!(" {}", clock(self.now, self.turn_started)), theme.faint));
             }
         }
-        if !app.quit_armed() {
-            left.extend(app.flash_text().map(|t| Span::styled(format!(" · {t}"), theme.notice_info)));
+        if !self.quit_armed {
+            left.extend(self.flash.map(|t| Span::styled(format!(" · {t}"), theme.notice_info)));
         }
-        if !app.mouse_capture && app.flash_text().is_none() {
+        if !self.mouse_capture && self.flash.is_none() {
             left.push(Span::styled(" · mouse free (F2)", theme.notice_warning));
         }
 
         let mut right = Vec::new();
-        if let Some(rate) = app.context.and_then(|c| c.cache_hit_rate) {
+        if let Some(rate) = self.context.and_then(|c| c.cache_hit_rate) {
             right.push(Span::styled(format!("cache {:.0}%", rate * 100.0), theme.status_bar));
             right.push(Span::styled("  ", theme.status_bar));
         }
-        match &app.context {
+        match &self.context {
             Some(c) => {
                 let style = level_style(c.level, theme);
                 let filled = ((c.tokens as f64 / c.window.max(1) as f64) * BAR_CELLS as f64).ceil() as usize;
@@ -127,12 +146,12 @@ impl Widget for StatusLine<'_> {
                         right.push(Span::styled(format!(" {}", c.level.as_str()), style));
                     }
                 }
-                if c.compacting || app.compacting.is_some() {
+                if c.compacting || self.compacting.is_some() {
                     right.push(Span::styled(" ⇣", theme.notice_compaction));
                 }
             }
-            None if matches!(app.phase, Phase::Ready) => {
-                right.push(Span::styled(format!("—/{}", format_tokens(app.window)), theme.dim));
+            None if self.ready => {
+                right.push(Span::styled(format!("—/{}", format_tokens(self.window)), theme.dim));
             }
             None => {}
         }

@@ -17,6 +17,3 @@ mod llm_retry;
 mod memory_and_prompt;
 mod prompt_cache;
 mod tui_e2e;
-mod tui_fixtures;
-mod tui_snapshots;
-mod tui_styles;

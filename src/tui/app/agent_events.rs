@@ -1,9 +1,9 @@
 //! How each [`AgentEvent`] changes what the interface shows. Rendering only: the agent has
 //! already decided everything these events report.
 
-use super::app::{Activity, App};
-use super::cells::{AssistantCell, Cell, NoticeKind, ToolCell, ToolStatus, UserCell};
-use super::overlays::{ApprovalDialog, ContextView, Overlay};
+use super::{Activity, App};
+use crate::tui::cells::{AssistantCell, Cell, NoticeKind, ToolCell, ToolStatus, UserCell};
+use crate::tui::overlays::{ApprovalDialog, ContextView, Overlay};
 use std::collections::HashMap;
 
 use crate::agent::{
@@ -79,7 +79,7 @@ impl App {
                     NoticeKind::Retry,
                     format!(
                         "{reason} — retrying in {} (attempt {attempt} of {max_attempts})",
-                        super::cells::format_duration(delay)
+                        crate::tui::cells::format_duration(delay)
                     ),
                 );
             }
@@ -385,7 +385,7 @@ impl App {
         if stats.all_requests > 0 {
             let mut parts = Vec::new();
             if let Some(e) = elapsed {
-                parts.push(super::cells::format_duration(e));
+                parts.push(crate::tui::cells::format_duration(e));
             }
             parts.push(format!("{} request{}", stats.all_requests, if stats.all_requests == 1 { "" } else { "s" }));
             let u = stats.usage;

@@ -1,23 +1,22 @@
 //! Every widget and view of the full-screen interface, drawn on ratatui's `TestBackend` at
-//! 80×24 and 120×40 and compared with reviewed snapshots (`tests/it/snapshots/`). The scenes
-//! are in `tui_fixtures.rs`; colours and sizes are checked in `tui_styles.rs`.
+//! 80×24 and 120×40 and compared with reviewed snapshots (`snapshots/` beside this file). The
+//! scenes are in `app/fixture.rs`; colours and sizes are checked in `render_style_tests.rs`.
 
 use std::time::Duration;
 
-use cairn::agent::{
+use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+
+use crate::agent::{
     AgentEvent, CacheReport, CompactionEvent, CompactionTrigger, ContextBreakdown, ContextPart, ContextReport,
     ContextStatus, SegmentInfo, TurnOutcome, TurnStats, TurnSummary,
 };
-use cairn::context::{BudgetLevel, ContextBudget};
-use cairn::conversation::{Mode, Usage};
-use cairn::store::MemoryRecord;
-use cairn::tui::App;
-use cairn::tui::app::Phase;
-use cairn::tui::completion::FileIndex;
-use cairn::tui::overlays::{ContextView, HelpView, MemoriesView, Overlay, SessionsView};
-use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
-
-use crate::tui_fixtures::*;
+use crate::context::{BudgetLevel, ContextBudget};
+use crate::conversation::{Mode, Usage};
+use crate::store::MemoryRecord;
+use crate::tui::app::fixture::*;
+use crate::tui::app::{App, Phase};
+use crate::tui::completion::FileIndex;
+use crate::tui::overlays::{ContextView, HelpView, MemoriesView, Overlay, SessionsView};
 
 fn snapshot(name: &str, app: &App) {
     for (w, h) in SIZES {
@@ -28,9 +27,7 @@ fn snapshot(name: &str, app: &App) {
 
 #[test]
 fn welcome_screen() {
-    let mut app = app();
-    app.session = None;
-    snapshot("welcome", &app);
+    snapshot("welcome", &app());
 }
 
 #[test]
@@ -101,13 +98,13 @@ fn command_completion() {
 #[test]
 fn file_completion() {
     let mut app = conversation();
-    app.files = FileIndex::from_files(vec![
+    app.set_files(FileIndex::from_files(vec![
         "src/cart.rs".into(),
         "src/checkout/mod.rs".into(),
         "src/checkout/total.rs".into(),
         "templates/checkout.html".into(),
         "README.md".into(),
-    ]);
+    ]));
     typed(&mut app, "compare @chk");
     snapshot("completion_files", &app);
 }
@@ -115,14 +112,14 @@ fn file_completion() {
 #[test]
 fn help_view() {
     let mut app = conversation();
-    app.overlay = Some(Overlay::Help(HelpView::default()));
+    app.set_overlay(Some(Overlay::Help(HelpView::default())));
     snapshot("help", &app);
 }
 
 #[test]
 fn sessions_picker() {
     let mut app = conversation();
-    app.overlay = Some(Overlay::Sessions(SessionsView {
+    app.set_overlay(Some(Overlay::Sessions(SessionsView {
         items: vec![
             summary(
                 "3f9a2c71e0b4",
@@ -147,14 +144,14 @@ fn sessions_picker() {
         now: now(),
         error: None,
         loading: false,
-    }));
+    })));
     snapshot("sessions", &app);
 }
 
 #[test]
 fn memories_view_empty_and_full() {
     let mut app = conversation();
-    app.overlay = Some(Overlay::Memories(MemoriesView {
+    app.set_overlay(Some(Overlay::Memories(MemoriesView {
         items: Vec::new(),
         selected: 0,
         viewing: false,
@@ -162,9 +159,9 @@ fn memories_view_empty_and_full() {
         now: now(),
         error: None,
         loading: false,
-    }));
+    })));
     snapshot("memories_empty", &app);
-    app.overlay = Some(Overlay::Memories(MemoriesView {
+    app.set_overlay(Some(Overlay::Memories(MemoriesView {
         items: vec![
             memory(1, "Money is integer cents, never floats", true, "decision"),
             MemoryRecord { global: true, ..memory(2, "The user prefers small commits", false, "user") },
@@ -176,15 +173,15 @@ fn memories_view_empty_and_full() {
         now: now(),
         error: None,
         loading: false,
-    }));
+    })));
     snapshot("memories", &app);
 }
 
 #[test]
 fn context_view() {
     let mut app = conversation();
-    let budget = ContextBudget::new(200_000, &cairn::config::ContextConfig::default());
-    app.overlay = Some(Overlay::Context(ContextView {
+    let budget = ContextBudget::new(200_000, &crate::config::ContextConfig::default());
+    app.set_overlay(Some(Overlay::Context(ContextView {
         breakdown: Some(ContextBreakdown {
             parts: vec![
                 ContextPart { name: "system prompt".into(), tokens: 3_100 },
@@ -220,30 +217,30 @@ fn context_view() {
                 SegmentInfo { level: 0, first_seq: 241, last_seq: 262, tokens: 12_300, summarized: false, shown: true },
             ],
         }),
-    }));
+    })));
     snapshot("context", &app);
 }
 
 #[test]
 fn context_view_while_waiting() {
     let mut app = conversation();
-    app.overlay = Some(Overlay::Context(ContextView { breakdown: None }));
+    app.set_overlay(Some(Overlay::Context(ContextView { breakdown: None })));
     snapshot("context_loading", &app);
 }
 
 #[test]
 fn setup_screen() {
     let mut app = app();
-    app.phase = Phase::Setup {
+    app.set_phase(Phase::Setup {
         message: "no model provider is configured. Set one of:\n  ANTHROPIC_API_KEY=…              Anthropic (Claude)\n  OPENAI_API_KEY=…                 OpenAI\n  OPENAI_BASE_URL=http://HOST/v1   any OpenAI-compatible server (OpenRouter, vLLM, LM Studio, …)\nor start Ollama (127.0.0.1:11434) or llama-server (127.0.0.1:8080), which cairn finds by itself.\nprovider, model and base_url can also go in /home/dev/.config/cairn/config.toml. `cairn doctor` shows what cairn sees.".into(),
-    };
+    });
     snapshot("setup", &app);
 }
 
 #[test]
 fn status_line_states() {
     let mut app = conversation();
-    app.context = Some(ContextStatus {
+    app.set_context(ContextStatus {
         tokens: 171_000,
         window: 200_000,
         level: BudgetLevel::Compact,
@@ -257,7 +254,7 @@ fn status_line_states() {
     app.on_agent_event(AgentEvent::Compaction(CompactionEvent::Progress { chunk: 2, chunks: 3 }));
     app.on_agent_event(AgentEvent::ModeChanged(Mode::Plan));
     snapshot("status_compacting_plan", &app);
-    app.context = Some(ContextStatus {
+    app.set_context(ContextStatus {
         tokens: 196_000,
         window: 200_000,
         level: BudgetLevel::Blocking,
@@ -281,6 +278,6 @@ fn scrolled_back_transcript() {
 fn expanded_tool_output() {
     let mut app = conversation();
     app.on_key(KeyEvent::new(KeyCode::Char('o'), KeyModifiers::CONTROL));
-    app.flash = None;
+    app.clear_flash();
     snapshot("expanded", &app);
 }

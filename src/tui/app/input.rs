@@ -4,12 +4,14 @@
 
 use ratatui::crossterm::event::{KeyEvent, KeyEventKind, MouseButton, MouseEvent, MouseEventKind};
 
-use super::app::{Activity, App, Phase};
-use super::cells::Cell;
-use super::completion::CompletionKind;
-use super::keys::{self, ApprovalAction, CompletionAction, ComposerAction, GlobalAction, OverlayAction, ReasonAction};
-use super::overlays::{ContextView, HelpView, MemoriesView, Overlay, SessionsView, reason_editor};
+use super::{Activity, App, Phase};
 use crate::agent::{ApprovalDecision, LibraryRequest, SlashCommand, UserCommand, parse_slash};
+use crate::tui::cells::Cell;
+use crate::tui::completion::CompletionKind;
+use crate::tui::keys::{
+    self, ApprovalAction, CompletionAction, ComposerAction, GlobalAction, OverlayAction, ReasonAction,
+};
+use crate::tui::overlays::{ContextView, HelpView, MemoriesView, Overlay, SessionsView, reason_editor};
 
 /// Rows one wheel notch scrolls.
 const WHEEL_ROWS: usize = 3;

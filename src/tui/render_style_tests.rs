@@ -1,16 +1,16 @@
 //! What the text snapshots cannot show: colours by role (budget level, diff rows, modes),
 //! `NO_COLOR`, and that every view draws at any terminal size without panicking.
 
-use cairn::agent::{AgentEvent, ContextStatus, LibraryAnswer};
-use cairn::context::BudgetLevel;
-use cairn::conversation::Mode;
-use cairn::tui::app::Phase;
-use cairn::tui::overlays::{ContextView, HelpView, MemoriesView, Overlay, SessionsView};
-use cairn::tui::{App, Theme};
 use ratatui::buffer::Buffer;
 use ratatui::crossterm::event::KeyCode;
 
-use crate::tui_fixtures::*;
+use crate::agent::{AgentEvent, ContextStatus, LibraryAnswer};
+use crate::context::BudgetLevel;
+use crate::conversation::Mode;
+use crate::tui::app::fixture::*;
+use crate::tui::app::{App, Phase};
+use crate::tui::overlays::{ContextView, HelpView, MemoriesView, Overlay, SessionsView};
+use crate::tui::theme::Theme;
 
 fn cell_style_of(buf: &Buffer, needle: &str) -> ratatui::style::Style {
     let t = text(buf);
@@ -33,8 +33,13 @@ fn the_context_figure_is_coloured_by_budget_level() {
         (BudgetLevel::Compact, theme.context_compact),
         (BudgetLevel::Blocking, theme.context_blocking),
     ] {
-        app.context =
-            Some(ContextStatus { tokens: 96_400, window: 200_000, level, compacting: false, cache_hit_rate: None });
+        app.set_context(ContextStatus {
+            tokens: 96_400,
+            window: 200_000,
+            level,
+            compacting: false,
+            cache_hit_rate: None,
+        });
         let buf = draw(&app, 120, 40);
         assert_eq!(cell_style_of(&buf, "96k/200k").fg, role.fg, "{level:?}");
     }
@@ -87,14 +92,12 @@ fn the_memories_view_reads_until_the_agent_answers() {
 fn every_view_draws_at_any_size_down_to_one_cell() {
     let mut views: Vec<App> = vec![conversation(), approval(Some(EDIT_DIFF), "file_edit", "src/cart.rs", "{}")];
     let mut setup = app();
-    setup.phase = Phase::Setup { message: "no model provider is configured.\n  ANTHROPIC_API_KEY=…".into() };
+    setup.set_phase(Phase::Setup { message: "no model provider is configured.\n  ANTHROPIC_API_KEY=…".into() });
     views.push(setup);
-    let mut empty = app();
-    empty.session = None;
-    views.push(empty);
+    views.push(app());
     for overlay in 0..3 {
         let mut v = conversation();
-        v.overlay = Some(match overlay {
+        v.set_overlay(Some(match overlay {
             0 => Overlay::Context(ContextView { breakdown: None }),
             1 => Overlay::Sessions(SessionsView {
                 items: vec![summary("a", "t", "2026-11-20T11:58:00Z", 1, 1, "x")],
@@ -113,11 +116,11 @@ fn every_view_draws_at_any_size_down_to_one_cell() {
                 error: None,
                 loading: false,
             }),
-        });
+        }));
         views.push(v);
     }
     let mut with_help = conversation();
-    with_help.overlay = Some(Overlay::Help(HelpView::default()));
+    with_help.set_overlay(Some(Overlay::Help(HelpView::default())));
     views.push(with_help);
     let mut completing = conversation();
     typed(&mut completing, "/m");

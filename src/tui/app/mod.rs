@@ -2,20 +2,26 @@
 //! it (`agent_events.rs`), keys change it (`input.rs`), and `render.rs` draws it; nothing here
 //! decides anything about the conversation — prompts and answers go to the agent as commands.
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::VecDeque;
 use std::time::{Duration, Instant};
+
+mod agent_events;
+#[cfg(test)]
+pub(crate) mod fixture;
+mod input;
 
 use tokio::sync::mpsc::UnboundedSender;
 
-use super::cells::{Cell, NoticeCell, NoticeKind};
-use super::completion::FileIndex;
-use super::composer::Composer;
-use super::overlays::{ApprovalDialog, Overlay};
-use super::theme::Theme;
-use super::transcript::Transcript;
 use crate::agent::{ContextStatus, UserCommand};
 use crate::conversation::Mode;
 use crate::store::SessionInfo;
+use crate::tui::cells::{Cell, NoticeCell, NoticeKind};
+use crate::tui::completion::FileIndex;
+use crate::tui::composer::Composer;
+use crate::tui::overlays::{ApprovalDialog, Overlay};
+use crate::tui::status::StatusLine;
+use crate::tui::theme::Theme;
+use crate::tui::transcript::Transcript;
 
 /// How long a second Ctrl+C still counts as "twice".
 pub const QUIT_WINDOW: Duration = Duration::from_secs(2);
@@ -58,55 +64,53 @@ pub enum Phase {
 }
 
 pub struct App {
-    pub theme: Theme,
-    pub transcript: Transcript,
-    pub composer: Composer,
-    pub files: FileIndex,
-    pub phase: Phase,
-    pub mode: Mode,
-    pub model: String,
-    pub window: u64,
-    pub context: Option<ContextStatus>,
+    theme: Theme,
+    transcript: Transcript,
+    composer: Composer,
+    files: FileIndex,
+    phase: Phase,
+    mode: Mode,
+    model: String,
+    window: u64,
+    context: Option<ContextStatus>,
     /// A session was just loaded; freed memory is returned at the next context report.
-    pub trim_after_context: bool,
-    pub activity: Activity,
+    trim_after_context: bool,
+    activity: Activity,
     /// When the running turn started (for the spinner's clock).
-    pub turn_started: Option<Instant>,
-    pub busy: bool,
+    turn_started: Option<Instant>,
+    busy: bool,
     /// A compaction runs in the background (independent of turns).
-    pub compacting: Option<Option<(u32, u32)>>,
-    pub overlay: Option<Overlay>,
+    compacting: Option<Option<(u32, u32)>>,
+    overlay: Option<Overlay>,
     /// Approval requests; the first is on screen.
-    pub approvals: VecDeque<ApprovalDialog>,
+    approvals: VecDeque<ApprovalDialog>,
     /// Prompts sent while the agent was busy (or not yet connected), oldest first.
-    pub pending: Vec<String>,
-    pub agent: Option<UnboundedSender<UserCommand>>,
-    pub session: Option<SessionInfo>,
-    pub project_root: String,
-    /// Raw arguments of tool calls, by call id (for the approval dialog's full command).
-    pub arguments: HashMap<String, String>,
+    pending: Vec<String>,
+    agent: Option<UnboundedSender<UserCommand>>,
+    session: Option<SessionInfo>,
+    project_root: String,
     /// The assistant cell being streamed into.
-    pub streaming: Option<usize>,
+    streaming: Option<usize>,
     /// Cells from this index on belong to the model request in flight (a retry removes them).
-    pub attempt_from: usize,
-    pub expand_all: bool,
-    pub ctrl_c_at: Option<Instant>,
-    pub flash: Option<(String, Instant)>,
-    pub quit: bool,
+    attempt_from: usize,
+    expand_all: bool,
+    ctrl_c_at: Option<Instant>,
+    flash: Option<(String, Instant)>,
+    quit: bool,
     /// Ctrl+L: the next frame rewrites every cell.
-    pub repaint: bool,
+    repaint: bool,
     /// When a key last edited the prompt (a dialog opening then guards its answer keys).
-    pub last_typed: Option<Instant>,
+    last_typed: Option<Instant>,
     /// Text to put on the clipboard at the next chance (Alt+C).
-    pub clipboard: Option<String>,
+    clipboard: Option<String>,
     /// Ctrl+G: the prompt to hand to the user's editor; the event loop suspends the screen.
-    pub editor_request: Option<String>,
+    editor_request: Option<String>,
     /// The terminal reports the mouse (wheel scrolling); off lets the terminal select text.
-    pub mouse_capture: bool,
+    mouse_capture: bool,
     /// The time frames are drawn at (set before each draw; fixed in tests).
-    pub now: Instant,
+    now: Instant,
     /// When the interface started: the spinner's phase when nothing is timed.
-    pub epoch: Instant,
+    epoch: Instant,
 }
 
 impl App {
@@ -134,7 +138,6 @@ impl App {
             agent: None,
             session: None,
             project_root: String::new(),
-            arguments: HashMap::new(),
             streaming: None,
             attempt_from: 0,
             expand_all: false,
@@ -228,5 +231,126 @@ impl App {
         self.composer.apply_theme(&theme);
         self.theme = theme;
         self.transcript.invalidate();
+    }
+
+    /// The project the welcome screen names.
+    pub fn show_project(&mut self, root: String) {
+        self.project_root = root;
+    }
+
+    /// The mode asked for on the command line, shown until the agent confirms it.
+    pub fn start_in(&mut self, mode: Mode) {
+        self.mode = mode;
+    }
+
+    /// Frames are drawn at this time (the loop sets it before each; tests fix it).
+    pub fn set_now(&mut self, now: Instant) {
+        self.now = now;
+    }
+
+    /// The user asked to leave.
+    pub fn wants_to_quit(&self) -> bool {
+        self.quit
+    }
+
+    /// The terminal closed (or a signal came): nothing more can be shown or typed.
+    pub fn terminal_gone(&mut self) {
+        self.quit = true;
+    }
+
+    /// Ctrl+L asked for every cell to be written again; asking clears it.
+    pub fn take_repaint(&mut self) -> bool {
+        std::mem::take(&mut self.repaint)
+    }
+
+    /// Text for the clipboard (Alt+C), once.
+    pub fn take_clipboard(&mut self) -> Option<String> {
+        self.clipboard.take()
+    }
+
+    /// The prompt to hand to the user's editor (Ctrl+G), once.
+    pub fn take_editor_request(&mut self) -> Option<String> {
+        self.editor_request.take()
+    }
+
+    /// The editor is closed: its text becomes the prompt, or the prompt stays and the reason
+    /// is shown.
+    pub fn editor_returned(&mut self, edited: Result<String, String>) {
+        match edited {
+            Ok(text) => self.composer.set_text(&text),
+            Err(message) => self.flash(message),
+        }
+    }
+
+    pub fn mouse_capture(&self) -> bool {
+        self.mouse_capture
+    }
+
+    pub fn phase(&self) -> &Phase {
+        &self.phase
+    }
+
+    /// The session on screen, once the agent has opened one.
+    pub fn session(&self) -> Option<&SessionInfo> {
+        self.session.as_ref()
+    }
+
+    pub(crate) fn theme(&self) -> &Theme {
+        &self.theme
+    }
+
+    pub(crate) fn transcript(&self) -> &Transcript {
+        &self.transcript
+    }
+
+    pub(crate) fn composer(&self) -> &Composer {
+        &self.composer
+    }
+
+    pub(crate) fn overlay(&self) -> Option<&Overlay> {
+        self.overlay.as_ref()
+    }
+
+    /// The approval dialog on screen (the first of those waiting).
+    pub(crate) fn approval(&self) -> Option<&ApprovalDialog> {
+        self.approvals.front()
+    }
+
+    /// Prompts waiting for the agent, oldest first.
+    pub(crate) fn pending(&self) -> &[String] {
+        &self.pending
+    }
+
+    pub(crate) fn project_root(&self) -> &str {
+        &self.project_root
+    }
+
+    pub(crate) fn busy(&self) -> bool {
+        self.busy
+    }
+
+    pub(crate) fn mode(&self) -> Mode {
+        self.mode
+    }
+
+    /// The status line's facts, as they are this frame.
+    pub(crate) fn status_line(&self) -> StatusLine<'_> {
+        StatusLine {
+            theme: &self.theme,
+            mode: self.mode,
+            model: &self.model,
+            activity: &self.activity,
+            compacting: self.compacting,
+            busy: self.busy,
+            turn_started: self.turn_started,
+            epoch: self.epoch,
+            now: self.now,
+            flash: self.flash_text(),
+            quit_armed: self.quit_armed(),
+            mouse_capture: self.mouse_capture,
+            context: self.context,
+            ready: matches!(self.phase, Phase::Ready),
+            window: self.window,
+        }
     }
 }

@@ -1,24 +1,51 @@
-//! Shared scenes for the interface's snapshot and style tests: an app in known states (a
-//! finished conversation, an approval, a loaded session list) drawn on `TestBackend`.
+//! The tests' door into the app: a fixture builder that sets what no key or event sets (the
+//! overlay, the phase, the figures), and shared scenes — a finished conversation, an approval,
+//! a loaded session list — drawn on `TestBackend` for the snapshot and style tests.
 
 use std::time::Duration;
 
-use cairn::agent::{
-    AgentEvent, ApprovalRequest, CompactionEvent, CompactionTrigger, ContextReport, ContextStatus, ToolFinished,
-    TurnOutcome, TurnStats, TurnSummary, UserCommand,
-};
-use cairn::context::BudgetLevel;
-use cairn::conversation::{Block, Message, ToolCall, Usage};
-use cairn::store::{MemoryRecord, SessionSummary};
-use cairn::tui::completion::FileIndex;
-use cairn::tui::{App, Theme};
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
 use ratatui::buffer::Buffer;
 use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 
+use super::{App, Phase};
+use crate::agent::{
+    AgentEvent, ApprovalRequest, CompactionEvent, CompactionTrigger, ContextReport, ContextStatus, ToolFinished,
+    TurnOutcome, TurnStats, TurnSummary, UserCommand,
+};
+use crate::context::BudgetLevel;
+use crate::conversation::{Block, Message, ToolCall, Usage};
+use crate::store::{MemoryRecord, SessionSummary};
+use crate::tui::completion::FileIndex;
+use crate::tui::overlays::Overlay;
+use crate::tui::theme::Theme;
+
 pub const SIZES: [(u16, u16); 2] = [(80, 24), (120, 40)];
 
+impl App {
+    pub(crate) fn set_overlay(&mut self, overlay: Option<Overlay>) {
+        self.overlay = overlay;
+    }
+
+    pub(crate) fn set_context(&mut self, status: ContextStatus) {
+        self.context = Some(status);
+    }
+
+    pub(crate) fn set_files(&mut self, files: FileIndex) {
+        self.files = files;
+    }
+
+    pub(crate) fn set_phase(&mut self, phase: Phase) {
+        self.phase = phase;
+    }
+
+    pub(crate) fn clear_flash(&mut self) {
+        self.flash = None;
+    }
+}
+
+/// Connected, in a project, on a known model with context figures: as after start-up.
 pub fn app() -> App {
     let mut app = App::new(Theme::fallback(false), FileIndex::default());
     let (tx, rx) = tokio::sync::mpsc::unbounded_channel::<UserCommand>();
@@ -39,7 +66,7 @@ pub fn app() -> App {
 
 pub fn draw(app: &App, w: u16, h: u16) -> Buffer {
     let mut terminal = Terminal::new(TestBackend::new(w, h)).unwrap();
-    terminal.draw(|f| cairn::tui::render::draw(app, f)).unwrap();
+    terminal.draw(|f| crate::tui::render::draw(app, f)).unwrap();
     terminal.backend().buffer().clone()
 }
 
@@ -208,7 +235,7 @@ pub fn summary(id: &str, title: &str, ago: &str, count: u64, tokens: u64, last: 
         message_count: count,
         tokens,
         model: "claude-sonnet-4-5".into(),
-        mode: cairn::conversation::Mode::Edit,
+        mode: crate::conversation::Mode::Edit,
         last_message: last.into(),
     }
 }
@@ -216,8 +243,8 @@ pub fn summary(id: &str, title: &str, ago: &str, count: u64, tokens: u64, last: 
 pub fn memory(id: i64, title: &str, pinned: bool, kind: &str) -> MemoryRecord {
     MemoryRecord {
         id,
-        kind: cairn::conversation::MemoryKind::parse(kind).unwrap(),
-        class: cairn::conversation::RetentionClass::Durable,
+        kind: crate::conversation::MemoryKind::parse(kind).unwrap(),
+        class: crate::conversation::RetentionClass::Durable,
         pinned,
         title: title.into(),
         content: format!("{title}.\nDecided with the user on 12 November; applies to every crate in the workspace."),
