@@ -10,7 +10,7 @@ use ratatui::widgets::{Block, BorderType, Borders, Clear, Widget};
 
 use super::app::{App, Phase};
 use super::completion::CompletionKind;
-use super::keys::{self, Action, ComposerAction, GlobalAction};
+use super::keys::{self, Action, CompletionAction, ComposerAction, GlobalAction};
 use super::overlays::render_setup;
 use super::status::mode_style;
 use super::theme::Theme;
@@ -150,7 +150,12 @@ fn render_composer(app: &App, area: Rect, buf: &mut Buffer) {
     // The border takes the mode's colour: the mode is visible where the eyes are.
     let border = Style { fg: mode.bg.or(mode.fg), bg: None, ..Style::default() }.add_modifier(Modifier::BOLD);
     let label = Line::from(vec![Span::styled(format!(" {} ", app.mode().label()), mode), Span::raw(" ")]);
-    let hints = if app.busy() { "Enter queues · Esc interrupts " } else { "Enter send · Shift+Enter newline " };
+    let send = keys::hint(Action::Composer(ComposerAction::Submit));
+    let hints = if app.busy() {
+        format!("{send} queues · {} interrupts ", keys::hint(Action::Global(GlobalAction::Interrupt)))
+    } else {
+        format!("{send} send · {} newline ", keys::hint(Action::Composer(ComposerAction::Newline)))
+    };
     let block = Block::default()
         .borders(Borders::ALL)
         .border_type(BorderType::Rounded)
@@ -161,6 +166,18 @@ fn render_composer(app: &App, area: Rect, buf: &mut Buffer) {
     block.render(area, buf);
     let inner = Rect::new(inner.x + 1, inner.y, inner.width.saturating_sub(2), inner.height);
     app.composer().textarea().render(inner, buf);
+}
+
+/// ` Tab take · ↑↓ choose · Esc close `, from the binding table.
+fn completion_hints() -> String {
+    let hint = |a: CompletionAction| keys::hint(Action::Completion(a));
+    format!(
+        " {} take · {}{} choose · {} close ",
+        hint(CompletionAction::Accept),
+        hint(CompletionAction::Prev),
+        hint(CompletionAction::Next),
+        hint(CompletionAction::Dismiss)
+    )
 }
 
 fn render_completion(app: &App, composer: Rect, buf: &mut Buffer) {
@@ -185,7 +202,7 @@ fn render_completion(app: &App, composer: Rect, buf: &mut Buffer) {
         .border_style(theme.border)
         .style(theme.popup)
         .title(Span::styled(title, theme.dim))
-        .title_bottom(Line::from(Span::styled(" Tab take · ↑↓ choose · Esc close ", theme.popup_hint)).right_aligned());
+        .title_bottom(Line::from(Span::styled(completion_hints(), theme.popup_hint)).right_aligned());
     let inner = block.inner(rect);
     block.render(rect, buf);
     for (i, item) in c.items.iter().enumerate() {

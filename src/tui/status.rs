@@ -11,6 +11,7 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::Widget;
 
 use super::app::Activity;
+use super::keys::{self, Action, GlobalAction};
 use super::overlays::level_style;
 use super::theme::Theme;
 use super::wrap::{spans_width, truncate_spans};
@@ -101,7 +102,8 @@ impl Widget for StatusLine<'_> {
         ];
         if self.quit_armed {
             // The one thing that matters now; nothing else may push it off a narrow line.
-            left.push(Span::styled("press Ctrl+C again to quit", theme.notice_warning));
+            let quit = keys::hint(Action::Global(GlobalAction::ClearOrQuit));
+            left.push(Span::styled(format!("press {quit} again to quit"), theme.notice_warning));
         } else if !self.model.is_empty() {
             left.push(Span::styled(self.model.to_string(), theme.status_model));
         }
@@ -120,7 +122,8 @@ impl Widget for StatusLine<'_> {
             left.extend(self.flash.map(|t| Span::styled(format!(" · {t}"), theme.notice_info)));
         }
         if !self.mouse_capture && self.flash.is_none() {
-            left.push(Span::styled(" · mouse free (F2)", theme.notice_warning));
+            let toggle = keys::hint(Action::Global(GlobalAction::ToggleMouse));
+            left.push(Span::styled(format!(" · mouse free ({toggle})"), theme.notice_warning));
         }
 
         let mut right = Vec::new();

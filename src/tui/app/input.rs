@@ -9,9 +9,11 @@ use crate::agent::{ApprovalDecision, LibraryRequest, SlashCommand, UserCommand, 
 use crate::tui::cells::Cell;
 use crate::tui::completion::CompletionKind;
 use crate::tui::keys::{
-    self, ApprovalAction, CompletionAction, ComposerAction, GlobalAction, OverlayAction, ReasonAction,
+    self, Action, ApprovalAction, CompletionAction, ComposerAction, GlobalAction, OverlayAction, ReasonAction,
 };
-use crate::tui::overlays::{ContextView, HelpView, MemoriesView, Overlay, SessionsView, reason_editor};
+use crate::tui::overlays::{
+    ContextView, HelpView, MemoriesView, Overlay, SessionsView, ViewKey, ViewOutcome, reason_editor,
+};
 
 /// Rows one wheel notch scrolls.
 const WHEEL_ROWS: usize = 3;
@@ -161,9 +163,12 @@ impl App {
             GlobalAction::ToggleMouse => {
                 self.mouse_capture = !self.mouse_capture;
                 self.flash(if self.mouse_capture {
-                    "the wheel scrolls the transcript again"
+                    "the wheel scrolls the transcript again".to_string()
                 } else {
-                    "the mouse is free: select text with it; F2 to scroll with the wheel again"
+                    format!(
+                        "the mouse is free: select text with it; {} to scroll with the wheel again",
+                        keys::hint(Action::Global(GlobalAction::ToggleMouse))
+                    )
                 });
             }
             GlobalAction::Redraw => self.repaint = true,
@@ -239,90 +244,35 @@ impl App {
         }
     }
 
+    /// A key for the view on screen: the view handles it, the app does what it asks.
     fn overlay_key(&mut self, key: KeyEvent, global: Option<GlobalAction>) {
-        let action = keys::overlay(&key);
-        // Moves in a list: by one, or by a page.
-        let movement: Option<isize> = match (action, global) {
-            (Some(OverlayAction::Next), _) => Some(1),
-            (Some(OverlayAction::Prev), _) => Some(-1),
-            (None, Some(GlobalAction::PageDown)) => Some(10),
-            (None, Some(GlobalAction::PageUp)) => Some(-10),
-            (Some(_), _) | (None, Some(_) | None) => None,
+        let view_key = match (keys::overlay(&key), global) {
+            (Some(action), _) => ViewKey::Action(action),
+            (None, Some(GlobalAction::ClearOrQuit)) => ViewKey::Action(OverlayAction::Close),
+            (None, Some(GlobalAction::PageDown)) => ViewKey::Page(10),
+            (None, Some(GlobalAction::PageUp)) => ViewKey::Page(-10),
+            (None, Some(_) | None) => ViewKey::Other,
         };
-        let close = action == Some(OverlayAction::Close) || global == Some(GlobalAction::ClearOrQuit);
         let Some(overlay) = &mut self.overlay else { return };
-        if let Overlay::Memories(m) = overlay
-            && action != Some(OverlayAction::Delete)
-        {
-            m.confirm_delete = None;
-        }
-        if close {
-            self.overlay = None;
-            return;
-        }
-        if let Some(by) = movement {
-            let step = |sel: &mut usize, len: usize| *sel = sel.saturating_add_signed(by).min(len.saturating_sub(1));
-            match overlay {
-                Overlay::Help(h) => h.scroll = h.scroll.saturating_add_signed(by),
-                Overlay::Sessions(s) => step(&mut s.selected, s.items.len()),
-                Overlay::Memories(m) => step(&mut m.selected, m.items.len()),
-                Overlay::Context(_) => {}
-            }
-            return;
-        }
-        match (action, overlay) {
-            (Some(OverlayAction::Open), Overlay::Sessions(s)) => {
-                let target = s.selected().map(|x| x.id.clone());
-                let current = s.current.clone();
+        match overlay.on_key(view_key) {
+            ViewOutcome::Stay => {}
+            ViewOutcome::Close => self.overlay = None,
+            ViewOutcome::CloseSaying(text) => {
                 self.overlay = None;
-                if let Some(id) = target {
-                    if Some(&id) == current.as_ref() {
-                        self.flash("that is this session");
-                    } else if self.busy {
-                        self.flash("wait for the turn to finish (or Esc), then resume");
-                    } else {
-                        self.send(UserCommand::ResumeSession(id));
-                    }
+                self.flash(text);
+            }
+            ViewOutcome::Ask(request) => {
+                self.ask_library(request);
+            }
+            ViewOutcome::Resume(id) => {
+                self.overlay = None;
+                if self.busy {
+                    let interrupt = keys::hint(Action::Global(GlobalAction::Interrupt));
+                    self.flash(format!("wait for the turn to finish (or {interrupt}), then resume"));
+                } else {
+                    self.send(UserCommand::ResumeSession(id));
                 }
             }
-            (Some(OverlayAction::Open), Overlay::Memories(m)) => m.viewing = !m.viewing,
-            (Some(OverlayAction::TogglePin), Overlay::Memories(m)) => {
-                if let Some(mem) = m.selected() {
-                    let (id, pinned) = (mem.id, !mem.pinned);
-                    self.ask_library(LibraryRequest::Pin { id, pinned });
-                }
-            }
-            (Some(OverlayAction::ToggleGlobal), Overlay::Memories(m)) => {
-                if let Some(mem) = m.selected() {
-                    let (id, global) = (mem.id, !mem.global);
-                    self.ask_library(LibraryRequest::SetGlobal { id, global });
-                }
-            }
-            (Some(OverlayAction::Delete), Overlay::Memories(m)) => {
-                if let Some(id) = m.selected().map(|x| x.id) {
-                    if m.confirm_delete == Some(id) {
-                        m.confirm_delete = None;
-                        self.ask_library(LibraryRequest::Forget(id.to_string()));
-                    } else {
-                        m.confirm_delete = Some(id);
-                    }
-                }
-            }
-            // Keys that mean nothing in this view.
-            (
-                Some(
-                    OverlayAction::Open
-                    | OverlayAction::TogglePin
-                    | OverlayAction::ToggleGlobal
-                    | OverlayAction::Delete,
-                ),
-                Overlay::Help(_) | Overlay::Context(_),
-            )
-            | (
-                Some(OverlayAction::TogglePin | OverlayAction::ToggleGlobal | OverlayAction::Delete),
-                Overlay::Sessions(_),
-            )
-            | (Some(OverlayAction::Close | OverlayAction::Next | OverlayAction::Prev) | None, _) => {}
         }
     }
 
@@ -346,19 +296,8 @@ impl App {
             return;
         }
         if let Some(overlay) = &mut self.overlay {
-            match overlay {
-                Overlay::Help(h) if up || down => {
-                    h.scroll = h.scroll.saturating_add_signed(if up { -3 } else { 3 });
-                }
-                Overlay::Sessions(s) if up || down => {
-                    s.selected =
-                        s.selected.saturating_add_signed(if up { -1 } else { 1 }).min(s.items.len().saturating_sub(1));
-                }
-                Overlay::Memories(m) if up || down => {
-                    m.selected =
-                        m.selected.saturating_add_signed(if up { -1 } else { 1 }).min(m.items.len().saturating_sub(1));
-                }
-                Overlay::Help(_) | Overlay::Sessions(_) | Overlay::Memories(_) | Overlay::Context(_) => {}
+            if up || down {
+                overlay.on_wheel(up);
             }
             return;
         }

@@ -6,6 +6,7 @@ use std::time::Duration;
 use ratatui::text::{Line, Span};
 
 use crate::tui::diff::Diff;
+use crate::tui::keys::{Action, GlobalAction};
 use crate::tui::theme::Theme;
 use crate::tui::wrap::{Para, truncate_spans, wrap_para, wrap_paras};
 
@@ -204,7 +205,8 @@ fn more_line(hidden: usize, expanded: bool, theme: &Theme) -> Line<'static> {
     let hint = if expanded {
         format!("  … {hidden} more rows (the model saw them; the full output is in the session store)")
     } else {
-        format!("  … {hidden} more rows · Ctrl+O or click to expand")
+        let toggle = crate::tui::keys::hint(Action::Global(GlobalAction::ToggleToolOutput));
+        format!("  … {hidden} more rows · {toggle} or click to expand")
     };
     wrap_paras(&[Para::plain(vec![Span::styled(hint, theme.faint)])], u16::MAX).remove(0)
 }

@@ -173,8 +173,14 @@ impl ApprovalDialog {
             buf.set_line(inner.x, y, line, inner.width);
         }
         if more_below || start > 0 {
-            let info =
-                format!(" {}–{} of {} rows · ↑↓ scroll ", start + 1, (start + height).min(rows.len()), rows.len());
+            let info = format!(
+                " {}–{} of {} rows · {}{} scroll ",
+                start + 1,
+                (start + height).min(rows.len()),
+                rows.len(),
+                keys::hint(Action::Approval(ApprovalAction::ScrollUp)),
+                keys::hint(Action::Approval(ApprovalAction::ScrollDown))
+            );
             let w = info.chars().count() as u16;
             let x = area.x + area.width.saturating_sub(w + 2);
             buf.set_line(x, area.y, &Line::from(Span::styled(info, theme.faint)), w);

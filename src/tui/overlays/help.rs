@@ -4,7 +4,7 @@ use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
 
-use super::{footer, frame, view_area};
+use super::{ViewKey, ViewOutcome, footer, frame, view_area};
 use crate::tui::keys::{self, Action, BINDINGS, KeyContext, OverlayAction};
 use crate::tui::theme::Theme;
 use crate::tui::wrap::{Para, truncate_spans, wrap_paras};
@@ -12,6 +12,29 @@ use crate::tui::wrap::{Para, truncate_spans, wrap_paras};
 #[derive(Debug, Default)]
 pub struct HelpView {
     pub scroll: usize,
+}
+
+impl HelpView {
+    pub fn on_key(&mut self, key: ViewKey) -> ViewOutcome {
+        match key {
+            ViewKey::Action(OverlayAction::Next) => self.scroll_by(1),
+            ViewKey::Action(OverlayAction::Prev) => self.scroll_by(-1),
+            ViewKey::Page(by) => self.scroll_by(by),
+            ViewKey::Action(
+                OverlayAction::Close
+                | OverlayAction::Open
+                | OverlayAction::TogglePin
+                | OverlayAction::ToggleGlobal
+                | OverlayAction::Delete,
+            )
+            | ViewKey::Other => {}
+        }
+        ViewOutcome::Stay
+    }
+
+    pub fn scroll_by(&mut self, by: isize) {
+        self.scroll = self.scroll.saturating_add_signed(by);
+    }
 }
 
 const ORDER: &[KeyContext] = &[

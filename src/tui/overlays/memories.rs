@@ -7,7 +7,8 @@ use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Paragraph, Widget, Wrap};
 
-use super::{age, footer, frame, view_area, window};
+use super::{ViewKey, ViewOutcome, age, footer, frame, moved, view_area, window};
+use crate::agent::LibraryRequest;
 use crate::store::MemoryRecord;
 use crate::tui::keys::{Action, OverlayAction};
 use crate::tui::theme::Theme;
@@ -31,6 +32,43 @@ pub struct MemoriesView {
 impl MemoriesView {
     pub fn selected(&self) -> Option<&MemoryRecord> {
         self.items.get(self.selected)
+    }
+
+    pub fn on_key(&mut self, key: ViewKey) -> ViewOutcome {
+        // A delete waits for a second `d`; any other key keeps the memory.
+        let confirming = self.confirm_delete.take();
+        let selected = self.selected().map(|m| (m.id, m.pinned, m.global));
+        match (key, selected) {
+            (ViewKey::Action(OverlayAction::Next), _) => self.move_by(1),
+            (ViewKey::Action(OverlayAction::Prev), _) => self.move_by(-1),
+            (ViewKey::Page(by), _) => self.move_by(by),
+            (ViewKey::Action(OverlayAction::Open), _) => self.viewing = !self.viewing,
+            (ViewKey::Action(OverlayAction::TogglePin), Some((id, pinned, _))) => {
+                return ViewOutcome::Ask(LibraryRequest::Pin { id, pinned: !pinned });
+            }
+            (ViewKey::Action(OverlayAction::ToggleGlobal), Some((id, _, global))) => {
+                return ViewOutcome::Ask(LibraryRequest::SetGlobal { id, global: !global });
+            }
+            (ViewKey::Action(OverlayAction::Delete), Some((id, _, _))) if confirming == Some(id) => {
+                return ViewOutcome::Ask(LibraryRequest::Forget(id.to_string()));
+            }
+            (ViewKey::Action(OverlayAction::Delete), Some((id, _, _))) => self.confirm_delete = Some(id),
+            (
+                ViewKey::Action(
+                    OverlayAction::TogglePin
+                    | OverlayAction::ToggleGlobal
+                    | OverlayAction::Delete
+                    | OverlayAction::Close,
+                ),
+                _,
+            )
+            | (ViewKey::Other, _) => {}
+        }
+        ViewOutcome::Stay
+    }
+
+    pub fn move_by(&mut self, by: isize) {
+        self.selected = moved(self.selected, by, self.items.len());
     }
 
     pub fn render(&self, area: Rect, buf: &mut Buffer, theme: &Theme) {

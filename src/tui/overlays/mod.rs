@@ -1,6 +1,7 @@
 //! Views drawn over the transcript: `/help`, `/sessions` and `/resume`, `/memories`,
-//! `/context`, the approval dialog and the setup screen. Each owns its state and draws it; key
-//! handling lives in `input.rs`, which maps keys through the one binding table.
+//! `/context`, the approval dialog and the setup screen. Each owns its state, draws it, and
+//! handles the keys meant for it; the app routes keys here through the one binding table and
+//! does what a view asks ([`ViewOutcome`]).
 
 mod approval;
 mod context;
@@ -21,8 +22,9 @@ use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, BorderType, Borders, Clear, Widget};
 
-use super::keys::{self, Action};
+use super::keys::{self, Action, OverlayAction};
 use super::theme::Theme;
+use crate::agent::LibraryRequest;
 
 /// A view over the transcript.
 pub enum Overlay {
@@ -32,7 +34,54 @@ pub enum Overlay {
     Context(ContextView),
 }
 
+/// A key as a view sees it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ViewKey {
+    Action(OverlayAction),
+    /// Page up or down: move by this many rows.
+    Page(isize),
+    /// A key that means nothing here (it still counts as "another key").
+    Other,
+}
+
+/// What a view asks of the app after a key.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ViewOutcome {
+    /// The view changed itself, or nothing happened.
+    Stay,
+    Close,
+    /// Close, and say why nothing else happened.
+    CloseSaying(&'static str),
+    /// Ask the agent's library (pin, move, forget a memory).
+    Ask(LibraryRequest),
+    /// Close, and switch to this session.
+    Resume(String),
+}
+
 impl Overlay {
+    pub fn on_key(&mut self, key: ViewKey) -> ViewOutcome {
+        if key == ViewKey::Action(OverlayAction::Close) {
+            return ViewOutcome::Close;
+        }
+        match self {
+            Overlay::Help(v) => v.on_key(key),
+            Overlay::Sessions(v) => v.on_key(key),
+            Overlay::Memories(v) => v.on_key(key),
+            // Nothing to move or open: the view only shows.
+            Overlay::Context(_) => ViewOutcome::Stay,
+        }
+    }
+
+    /// The mouse wheel over the view.
+    pub fn on_wheel(&mut self, up: bool) {
+        match self {
+            Overlay::Help(v) => v.scroll_by(if up { -3 } else { 3 }),
+            Overlay::Sessions(v) => v.move_by(if up { -1 } else { 1 }),
+            Overlay::Memories(v) => v.move_by(if up { -1 } else { 1 }),
+            Overlay::Context(_) => {}
+        }
+    }
+
     pub fn render(&self, area: Rect, buf: &mut Buffer, theme: &Theme) {
         match self {
             Overlay::Help(v) => v.render(area, buf, theme),
@@ -95,6 +144,11 @@ pub fn age(rfc3339: &str, now: chrono::DateTime<chrono::Utc>) -> String {
     }
 }
 
+/// `selected` moved `by` rows within a list of `len`.
+pub fn moved(selected: usize, by: isize, len: usize) -> usize {
+    selected.saturating_add_signed(by).min(len.saturating_sub(1))
+}
+
 /// The window of `len` rows of which `selected` must be visible, `height` at a time.
 pub fn window(len: usize, selected: usize, height: usize) -> std::ops::Range<usize> {
     if len <= height || height == 0 {
@@ -102,4 +156,40 @@ pub fn window(len: usize, selected: usize, height: usize) -> std::ops::Range<usi
     }
     let start = selected.saturating_sub(height / 2).min(len - height);
     start..start + height
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::tui::app::fixture::{now, summary};
+
+    fn sessions() -> Overlay {
+        Overlay::Sessions(SessionsView {
+            items: vec![summary("aaaa", "this one", "", 1, 1, ""), summary("bbbb", "older", "", 1, 1, "")],
+            selected: 0,
+            current: Some("aaaa".into()),
+            now: now(),
+            error: None,
+            loading: false,
+        })
+    }
+
+    #[test]
+    fn the_sessions_view_resumes_another_session_but_not_this_one() {
+        let open = ViewKey::Action(OverlayAction::Open);
+        assert_eq!(sessions().on_key(open), ViewOutcome::CloseSaying("that is this session"));
+        let mut view = sessions();
+        assert_eq!(view.on_key(ViewKey::Page(10)), ViewOutcome::Stay, "a page stops at the last row");
+        assert_eq!(view.on_key(open), ViewOutcome::Resume("bbbb".into()));
+        assert_eq!(view.on_key(ViewKey::Action(OverlayAction::Close)), ViewOutcome::Close);
+        view.on_wheel(true);
+        assert_eq!(view.on_key(open), ViewOutcome::CloseSaying("that is this session"));
+    }
+
+    #[test]
+    fn a_key_in_the_context_view_changes_nothing_but_close() {
+        let mut view = Overlay::Context(ContextView { breakdown: None });
+        assert_eq!(view.on_key(ViewKey::Action(OverlayAction::Delete)), ViewOutcome::Stay);
+        assert_eq!(view.on_key(ViewKey::Action(OverlayAction::Close)), ViewOutcome::Close);
+    }
 }

@@ -5,7 +5,7 @@ use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
 
-use super::{age, footer, frame, view_area, window};
+use super::{ViewKey, ViewOutcome, age, footer, frame, moved, view_area, window};
 use crate::conversation::format_tokens;
 use crate::store::SessionSummary;
 use crate::tui::keys::{Action, OverlayAction};
@@ -26,6 +26,30 @@ pub struct SessionsView {
 impl SessionsView {
     pub fn selected(&self) -> Option<&SessionSummary> {
         self.items.get(self.selected)
+    }
+
+    pub fn on_key(&mut self, key: ViewKey) -> ViewOutcome {
+        match key {
+            ViewKey::Action(OverlayAction::Next) => self.move_by(1),
+            ViewKey::Action(OverlayAction::Prev) => self.move_by(-1),
+            ViewKey::Page(by) => self.move_by(by),
+            ViewKey::Action(OverlayAction::Open) => {
+                return match self.selected() {
+                    None => ViewOutcome::Close,
+                    Some(s) if Some(&s.id) == self.current.as_ref() => ViewOutcome::CloseSaying("that is this session"),
+                    Some(s) => ViewOutcome::Resume(s.id.clone()),
+                };
+            }
+            ViewKey::Action(
+                OverlayAction::Close | OverlayAction::TogglePin | OverlayAction::ToggleGlobal | OverlayAction::Delete,
+            )
+            | ViewKey::Other => {}
+        }
+        ViewOutcome::Stay
+    }
+
+    pub fn move_by(&mut self, by: isize) {
+        self.selected = moved(self.selected, by, self.items.len());
     }
 
     pub fn render(&self, area: Rect, buf: &mut Buffer, theme: &Theme) {
