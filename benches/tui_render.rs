@@ -10,8 +10,8 @@ use std::time::{Duration, Instant};
 use cairn::agent::AgentEvent;
 use cairn::conversation::{Block, Message, Mode, ToolCall, ToolResult};
 use cairn::store::{ProjectId, SessionInfo};
-use cairn::tui::completion::FileIndex;
-use cairn::tui::{App, Theme};
+
+use cairn::tui::{App, FileIndex, Theme};
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
 use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
@@ -87,13 +87,13 @@ impl Bench {
     fn new(history: &[Message], w: u16, h: u16) -> Bench {
         let app = loaded_app(history);
         let mut terminal = Terminal::new(TestBackend::new(w, h)).expect("a test terminal");
-        terminal.draw(|f| cairn::tui::render::draw(&app, f)).expect("a frame");
+        terminal.draw(|f| cairn::tui::draw(&app, f)).expect("a frame");
         Bench { app, terminal }
     }
 
     fn frame(&mut self) {
         let app = &self.app;
-        self.terminal.draw(|f| cairn::tui::render::draw(app, f)).expect("a frame");
+        self.terminal.draw(|f| cairn::tui::draw(app, f)).expect("a frame");
     }
 
     /// One key, then the frame that shows it.

@@ -2,16 +2,23 @@
 //!
 //! The modules are layered (a module imports only from layers below it); the table and the
 //! module map are in docs/ARCHITECTURE.md, and `tests/it/layers.rs` holds the code to them.
+//!
+//! Public are what the binary, the integration tests and the benches drive directly: the
+//! shared types and config, the context pipeline, the model clients, the store, the agent's
+//! events and the interface's app. The rest is crate-private, so the compiler finds what
+//! nothing uses.
 
 pub mod agent;
-pub mod cli;
+mod cli;
 pub mod config;
 pub mod context;
 pub mod conversation;
-pub mod headless;
+mod headless;
 pub mod llm;
-pub mod memory;
-pub mod prompt;
+mod memory;
+mod prompt;
 pub mod store;
-pub mod tools;
+mod tools;
 pub mod tui;
+
+pub use cli::{Cli, run};

@@ -3,7 +3,7 @@ use std::process::ExitCode;
 use clap::Parser;
 
 fn main() -> ExitCode {
-    let cli = cairn::cli::Cli::parse();
+    let cli = cairn::Cli::parse();
     let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
         Ok(rt) => rt,
         Err(e) => {
@@ -11,5 +11,5 @@ fn main() -> ExitCode {
             return ExitCode::from(1);
         }
     };
-    runtime.block_on(cairn::cli::run(cli))
+    runtime.block_on(cairn::run(cli))
 }

@@ -10,7 +10,8 @@
 //! fields only it sees, and its `impl` blocks that orchestrate the parts: `turn`, `dispatch`,
 //! `compaction`, `memory`, `segments`, `context_view` and `spill`.
 //!
-//! Draws and prints nothing.
+//! Draws and prints nothing. Public is only the event type the render benchmark feeds the
+//! interface; the rest is the crate's.
 
 mod approvals;
 mod auxiliary;
@@ -28,14 +29,16 @@ mod toolbox;
 mod worker;
 mod workplace;
 
-pub use auxiliary::{AuxModel, UsageRecorder, UsageTally};
-pub use events::{
-    AgentEvent, ApprovalDecision, ApprovalRequest, CacheReport, CacheStats, CompactionEvent, CompactionTrigger,
-    ContextBreakdown, ContextPart, ContextReport, ContextStatus, NoticeLevel, SegmentInfo, ToolFinished, TurnOutcome,
-    TurnStats, TurnSummary, UserCommand,
+pub(crate) use auxiliary::AuxModel;
+pub use events::AgentEvent;
+pub(crate) use events::{
+    ApprovalDecision, ApprovalRequest, CacheStats, CompactionEvent, CompactionTrigger, ContextBreakdown, ContextReport,
+    ContextStatus, NoticeLevel, ToolFinished, TurnOutcome, TurnSummary, UserCommand,
 };
-pub use library::{Library, LibraryAnswer, LibraryError, LibraryRequest};
-pub use runner::{AgentHandle, spawn};
-pub use setup::{AgentSetup, SessionChoice};
-pub use slash::{COMMANDS, SlashCommand, parse_slash};
-pub use worker::{INTERRUPTED_MARK, clean_truncations};
+#[cfg(test)]
+pub(crate) use events::{CacheReport, ContextPart, SegmentInfo, TurnStats};
+pub(crate) use library::{Library, LibraryAnswer, LibraryError, LibraryRequest};
+pub(crate) use runner::{AgentHandle, spawn};
+pub(crate) use setup::{AgentSetup, SessionChoice};
+pub(crate) use slash::{COMMANDS, SlashCommand, parse_slash};
+pub(crate) use worker::INTERRUPTED_MARK;

@@ -31,7 +31,7 @@ pub async fn run(startup: &Startup, cli: &Cli) -> Result<ExitCode, CliError> {
         app.start_in(mode);
     }
     if let Some(problem) = theme_problem {
-        app.notice(crate::tui::cells::NoticeKind::Warning, problem);
+        app.notice(crate::tui::NoticeKind::Warning, problem);
     }
     let approval = if cli.yes { ApprovalPolicy::ApproveAll } else { ApprovalPolicy::Ask };
     let connect = async {

@@ -11,9 +11,9 @@ mod replay;
 mod startup;
 mod subcommands;
 
-pub use args::{Cli, Command, CommonArgs, ContextCommand, OutputFormat};
+pub use args::{Cli, Command, ContextCommand};
 pub use error::CliError;
-pub use startup::{Startup, find_project_root};
+pub use startup::Startup;
 
 use std::process::ExitCode;
 

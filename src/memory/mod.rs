@@ -8,8 +8,8 @@ mod extract;
 mod select;
 
 pub use consolidate::{consolidation, summary_title};
-pub use extract::{ExtractedMemory, Merge, merge_decision, parse_extraction};
-pub use select::{MemoryBlock, build_block};
+pub use extract::{Merge, merge_decision, parse_extraction};
+pub use select::build_block;
 
 pub const EXTRACTION_PROMPT: &str = include_str!("../../assets/prompts/extraction.md");
 

@@ -34,11 +34,6 @@ impl Registry {
         Registry { tools }
     }
 
-    pub fn register(&mut self, tool: Box<dyn Tool>) {
-        self.tools.retain(|t| t.name() != tool.name());
-        self.tools.push(tool);
-    }
-
     pub fn get(&self, name: &str) -> Option<&dyn Tool> {
         self.tools.iter().find(|t| t.name() == name).map(|t| t.as_ref())
     }

@@ -68,11 +68,6 @@ impl Diff {
         diff
     }
 
-    /// `+3 −1`
-    pub fn stats(&self) -> String {
-        format!("+{} −{}", self.added, self.removed)
-    }
-
     fn number_width(&self) -> usize {
         let max = self.rows.iter().filter_map(|r| r.old.max(r.new)).max().unwrap_or(1);
         max.to_string().len().max(2)
@@ -274,7 +269,6 @@ mod tests {
         assert_eq!((d.added, d.removed), (1, 1));
         assert_eq!(d.rows[2], Row { kind: RowKind::Removed, old: Some(2), new: None, text: "fn b() {}".into() });
         assert_eq!(d.rows[3].new, Some(2));
-        assert_eq!(d.stats(), "+1 −1");
     }
 
     #[test]

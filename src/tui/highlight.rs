@@ -40,11 +40,6 @@ fn theme_named(name: &str) -> Option<&'static SyntaxTheme> {
     Some(themes().get(*wanted))
 }
 
-/// The names a theme file may give as `syntax`.
-pub fn theme_names() -> Vec<&'static str> {
-    EmbeddedLazyThemeSet::theme_names().iter().map(|t| t.as_name()).collect()
-}
-
 fn syntax_for(lang: &str) -> Option<&'static SyntaxReference> {
     let set = syntaxes();
     let lang = lang.trim();
@@ -161,6 +156,11 @@ mod tests {
     fn unknown_language_or_no_colour_means_plain() {
         assert!(highlight("x", "no-such-language", Some("base16-ocean.dark")).is_none());
         assert!(highlight("fn x() {}", "rust", None).is_none());
+    }
+
+    /// The names a theme file may give as `syntax`.
+    fn theme_names() -> Vec<&'static str> {
+        EmbeddedLazyThemeSet::theme_names().iter().map(|t| t.as_name()).collect()
     }
 
     #[test]

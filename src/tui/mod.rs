@@ -1,31 +1,37 @@
 //! The full-screen interface (layer 5): renders what the agent reports and sends it what the
 //! user asks for. It holds display state only — the conversation, tools, modes and context are
-//! the agent's — and it never prints to stdout or stderr while it owns the terminal.
+//! the agent's — and does no IO but the terminal: the command line hands it the agent, the
+//! project's files, the user's theme and editor.
 //!
-//! State lives in [`app::App`]; agent events and keys change it (`agent_events.rs`,
-//! `input.rs`); [`render`] draws it each frame through pure widgets; [`run`] is the loop.
+//! State lives in [`App`] (`app/`); agent events and keys change it (`app/agent_events.rs`,
+//! `app/input.rs`); [`draw`] draws it each frame through pure widgets; `run` is the loop.
+//! Public is what the render benchmark drives.
 
-pub mod app;
-pub mod cells;
-pub mod completion;
-pub mod composer;
-pub mod diff;
-pub mod frame;
-pub mod highlight;
-pub mod keys;
-pub mod markdown;
-pub mod overlays;
-pub mod render;
-pub mod run;
-pub mod status;
-pub mod terminal;
-pub mod theme;
-pub mod transcript;
-pub mod wrap;
+mod activity;
+mod app;
+mod cells;
+mod completion;
+mod composer;
+mod diff;
+mod frame;
+mod highlight;
+mod keys;
+mod markdown;
+mod overlays;
+mod render;
+mod run;
+mod status;
+mod terminal;
+mod theme;
+mod transcript;
+mod wrap;
 
 pub use app::App;
+pub(crate) use cells::NoticeKind;
 pub use completion::FileIndex;
-pub use frame::FrameRequester;
-pub use run::{ConnectError, Exit, run};
-pub use terminal::Tui;
-pub use theme::{Theme, UserTheme};
+pub(crate) use frame::FrameRequester;
+pub use render::draw;
+pub(crate) use run::{ConnectError, Exit, run};
+pub(crate) use terminal::Tui;
+pub use theme::Theme;
+pub(crate) use theme::UserTheme;

@@ -53,8 +53,8 @@ fn diffs_are_green_and_red_and_no_color_leaves_only_modifiers() {
     assert_eq!(cell_style_of(&buf, "+         let gross").bg, theme.diff_add.bg);
     assert_eq!(cell_style_of(&buf, "-         self.items").bg, theme.diff_remove.bg);
 
-    let mut plain = approval(Some(EDIT_DIFF), "file_edit", "src/cart.rs", "{}");
-    plain.set_theme(Theme::fallback(true));
+    let plain_app = conversation_on(app_with(Theme::fallback(true)));
+    let plain = approval_on(plain_app, Some(EDIT_DIFF), "file_edit", "src/cart.rs", "{}");
     let buf = draw(&plain, 120, 40);
     for cell in buf.content.iter() {
         assert_eq!(cell.fg, ratatui::style::Color::Reset, "NO_COLOR: no foreground colours");

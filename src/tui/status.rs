@@ -10,7 +10,7 @@ use ratatui::style::Style;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::Widget;
 
-use super::app::Activity;
+use super::activity::Activity;
 use super::keys::{self, Action, GlobalAction};
 use super::overlays::level_style;
 use super::theme::Theme;

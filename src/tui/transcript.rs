@@ -143,17 +143,6 @@ impl Transcript {
         }
     }
 
-    /// Drop every cached layout (the theme changed).
-    pub fn invalidate(&mut self) {
-        for e in &self.entries {
-            *e.cache.borrow_mut() = None;
-        }
-    }
-
-    pub fn scroll(&self) -> Scroll {
-        self.scroll
-    }
-
     pub fn is_following(&self) -> bool {
         self.scroll == Scroll::Tail
     }
@@ -351,7 +340,7 @@ mod tests {
         let mut t = filled(3);
         draw(&t, &theme, 30, 2);
         t.scroll_up(1_000, &theme);
-        assert_eq!(t.scroll(), Scroll::Anchored { cell: 0, row: 0 });
+        assert_eq!(t.scroll, Scroll::Anchored { cell: 0, row: 0 });
         assert_eq!(draw(&t, &theme, 30, 2)[0], "› message 0");
     }
 

@@ -2,6 +2,8 @@
 //! overlay, the phase, the figures), and shared scenes — a finished conversation, an approval,
 //! a loaded session list — drawn on `TestBackend` for the snapshot and style tests.
 
+#![cfg(test)]
+
 use std::time::Duration;
 
 use ratatui::Terminal;
@@ -47,7 +49,12 @@ impl App {
 
 /// Connected, in a project, on a known model with context figures: as after start-up.
 pub fn app() -> App {
-    let mut app = App::new(Theme::fallback(false), FileIndex::default());
+    app_with(Theme::fallback(false))
+}
+
+/// [`app`] in `theme`.
+pub fn app_with(theme: Theme) -> App {
+    let mut app = App::new(theme, FileIndex::default());
     let (tx, rx) = tokio::sync::mpsc::unbounded_channel::<UserCommand>();
     std::mem::forget(rx);
     app.connect(tx);
@@ -135,7 +142,11 @@ fn finished(
 
 /// A finished exchange with markdown, tool calls of every outcome, an edit and notices.
 pub fn conversation() -> App {
-    let mut app = app();
+    conversation_on(app())
+}
+
+/// [`conversation`] on `app`.
+pub fn conversation_on(mut app: App) -> App {
     let ev = |app: &mut App, e| app.on_agent_event(e);
     ev(&mut app, AgentEvent::TurnStarted { prompt: "why is the checkout total wrong?".into() });
     ev(&mut app, call("c1", "grep", r#"{"pattern":"fn total"}"#).into_event());
@@ -207,7 +218,11 @@ impl IntoEvent for Message {
 }
 
 pub fn approval(diff: Option<&str>, tool: &str, summary: &str, args: &str) -> App {
-    let mut app = conversation();
+    approval_on(conversation(), diff, tool, summary, args)
+}
+
+/// [`approval`] after the conversation `app` holds.
+pub fn approval_on(mut app: App, diff: Option<&str>, tool: &str, summary: &str, args: &str) -> App {
     app.on_agent_event(AgentEvent::TurnStarted { prompt: "apply it".into() });
     app.on_agent_event(call("c9", tool, args).into_event());
     app.on_agent_event(AgentEvent::ApprovalRequested(ApprovalRequest {

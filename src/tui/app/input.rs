@@ -276,7 +276,7 @@ impl App {
         }
     }
 
-    pub fn on_paste(&mut self, text: &str) {
+    pub(crate) fn on_paste(&mut self, text: &str) {
         if let Some(reason) = self.approvals.front_mut().and_then(|d| d.reason.as_mut()) {
             reason.insert_str(text.replace(['\n', '\r'], " "));
             return;
@@ -286,7 +286,7 @@ impl App {
         }
     }
 
-    pub fn on_mouse(&mut self, ev: MouseEvent) {
+    pub(crate) fn on_mouse(&mut self, ev: MouseEvent) {
         let up = matches!(ev.kind, MouseEventKind::ScrollUp);
         let down = matches!(ev.kind, MouseEventKind::ScrollDown);
         if let Some(dialog) = self.approvals.front_mut() {

@@ -15,6 +15,7 @@ use tokio::sync::mpsc::UnboundedSender;
 use crate::agent::{ContextStatus, UserCommand};
 use crate::conversation::Mode;
 use crate::store::SessionInfo;
+pub(crate) use crate::tui::activity::Activity;
 use crate::tui::cells::{Cell, NoticeCell, NoticeKind};
 use crate::tui::completion::FileIndex;
 use crate::tui::composer::Composer;
@@ -27,29 +28,6 @@ use crate::tui::transcript::Transcript;
 pub const QUIT_WINDOW: Duration = Duration::from_secs(2);
 /// How long a status-line message stays.
 const FLASH_FOR: Duration = Duration::from_secs(4);
-
-/// What the agent is doing, for the spinner.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Activity {
-    Idle,
-    /// The provider is being resolved.
-    Connecting,
-    /// A request is out, nothing has streamed yet.
-    Thinking,
-    Streaming,
-    /// The model is writing a tool call's arguments.
-    PreparingTool(String),
-    Tool(String),
-    Approval(String),
-    Compacting {
-        chunk: Option<(u32, u32)>,
-    },
-    Retrying {
-        attempt: u32,
-        max_attempts: u32,
-        until: Instant,
-    },
-}
 
 /// Where the interface is in its life.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -168,12 +146,12 @@ impl App {
     }
 
     /// No provider: show the setup screen.
-    pub fn setup_needed(&mut self, message: String) {
+    pub(crate) fn setup_needed(&mut self, message: String) {
         self.phase = Phase::Setup { message };
         self.activity = Activity::Idle;
     }
 
-    pub fn send(&mut self, command: UserCommand) {
+    pub(crate) fn send(&mut self, command: UserCommand) {
         match &self.agent {
             Some(agent) => {
                 if agent.send(command).is_err() {
@@ -187,26 +165,26 @@ impl App {
         }
     }
 
-    pub fn notice(&mut self, kind: NoticeKind, text: impl Into<String>) {
+    pub(crate) fn notice(&mut self, kind: NoticeKind, text: impl Into<String>) {
         self.end_stream();
         self.transcript.push(Cell::Notice(NoticeCell::new(kind, text)));
     }
 
-    pub fn flash(&mut self, text: impl Into<String>) {
+    pub(crate) fn flash(&mut self, text: impl Into<String>) {
         self.flash = Some((text.into(), self.now));
     }
 
-    pub fn flash_text(&self) -> Option<&str> {
+    pub(crate) fn flash_text(&self) -> Option<&str> {
         self.flash.as_ref().filter(|(_, at)| self.now.duration_since(*at) < FLASH_FOR).map(|(t, _)| t.as_str())
     }
 
     /// Ctrl+C was pressed once on an empty prompt and a second press would quit.
-    pub fn quit_armed(&self) -> bool {
+    pub(crate) fn quit_armed(&self) -> bool {
         self.ctrl_c_at.is_some_and(|at| self.now.duration_since(at) < QUIT_WINDOW)
     }
 
     /// The streamed text is complete (or void): later deltas start a new cell.
-    pub fn end_stream(&mut self) {
+    pub(crate) fn end_stream(&mut self) {
         if let Some(i) = self.streaming.take() {
             self.transcript.update(i, |c| {
                 if let Cell::Assistant(a) = c {
@@ -218,7 +196,7 @@ impl App {
 
     /// Whether something on screen moves by itself (spinner, clocks), so frames are needed
     /// even without input.
-    pub fn animating(&self) -> bool {
+    pub(crate) fn animating(&self) -> bool {
         self.busy
             || self.compacting.is_some()
             || matches!(self.activity, Activity::Connecting | Activity::Retrying { .. })
@@ -226,72 +204,65 @@ impl App {
             || self.quit_armed()
     }
 
-    /// The theme changed (or colours were turned off): every cached layout is stale.
-    pub fn set_theme(&mut self, theme: Theme) {
-        self.composer.apply_theme(&theme);
-        self.theme = theme;
-        self.transcript.invalidate();
-    }
-
     /// The project the welcome screen names.
-    pub fn show_project(&mut self, root: String) {
+    pub(crate) fn show_project(&mut self, root: String) {
         self.project_root = root;
     }
 
     /// The mode asked for on the command line, shown until the agent confirms it.
-    pub fn start_in(&mut self, mode: Mode) {
+    pub(crate) fn start_in(&mut self, mode: Mode) {
         self.mode = mode;
     }
 
     /// Frames are drawn at this time (the loop sets it before each; tests fix it).
-    pub fn set_now(&mut self, now: Instant) {
+    pub(crate) fn set_now(&mut self, now: Instant) {
         self.now = now;
     }
 
     /// The user asked to leave.
-    pub fn wants_to_quit(&self) -> bool {
+    pub(crate) fn wants_to_quit(&self) -> bool {
         self.quit
     }
 
     /// The terminal closed (or a signal came): nothing more can be shown or typed.
-    pub fn terminal_gone(&mut self) {
+    pub(crate) fn terminal_gone(&mut self) {
         self.quit = true;
     }
 
     /// Ctrl+L asked for every cell to be written again; asking clears it.
-    pub fn take_repaint(&mut self) -> bool {
+    pub(crate) fn take_repaint(&mut self) -> bool {
         std::mem::take(&mut self.repaint)
     }
 
     /// Text for the clipboard (Alt+C), once.
-    pub fn take_clipboard(&mut self) -> Option<String> {
+    pub(crate) fn take_clipboard(&mut self) -> Option<String> {
         self.clipboard.take()
     }
 
     /// The prompt to hand to the user's editor (Ctrl+G), once.
-    pub fn take_editor_request(&mut self) -> Option<String> {
+    pub(crate) fn take_editor_request(&mut self) -> Option<String> {
         self.editor_request.take()
     }
 
     /// The editor is closed: its text becomes the prompt, or the prompt stays and the reason
     /// is shown.
-    pub fn editor_returned(&mut self, edited: Result<String, String>) {
+    pub(crate) fn editor_returned(&mut self, edited: Result<String, String>) {
         match edited {
             Ok(text) => self.composer.set_text(&text),
             Err(message) => self.flash(message),
         }
     }
 
-    pub fn mouse_capture(&self) -> bool {
+    pub(crate) fn mouse_capture(&self) -> bool {
         self.mouse_capture
     }
 
-    pub fn phase(&self) -> &Phase {
+    pub(crate) fn phase(&self) -> &Phase {
         &self.phase
     }
 
     /// The session on screen, once the agent has opened one.
-    pub fn session(&self) -> Option<&SessionInfo> {
+    pub(crate) fn session(&self) -> Option<&SessionInfo> {
         self.session.as_ref()
     }
 

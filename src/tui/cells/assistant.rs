@@ -12,7 +12,7 @@ use crate::tui::wrap::{Para, wrap_paras};
 
 /// What the agent appends to a partial answer it keeps after an interrupt (agent/turn.rs);
 /// shown as a marker instead of as text.
-pub use crate::agent::INTERRUPTED_MARK;
+use crate::agent::INTERRUPTED_MARK;
 
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct AssistantCell {
