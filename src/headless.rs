@@ -100,7 +100,23 @@ fn answer_of(event: &AgentEvent) -> Option<Result<String, HeadlessError>> {
             list.clone().map_err(HeadlessError::from).and_then(pretty)
         }
         AgentEvent::Library(LibraryAnswer::MemoryChanged(done)) => done.clone().map_err(HeadlessError::from),
-        _ => return None,
+        AgentEvent::SessionReady { .. }
+        | AgentEvent::Queued { .. }
+        | AgentEvent::TurnStarted { .. }
+        | AgentEvent::TextDelta(_)
+        | AgentEvent::ToolCallStreaming { .. }
+        | AgentEvent::Retrying { .. }
+        | AgentEvent::AssistantMessage(_)
+        | AgentEvent::ToolStarted { .. }
+        | AgentEvent::ApprovalRequested(_)
+        | AgentEvent::ToolFinished(_)
+        | AgentEvent::Usage { .. }
+        | AgentEvent::Context(_)
+        | AgentEvent::ContextStage(_)
+        | AgentEvent::Compaction(_)
+        | AgentEvent::ContextBreakdown(_)
+        | AgentEvent::Notice { .. }
+        | AgentEvent::TurnFinished(_) => return None,
     })
 }
 
@@ -171,27 +187,28 @@ pub async fn run(mut handle: AgentHandle, prompt: String, format: OutputFormat) 
         let Some(event) = event else {
             return Err(HeadlessError::Failed("the agent stopped unexpectedly; see the log in the data folder".into()));
         };
-        match &event {
-            AgentEvent::SessionReady { mode: m, model: name, .. } => {
-                mode = m.to_string();
-                model = name.clone();
-            }
-            AgentEvent::ModeChanged(m) => mode = m.to_string(),
-            AgentEvent::ModelChanged { model: m, .. } => model = m.clone(),
-            _ => {}
+        if let AgentEvent::SessionReady { mode: m, model: name, .. } = &event {
+            mode = m.to_string();
+            model = name.clone();
+        } else if let AgentEvent::ModeChanged(m) = &event {
+            mode = m.to_string();
+        } else if let AgentEvent::ModelChanged { model: m, .. } = &event {
+            model = m.clone();
         }
         printer.event(&event)?;
-        let summary = match event {
-            AgentEvent::TurnFinished(summary) => summary,
-            other if immediate => match answer_of(&other) {
+        let summary = if let AgentEvent::TurnFinished(summary) = event {
+            summary
+        } else if immediate {
+            match answer_of(&event) {
                 Some(Ok(text)) => TurnSummary { outcome: TurnOutcome::Completed { text }, stats: Default::default() },
                 Some(Err(e)) => {
                     handle.shutdown().await;
                     return Err(e);
                 }
                 None => continue,
-            },
-            _ => continue,
+            }
+        } else {
+            continue;
         };
         printer.finish(&session_id, &mode, &model, &summary)?;
         handle.shutdown().await;
@@ -251,7 +268,26 @@ impl Printer {
                     AgentEvent::Compaction(crate::agent::CompactionEvent::Failed { error, .. }) => {
                         eprintln!("cairn: compaction failed: {error}")
                     }
-                    _ => {}
+                    // The rest is the result's business, or not a text reader's.
+                    AgentEvent::Compaction(
+                        crate::agent::CompactionEvent::Started { .. } | crate::agent::CompactionEvent::Progress { .. },
+                    )
+                    | AgentEvent::SessionReady { .. }
+                    | AgentEvent::Queued { .. }
+                    | AgentEvent::TurnStarted { .. }
+                    | AgentEvent::TextDelta(_)
+                    | AgentEvent::ToolCallStreaming { .. }
+                    | AgentEvent::AssistantMessage(_)
+                    | AgentEvent::ToolStarted { .. }
+                    | AgentEvent::ApprovalRequested(_)
+                    | AgentEvent::ToolFinished(_)
+                    | AgentEvent::Usage { .. }
+                    | AgentEvent::Context(_)
+                    | AgentEvent::ContextBreakdown(_)
+                    | AgentEvent::ModeChanged(_)
+                    | AgentEvent::ModelChanged { .. }
+                    | AgentEvent::TurnFinished(_)
+                    | AgentEvent::Library(_) => {}
                 }
                 Ok(())
             }

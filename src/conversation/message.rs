@@ -148,7 +148,7 @@ impl Message {
     pub fn tool_calls(&self) -> impl Iterator<Item = &ToolCall> {
         self.content.iter().filter_map(|b| match b {
             Block::ToolCall(call) => Some(call),
-            _ => None,
+            Block::Text { .. } | Block::ToolResult(_) => None,
         })
     }
 
@@ -159,7 +159,7 @@ impl Message {
     pub fn tool_result(&self) -> Option<&ToolResult> {
         self.content.iter().find_map(|b| match b {
             Block::ToolResult(result) => Some(result),
-            _ => None,
+            Block::Text { .. } | Block::ToolCall(_) => None,
         })
     }
 

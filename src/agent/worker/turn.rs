@@ -239,7 +239,13 @@ impl Worker {
             crate::config::WindowSource::Server => {
                 "Restart the server with a larger window (Ollama: OLLAMA_CONTEXT_LENGTH=32768; llama-server: -c 32768)"
             }
-            _ => "Use a model with a larger window, or set --context-window if this one is larger than cairn thinks",
+            crate::config::WindowSource::Flag
+            | crate::config::WindowSource::Config
+            | crate::config::WindowSource::Catalog
+            | crate::config::WindowSource::Assumed
+            | crate::config::WindowSource::AssumedUntilLoaded => {
+                "Use a model with a larger window, or set --context-window if this one is larger than cairn thinks"
+            }
         };
         let ask = if mode == Mode::Ask { "" } else { ", or switch to ask mode, which sends no tools" };
         format!(

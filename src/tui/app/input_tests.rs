@@ -253,10 +253,8 @@ fn memories_are_pinned_made_global_and_deleted_with_a_second_press_through_the_a
     assert_eq!(app.flash_text(), Some("Forgot memory #7: use tabs"));
     assert_eq!(sent(&mut rx), [UserCommand::Library(LibraryRequest::Memories)]);
     app.on_agent_event(AgentEvent::Library(LibraryAnswer::Memories(Ok(Vec::new()))));
-    match &app.overlay {
-        Some(Overlay::Memories(v)) => assert!(v.items.is_empty()),
-        _ => panic!("the view stays open"),
-    }
+    let Some(Overlay::Memories(view)) = &app.overlay else { panic!("the view stays open") };
+    assert!(view.items.is_empty());
 }
 
 #[test]
