@@ -2,7 +2,7 @@
 //! ratatui's `TestBackend` through the same `render::draw` the terminal uses.
 //!
 //! `cargo bench --bench tui_render` first prints a percentile table (median, p99, max over many
-//! frames, what the acceptance asks for), then runs the same scenarios under divan.
+//! frames, what the acceptance asks for), then runs the same scenarios under criterion.
 
 use std::hint::black_box;
 use std::time::{Duration, Instant};
@@ -10,6 +10,7 @@ use std::time::{Duration, Instant};
 use cairn::agent::AgentEvent;
 use cairn::conversation::{Block, Message, Mode, ToolCall, ToolResult};
 use cairn::store::{ProjectId, SessionInfo};
+use criterion::Criterion;
 
 use cairn::tui::{App, FileIndex, Theme};
 use ratatui::Terminal;
@@ -161,40 +162,26 @@ fn report(history: &[Message]) {
 fn main() {
     let history = history();
     report(&history);
-    divan::main();
-}
 
-#[divan::bench]
-fn frame_render(bencher: divan::Bencher) {
-    let history = history();
+    // The same scenarios under criterion, at 120×40.
+    let mut c = Criterion::default().configure_from_args().sample_size(50);
     let mut b = Bench::new(&history, 120, 40);
-    bencher.bench_local(|| b.frame());
-}
-
-#[divan::bench]
-fn keystroke_to_frame(bencher: divan::Bencher) {
-    let history = history();
+    c.bench_function("frame render", |bench| bench.iter(|| b.frame()));
+    let mut n = 0;
+    c.bench_function("keystroke to frame", |bench| {
+        bench.iter(|| {
+            b.keystroke(n);
+            n += 1;
+        })
+    });
     let mut b = Bench::new(&history, 120, 40);
     let mut n = 0;
-    bencher.bench_local(|| {
-        b.keystroke(n);
-        n += 1;
+    c.bench_function("streamed delta to frame", |bench| {
+        bench.iter(|| {
+            b.delta(n);
+            n += 1;
+        })
     });
-}
-
-#[divan::bench]
-fn streamed_delta_to_frame(bencher: divan::Bencher) {
-    let history = history();
-    let mut b = Bench::new(&history, 120, 40);
-    let mut n = 0;
-    bencher.bench_local(|| {
-        b.delta(n);
-        n += 1;
-    });
-}
-
-#[divan::bench]
-fn session_load_and_first_frame(bencher: divan::Bencher) {
-    let history = history();
-    bencher.bench_local(|| black_box(Bench::new(&history, 120, 40)));
+    c.bench_function("session load and first frame", |bench| bench.iter(|| black_box(Bench::new(&history, 120, 40))));
+    c.final_summary();
 }

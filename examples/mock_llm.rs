@@ -12,7 +12,7 @@
 //! It reports usage as a provider's prompt cache would (`--no-cache` turns that off), and with
 //! `--context-window N` it refuses requests that would not fit N tokens, as a real model does.
 
-#[allow(dead_code)] // the tests use more of the mock than this example does
+#[allow(dead_code, unused_imports)] // the tests use more of the mock than this example does
 #[path = "../tests/support/mock_llm.rs"]
 mod mock_llm;
 

@@ -1,5 +1,5 @@
 //! Headless mode: one prompt (or slash command) through the same agent as the TUI, printed as
-//! text, one JSON object, or a stream of JSON lines (INTERFACE.md "Headless output").
+//! text, one JSON object, or a stream of JSON lines (docs/INTERFACE.md, "Headless output").
 
 use std::io::Write;
 use std::process::ExitCode;
@@ -28,7 +28,7 @@ pub struct HeadlessResult {
     pub usage: UsageReport,
     pub context: ContextReport,
     pub denied_tool_calls: u32,
-    /// Added to INTERFACE.md's shape: the run's prompt-cache figures.
+    /// Added to docs/INTERFACE.md's shape: the run's prompt-cache figures.
     pub cache: crate::agent::CacheStats,
 }
 

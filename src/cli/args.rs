@@ -1,4 +1,4 @@
-//! The command line, exactly as INTERFACE.md gives it.
+//! The command line, exactly as docs/INTERFACE.md gives it.
 
 use std::path::PathBuf;
 

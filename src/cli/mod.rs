@@ -17,7 +17,7 @@ pub use startup::Startup;
 
 use std::process::ExitCode;
 
-/// Run cairn with parsed arguments; the exit code follows INTERFACE.md (0 ok, 1 failed, 2 bad
+/// Run cairn with parsed arguments; the exit code follows docs/INTERFACE.md (0 ok, 1 failed, 2 bad
 /// usage or input).
 pub async fn run(cli: Cli) -> ExitCode {
     match dispatch(cli).await {

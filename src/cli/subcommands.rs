@@ -85,7 +85,7 @@ pub fn forget(startup: &Startup, id: &str) -> Result<ExitCode, CliError> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// The session as TRAJECTORY.md JSONL: the static system prompt first, then every message, with
+/// The session as docs/TRAJECTORY.md JSONL: the static system prompt first, then every message, with
 /// tool results in full (not as truncated for the model).
 pub fn export(startup: &Startup, id: &str) -> Result<ExitCode, CliError> {
     let (store, project) = startup.open_store()?;

@@ -40,14 +40,14 @@ pub struct Config {
 #[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct MemoryConfig {
-    /// Memories injected into the system prompt at most (001).
+    /// Memories injected into the system prompt at most (KosmoKrator's default).
     pub max_injected: usize,
-    /// Extract durable memories from each compaction summary (001).
+    /// Extract durable memories from each compaction summary (KosmoKrator's default).
     pub extract: bool,
     /// Search earlier messages for each prompt once some have been compacted or trimmed away,
-    /// and send what is found with the prompt (000).
+    /// and send what is found with the prompt (kern's default).
     pub auto_recall: bool,
-    /// Tokens of recall at most (000).
+    /// Tokens of recall at most (kern's default).
     pub recall_max_tokens: u64,
 }
 
@@ -101,7 +101,7 @@ impl Default for ToolsConfig {
             bash_max_timeout_ms: 600_000,
             grep_max_matches: 200,
             glob_max_results: 500,
-            // Matches the truncation line limit (001), so a default read never needs spilling.
+            // Matches the truncation line limit (KosmoKrator's default), so a default read never needs spilling.
             read_default_lines: 2_000,
         }
     }
@@ -111,48 +111,48 @@ impl Default for ToolsConfig {
 #[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct ContextConfig {
-    /// Headroom for the model's reply (001).
+    /// Headroom for the model's reply (KosmoKrator's default).
     pub reserve_output_tokens: u64,
-    /// Pruning begins this far below the effective window (001).
+    /// Pruning begins this far below the effective window (KosmoKrator's default).
     pub warning_buffer_tokens: u64,
-    /// Compaction fires this far below the effective window (001).
+    /// Compaction fires this far below the effective window (KosmoKrator's default).
     pub auto_compact_buffer_tokens: u64,
-    /// Trimming fires this far below the effective window (001).
+    /// Trimming fires this far below the effective window (KosmoKrator's default).
     pub blocking_buffer_tokens: u64,
     /// When set, auto-compact also fires at this share of the window if that is earlier.
     pub compact_threshold_pct: Option<f64>,
     /// Automatic compaction on or off; `/compact` works either way.
     pub auto_compact: bool,
-    /// Rough estimator: characters per token (001).
+    /// Rough estimator: characters per token (KosmoKrator's default).
     pub chars_per_token: f64,
-    /// Truncation limits per tool result (001).
+    /// Truncation limits per tool result (KosmoKrator's default).
     pub truncate_max_lines: usize,
     pub truncate_max_bytes: usize,
     /// Share of the allowance kept from the head; the rest from the tail.
     pub truncate_head_share: f64,
     /// Cap across all results of one assistant message (characters).
     pub turn_results_max_chars: usize,
-    /// Days a spilled full output is kept (001).
+    /// Days a spilled full output is kept (KosmoKrator's default).
     pub truncation_retention_days: u64,
     /// Dedup in the pre-flight only when it saves at least this much, to keep the cache prefix.
     pub dedup_min_savings_tokens: u64,
     /// Pruning on or off.
     pub prune: bool,
-    /// User turns at the end that pruning never touches (001).
+    /// User turns at the end that pruning never touches (KosmoKrator's default).
     pub prune_protect_user_turns: usize,
-    /// Further recent tool output protected from pruning (001); at most a quarter of the
+    /// Further recent tool output protected from pruning (KosmoKrator's default); at most a quarter of the
     /// effective window (**cairn**, so small windows can prune at all).
     pub prune_protect_tokens: u64,
-    /// Pruning runs only when it can save this much (001); at most a tenth of the effective
+    /// Pruning runs only when it can save this much (KosmoKrator's default); at most a tenth of the effective
     /// window.
     pub prune_min_savings_tokens: u64,
     /// Tool-call arguments longer than this are shrunk in old groups.
     pub prune_max_argument_chars: usize,
-    /// Compaction tail: share of the compaction threshold kept verbatim (002).
+    /// Compaction tail: share of the compaction threshold kept verbatim (Hermes Agent's default).
     pub compaction_tail_share: f64,
-    /// Compaction tail: at least this many user turns (001).
+    /// Compaction tail: at least this many user turns (KosmoKrator's default).
     pub compaction_min_tail_turns: usize,
-    /// Compaction tail: at least this many messages (004).
+    /// Compaction tail: at least this many messages (claw-code's default).
     pub compaction_min_tail_messages: usize,
     /// Circuit breaker: consecutive failures that open it (001).
     pub breaker_failures: u32,

@@ -1,4 +1,4 @@
-//! Cache-break analytics (004, completed): compare each request with the one before, block by
+//! Cache-break analytics (claw-code's, completed): compare each request with the one before, block by
 //! block, and when the provider's cache reads drop sharply, say why — an expected rewrite (the
 //! caller names it), the cache's time-to-live running out, or something unexpected, with the
 //! first block that differs. That last kind is a bug: something volatile in a cached prefix.
@@ -10,7 +10,7 @@ use serde::Serialize;
 use super::ChatRequest;
 use crate::conversation::Usage;
 
-/// A drop in cache reads smaller than this is noise, not a break (004).
+/// A drop in cache reads smaller than this is noise, not a break (as claw-code does).
 pub const MIN_DROP_TOKENS: u64 = 2_000;
 /// Breaks kept for `/context`.
 const KEPT_BREAKS: usize = 20;

@@ -1,7 +1,7 @@
-//! The memory block of the system prompt (001's sections): priority and pinned memories first,
+//! The memory block of the system prompt (KosmoKrator's sections): priority and pinned memories first,
 //! then the most relevant others up to the limit, with at most five working memories and three
 //! summaries of previous sessions. Relevance is term overlap with the query weighted by rarity,
-//! stopwords ignored, sorted best first (001 sorted the wrong way round).
+//! stopwords ignored, sorted best first (KosmoKrator sorted the wrong way round).
 
 use std::collections::{BTreeSet, HashMap};
 
@@ -14,7 +14,7 @@ const MAX_PREVIOUS_SESSIONS: usize = 3;
 /// One memory's text in the prompt, at most.
 const MAX_MEMORY_CHARS: usize = 600;
 
-/// The sections of seed 001, in order.
+/// The sections of KosmoKrator, in order.
 const SECTIONS: [&str; 6] = [
     "Priority Context",
     "Project Knowledge",

@@ -218,7 +218,7 @@ impl Worker {
     }
 
     /// Fragments of earlier sessions of the project that match the session's first request
-    /// (001's session recall: at most three), frozen with the memory block.
+    /// (KosmoKrator's session recall: at most three), frozen with the memory block.
     fn session_recall(&self, query: &str) -> Option<String> {
         let fts = fts_query(query)?;
         let skip = |session: &str, _: i64| session == self.session.id();
@@ -272,7 +272,7 @@ impl Worker {
     }
 
     /// Search earlier messages for a new prompt once history has been compacted or trimmed
-    /// away, and attach what is found to the prompt (000's auto-recall).
+    /// away, and attach what is found to the prompt (kern's auto-recall).
     pub(super) fn auto_recall(&mut self, seq: i64, prompt: &str) {
         let state = self.session.pipeline().state();
         if !self.place.config().memory.auto_recall || (state.summary.is_none() && state.trimmed.is_empty()) {

@@ -1,4 +1,4 @@
-//! Segments of the session (seed 000): cut at topic shifts as the session grows; summarised,
+//! Segments of the session (after kern): cut at topic shifts as the session grows; summarised,
 //! in the background, once they have left the verbatim view; rolled up by tens; and the outline
 //! of what the model no longer sees handed to the pipeline for the continuation message.
 
@@ -10,7 +10,7 @@ use crate::context::{SegmentNode, outline, segment, transcript_piece};
 use crate::store::{SegmentRow, Store};
 
 const SEGMENT_PROMPT: &str = include_str!("../../../assets/prompts/segment.md");
-/// Parents roll up this many children (000).
+/// Parents roll up this many children (as kern does).
 const ROLLUP: usize = crate::context::SEGMENT_ROLLUP;
 /// The outline takes at most this share of the window, and no more than this many tokens.
 const OUTLINE_WINDOW_SHARE: f64 = 0.06;
@@ -134,7 +134,7 @@ impl SegmentJob {
 
     async fn run(self, todo: Vec<(SegmentRow, String)>) {
         for (row, transcript) in todo {
-            // 10–20:1 (000).
+            // 10–20:1 (as kern does).
             let max_tokens = (row.tokens / 12).clamp(150, 1_500) as u32;
             let excerpt = &transcript[..crate::conversation::floor_char_boundary(&transcript, 200_000)];
             if let Some(summary) = self.summarize(excerpt, max_tokens).await
