@@ -157,7 +157,7 @@ pub fn choices_for_bash(parts: &[&Part], root: &Path) -> Choices {
     Choices::from_pairs(pairs)
 }
 
-pub fn choices_for_paths(tool: &str, paths: &[ProjectPath], _root: &Path) -> Choices {
+pub fn choices_for_paths(tool: &str, paths: &[ProjectPath]) -> Choices {
     if paths.is_empty() {
         return Choices::default();
     }

@@ -185,8 +185,7 @@ impl Policy {
         if let Some(r) = rule.filter(|r| r.effect == Effect::Allow) {
             return Decision::allow(DecidedBy::rule(r));
         }
-        let ask =
-            |reason: String| Decision::ask(DecidedBy::Mode(mode), reason, choices_for_paths(tool, paths, &self.root));
+        let ask = |reason: String| Decision::ask(DecidedBy::Mode(mode), reason, choices_for_paths(tool, paths));
         match (mode, access) {
             (Mode::Plan, _) if !outside.is_empty() => Decision::deny(
                 DecidedBy::Mode(mode),

@@ -194,11 +194,10 @@ fn sed(args: &[&str]) -> Result<(), String> {
                 positional_script = false;
                 scripts.push(&a["--expression=".len()..]);
             }
-            a if a.starts_with('-') && a.len() > 1 => {
-                if a[1..].contains(['i', 'f']) && !a.starts_with("--") {
-                    return Err(format!("`sed {a}` edits files in place or reads a script file"));
-                }
+            a if a.starts_with('-') && !a.starts_with("--") && a.len() > 1 && a[1..].contains(['i', 'f']) => {
+                return Err(format!("`sed {a}` edits files in place or reads a script file"));
             }
+            a if a.starts_with('-') && a.len() > 1 => {}
             a if positional_script => {
                 positional_script = false;
                 scripts.push(a);

@@ -102,7 +102,7 @@ fn ensure_ignored(dir: &Path) -> Result<(), String> {
         .map_err(|e| format!("cannot write {}: {e}", ignore.display()))?;
     let sep = if text.is_empty() || text.ends_with('\n') { "" } else { "\n" };
     let header = if text.is_empty() { "# cairn: this checkout's own approvals, not for the repository\n" } else { "" };
-    write!(file, "{sep}{header}{IGNORE_LINE}\n").map_err(|e| format!("cannot write {}: {e}", ignore.display()))
+    writeln!(file, "{sep}{header}{IGNORE_LINE}").map_err(|e| format!("cannot write {}: {e}", ignore.display()))
 }
 
 fn write_atomically(path: &Path, bytes: &[u8]) -> Result<(), String> {
@@ -154,6 +154,23 @@ mod tests {
         let err = write_local_rules(dir.path(), &[rule("bash(cargo test *)")]).unwrap_err();
         assert!(err.contains("line") && err.contains("nothing was written"), "{err}");
         assert_eq!(std::fs::read_to_string(&path).unwrap(), "[permissions]\nallow = [\"bash(ls)\"\n");
+    }
+
+    #[test]
+    fn a_bad_rule_in_the_user_config_or_a_flag_is_named_too() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("config.toml");
+        std::fs::write(&path, "model = \"m\"\n[permissions]\ndeny = [\"file_write(.env)\", \"Bash(rm *)\"]\n").unwrap();
+        let config = crate::config::load(&path).unwrap();
+        let err = load_rules(&config, &path, &ProjectSettings::default()).unwrap_err().to_string();
+        assert!(err.starts_with(&format!("{}:3: bad permission rule `Bash(rm *)`", path.display())), "{err}");
+        assert!(err.contains("did you mean `bash`"), "{err}");
+
+        let mut rules = Rules::new();
+        rules.add_flag(Effect::Allow, "bash(git log *)").unwrap();
+        let err = rules.add_flag(Effect::Deny, "file_write(").unwrap_err().to_string();
+        assert!(err.starts_with("--deny: bad permission rule `file_write(`"), "{err}");
+        assert_eq!(rules.iter().filter(|r| r.level == Level::Cli).count(), 1);
     }
 
     #[test]

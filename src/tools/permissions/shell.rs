@@ -432,7 +432,7 @@ fn literal_value(node: Node, src: &[u8]) -> Option<String> {
             let texts: Vec<&str> =
                 children.iter().filter_map(|c| std::str::from_utf8(&src[c.byte_range()]).ok()).collect();
             if let Some(open) = texts.iter().position(|t| *t == "{")
-                && texts[open..].iter().any(|t| *t == "}")
+                && texts[open..].contains(&"}")
                 && texts[open..].iter().any(|t| t.contains(',') || t.contains(".."))
             {
                 return None;

@@ -88,6 +88,17 @@ impl SandboxPolicy {
         SandboxPolicy { mode, network, writable_roots, notes }
     }
 
+    /// The sandbox for plan mode: read-only, with this policy's network setting, whatever the
+    /// configured mode (plan mode promises that no file changes).
+    pub fn for_plan_mode(&self) -> SandboxPolicy {
+        SandboxPolicy {
+            mode: SandboxMode::ReadOnly,
+            network: self.network,
+            writable_roots: Vec::new(),
+            notes: self.notes.clone(),
+        }
+    }
+
     /// Whether commands actually run confined: a restricting mode on a system that can enforce
     /// it.
     pub fn is_enforced(&self) -> bool {
