@@ -44,12 +44,24 @@ impl DecidedBy {
         DecidedBy::Rule(rule.describe())
     }
 
-    /// A short label: `rule: …`, `read-only set`, `mode: plan`, `unparsable command`.
+    /// For the headless `decided_by` field (INTERFACE.md): the rule as described, or
+    /// `read-only set`, `mode`, `unparsable command`.
+    pub fn short(&self) -> String {
+        match self {
+            DecidedBy::Rule(text) => text.clone(),
+            DecidedBy::ReadOnlySet => "read-only set".into(),
+            DecidedBy::Mode(_) => "mode".into(),
+            DecidedBy::Unparsable => "unparsable command".into(),
+        }
+    }
+
+    /// For the transcript's approval line: `rule: …`, `read-only set`, `mode: plan`,
+    /// `unparsable command`.
     pub fn label(&self) -> String {
         match self {
             DecidedBy::Rule(text) => format!("rule: {text}"),
             DecidedBy::ReadOnlySet => "read-only set".into(),
-            DecidedBy::Mode(mode) => format!("mode: {}", mode.label()),
+            DecidedBy::Mode(mode) => format!("mode: {}", mode.as_str()),
             DecidedBy::Unparsable => "unparsable command".into(),
         }
     }

@@ -74,9 +74,10 @@ fn among_equal_effects_the_most_specific_level_is_named() {
 fn read_only_commands_run_unasked_and_the_rest_asks_in_edit_mode() {
     let p = policy(&[]);
     let d = bash(&p, Mode::Edit, "rg -n foo src | head");
-    assert_eq!((d.permission, d.decided_by), (Permission::Allow, DecidedBy::ReadOnlySet));
+    assert_eq!((d.permission, d.decided_by.short()), (Permission::Allow, "read-only set".to_string()));
     let d = bash(&p, Mode::Edit, "cargo test");
     assert_eq!((d.permission, d.decided_by.clone()), (Permission::Ask, DecidedBy::Mode(Mode::Edit)));
+    assert_eq!((d.decided_by.short(), d.decided_by.label()), ("mode".to_string(), "mode: edit".to_string()));
     assert_eq!(d.choices.session[0].text(), "bash(cargo test)");
     assert_eq!(d.choices.prefix[0].text(), "bash(cargo test *)");
     assert_eq!(d.choices.project[0].text(), "bash(cargo test *)");
