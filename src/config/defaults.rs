@@ -6,6 +6,7 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 
 use super::models::ModelOverride;
+use super::permissions::{PermissionsConfig, SandboxConfig};
 use super::provider::ProviderKind;
 use crate::conversation::Mode;
 
@@ -34,6 +35,10 @@ pub struct Config {
     pub compaction: CompactionConfig,
     pub cache: CacheConfig,
     pub memory: MemoryConfig,
+    /// Allow / ask / deny rules for tool calls (`tools::permissions` gives them meaning).
+    pub permissions: PermissionsConfig,
+    /// The OS sandbox for `bash`.
+    pub sandbox: SandboxConfig,
 }
 
 /// `[memory]`: memories and recall.

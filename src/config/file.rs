@@ -24,15 +24,17 @@ pub fn load(path: &Path) -> Result<Config, ConfigError> {
 /// Parse config text; on failure, the 1-based line, the dotted key if one can be named, and
 /// the parser's message without its source excerpt.
 pub fn parse(text: &str) -> Result<Config, (usize, Option<String>, String)> {
-    toml::from_str::<Config>(text).map_err(|e| {
+    let mut config = toml::from_str::<Config>(text).map_err(|e| {
         let offset = e.span().map(|s| s.start).unwrap_or(0).min(text.len());
         let line = text[..offset].matches('\n').count() + 1;
         (line, key_at(text, line), e.message().trim().to_string())
-    })
+    })?;
+    config.permissions.locate(text);
+    Ok(config)
 }
 
 /// The dotted key written on `line` (1-based), prefixed by the table header in effect.
-fn key_at(text: &str, line: usize) -> Option<String> {
+pub(super) fn key_at(text: &str, line: usize) -> Option<String> {
     let mut table = String::new();
     for (i, raw) in text.lines().enumerate() {
         let l = raw.trim();

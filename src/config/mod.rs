@@ -9,6 +9,7 @@ mod error;
 mod file;
 mod models;
 mod paths;
+mod permissions;
 mod provider;
 mod secrets;
 
@@ -19,6 +20,10 @@ pub use error::ConfigError;
 pub use file::load;
 pub use models::{ModelInfo, ModelOverride, Prices, WindowSource, lookup_model};
 pub use paths::Paths;
+pub use permissions::{
+    PermissionsConfig, ProjectSettings, RuleText, SandboxConfig, SandboxMode, SettingsFile, load_project_settings,
+    load_settings, local_settings_path, parse_settings, shared_settings_path,
+};
 pub use provider::{
     Detected, LocalCandidate, ProviderKind, ProviderOverrides, ResolvedProvider, detect_provider, local_candidates,
     model_info, resolve_provider,

@@ -19,6 +19,7 @@ use tokio::process::{Child, Command};
 use tokio::time::{Instant, sleep_until, timeout_at};
 use tokio_util::sync::CancellationToken;
 
+use super::sandbox::{self, Confinement, SandboxPolicy};
 use super::{Access, Prepared, Tool, ToolContext, ToolError, ToolOutput, parse_args};
 
 /// Between SIGTERM and SIGKILL: time for the command to clean up after itself.
@@ -32,7 +33,64 @@ const KEEP_HEAD_BYTES: usize = 5 * 1024 * 1024;
 const KEEP_TAIL_BYTES: usize = 5 * 1024 * 1024;
 const READ_CHUNK_BYTES: usize = 64 * 1024;
 
-pub struct Bash;
+/// The `bash` tool, with the OS sandbox its commands run in.
+#[derive(Clone, Debug)]
+pub struct Bash {
+    sandbox: SandboxPolicy,
+}
+
+impl Default for Bash {
+    /// Unconfined: the sandbox is chosen where the registry is built, from `[sandbox]`,
+    /// `.cairn/settings*.toml` and `--sandbox`.
+    fn default() -> Bash {
+        Bash { sandbox: SandboxPolicy::full_access() }
+    }
+}
+
+impl Bash {
+    pub fn sandboxed(sandbox: SandboxPolicy) -> Bash {
+        Bash { sandbox }
+    }
+
+    pub fn sandbox(&self) -> &SandboxPolicy {
+        &self.sandbox
+    }
+
+    async fn run_with(
+        &self,
+        args: &serde_json::Value,
+        ctx: &ToolContext,
+        sandbox: &SandboxPolicy,
+    ) -> Result<ToolOutput, ToolError> {
+        let args: Args = parse_args(self.name(), args, SHAPE)?;
+        let limit = Duration::from_millis(match args.timeout_ms {
+            None | Some(0) => ctx.config.bash_timeout_ms,
+            Some(ms) => ms.min(ctx.config.bash_max_timeout_ms),
+        });
+        let confinement = Confinement::build(sandbox, &ctx.root)
+            .map_err(|e| ToolError::new(format!("could not run the command: {e}")))?;
+        let confined = confinement.is_some();
+        let run = run(&args.command, &ctx.root, limit, &ctx.cancel, confinement)
+            .await
+            .map_err(|e| ToolError::new(format!("could not run the command: {e}")))?;
+        let mut output = run.into_output(limit);
+        if confined
+            && run_was_complete(&output)
+            && let Some(why) = sandbox::denial(sandbox, &output.content, output.exit_code.unwrap_or(0))
+        {
+            output.content.push_str(&format!(
+                "\n[sandbox: this probably failed because {why}. Do not work around it; if the command needs more, say so: the user can approve running it outside the sandbox.]"
+            ));
+            output.sandbox_denial = Some(why);
+        }
+        Ok(output)
+    }
+}
+
+/// A run that ended by itself (not timed out or interrupted) is one the sandbox may have failed.
+fn run_was_complete(output: &ToolOutput) -> bool {
+    !output.content.contains("[timed out after ") && !output.content.contains("[interrupted by the user]")
+}
 
 #[derive(Deserialize)]
 struct Args {
@@ -80,18 +138,17 @@ impl Tool for Bash {
         _prepared: Prepared,
         ctx: &'a ToolContext,
     ) -> BoxFuture<'a, Result<ToolOutput, ToolError>> {
-        async move {
-            let args: Args = parse_args(self.name(), args, SHAPE)?;
-            let limit = Duration::from_millis(match args.timeout_ms {
-                None | Some(0) => ctx.config.bash_timeout_ms,
-                Some(ms) => ms.min(ctx.config.bash_max_timeout_ms),
-            });
-            let run = run(&args.command, &ctx.root, limit, &ctx.cancel)
-                .await
-                .map_err(|e| ToolError::new(format!("could not run the command: {e}")))?;
-            Ok(run.into_output(limit))
-        }
-        .boxed()
+        self.run_with(args, ctx, &self.sandbox).boxed()
+    }
+
+    fn execute_in_sandbox<'a>(
+        &'a self,
+        args: &'a serde_json::Value,
+        _prepared: Prepared,
+        ctx: &'a ToolContext,
+        sandbox: &'a SandboxPolicy,
+    ) -> BoxFuture<'a, Result<ToolOutput, ToolError>> {
+        self.run_with(args, ctx, sandbox).boxed()
     }
 }
 
@@ -139,7 +196,7 @@ impl Run {
                 -1
             }
         };
-        ToolOutput { content, is_error: code != 0, exit_code: Some(code), diff: None }
+        ToolOutput { content, is_error: code != 0, exit_code: Some(code), diff: None, sandbox_denial: None }
     }
 }
 
@@ -149,8 +206,14 @@ fn seconds(limit: Duration) -> String {
 }
 
 /// Run `command` to its end, its timeout, or the user's interrupt, and collect its output.
-async fn run(command: &str, cwd: &Path, limit: Duration, cancel: &CancellationToken) -> std::io::Result<Run> {
-    let (mut child, mut reader) = spawn(command, cwd)?;
+async fn run(
+    command: &str,
+    cwd: &Path,
+    limit: Duration,
+    cancel: &CancellationToken,
+    confinement: Option<Confinement>,
+) -> std::io::Result<Run> {
+    let (mut child, mut reader) = spawn(command, cwd, confinement)?;
     let mut group = ProcessGroup::of(&child)?;
     let mut output = OutputBuffer::new(KEEP_HEAD_BYTES, KEEP_TAIL_BYTES);
     let mut chunk = vec![0u8; READ_CHUNK_BYTES];
@@ -208,14 +271,23 @@ async fn run(command: &str, cwd: &Path, limit: Duration, cancel: &CancellationTo
 
 /// Start `bash -c command` (or `sh -c` where there is no bash) with stdout and stderr both
 /// writing into one pipe, so their output arrives interleaved as it was written.
-fn spawn(command: &str, cwd: &Path) -> std::io::Result<(Child, pipe::Receiver)> {
-    match spawn_shell("bash", command, cwd) {
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound && cwd.is_dir() => spawn_shell("sh", command, cwd),
+fn spawn(command: &str, cwd: &Path, confinement: Option<Confinement>) -> std::io::Result<(Child, pipe::Receiver)> {
+    // Shared by both attempts; each child takes what it applies from its own copy.
+    let confinement = std::sync::Arc::new(std::sync::Mutex::new(confinement));
+    match spawn_shell("bash", command, cwd, confinement.clone()) {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound && cwd.is_dir() => {
+            spawn_shell("sh", command, cwd, confinement)
+        }
         other => other,
     }
 }
 
-fn spawn_shell(shell: &str, command: &str, cwd: &Path) -> std::io::Result<(Child, pipe::Receiver)> {
+fn spawn_shell(
+    shell: &str,
+    command: &str,
+    cwd: &Path,
+    confinement: std::sync::Arc<std::sync::Mutex<Option<Confinement>>>,
+) -> std::io::Result<(Child, pipe::Receiver)> {
     let (reader, writer) = std::io::pipe()?;
     let mut cmd = Command::new(shell);
     cmd.arg("-c")
@@ -240,6 +312,19 @@ fn spawn_shell(shell: &str, command: &str, cwd: &Path) -> std::io::Result<(Child
     // SAFETY: setsid is async-signal-safe and touches no memory of the parent.
     unsafe {
         cmd.pre_exec(|| if libc::setsid() == -1 { Err(std::io::Error::last_os_error()) } else { Ok(()) });
+    }
+    // The OS sandbox, in the child only: cairn itself stays unrestricted. The ruleset and the
+    // filter were built before the fork; applying them makes system calls and nothing else.
+    // SAFETY: in the forked child this thread is the only one, so the lock is free (`try_lock`
+    // never waits); applying a prepared Landlock ruleset and seccomp filter does not allocate.
+    unsafe {
+        cmd.pre_exec(move || match confinement.try_lock() {
+            Ok(mut slot) => match slot.as_mut() {
+                Some(c) => c.apply(),
+                None => Ok(()),
+            },
+            Err(_) => Err(std::io::Error::other("the sandbox could not be applied")),
+        });
     }
     let child = cmd.spawn()?;
     // Our copies of the pipe's write end live in `cmd`; close them so the reader sees the end

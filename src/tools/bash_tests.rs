@@ -9,7 +9,7 @@ use crate::tools::test_support::{project, run};
 const QUICK: Duration = Duration::from_secs(10);
 
 async fn bash(ctx: &ToolContext, args: serde_json::Value) -> ToolOutput {
-    run(&Bash, ctx, args).await.unwrap()
+    run(&Bash::default(), ctx, args).await.unwrap()
 }
 
 /// The pid a test command wrote to `file`, waiting for the write.
@@ -177,10 +177,10 @@ async fn bash_shows_invalid_utf8_lossily() {
 #[test]
 fn prepare_shows_the_command_and_rejects_an_empty_one() {
     let (_d, ctx) = project();
-    let prepared = Bash.prepare(&json!({"command": "cargo test", "description": "junk"}), &ctx).unwrap();
+    let prepared = Bash::default().prepare(&json!({"command": "cargo test", "description": "junk"}), &ctx).unwrap();
     assert_eq!(prepared.summary, "$ cargo test");
     assert!(prepared.paths.is_empty() && prepared.change.is_none());
-    assert!(Bash.prepare(&json!({"command": "  "}), &ctx).unwrap_err().0.contains("command is empty"));
+    assert!(Bash::default().prepare(&json!({"command": "  "}), &ctx).unwrap_err().0.contains("command is empty"));
 }
 
 #[test]

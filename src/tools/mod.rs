@@ -21,12 +21,15 @@ pub mod file_write;
 pub mod glob;
 pub mod grep;
 pub mod memory;
+pub mod permissions;
+pub mod sandbox;
 
 pub use change::FileChange;
 pub use memory::{MemoryAccess, MemoryDraft};
 pub use paths::{ProjectPath, resolve_path};
 pub use policy::{ApprovalPolicy, Verdict, decide};
 pub use registry::Registry;
+pub use sandbox::SandboxPolicy;
 pub use tracker::FileTracker;
 
 use std::path::PathBuf;
@@ -99,6 +102,10 @@ pub struct ToolOutput {
     pub exit_code: Option<i32>,
     /// Unified diff of a write or edit, kept with the stored result for display.
     pub diff: Option<String>,
+    /// `bash` only: the command ran in the OS sandbox and most likely failed because of it;
+    /// why, in words. The user may approve a run outside the sandbox
+    /// ([`Tool::execute_in_sandbox`] with [`SandboxPolicy::full_access`]).
+    pub sandbox_denial: Option<String>,
 }
 
 impl ToolOutput {
@@ -146,4 +153,17 @@ pub trait Tool: Send + Sync {
         prepared: Prepared,
         ctx: &'a ToolContext,
     ) -> BoxFuture<'a, Result<ToolOutput, ToolError>>;
+
+    /// Do what `prepare` described, in `sandbox` instead of the tool's own: read-only for plan
+    /// mode, or [`SandboxPolicy::full_access`] for a re-run the user approved after the sandbox
+    /// stopped a command. Tools that run nothing in a sandbox just execute.
+    fn execute_in_sandbox<'a>(
+        &'a self,
+        args: &'a serde_json::Value,
+        prepared: Prepared,
+        ctx: &'a ToolContext,
+        _sandbox: &'a SandboxPolicy,
+    ) -> BoxFuture<'a, Result<ToolOutput, ToolError>> {
+        self.execute(args, prepared, ctx)
+    }
 }

@@ -1,5 +1,8 @@
 //! The mode policy: which calls may run, which need the user's approval, which are refused.
 //! Enforced here, in the dispatcher's path, whatever the prompt said or the model asked.
+//!
+//! [`super::permissions::Policy`] supersedes this once the dispatcher consults it: the same
+//! mode defaults, plus rules with scopes, the read-only bash set and per-part command checks.
 
 use super::{Access, ProjectPath};
 use crate::conversation::Mode;

@@ -16,15 +16,20 @@ pub struct Registry {
 }
 
 impl Registry {
-    /// The built-in tools, in the order the model sees them.
+    /// The built-in tools, in the order the model sees them, with `bash` unconfined.
     pub fn builtin() -> Registry {
+        Registry::builtin_with(Bash::default())
+    }
+
+    /// The built-in tools with this `bash` (e.g. `Bash::sandboxed(policy)`).
+    pub fn builtin_with(bash: Bash) -> Registry {
         Registry::new(vec![
             Box::new(FileRead),
             Box::new(Glob),
             Box::new(Grep),
             Box::new(FileWrite),
             Box::new(FileEdit),
-            Box::new(Bash),
+            Box::new(bash),
             Box::new(MemorySave),
             Box::new(MemorySearch),
         ])

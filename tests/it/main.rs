@@ -15,5 +15,7 @@ mod llm_mock;
 mod llm_openai;
 mod llm_retry;
 mod memory_and_prompt;
+mod permissions;
 mod prompt_cache;
+mod sandbox;
 mod tui_e2e;

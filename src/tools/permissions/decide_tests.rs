@@ -1,0 +1,164 @@
+use serde_json::json;
+
+use super::*;
+use crate::tools::permissions::Level;
+
+fn policy(rules: &[(Effect, Level, &str)]) -> Policy {
+    let mut set = Rules::new();
+    for (effect, level, text) in rules {
+        set.push(
+            *effect,
+            *level,
+            super::super::rule::Rule::parse(text).unwrap(),
+            super::super::rules::Origin::Unwritten,
+        );
+    }
+    Policy::new(set, std::env::temp_dir().join("cairn-decide-root"))
+}
+
+fn bash(policy: &Policy, mode: Mode, command: &str) -> Decision {
+    let args = json!({ "command": command });
+    policy.decide(mode, &Call { tool: "bash", access: Access::Execute, args: &args, paths: &[] })
+}
+
+fn file(policy: &Policy, mode: Mode, tool: &str, access: Access, path: &str) -> Decision {
+    let paths = [resolve_path(&policy.root, path)];
+    let args = json!({ "path": path });
+    policy.decide(mode, &Call { tool, access, args: &args, paths: &paths })
+}
+
+#[test]
+fn a_git_log_rule_covers_the_pipeline_but_not_what_follows_it() {
+    let p = policy(&[(Effect::Allow, Level::ProjectLocal, "bash(git log *)")]);
+    let d = bash(&p, Mode::Edit, "git log --oneline | head -3");
+    assert_eq!(d.permission, Permission::Allow);
+    assert!(d.decided_by.label().contains("allow bash(git log *) (project-local)"), "{}", d.decided_by.label());
+    let d = bash(&p, Mode::Edit, "git log; touch x");
+    assert_eq!(d.permission, Permission::Ask);
+    assert!(d.reason.contains("`touch x`"), "{}", d.reason);
+    assert_eq!(d.parts.iter().map(|p| p.permission).collect::<Vec<_>>(), [Permission::Allow, Permission::Ask]);
+    let d = bash(&p, Mode::Edit, "git log && git push");
+    assert_eq!(d.permission, Permission::Ask);
+    assert_eq!(d.choices.session.iter().map(|r| r.text()).collect::<Vec<_>>(), ["bash(git push)"]);
+    assert_eq!(d.choices.prefix.iter().map(|r| r.text()).collect::<Vec<_>>(), ["bash(git push *)"]);
+}
+
+#[test]
+fn deny_beats_allow_whatever_the_levels() {
+    let p = policy(&[(Effect::Allow, Level::Cli, "bash(git *)"), (Effect::Deny, Level::User, "bash(git push *)")]);
+    let d = bash(&p, Mode::Edit, "git status && git push --force");
+    assert_eq!(d.permission, Permission::Deny);
+    assert!(d.reason.contains("denied by the rule `bash(git push *)` (user config)"), "{}", d.reason);
+    // Through a wrapper too.
+    assert_eq!(bash(&p, Mode::Edit, "timeout 60 git push").permission, Permission::Deny);
+    assert_eq!(bash(&p, Mode::Edit, "env GIT_TRACE=1 git push").permission, Permission::Deny);
+    assert_eq!(bash(&p, Mode::Edit, "bash -c 'git push'").permission, Permission::Deny);
+}
+
+#[test]
+fn among_equal_effects_the_most_specific_level_is_named() {
+    let p = policy(&[
+        (Effect::Allow, Level::User, "bash(cargo test *)"),
+        (Effect::Allow, Level::Session, "bash(cargo test)"),
+    ]);
+    let d = bash(&p, Mode::Edit, "cargo test");
+    assert!(d.decided_by.label().contains("(session)"), "{}", d.decided_by.label());
+    let p =
+        policy(&[(Effect::Allow, Level::Cli, "bash(cargo *)"), (Effect::Ask, Level::User, "bash(cargo publish *)")]);
+    let d = bash(&p, Mode::Edit, "cargo publish");
+    assert_eq!(d.permission, Permission::Ask, "ask beats allow");
+    assert!(d.choices.is_empty(), "an ask rule offers nothing to remember: an allow would not change it");
+}
+
+#[test]
+fn read_only_commands_run_unasked_and_the_rest_asks_in_edit_mode() {
+    let p = policy(&[]);
+    let d = bash(&p, Mode::Edit, "rg -n foo src | head");
+    assert_eq!((d.permission, d.decided_by.short()), (Permission::Allow, "read-only set".to_string()));
+    let d = bash(&p, Mode::Edit, "cargo test");
+    assert_eq!((d.permission, d.decided_by.clone()), (Permission::Ask, DecidedBy::Mode(Mode::Edit)));
+    assert_eq!((d.decided_by.short(), d.decided_by.label()), ("mode".to_string(), "mode: edit".to_string()));
+    assert_eq!(d.choices.session[0].text(), "bash(cargo test)");
+    assert_eq!(d.choices.prefix[0].text(), "bash(cargo test *)");
+    assert_eq!(d.choices.project[0].text(), "bash(cargo test *)");
+    let d = bash(&p, Mode::Edit, "rm -rf build");
+    assert!(d.choices.prefix.is_empty(), "no prefix for rm");
+    assert_eq!(d.choices.project[0].text(), "bash(rm -rf build)");
+    assert_eq!(bash(&p, Mode::Edit, "cat /etc/hosts").permission, Permission::Ask);
+    assert_eq!(bash(&p, Mode::Edit, "echo hi > notes.txt").choices.session[0].text(), "file_write(./notes.txt)");
+}
+
+#[test]
+fn plan_mode_runs_the_read_only_set_and_refuses_everything_else() {
+    let p =
+        policy(&[(Effect::Allow, Level::User, "bash(cargo test *)"), (Effect::Allow, Level::User, "file_write(**)")]);
+    for ok in ["git log", "ls -la", "rg foo", "git diff HEAD~1 | wc -l", "find . -name '*.rs'"] {
+        assert_eq!(bash(&p, Mode::Plan, ok).permission, Permission::Allow, "{ok}");
+    }
+    for refused in [
+        "touch x",
+        "echo > f",
+        "git commit -m x",
+        "find . -delete",
+        "sed -i s/a/b/ f",
+        "cargo test",
+        "cat /etc/passwd",
+        "ls )",
+    ] {
+        let d = bash(&p, Mode::Plan, refused);
+        assert_eq!(d.permission, Permission::Deny, "{refused}");
+        assert!(d.reason.contains("plan mode"), "{refused}: {}", d.reason);
+    }
+    assert_eq!(file(&p, Mode::Plan, "file_write", Access::Write, "a.txt").permission, Permission::Deny);
+    assert_eq!(file(&p, Mode::Plan, "file_read", Access::Read, "/etc/hosts").permission, Permission::Deny);
+    assert_eq!(file(&p, Mode::Plan, "file_read", Access::Read, "src/lib.rs").permission, Permission::Allow);
+}
+
+#[test]
+fn a_file_read_deny_rule_holds_for_cat_too() {
+    let p = policy(&[(Effect::Deny, Level::Project, "file_read(.env)")]);
+    assert_eq!(file(&p, Mode::Edit, "file_read", Access::Read, "config/.env").permission, Permission::Deny);
+    let d = bash(&p, Mode::Edit, "cat config/.env");
+    assert_eq!(d.permission, Permission::Deny);
+    assert!(d.reason.contains("file_read(.env)"), "{}", d.reason);
+    assert_eq!(bash(&p, Mode::Edit, "wc -l < .env").permission, Permission::Deny);
+}
+
+#[test]
+fn file_rules_with_negation() {
+    let p = policy(&[(Effect::Allow, Level::Project, "file_write(!.env)")]);
+    assert_eq!(file(&p, Mode::Edit, "file_write", Access::Write, "src/a.rs").permission, Permission::Allow);
+    let d = file(&p, Mode::Edit, "file_write", Access::Write, ".env");
+    assert_eq!(d.permission, Permission::Ask);
+    assert_eq!(d.choices.session[0].text(), "file_write(./.env)");
+    let d = file(&p, Mode::Edit, "file_edit", Access::Write, "src/deep/a.rs");
+    assert_eq!(d.choices.prefix[0].text(), "file_edit(src/deep/)");
+    assert_eq!(file(&p, Mode::Edit, "file_write", Access::Write, "/etc/x").permission, Permission::Ask);
+}
+
+#[test]
+fn a_global_memory_needs_approval_in_every_mode() {
+    let p = policy(&[(Effect::Allow, Level::Cli, "memory_save")]);
+    for mode in [Mode::Edit, Mode::Plan] {
+        let args = json!({"type": "user", "title": "t", "content": "c", "scope": "global"});
+        let d = p.decide(mode, &Call { tool: "memory_save", access: Access::Memory, args: &args, paths: &[] });
+        assert_eq!(d.permission, Permission::Ask, "{mode:?}");
+        assert!(d.decided_by.label().contains("memory_save(global) (built-in)"), "{}", d.decided_by.label());
+        assert!(d.choices.is_empty(), "only once: a global memory is approved one at a time");
+        let args = json!({"type": "user", "title": "t", "content": "c"});
+        let d = p.decide(mode, &Call { tool: "memory_save", access: Access::Memory, args: &args, paths: &[] });
+        assert_eq!(d.permission, Permission::Allow, "{mode:?}");
+    }
+}
+
+#[test]
+fn unparsable_commands_ask_and_ask_mode_refuses() {
+    let p = policy(&[(Effect::Allow, Level::User, "bash(echo *)")]);
+    let d = bash(&p, Mode::Edit, "echo \"unterminated");
+    assert_eq!((d.permission, d.decided_by.clone()), (Permission::Ask, DecidedBy::Unparsable));
+    assert!(d.choices.is_empty());
+    assert_eq!(bash(&p, Mode::Ask, "ls").permission, Permission::Deny);
+    let p = policy(&[(Effect::Deny, Level::User, "bash")]);
+    assert_eq!(bash(&p, Mode::Edit, "ls").permission, Permission::Deny);
+    assert_eq!(bash(&p, Mode::Edit, "ls )").permission, Permission::Deny);
+}

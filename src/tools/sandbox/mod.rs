@@ -1,0 +1,312 @@
+//! The OS sandbox for `bash`: what a command may write and whether it may use the network,
+//! enforced by the kernel in the command's own process (between fork and exec), so cairn itself
+//! is never restricted.
+//!
+//! On Linux: Landlock for files (reads everywhere; writes only inside the project, the temp
+//! dirs and `writable_roots` in `workspace-write`, nowhere in `read-only`) and for TCP
+//! (ABI 4+), plus a seccomp filter when the network is off, because Landlock does not cover UDP
+//! (DNS and QUIC exfiltration), raw or netlink sockets, nor io_uring's own socket calls.
+//! Elsewhere, or on a kernel without Landlock, commands run unconfined and cairn says so once;
+//! the approvals still hold.
+
+#[cfg(target_os = "linux")]
+mod linux;
+#[cfg(not(target_os = "linux"))]
+mod other;
+
+#[cfg(target_os = "linux")]
+use linux as os;
+#[cfg(not(target_os = "linux"))]
+use other as os;
+
+use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+pub use crate::config::SandboxMode;
+use crate::config::{ProjectSettings, SandboxConfig};
+
+/// What sandboxed commands may do.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SandboxPolicy {
+    pub mode: SandboxMode,
+    /// Network for sandboxed commands (read-only and workspace-write).
+    pub network: bool,
+    /// Writable besides the project and the temp dirs (workspace-write).
+    pub writable_roots: Vec<PathBuf>,
+    /// Settings that were not applied, and why (for `doctor`).
+    pub notes: Vec<String>,
+}
+
+impl SandboxPolicy {
+    /// No sandbox.
+    pub fn full_access() -> SandboxPolicy {
+        SandboxPolicy { mode: SandboxMode::FullAccess, network: true, writable_roots: Vec::new(), notes: Vec::new() }
+    }
+
+    /// A mode with the network off and no extra writable folders.
+    pub fn new(mode: SandboxMode) -> SandboxPolicy {
+        SandboxPolicy { mode, network: false, writable_roots: Vec::new(), notes: Vec::new() }
+    }
+
+    /// The sandbox for a project: `--sandbox` first, then `.cairn/settings.local.toml`, then the
+    /// user's config, then the default (workspace-write, network off). The committed
+    /// `.cairn/settings.toml` comes from whoever wrote the repository, so it may only tighten
+    /// it: a stricter mode or `network = false` is taken, anything looser is ignored with a
+    /// note.
+    pub fn resolve(user: &SandboxConfig, project: &ProjectSettings, cli: Option<SandboxMode>) -> SandboxPolicy {
+        let local = &project.local.sandbox;
+        let shared = &project.shared.sandbox;
+        let shared_file = project.shared_path.display();
+        let mut notes = Vec::new();
+        let mut mode = cli.or(local.mode).or(user.mode).unwrap_or_default();
+        if let Some(wanted) = shared.mode {
+            if wanted < mode {
+                mode = wanted;
+            } else if wanted > mode {
+                notes.push(format!(
+                    "{shared_file} asks for sandbox mode {}; a committed project file may only tighten the sandbox, so {} stays (put it in .cairn/settings.local.toml or pass --sandbox to loosen it)",
+                    wanted.label(),
+                    mode.label()
+                ));
+            }
+        }
+        let mut network = local.network.or(user.network).unwrap_or(false);
+        match shared.network {
+            Some(false) => network = false,
+            Some(true) if !network => notes.push(format!(
+                "{shared_file} asks for network = true; a committed project file may only tighten the sandbox, so the network stays off (put it in .cairn/settings.local.toml to allow it)"
+            )),
+            Some(true) | None => {}
+        }
+        if !shared.writable_roots.is_empty() {
+            notes.push(format!(
+                "{shared_file} lists writable_roots; a committed project file may only tighten the sandbox, so they are ignored (put them in .cairn/settings.local.toml)"
+            ));
+        }
+        let writable_roots = user.writable_roots.iter().chain(&local.writable_roots).map(|r| expand_home(r)).collect();
+        SandboxPolicy { mode, network, writable_roots, notes }
+    }
+
+    /// The sandbox for plan mode: read-only, with this policy's network setting, whatever the
+    /// configured mode (plan mode promises that no file changes).
+    pub fn for_plan_mode(&self) -> SandboxPolicy {
+        SandboxPolicy {
+            mode: SandboxMode::ReadOnly,
+            network: self.network,
+            writable_roots: Vec::new(),
+            notes: self.notes.clone(),
+        }
+    }
+
+    /// Whether commands actually run confined: a restricting mode on a system that can enforce
+    /// it.
+    pub fn is_enforced(&self) -> bool {
+        self.mode != SandboxMode::FullAccess && support().is_available()
+    }
+
+    /// One line for `doctor` and the startup notice.
+    pub fn describe(&self) -> String {
+        let what = match self.mode {
+            SandboxMode::FullAccess => return "full-access: bash commands run unconfined".into(),
+            SandboxMode::ReadOnly => "read-only: commands write nowhere".to_string(),
+            SandboxMode::WorkspaceWrite if self.writable_roots.is_empty() => {
+                "workspace-write: commands write only inside the project and the temp dirs".to_string()
+            }
+            SandboxMode::WorkspaceWrite => format!(
+                "workspace-write: commands write only inside the project, the temp dirs and {}",
+                self.writable_roots.iter().map(|p| p.display().to_string()).collect::<Vec<_>>().join(", ")
+            ),
+        };
+        let net = if self.network { "network on" } else { "network off" };
+        match support() {
+            Support::Available { detail } => format!("{what}; {net} ({detail})"),
+            Support::Unavailable { reason } => {
+                format!(
+                    "{} asked for, but not enforced: {reason}; cairn asks before commands instead",
+                    self.mode.label()
+                )
+            }
+        }
+    }
+}
+
+fn expand_home(path: &str) -> PathBuf {
+    match (path.strip_prefix("~/"), std::env::var_os("HOME")) {
+        (Some(rest), Some(home)) => Path::new(&home).join(rest),
+        _ => PathBuf::from(path),
+    }
+}
+
+/// Whether this system can enforce the sandbox.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Support {
+    /// `detail`: what enforces it, e.g. "Landlock ABI 7, seccomp".
+    Available { detail: String },
+    /// `reason`: why not, e.g. "the kernel has no Landlock".
+    Unavailable { reason: String },
+}
+
+impl Support {
+    pub fn is_available(&self) -> bool {
+        matches!(self, Support::Available { .. })
+    }
+}
+
+/// Probed once per process.
+pub fn support() -> &'static Support {
+    static SUPPORT: OnceLock<Support> = OnceLock::new();
+    SUPPORT.get_or_init(os::probe)
+}
+
+/// The "no sandbox here" notice, the first time it is asked for in this process and only when
+/// a restricting mode was asked for: cairn says so once, then falls back to approvals.
+pub fn take_unavailable_notice(policy: &SandboxPolicy) -> Option<String> {
+    static SHOWN: AtomicBool = AtomicBool::new(false);
+    if policy.mode == SandboxMode::FullAccess || support().is_available() || SHOWN.swap(true, Ordering::Relaxed) {
+        return None;
+    }
+    Some(format!(
+        "The bash sandbox is off: {}. Commands run unconfined; cairn asks before each one that is not read-only.",
+        policy.describe()
+    ))
+}
+
+/// What a child process is confined with; built in the parent (it allocates and opens files),
+/// applied in the child after fork (where only async-signal-safe calls are allowed).
+pub struct Confinement(os::Confinement);
+
+impl Confinement {
+    /// The confinement for `policy` with the project at `root`, or `None` for full access or
+    /// where the system cannot enforce it.
+    pub fn build(policy: &SandboxPolicy, root: &Path) -> std::io::Result<Option<Confinement>> {
+        if !policy.is_enforced() {
+            return Ok(None);
+        }
+        Ok(os::Confinement::build(policy, &writable_dirs(policy, root))?.map(Confinement))
+    }
+
+    /// Restrict the calling process. Only for the child between fork and exec.
+    pub fn apply(&mut self) -> std::io::Result<()> {
+        self.0.apply()
+    }
+}
+
+/// Folders sandboxed commands may write in workspace-write: the project, the temp dirs and
+/// the configured ones.
+fn writable_dirs(policy: &SandboxPolicy, root: &Path) -> Vec<PathBuf> {
+    match policy.mode {
+        SandboxMode::ReadOnly | SandboxMode::FullAccess => Vec::new(),
+        SandboxMode::WorkspaceWrite => {
+            let mut dirs =
+                vec![root.to_path_buf(), PathBuf::from("/tmp"), PathBuf::from("/var/tmp"), PathBuf::from("/dev/shm")];
+            if let Some(tmp) = std::env::var_os("TMPDIR").filter(|t| !t.is_empty()) {
+                dirs.push(PathBuf::from(tmp));
+            }
+            dirs.extend(policy.writable_roots.iter().cloned());
+            dirs
+        }
+    }
+}
+
+/// Error messages a confined command prints when the sandbox stopped it.
+const FILE_MARKERS: &[&str] = &["permission denied", "operation not permitted", "read-only file system"];
+const NETWORK_MARKERS: &[&str] = &[
+    "could not resolve host",
+    "temporary failure in name resolution",
+    "name or service not known",
+    "network is unreachable",
+    "couldn't connect to server",
+    "could not connect to server",
+    "failed to connect",
+    "connection refused",
+    "address family not supported",
+];
+
+/// If a confined command failed the way the sandbox makes commands fail, say so for the user
+/// and the model (who can then ask for a run outside the sandbox). A heuristic, like Codex's:
+/// the exit status and the error text, only for commands that ran confined.
+pub fn denial(policy: &SandboxPolicy, output: &str, exit_code: i32) -> Option<String> {
+    if exit_code == 0 || !policy.is_enforced() {
+        return None;
+    }
+    let lower = output.to_lowercase();
+    let refused = FILE_MARKERS.iter().any(|m| lower.contains(m));
+    // `socket: Operation not permitted` is the seccomp filter, not a file.
+    if !policy.network && (NETWORK_MARKERS.iter().any(|m| lower.contains(m)) || (refused && lower.contains("socket"))) {
+        return Some(format!("the sandbox ({}) has the network off", policy.mode.label()));
+    }
+    if refused {
+        let what = match policy.mode {
+            SandboxMode::ReadOnly => "the sandbox (read-only) lets commands write nowhere",
+            SandboxMode::WorkspaceWrite | SandboxMode::FullAccess => {
+                "the sandbox (workspace-write) lets commands write only inside the project and the temp dirs"
+            }
+        };
+        return Some(what.to_string());
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::parse_settings;
+
+    fn project(shared: &str, local: &str) -> ProjectSettings {
+        ProjectSettings {
+            shared: parse_settings(shared).unwrap(),
+            shared_path: PathBuf::from(".cairn/settings.toml"),
+            local: parse_settings(local).unwrap(),
+            local_path: PathBuf::from(".cairn/settings.local.toml"),
+        }
+    }
+
+    #[test]
+    fn the_default_is_workspace_write_without_network() {
+        let p = SandboxPolicy::resolve(&SandboxConfig::default(), &project("", ""), None);
+        assert_eq!((p.mode, p.network), (SandboxMode::WorkspaceWrite, false));
+        assert!(p.notes.is_empty());
+    }
+
+    #[test]
+    fn flag_then_local_then_user_and_a_committed_file_only_tightens() {
+        let user = SandboxConfig {
+            mode: Some(SandboxMode::FullAccess),
+            network: Some(true),
+            writable_roots: vec!["~/.cargo".into()],
+        };
+        let p = SandboxPolicy::resolve(&user, &project("", "[sandbox]\nmode = \"read-only\"\n"), None);
+        assert_eq!(p.mode, SandboxMode::ReadOnly);
+        assert!(p.writable_roots[0].ends_with(".cargo") && p.writable_roots[0].is_absolute());
+        let p = SandboxPolicy::resolve(
+            &user,
+            &project("", "[sandbox]\nmode = \"read-only\"\n"),
+            Some(SandboxMode::WorkspaceWrite),
+        );
+        assert_eq!(p.mode, SandboxMode::WorkspaceWrite);
+        let tighter = project("[sandbox]\nmode = \"workspace-write\"\nnetwork = false\n", "");
+        let p = SandboxPolicy::resolve(&user, &tighter, None);
+        assert_eq!((p.mode, p.network), (SandboxMode::WorkspaceWrite, false));
+        let looser = project("[sandbox]\nmode = \"full-access\"\nnetwork = true\nwritable_roots = [\"/\"]\n", "");
+        let p = SandboxPolicy::resolve(&SandboxConfig::default(), &looser, None);
+        assert_eq!((p.mode, p.network), (SandboxMode::WorkspaceWrite, false));
+        assert_eq!(p.writable_roots, Vec::<PathBuf>::new());
+        assert_eq!(p.notes.len(), 3, "{:?}", p.notes);
+        assert!(p.notes[0].contains("may only tighten"));
+    }
+
+    #[test]
+    fn denials_are_recognised_only_for_confined_failures() {
+        let mut policy = SandboxPolicy::new(SandboxMode::WorkspaceWrite);
+        let enforced = policy.is_enforced();
+        let seen = denial(&policy, "touch: cannot touch '/etc/x': Permission denied\n", 1);
+        assert_eq!(seen.is_some(), enforced);
+        assert_eq!(denial(&policy, "touch: cannot touch '/etc/x': Permission denied\n", 0), None);
+        assert_eq!(denial(&policy, "error: test failed\n", 101), None);
+        assert_eq!(denial(&policy, "curl: (6) Could not resolve host: example.com\n", 6).is_some(), enforced);
+        policy.network = true;
+        assert_eq!(denial(&policy, "curl: (6) Could not resolve host: example.com\n", 6), None);
+        assert_eq!(denial(&SandboxPolicy::full_access(), "Permission denied", 1), None);
+    }
+}
