@@ -25,12 +25,16 @@ impl Worker {
         let start = self.pipeline.counters();
         let cache_start = self.cache.counts;
         let mut stats = TurnStats::default();
+        self.store_failure = None;
         self.emit(AgentEvent::TurnStarted { prompt: prompt.clone() });
         let prompt = self.spill_long_prompt(prompt);
         self.persist(Message::user(prompt.clone()), None);
         self.auto_recall(self.last_seq, &prompt);
         let mut overflow_retried = false;
         let outcome = loop {
+            if self.store_failure.is_some() {
+                break TurnOutcome::Failed { error: String::new() };
+            }
             if let Some(limit) = self.max_turns
                 && stats.requests >= limit
             {
@@ -86,6 +90,10 @@ impl Worker {
             if cancel.is_cancelled() {
                 break TurnOutcome::Interrupted { partial: response.message.text() };
             }
+        };
+        let outcome = match self.store_failure.take() {
+            Some(error) => TurnOutcome::Failed { error: format!("could not save the conversation: {error}") },
+            None => outcome,
         };
         self.take_aux_usage(&mut stats);
         stats.context = self.context_report(&start);

@@ -72,6 +72,10 @@ pub(super) struct Worker {
     pub(super) redactor: Redactor,
     /// Set once a store write failed, so the warning is shown once, not per message.
     store_failed: bool,
+    /// A store write failed during this turn: the turn fails with it (nothing is lost quietly).
+    pub(super) store_failure: Option<String>,
+    /// This process's claim on the session: a second cairn opening it is refused.
+    session_lock: Option<crate::store::SessionLock>,
 }
 
 impl Worker {
@@ -126,6 +130,8 @@ impl Worker {
             },
             redactor: setup.redactor,
             store_failed: false,
+            store_failure: None,
+            session_lock: None,
         };
         worker.load_session(session)?;
         Ok(worker)
@@ -153,6 +159,9 @@ impl Worker {
     fn load_session(&mut self, session: SessionInfo) -> Result<(), StoreError> {
         if let Some(running) = self.compaction.take() {
             running.abort();
+        }
+        if self.session_lock.as_ref().is_none_or(|held| held.session() != session.id) {
+            self.session_lock = Some(self.store.lock_session(&session.id)?);
         }
         let stored = self.store.messages(&session.id)?;
         self.last_seq = stored.last().map(|m| m.seq).unwrap_or(0);
@@ -502,6 +511,7 @@ impl Worker {
 
     pub(super) fn store_error(&mut self, e: &StoreError) {
         tracing::error!(error = %e, "store write failed");
+        self.store_failure.get_or_insert_with(|| e.to_string());
         if !self.store_failed {
             self.store_failed = true;
             self.notice(
