@@ -8,6 +8,9 @@ pub enum StoreError {
     #[error("no session {id} in this project; `cairn sessions` lists them")]
     UnknownSession { id: String },
 
+    #[error("session id {id:?} is too short: give at least {min} characters of it (`cairn sessions` lists the ids)")]
+    ShortPrefix { id: String, min: usize },
+
     #[error("session id {id} is ambiguous ({count} sessions start with it); give more characters")]
     AmbiguousSession { id: String, count: usize },
 

@@ -38,6 +38,9 @@ pub struct NewSession<'a> {
     pub mode: &'a str,
 }
 
+/// The shortest id prefix that names a session: shorter ones match too many by chance.
+const MIN_PREFIX: usize = 4;
+
 const SESSION_COLUMNS: &str = "id, project_id, title, provider, model, mode, created_at, updated_at";
 
 fn session_from_row(r: &Row<'_>) -> rusqlite::Result<SessionInfo> {
@@ -99,8 +102,11 @@ impl Store {
         if let Some(exact) = self.session(id)? {
             return self.check_project(project, exact);
         }
-        if id.len() < 4 || !id.chars().all(|c| c.is_ascii_hexdigit()) {
+        if !id.chars().all(|c| c.is_ascii_hexdigit()) {
             return Err(StoreError::UnknownSession { id: id.to_string() });
+        }
+        if id.len() < MIN_PREFIX {
+            return Err(StoreError::ShortPrefix { id: id.to_string(), min: MIN_PREFIX });
         }
         let matches: Vec<SessionInfo> = {
             let conn = self.conn();

@@ -57,7 +57,9 @@ fn sessions_resolve_by_prefix_within_the_project_only() {
     assert_eq!(store.resolve_session(a, &s.id[..6]).unwrap().id, s.id);
     assert!(matches!(store.resolve_session(b, &s.id), Err(StoreError::OtherProject { root, .. }) if root == "/work/a"));
     assert!(matches!(store.resolve_session(a, "nope"), Err(StoreError::UnknownSession { .. })));
-    assert!(matches!(store.resolve_session(a, "abc"), Err(StoreError::UnknownSession { .. })));
+    let short = store.resolve_session(a, &s.id[..3]).unwrap_err();
+    assert!(matches!(short, StoreError::ShortPrefix { min: 4, .. }), "{short:?}");
+    assert!(short.to_string().contains("at least 4 characters"), "{short}");
 }
 
 #[test]
