@@ -3,6 +3,8 @@ use std::process::ExitCode;
 use clap::Parser;
 
 fn main() -> ExitCode {
+    // SAFETY: first thing, before the runtime or anything else can start a thread or a child.
+    unsafe { cairn::config::take_keys_from_env() };
     let cli = cairn::cli::Cli::parse();
     let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
         Ok(rt) => rt,

@@ -16,7 +16,7 @@ use tokio_util::sync::CancellationToken;
 use super::http::{self, Api, ClientSetupError};
 use super::sse::{SseEvent, SseStream};
 use super::{ChatRequest, ChatResponse, LlmError, Provider, StopReason, StreamEvent, SystemBlock};
-use crate::config::{CacheTtl, ProviderKind, RetryConfig, Secret};
+use crate::config::{CacheTtl, ProviderKind, Redactor, RetryConfig, Secret};
 use crate::conversation::{Block, Message, Role, ToolCall, Usage};
 
 const API: Api = Api { provider: "Anthropic", key_var: "ANTHROPIC_API_KEY" };
@@ -33,6 +33,8 @@ pub struct AnthropicClient {
     http: reqwest::Client,
     url: String,
     key: Option<HeaderValue>,
+    /// The key, to keep out of error texts.
+    redactor: Redactor,
     idle_timeout: Duration,
 }
 
@@ -55,6 +57,7 @@ impl AnthropicClient {
             http: http::build_client(base)?,
             url: format!("{base}/v1/messages"),
             key: http::key_header(api_key.as_ref(), API.key_var, "")?,
+            redactor: Redactor::for_key(API.key_var, api_key.as_ref()),
             idle_timeout: Duration::from_millis(retry.stream_idle_timeout_ms),
         })
     }
@@ -90,7 +93,7 @@ impl Provider for AnthropicClient {
         events: &'a UnboundedSender<StreamEvent>,
         cancel: &'a CancellationToken,
     ) -> BoxFuture<'a, Result<ChatResponse, LlmError>> {
-        Box::pin(self.run(request, events, cancel))
+        Box::pin(async move { self.run(request, events, cancel).await.map_err(|e| e.redacted(&self.redactor)) })
     }
 
     fn kind(&self) -> ProviderKind {

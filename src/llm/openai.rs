@@ -16,7 +16,7 @@ use tokio_util::sync::CancellationToken;
 use super::http::{self, Api, ClientSetupError};
 use super::sse::{SseEvent, SseStream};
 use super::{ChatRequest, ChatResponse, LlmError, Provider, ServedWindow, StopReason, StreamEvent};
-use crate::config::{ProviderKind, RetryConfig, Secret};
+use crate::config::{ProviderKind, Redactor, RetryConfig, Secret};
 use crate::conversation::{Block, Message, Role, ToolCall, Usage};
 
 const KEY_VAR: &str = "OPENAI_API_KEY";
@@ -32,6 +32,8 @@ pub struct OpenAiClient {
     base: String,
     url: String,
     key: Option<HeaderValue>,
+    /// The key, to keep out of error texts.
+    redactor: Redactor,
     idle_timeout: Duration,
     api: Api,
     official: bool,
@@ -55,6 +57,7 @@ impl OpenAiClient {
             base: base.to_string(),
             url: format!("{base}/chat/completions"),
             key: http::key_header(api_key.as_ref(), KEY_VAR, "Bearer ")?,
+            redactor: Redactor::for_key(KEY_VAR, api_key.as_ref()),
             idle_timeout: Duration::from_millis(retry.stream_idle_timeout_ms),
             api: Api { provider, key_var: KEY_VAR },
             official,
@@ -92,7 +95,7 @@ impl Provider for OpenAiClient {
         events: &'a UnboundedSender<StreamEvent>,
         cancel: &'a CancellationToken,
     ) -> BoxFuture<'a, Result<ChatResponse, LlmError>> {
-        Box::pin(self.run(request, events, cancel))
+        Box::pin(async move { self.run(request, events, cancel).await.map_err(|e| e.redacted(&self.redactor)) })
     }
 
     fn kind(&self) -> ProviderKind {
