@@ -11,7 +11,8 @@ mod instructions;
 
 pub use environment::Environment;
 pub use instructions::{
-    INSTRUCTION_FILE_NAMES, InstructionFile, fingerprint, read_instruction_files, render_instructions,
+    INSTRUCTION_FILE_NAMES, InstructionFile, InstructionScan, SkipReason, SkippedInstruction, fingerprint,
+    read_instruction_files, render_instructions, scan_instruction_files,
 };
 
 use crate::conversation::Mode;

@@ -7,6 +7,7 @@ mod headless_faults;
 mod headless_modes;
 mod headless_resume;
 mod headless_session;
+mod instruction_files;
 mod keys;
 mod llm_anthropic;
 mod llm_discovery;
