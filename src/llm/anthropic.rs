@@ -5,7 +5,6 @@
 //! One call is one HTTP request; retries belong to `retry`. Never logs headers or the key.
 
 use std::collections::BTreeMap;
-use std::time::Duration;
 
 use futures_util::future::BoxFuture;
 use reqwest::header::{HeaderMap, HeaderValue};
@@ -14,7 +13,7 @@ use tokio::sync::mpsc::UnboundedSender;
 use tokio_util::sync::CancellationToken;
 
 use super::http::{self, Api, ClientSetupError};
-use super::sse::{SseEvent, SseStream};
+use super::sse::{SseEvent, SseStream, StreamLimits};
 use super::{ChatRequest, ChatResponse, LlmError, Provider, StopReason, StreamEvent, SystemBlock};
 use crate::config::{CacheTtl, ProviderKind, Redactor, RetryConfig, Secret};
 use crate::conversation::{Block, Message, Role, ToolCall, Usage};
@@ -35,7 +34,7 @@ pub struct AnthropicClient {
     key: Option<HeaderValue>,
     /// The key, to keep out of error texts.
     redactor: Redactor,
-    idle_timeout: Duration,
+    limits: StreamLimits,
 }
 
 impl std::fmt::Debug for AnthropicClient {
@@ -58,7 +57,7 @@ impl AnthropicClient {
             url: format!("{base}/v1/messages"),
             key: http::key_header(api_key.as_ref(), API.key_var, "")?,
             redactor: Redactor::for_key(API.key_var, api_key.as_ref()),
-            idle_timeout: Duration::from_millis(retry.stream_idle_timeout_ms),
+            limits: StreamLimits::from_config(retry),
         })
     }
 
@@ -74,11 +73,16 @@ impl AnthropicClient {
         if let Some(key) = &self.key {
             headers.insert("x-api-key", key.clone());
         }
-        let response = http::post_stream(&self.http, API, &self.url, headers, &body, self.idle_timeout, cancel).await?;
-        let mut sse = SseStream::new(response, self.idle_timeout, &self.url);
+        let response = http::post_stream(&self.http, API, &self.url, headers, &body, self.limits.idle, cancel).await?;
+        let mut sse = SseStream::new(response, self.limits, &self.url);
         let mut state = StreamState::new(&request.model);
         while let Some(event) = sse.next(cancel).await? {
-            if state.handle(&event, events)? {
+            let before = state.progress;
+            let done = state.handle(&event, events)?;
+            if state.progress != before {
+                sse.progressed();
+            }
+            if done {
                 break;
             }
         }
@@ -248,6 +252,8 @@ struct StreamState {
     blocks: BTreeMap<u64, PartialBlock>,
     stop: Option<StopReason>,
     finished: bool,
+    /// Events that carried content or moved the message on; `ping` does not count.
+    progress: u64,
 }
 
 impl StreamState {
@@ -258,6 +264,7 @@ impl StreamState {
             blocks: BTreeMap::new(),
             stop: None,
             finished: false,
+            progress: 0,
         }
     }
 
@@ -274,6 +281,17 @@ impl StreamState {
             ))
         })?;
         let kind = data["type"].as_str().unwrap_or(&event.event);
+        if matches!(
+            kind,
+            "message_start"
+                | "content_block_start"
+                | "content_block_delta"
+                | "content_block_stop"
+                | "message_delta"
+                | "message_stop"
+        ) {
+            self.progress += 1;
+        }
         let index = data["index"].as_u64().unwrap_or(0);
         match kind {
             "message_start" => {

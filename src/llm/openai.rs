@@ -5,7 +5,6 @@
 //! One call is one HTTP request; retries belong to `retry`. Never logs headers or the key.
 
 use std::collections::BTreeMap;
-use std::time::Duration;
 
 use futures_util::future::BoxFuture;
 use reqwest::header::{HeaderMap, HeaderValue};
@@ -14,7 +13,7 @@ use tokio::sync::mpsc::UnboundedSender;
 use tokio_util::sync::CancellationToken;
 
 use super::http::{self, Api, ClientSetupError};
-use super::sse::{SseEvent, SseStream};
+use super::sse::{SseEvent, SseStream, StreamLimits};
 use super::{ChatRequest, ChatResponse, LlmError, Provider, ServedWindow, StopReason, StreamEvent};
 use crate::config::{ProviderKind, Redactor, RetryConfig, Secret};
 use crate::conversation::{Block, Message, Role, ToolCall, Usage};
@@ -34,7 +33,7 @@ pub struct OpenAiClient {
     key: Option<HeaderValue>,
     /// The key, to keep out of error texts.
     redactor: Redactor,
-    idle_timeout: Duration,
+    limits: StreamLimits,
     api: Api,
     official: bool,
 }
@@ -58,7 +57,7 @@ impl OpenAiClient {
             url: format!("{base}/chat/completions"),
             key: http::key_header(api_key.as_ref(), KEY_VAR, "Bearer ")?,
             redactor: Redactor::for_key(KEY_VAR, api_key.as_ref()),
-            idle_timeout: Duration::from_millis(retry.stream_idle_timeout_ms),
+            limits: StreamLimits::from_config(retry),
             api: Api { provider, key_var: KEY_VAR },
             official,
         })
@@ -76,11 +75,16 @@ impl OpenAiClient {
             headers.insert(reqwest::header::AUTHORIZATION, key.clone());
         }
         let response =
-            http::post_stream(&self.http, self.api, &self.url, headers, &body, self.idle_timeout, cancel).await?;
-        let mut sse = SseStream::new(response, self.idle_timeout, &self.url);
+            http::post_stream(&self.http, self.api, &self.url, headers, &body, self.limits.idle, cancel).await?;
+        let mut sse = SseStream::new(response, self.limits, &self.url);
         let mut state = StreamState::new(&request.model, self.api);
         while let Some(event) = sse.next(cancel).await? {
-            if state.handle(&event, events)? {
+            let before = state.progress;
+            let done = state.handle(&event, events)?;
+            if state.progress != before {
+                sse.progressed();
+            }
+            if done {
                 break;
             }
         }
@@ -211,6 +215,9 @@ struct StreamState {
     stop: Option<StopReason>,
     usage: Usage,
     done: bool,
+    /// Chunks that carried content (text, tool calls, reasoning, the ending): empty
+    /// keep-alive chunks do not count.
+    progress: u64,
 }
 
 impl StreamState {
@@ -223,6 +230,7 @@ impl StreamState {
             stop: None,
             usage: Usage::default(),
             done: false,
+            progress: 0,
         }
     }
 
@@ -233,6 +241,7 @@ impl StreamState {
             return Ok(false);
         }
         if data == "[DONE]" {
+            self.progress += 1;
             self.done = true;
             return Ok(true);
         }
@@ -251,6 +260,16 @@ impl StreamState {
         }
         if let Some(choice) = chunk["choices"].get(0) {
             let delta = &choice["delta"];
+            let carries = |key: &str| match &delta[key] {
+                Value::String(s) => !s.is_empty(),
+                Value::Array(a) => !a.is_empty(),
+                _ => false,
+            };
+            if ["content", "tool_calls", "reasoning_content", "reasoning"].into_iter().any(carries)
+                || !choice["finish_reason"].is_null()
+            {
+                self.progress += 1;
+            }
             if let Some(text) = delta["content"].as_str().filter(|t| !t.is_empty()) {
                 self.text.push_str(text);
                 let _ = events.send(StreamEvent::TextDelta(text.to_string()));
@@ -265,6 +284,7 @@ impl StreamState {
             }
         }
         if chunk["usage"].is_object() {
+            self.progress += 1;
             self.usage = normalised_usage(&chunk["usage"]);
         }
         Ok(false)

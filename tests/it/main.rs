@@ -17,6 +17,7 @@ mod llm_retry;
 mod memory_and_prompt;
 mod prompt_cache;
 mod store_concurrency;
+mod stream_deadlines;
 mod tui_e2e;
 mod tui_fixtures;
 mod tui_snapshots;

@@ -17,7 +17,13 @@ pub const TEST_KEY: &str = "sk-test-key-do-not-log";
 
 /// Retries in milliseconds, so no test sleeps for long.
 pub fn fast_retry() -> RetryConfig {
-    RetryConfig { max_attempts: 4, base_delay_ms: 2, max_delay_ms: 20, stream_idle_timeout_ms: 10_000 }
+    RetryConfig {
+        max_attempts: 4,
+        base_delay_ms: 2,
+        max_delay_ms: 20,
+        stream_idle_timeout_ms: 10_000,
+        ..RetryConfig::default()
+    }
 }
 
 pub fn anthropic(mock: &MockLlm) -> AnthropicClient {

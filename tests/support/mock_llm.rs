@@ -221,6 +221,11 @@ pub enum Fault {
     ErrorEvent,
     /// Part of a turn, then silence for five minutes (for idle-timeout tests).
     Stall,
+    /// Part of a turn, then keep-alives forever (Anthropic `ping` events, SSE comments on the
+    /// OpenAI wire) and no content.
+    EndlessPings,
+    /// Part of a turn, then more text forever: a response that never ends.
+    EndlessText,
     /// No response at all for five minutes, then a 500 (for clients' response timeouts).
     Unresponsive,
 }
@@ -549,6 +554,18 @@ async fn answer(shared: &Shared, wire: Wire, path: &str, headers: &HeaderMap, ra
             }
             Fault::Stall => {
                 sse(wire::first_half(render(&partial, &mut next_id)), shared.chunk_delay, wire::Ending::Stall)
+            }
+            Fault::EndlessPings => {
+                let ping = if wire == Wire::Anthropic { wire::ANTHROPIC_PING } else { wire::SSE_COMMENT };
+                sse(
+                    wire::first_half(render(&partial, &mut next_id)),
+                    shared.chunk_delay,
+                    wire::Ending::Repeat(ping, 20),
+                )
+            }
+            Fault::EndlessText => {
+                let more = if wire == Wire::Anthropic { wire::ANTHROPIC_MORE_TEXT } else { wire::OPENAI_MORE_TEXT };
+                sse(wire::first_half(render(&partial, &mut next_id)), shared.chunk_delay, wire::Ending::Repeat(more, 5))
             }
             Fault::MalformedEvent => {
                 let mut frames = render(&partial, &mut next_id);
