@@ -145,7 +145,18 @@ pub(crate) async fn post_stream(
     };
     tracing::debug!(status = status.as_u16(), url, "provider answered with an error status or without a stream");
     if status.is_success() {
-        // A 200 with a JSON body: an error dressed as success, or a server that ignored `stream`.
+        // A 200 with a JSON error body: a proxy or gateway reporting an upstream failure as
+        // success. Worth another attempt, as a 5xx (or a 200 with an HTML page) is.
+        if let Some(error) = json_error(&body) {
+            if is_context_length_message(400, &body) {
+                return Err(LlmError::ContextLength { message: error });
+            }
+            return Err(LlmError::transient(format!(
+                "{} answered HTTP 200 with an error instead of a stream: {error}",
+                api.provider
+            )));
+        }
+        // A 200 with any other JSON: a server that ignored `stream`, which another try won't change.
         return Err(LlmError::Rejected {
             provider: api.provider,
             status: status.as_u16(),
@@ -229,6 +240,18 @@ pub(crate) fn error_message(body: &str, status: u16) -> String {
         return reason.unwrap_or("no details given").to_string();
     }
     quote(body)
+}
+
+/// The message of a body shaped `{"error": …}`, if it is one.
+fn json_error(body: &str) -> Option<String> {
+    let json = serde_json::from_str::<serde_json::Value>(body).ok()?;
+    let error = json.get("error").filter(|e| !e.is_null())?;
+    Some(
+        error["message"]
+            .as_str()
+            .or(error.as_str())
+            .map_or_else(|| quote(&error.to_string()), |m| m.trim().to_string()),
+    )
 }
 
 fn error_code(body: &str) -> Option<String> {

@@ -69,6 +69,8 @@ pub enum StreamEvent {
     /// The attempt failed and everything streamed so far must be discarded; another attempt
     /// follows after `delay`.
     Retrying {
+        /// The number of the attempt about to be made (2 to `max_attempts`), not of the one
+        /// that failed.
         attempt: u32,
         max_attempts: u32,
         delay: std::time::Duration,

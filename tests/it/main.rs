@@ -15,6 +15,7 @@ mod llm_mock;
 mod llm_openai;
 mod llm_retry;
 mod memory_and_prompt;
+mod minors;
 mod prompt_cache;
 mod store_concurrency;
 mod stream_deadlines;
