@@ -27,7 +27,7 @@ pub use memory::{MemoryAccess, MemoryDraft};
 pub use paths::{ProjectPath, resolve_path};
 pub use policy::{ApprovalPolicy, Verdict, decide};
 pub use registry::Registry;
-pub use tracker::FileTracker;
+pub use tracker::{FileTracker, Fingerprinter};
 
 use std::path::PathBuf;
 use std::sync::Arc;
