@@ -18,7 +18,7 @@ pub use anthropic::AnthropicClient;
 pub use cache_analytics::{BreakKind, CacheBreak, CacheCounts, CacheTracker, Fingerprint, fingerprint};
 pub use discovery::{ProbeResult, ServedWindow, discover_model, probe_local};
 pub use error::{LlmError, is_context_length_message};
-pub use http::{ClientSetupError, build_client};
+pub use http::{ClientSetupError, build_client, warm_up_tls};
 pub use openai::OpenAiClient;
 pub use request::{ChatRequest, ChatResponse, StopReason, StreamEvent, SystemBlock, ToolSpec};
 pub use retry::{RetryPolicy, send_with_retries};
