@@ -224,7 +224,7 @@ impl Worker {
         self.instructions_fingerprint = Some(instructions_now);
         let (system, tools) = self.system_and_tools_with(mode, &instructions);
         let window = self.model.context_window;
-        let messages: Vec<Message> = self.pipeline.view(window).iter().map(|m| (**m).clone()).collect();
+        let messages = self.pipeline.view(window);
         debug_assert_eq!(check_request(&messages), Ok(()), "every request satisfies the invariant");
         if pre.tokens > input.budget.effective {
             tracing::warn!(
@@ -244,7 +244,7 @@ impl Worker {
             max_tokens: self.max_output_tokens(),
             cache,
         };
-        let fingerprint = crate::llm::fingerprint(&request);
+        let fingerprint = self.cache.fingerprint(&request);
         Ok(Prepared { request, raw_tokens, fingerprint })
     }
 

@@ -167,11 +167,16 @@ pub(crate) async fn post_stream(
     api: Api,
     url: &str,
     headers: HeaderMap,
-    body: &serde_json::Value,
+    body: bytes::Bytes,
     idle_timeout: Duration,
     cancel: &CancellationToken,
 ) -> Result<reqwest::Response, LlmError> {
-    let send = tokio::time::timeout(idle_timeout, client.post(url).headers(headers).json(body).send());
+    let request = client
+        .post(url)
+        .headers(headers)
+        .header(reqwest::header::CONTENT_TYPE, HeaderValue::from_static("application/json"))
+        .body(body);
+    let send = tokio::time::timeout(idle_timeout, request.send());
     let response = tokio::select! {
         biased;
         _ = cancel.cancelled() => return Err(LlmError::Cancelled),

@@ -5,6 +5,7 @@
 //! Knows nothing about what tools do or where conversations are stored.
 
 mod anthropic;
+mod anthropic_body;
 mod cache_analytics;
 mod discovery;
 mod error;
@@ -13,6 +14,7 @@ mod openai;
 mod request;
 mod retry;
 mod sse;
+mod wire_cache;
 
 pub use anthropic::AnthropicClient;
 pub use cache_analytics::{BreakKind, CacheBreak, CacheCounts, CacheTracker, Fingerprint, fingerprint};

@@ -1,3 +1,5 @@
+use std::sync::Arc;
+
 use serde::Serialize;
 
 use crate::config::CacheTtl;
@@ -26,8 +28,9 @@ pub struct ChatRequest {
     pub model: String,
     pub system: Vec<SystemBlock>,
     /// The sent view: must satisfy the request invariant (first message from the user, every
-    /// tool call answered, no orphaned result).
-    pub messages: Vec<Message>,
+    /// tool call answered, no orphaned result). Shared with the pipeline, not copied: the
+    /// clients remember each message's wire form by its `Arc` (see `wire_cache`).
+    pub messages: Vec<Arc<Message>>,
     pub tools: Vec<ToolSpec>,
     pub max_tokens: u32,
     /// Anthropic prompt caching; `None` sends no `cache_control` at all.

@@ -53,7 +53,7 @@ pub fn request(messages: Vec<Message>) -> ChatRequest {
     ChatRequest {
         model: "mock-model".into(),
         system: vec![SystemBlock { text: "You are cairn, a coding assistant.".into(), cache_breakpoint: true }],
-        messages,
+        messages: messages.into_iter().map(std::sync::Arc::new).collect(),
         tools: tool_specs(),
         max_tokens: 4096,
         cache: None,
