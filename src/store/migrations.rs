@@ -148,6 +148,11 @@ pub const LATEST: i64 = STEPS.len() as i64;
 /// Brings the schema to [`LATEST`]. Each step reads the version inside its own IMMEDIATE
 /// transaction, so two processes opening a new database at once never run a step twice.
 pub fn migrate(conn: &mut Connection) -> Result<(), StoreError> {
+    // Up to date, the common case: no write lock needed to see it.
+    let current: i64 = conn.pragma_query_value(None, "user_version", |r| r.get(0))?;
+    if current == LATEST {
+        return Ok(());
+    }
     loop {
         let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
         let current: i64 = tx.pragma_query_value(None, "user_version", |r| r.get(0))?;

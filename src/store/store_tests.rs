@@ -262,3 +262,24 @@ fn a_damaged_database_is_not_blamed_on_permissions() {
     assert!(err.contains("damaged") && err.contains("cairn.db.bad"), "{err}");
     assert!(!err.contains("writable"), "{err}");
 }
+
+#[test]
+fn processes_opening_a_new_database_at_once_migrate_it_once() {
+    for _ in 0..5 {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("cairn.db");
+        let barrier = std::sync::Arc::new(std::sync::Barrier::new(4));
+        let opens: Vec<_> = (0..4)
+            .map(|_| {
+                let (path, barrier) = (path.clone(), barrier.clone());
+                std::thread::spawn(move || {
+                    barrier.wait();
+                    Store::open(&path).map(|s| s.schema_version().unwrap())
+                })
+            })
+            .collect();
+        for open in opens {
+            assert_eq!(open.join().unwrap().unwrap(), migrations::LATEST);
+        }
+    }
+}
