@@ -252,9 +252,8 @@ impl Printer {
             OutputFormat::Text => {
                 match event {
                     AgentEvent::Retrying { attempt, max_attempts, delay, reason } => eprintln!(
-                        "cairn: {reason}; retrying in {:.1}s (attempt {}/{max_attempts})",
+                        "cairn: {reason}; retrying in {:.1}s (attempt {attempt}/{max_attempts})",
                         delay.as_secs_f64(),
-                        attempt + 1
                     ),
                     AgentEvent::Notice { text, .. } => eprintln!("cairn: {text}"),
                     AgentEvent::ContextStage(report) => eprintln!("cairn: {}", report.detail),

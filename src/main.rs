@@ -3,7 +3,13 @@ use std::process::ExitCode;
 use clap::Parser;
 
 fn main() -> ExitCode {
+    // SAFETY: first thing, before the runtime or anything else can start a thread or a child.
+    unsafe { cairn::config::take_keys_from_env() };
     let cli = cairn::Cli::parse();
+    // A session will talk to a provider: have the TLS roots loaded meanwhile, off every loop.
+    if cli.command.is_none() {
+        cairn::llm::warm_up_tls();
+    }
     let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
         Ok(rt) => rt,
         Err(e) => {

@@ -45,7 +45,7 @@ impl AuxModel {
         let request = ChatRequest {
             model: self.model.clone(),
             system: vec![SystemBlock { text: system.to_string(), cache_breakpoint: false }],
-            messages: vec![Message::user(user)],
+            messages: vec![Arc::new(Message::user(user))],
             tools: Vec::new(),
             max_tokens,
             cache: None,

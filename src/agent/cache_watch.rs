@@ -67,6 +67,11 @@ impl CacheWatch {
 
     /// Classify the cache behaviour of the request just answered; returns the warning for a
     /// break nobody expected (it costs money and means a volatile prefix).
+    /// The request's block hashes, each message hashed once over the session.
+    pub(super) fn fingerprint(&mut self, request: &crate::llm::ChatRequest) -> Fingerprint {
+        self.tracker.fingerprint(request)
+    }
+
     pub(super) fn observe(&mut self, fingerprint: Fingerprint, usage: &Usage) -> Option<String> {
         let expected = std::mem::take(&mut self.expected);
         let seen =

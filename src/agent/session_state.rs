@@ -10,7 +10,7 @@ use super::link::Emitter;
 use crate::config::{ContextConfig, ProviderKind, Redactor};
 use crate::context::{ContextState, Pipeline};
 use crate::conversation::{Block, Message, Mode, Role, Usage};
-use crate::store::{SessionInfo, Store, StoreError, ToolRecord};
+use crate::store::{SessionInfo, SessionLock, Store, StoreError, ToolRecord};
 
 pub(super) struct SessionState {
     store: Arc<Store>,
@@ -24,6 +24,11 @@ pub(super) struct SessionState {
     events: Emitter,
     /// Set once a store write failed, so the warning is shown once, not per message.
     store_failed: bool,
+    /// A store write failed during this turn: the turn fails with it (nothing is lost quietly).
+    failure: Option<String>,
+    /// This process's claim on the session: a second cairn opening it is refused. Shared when
+    /// the same session is loaded again, since the lock belongs to the process.
+    lock: Arc<SessionLock>,
 }
 
 impl SessionState {
@@ -34,7 +39,12 @@ impl SessionState {
         config: &ContextConfig,
         redactor: Redactor,
         events: Emitter,
+        held: Option<&SessionState>,
     ) -> Result<SessionState, StoreError> {
+        let lock = match held {
+            Some(current) if current.lock.session() == info.id => current.lock.clone(),
+            Some(_) | None => Arc::new(store.lock_session(&info.id)?),
+        };
         let stored = store.messages(&info.id)?;
         let last_seq = stored.last().map(|m| m.seq).unwrap_or(0);
         let state = match store.context_state(&info.id)? {
@@ -45,7 +55,7 @@ impl SessionState {
             None => ContextState::default(),
         };
         let pipeline = Pipeline::restore(config.clone(), state, stored.into_iter().map(|m| (m.seq, m.message)));
-        Ok(SessionState { store, info, pipeline, last_seq, redactor, events, store_failed: false })
+        Ok(SessionState { store, info, pipeline, last_seq, redactor, events, store_failed: false, failure: None, lock })
     }
 
     pub(super) fn info(&self) -> &SessionInfo {
@@ -175,8 +185,23 @@ impl SessionState {
         }
     }
 
+    /// A turn starts with no store failure on record.
+    pub(super) fn clear_failure(&mut self) {
+        self.failure = None;
+    }
+
+    /// The first store write that failed since the turn started, taken.
+    pub(super) fn take_failure(&mut self) -> Option<String> {
+        self.failure.take()
+    }
+
+    pub(super) fn has_failed(&self) -> bool {
+        self.failure.is_some()
+    }
+
     pub(super) fn store_error(&mut self, e: &StoreError) {
         tracing::error!(error = %e, "store write failed");
+        self.failure.get_or_insert_with(|| e.to_string());
         if !self.store_failed {
             self.store_failed = true;
             self.events.notice(

@@ -30,9 +30,11 @@ impl From<crate::store::StoreError> for CliError {
         match e {
             StoreError::UnknownSession { .. }
             | StoreError::AmbiguousSession { .. }
+            | StoreError::ShortPrefix { .. }
             | StoreError::OtherProject { .. } => CliError::Usage(e.to_string()),
             StoreError::Open { .. } | StoreError::TooNew { .. } => CliError::Usage(e.to_string()),
             StoreError::Corrupt(_) | StoreError::Sql(_) => CliError::Failed(e.to_string()),
+            StoreError::SessionBusy { .. } | StoreError::Busy { .. } => CliError::Failed(e.to_string()),
         }
     }
 }

@@ -73,7 +73,7 @@ impl Startup {
     /// Decide the provider (probing local servers when nothing is configured), the model and
     /// its window, and build the client.
     pub async fn provider(&self) -> Result<ProviderSetup, CliError> {
-        let env = |name: &str| std::env::var(name).ok();
+        let env = crate::config::env_var;
         let resolved = match config::detect_provider(&self.config, &self.overrides, &env) {
             Detected::Provider(p) => p,
             Detected::ProbeLocal(candidates) => {
@@ -164,7 +164,7 @@ impl Startup {
             max_turns,
             mode,
             session,
-            redactor: crate::config::Redactor::from_env(&|name| std::env::var(name).ok()),
+            redactor: crate::config::Redactor::from_env(&crate::config::env_var),
             truncations_dir: self.paths.truncations(),
         }
     }

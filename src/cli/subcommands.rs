@@ -124,12 +124,12 @@ pub async fn doctor(startup: &Startup) -> Result<ExitCode, CliError> {
     }
 
     out.push_str("\nProvider\n");
-    let env = |name: &str| std::env::var(name).ok();
+    let env = crate::config::env_var;
     let detected = crate::config::detect_provider(&startup.config, &startup.overrides, &env);
     for var in ["ANTHROPIC_API_KEY", "OPENAI_API_KEY", "ANTHROPIC_BASE_URL", "OPENAI_BASE_URL"] {
-        let shown = match std::env::var(var) {
-            Ok(v) if var.ends_with("_KEY") && !v.is_empty() => "set".to_string(),
-            Ok(v) if !v.is_empty() => v,
+        let shown = match crate::config::env_var(var) {
+            Some(v) if var.ends_with("_KEY") && !v.is_empty() => "set".to_string(),
+            Some(v) if !v.is_empty() => v,
             _ => "not set".to_string(),
         };
         line(&mut out, var, shown);

@@ -72,15 +72,28 @@ pub struct RetryConfig {
     pub base_delay_ms: u64,
     /// Ceiling for one wait, `retry-after` included.
     pub max_delay_ms: u64,
-    /// A stream with no bytes for this long is treated as dropped.
+    /// A stream with no content for this long (keep-alive pings do not count) is dropped and
+    /// retried.
     pub stream_idle_timeout_ms: u64,
+    /// A response still streaming after this long is dropped and retried.
+    pub stream_total_timeout_ms: u64,
 }
 
 impl Default for RetryConfig {
     fn default() -> Self {
         // Anthropic's 529 "overloaded" spells can last tens of seconds; 8 attempts at
         // 1, 2, 4, … s (capped at 60 s) ride out about four minutes before giving up.
-        RetryConfig { max_attempts: 8, base_delay_ms: 1_000, max_delay_ms: 60_000, stream_idle_timeout_ms: 120_000 }
+        RetryConfig {
+            max_attempts: 8,
+            base_delay_ms: 1_000,
+            max_delay_ms: 60_000,
+            // Models think for a minute or more before their first token; two minutes of
+            // nothing but pings is a stream that has died.
+            stream_idle_timeout_ms: 120_000,
+            // Even 32k output tokens at a slow 20 tokens/s is under 30 minutes; past it, the
+            // stream is not going to end.
+            stream_total_timeout_ms: 1_800_000,
+        }
     }
 }
 

@@ -17,7 +17,14 @@ pub fn load(path: &Path) -> Result<Config, ConfigError> {
         key,
         message,
     })?;
-    validate(&config).map_err(|message| ConfigError::Inconsistent { path: path.to_path_buf(), message })?;
+    validate(&config).map_err(|Problem { key, message }| {
+        match key.and_then(|key| line_of(&text, key).map(|line| (line, key))) {
+            Some((line, key)) => {
+                ConfigError::Invalid { path: path.to_path_buf(), line, key: Some(key.into()), message }
+            }
+            None => ConfigError::Inconsistent { path: path.to_path_buf(), message },
+        }
+    })?;
     Ok(config)
 }
 
@@ -55,35 +62,70 @@ pub(super) fn key_at(text: &str, line: usize) -> Option<String> {
     None
 }
 
-fn validate(config: &Config) -> Result<(), String> {
+/// The 1-based line on which the dotted `key` is written (`table.key` under `[table]`).
+fn line_of(text: &str, key: &str) -> Option<usize> {
+    (1..=text.lines().count()).find(|&line| {
+        let written = text.lines().nth(line - 1).unwrap_or("").trim();
+        !written.starts_with('[') && key_at(text, line).as_deref() == Some(key)
+    })
+}
+
+/// A value that parses but cannot be used: the dotted key it is about, when there is one.
+#[derive(Debug)]
+struct Problem {
+    key: Option<&'static str>,
+    message: String,
+}
+
+fn problem(key: &'static str, message: impl Into<String>) -> Problem {
+    Problem { key: Some(key), message: message.into() }
+}
+
+fn validate(config: &Config) -> Result<(), Problem> {
     let c = &config.context;
     if let Some(pct) = c.compact_threshold_pct
         && !(pct > 0.0 && pct <= 100.0)
     {
-        return Err(format!("context.compact_threshold_pct is {pct}; give a percentage between 1 and 100"));
+        return Err(problem(
+            "context.compact_threshold_pct",
+            format!("{pct} is not a percentage; give one between 1 and 100"),
+        ));
     }
     if !(c.truncate_head_share > 0.0 && c.truncate_head_share < 1.0) {
-        return Err("context.truncate_head_share must be between 0 and 1 (e.g. 0.6)".into());
+        return Err(problem("context.truncate_head_share", "must be between 0 and 1 (e.g. 0.6)"));
     }
     if !(c.compaction_tail_share > 0.0 && c.compaction_tail_share < 1.0) {
-        return Err("context.compaction_tail_share must be between 0 and 1 (e.g. 0.2)".into());
+        return Err(problem("context.compaction_tail_share", "must be between 0 and 1 (e.g. 0.2)"));
     }
     if c.chars_per_token <= 0.5 {
-        return Err("context.chars_per_token must be above 0.5 (the default is 3.2)".into());
+        return Err(problem("context.chars_per_token", "must be above 0.5 (the default is 3.2)"));
     }
     if !(c.warning_buffer_tokens > c.auto_compact_buffer_tokens
         && c.auto_compact_buffer_tokens > c.blocking_buffer_tokens)
     {
-        return Err(format!(
-            "context buffers must shrink from warning to blocking (warning_buffer_tokens {} > auto_compact_buffer_tokens {} > blocking_buffer_tokens {}); adjust them",
-            c.warning_buffer_tokens, c.auto_compact_buffer_tokens, c.blocking_buffer_tokens
-        ));
+        return Err(Problem {
+            key: None,
+            message: format!(
+                "context buffers must shrink from warning to blocking (warning_buffer_tokens {} > auto_compact_buffer_tokens {} > blocking_buffer_tokens {}); adjust them",
+                c.warning_buffer_tokens, c.auto_compact_buffer_tokens, c.blocking_buffer_tokens
+            ),
+        });
     }
-    if config.retry.max_attempts == 0 {
-        return Err("retry.max_attempts must be at least 1".into());
+    let r = &config.retry;
+    if r.max_attempts == 0 {
+        return Err(problem("retry.max_attempts", "must be at least 1"));
+    }
+    let zero_ms = [
+        ("retry.stream_idle_timeout_ms", r.stream_idle_timeout_ms, "a stream would fail before its first token"),
+        ("retry.stream_total_timeout_ms", r.stream_total_timeout_ms, "every response would fail at once"),
+        ("tools.bash_timeout_ms", config.tools.bash_timeout_ms, "every command would time out at once"),
+        ("tools.bash_max_timeout_ms", config.tools.bash_max_timeout_ms, "every command would time out at once"),
+    ];
+    if let Some((key, _, why)) = zero_ms.iter().find(|(_, ms, _)| *ms == 0) {
+        return Err(problem(key, format!("0 ms is not a timeout ({why}); remove the line for the default")));
     }
     if config.context_window.is_some_and(|w| w < 4_096) {
-        return Err("context_window must be at least 4096 tokens".into());
+        return Err(problem("context_window", "must be at least 4096 tokens"));
     }
     Ok(())
 }
@@ -124,7 +166,27 @@ mod tests {
     fn disordered_buffers_are_rejected() {
         let mut c = Config::default();
         c.context.blocking_buffer_tokens = 50_000;
-        assert!(validate(&c).unwrap_err().contains("shrink"));
+        assert!(validate(&c).unwrap_err().message.contains("shrink"));
+    }
+
+    #[test]
+    fn zero_timeouts_are_refused_naming_the_line() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("config.toml");
+        for (text, line, key) in [
+            (
+                "model = \"x\"\n[retry]\nmax_attempts = 3\nstream_idle_timeout_ms = 0\n",
+                4,
+                "retry.stream_idle_timeout_ms",
+            ),
+            ("[retry]\nstream_total_timeout_ms = 0\n", 2, "retry.stream_total_timeout_ms"),
+            ("[tools]\n\nbash_timeout_ms = 0\n", 3, "tools.bash_timeout_ms"),
+        ] {
+            std::fs::write(&path, text).unwrap();
+            let err = load(&path).unwrap_err().to_string();
+            assert!(err.contains(&format!("line {line}, key `{key}`")), "{err}");
+            assert!(err.contains("0 ms is not a timeout"), "{err}");
+        }
     }
 
     #[test]

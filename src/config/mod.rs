@@ -28,4 +28,4 @@ pub use provider::{
     Detected, LocalCandidate, ProviderKind, ProviderOverrides, ResolvedProvider, detect_provider, local_candidates,
     model_info, resolve_provider,
 };
-pub use secrets::{KEY_VARS, Redactor, Secret};
+pub use secrets::{KEY_VARS, Redactor, Secret, env_var, take_keys_from_env};

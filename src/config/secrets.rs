@@ -2,9 +2,76 @@
 //! else — not the database, an export, or a log line.
 
 use std::borrow::Cow;
+use std::sync::OnceLock;
 
 /// Environment variables that hold provider keys.
 pub const KEY_VARS: [&str; 2] = ["ANTHROPIC_API_KEY", "OPENAI_API_KEY"];
+
+/// The provider keys as they were in the environment when cairn started, once
+/// [`take_keys_from_env`] moved them here.
+static TAKEN_KEYS: OnceLock<Vec<(&'static str, String)>> = OnceLock::new();
+
+/// Moves the provider keys out of the process environment into cairn's memory, so no command
+/// cairn runs inherits them and no process can read them in `/proc/<cairn's pid>/environ`
+/// (which shows the environment block as it was at exec, so the value is overwritten there too).
+///
+/// # Safety
+///
+/// Changes the environment: call it first thing in `main`, while the process has one thread.
+pub unsafe fn take_keys_from_env() {
+    let mut taken = Vec::new();
+    for var in KEY_VARS {
+        let Some(value) = std::env::var_os(var) else { continue };
+        taken.push((var, value.to_string_lossy().into_owned()));
+        // SAFETY: the caller guarantees no other thread exists.
+        unsafe {
+            #[cfg(unix)]
+            wipe_initial_value(var);
+            std::env::remove_var(var);
+        }
+    }
+    let _ = TAKEN_KEYS.set(taken);
+}
+
+/// A variable of cairn's environment: a provider key from where [`take_keys_from_env`] keeps
+/// it, anything else from the environment itself.
+pub fn env_var(name: &str) -> Option<String> {
+    if let Some(taken) = TAKEN_KEYS.get()
+        && KEY_VARS.contains(&name)
+    {
+        return taken.iter().find(|(var, _)| *var == name).map(|(_, value)| value.clone());
+    }
+    std::env::var(name).ok()
+}
+
+/// Overwrites the value of `var` with NULs where `environ` points, which for the variables cairn
+/// was started with is the block the kernel shows in `/proc/self/environ`; the name is kept so
+/// `remove_var` still finds the entry.
+///
+/// # Safety
+///
+/// No other thread may read or change the environment meanwhile.
+#[cfg(unix)]
+unsafe fn wipe_initial_value(var: &str) {
+    unsafe extern "C" {
+        static mut environ: *mut *mut std::ffi::c_char;
+    }
+    let prefix = format!("{var}=");
+    // SAFETY: `environ` is the NULL-terminated array of NUL-terminated strings that libc keeps;
+    // each entry is writable memory (the initial block on the stack, or setenv's heap copy), and
+    // the bytes overwritten lie between the `=` and the terminating NUL of that entry.
+    unsafe {
+        let mut entry = environ;
+        while !entry.is_null() && !(*entry).is_null() {
+            let bytes = std::ffi::CStr::from_ptr(*entry).to_bytes();
+            if bytes.starts_with(prefix.as_bytes()) {
+                let value_len = bytes.len() - prefix.len();
+                std::ptr::write_bytes((*entry).add(prefix.len()), 0, value_len);
+            }
+            entry = entry.add(1);
+        }
+    }
+}
 
 /// An API key. Its `Debug` never shows the value, so it cannot reach a log line or an error
 /// message by accident; it is never serialised.
@@ -38,6 +105,15 @@ pub struct Redactor {
 const MIN_SECRET_LEN: usize = 8;
 
 impl Redactor {
+    /// Only this key, under its variable's name: for a client that holds one.
+    pub fn for_key(name: &'static str, key: Option<&Secret>) -> Redactor {
+        let mut redactor = Redactor::default();
+        if let Some(key) = key {
+            redactor.add(name, key.expose().trim());
+        }
+        redactor
+    }
+
     /// The values of every provider key variable that is set.
     pub fn from_env(env: &dyn Fn(&str) -> Option<String>) -> Redactor {
         let mut redactor = Redactor::default();

@@ -1,39 +1,39 @@
-//! The Anthropic Messages API client: builds the request body (role alternation, tool results
-//! grouped into user messages, cache breakpoints) and reads the streamed events back into a
-//! [`ChatResponse`].
+//! The Anthropic Messages API client: sends the request body (built in `anthropic_body`) and
+//! reads the streamed events back into a [`ChatResponse`].
 //!
 //! One call is one HTTP request; retries belong to `retry`. Never logs headers or the key.
 
 use std::collections::BTreeMap;
-use std::time::Duration;
+use std::sync::Mutex;
 
 use futures_util::future::BoxFuture;
 use reqwest::header::{HeaderMap, HeaderValue};
-use serde_json::{Value, json};
+use serde_json::Value;
 use tokio::sync::mpsc::UnboundedSender;
 use tokio_util::sync::CancellationToken;
 
+use super::anthropic_body::{self, BodyCache};
 use super::http::{self, Api, ClientSetupError};
-use super::sse::{SseEvent, SseStream};
+use super::sse::{SseEvent, SseStream, StreamLimits};
+use super::wire_cache::SpareBuffer;
 use super::{ChatRequest, ChatResponse, LlmError, Provider, StopReason, StreamEvent};
-use crate::config::{CacheTtl, ProviderKind, RetryConfig, Secret};
-use crate::conversation::{Block, Message, Role, SystemBlock, ToolCall, Usage};
+use crate::config::{ProviderKind, Redactor, RetryConfig, Secret};
+use crate::conversation::{Block, Message, Role, ToolCall, Usage};
 
 const API: Api = Api { provider: "Anthropic", key_var: "ANTHROPIC_API_KEY" };
 const API_VERSION: &str = "2023-06-01";
-/// Anthropic refuses a request with more than four `cache_control` markers.
-const MAX_BREAKPOINTS: usize = 4;
-/// System breakpoints honoured: end of the static prompt and end of the frozen memory block.
-const MAX_SYSTEM_BREAKPOINTS: usize = 2;
-/// Stands in for a message that would otherwise be empty, which the API rejects.
-const NO_CONTENT: &str = "(no content)";
 
 /// Talks to `{base}/v1/messages`.
 pub struct AnthropicClient {
     http: reqwest::Client,
     url: String,
     key: Option<HeaderValue>,
-    idle_timeout: Duration,
+    /// The key, to keep out of error texts.
+    redactor: Redactor,
+    limits: StreamLimits,
+    /// The messages of recent requests as serialised, so each is written once.
+    body_cache: Mutex<BodyCache>,
+    body_buffer: SpareBuffer,
 }
 
 impl std::fmt::Debug for AnthropicClient {
@@ -55,7 +55,10 @@ impl AnthropicClient {
             http: http::build_client(base)?,
             url: format!("{base}/v1/messages"),
             key: http::key_header(api_key.as_ref(), API.key_var, "")?,
-            idle_timeout: Duration::from_millis(retry.stream_idle_timeout_ms),
+            redactor: Redactor::for_key(API.key_var, api_key.as_ref()),
+            limits: StreamLimits::from_config(retry),
+            body_cache: Mutex::default(),
+            body_buffer: SpareBuffer::default(),
         })
     }
 
@@ -65,17 +68,25 @@ impl AnthropicClient {
         events: &UnboundedSender<StreamEvent>,
         cancel: &CancellationToken,
     ) -> Result<ChatResponse, LlmError> {
-        let body = request_body(request);
+        let body = {
+            let mut cache = self.body_cache.lock().unwrap_or_else(|p| p.into_inner());
+            self.body_buffer.body(anthropic_body::encode(request, &mut cache, self.body_buffer.take()))
+        };
         let mut headers = HeaderMap::new();
         headers.insert("anthropic-version", HeaderValue::from_static(API_VERSION));
         if let Some(key) = &self.key {
             headers.insert("x-api-key", key.clone());
         }
-        let response = http::post_stream(&self.http, API, &self.url, headers, &body, self.idle_timeout, cancel).await?;
-        let mut sse = SseStream::new(response, self.idle_timeout, &self.url);
+        let response = http::post_stream(&self.http, API, &self.url, headers, body, self.limits.idle, cancel).await?;
+        let mut sse = SseStream::new(response, self.limits, &self.url);
         let mut state = StreamState::new(&request.model);
         while let Some(event) = sse.next(cancel).await? {
-            if state.handle(&event, events)? {
+            let before = state.progress;
+            let done = state.handle(&event, events)?;
+            if state.progress != before {
+                sse.progressed();
+            }
+            if done {
                 break;
             }
         }
@@ -90,136 +101,11 @@ impl Provider for AnthropicClient {
         events: &'a UnboundedSender<StreamEvent>,
         cancel: &'a CancellationToken,
     ) -> BoxFuture<'a, Result<ChatResponse, LlmError>> {
-        Box::pin(self.run(request, events, cancel))
+        Box::pin(async move { self.run(request, events, cancel).await.map_err(|e| e.redacted(&self.redactor)) })
     }
 
     fn kind(&self) -> ProviderKind {
         ProviderKind::Anthropic
-    }
-}
-
-// ---------------------------------------------------------------------------------------------
-// Request body
-
-/// The JSON body of a streamed Messages request.
-pub(crate) fn request_body(request: &ChatRequest) -> Value {
-    let marker = request.cache.map(cache_control);
-    let (system, system_marks) = system_blocks(&request.system, marker.as_ref());
-    let mut messages = wire_messages(&request.messages);
-    if let Some(marker) = &marker {
-        // The rolling window: the newest messages get whatever the system prompt left over.
-        let budget = MAX_BREAKPOINTS - system_marks;
-        for message in messages.iter_mut().rev().take(budget) {
-            if let Some(last) = message.content.last_mut() {
-                last["cache_control"] = marker.clone();
-            }
-        }
-    }
-    let mut body = json!({
-        "model": request.model,
-        "max_tokens": request.max_tokens,
-        "stream": true,
-        "messages": messages.into_iter().map(|m| json!({"role": m.role, "content": m.content})).collect::<Vec<_>>(),
-    });
-    if !system.is_empty() {
-        body["system"] = Value::Array(system);
-    }
-    if !request.tools.is_empty() {
-        let tools = request
-            .tools
-            .iter()
-            .map(|t| json!({"name": t.name, "description": t.description, "input_schema": t.input_schema}))
-            .collect();
-        body["tools"] = Value::Array(tools);
-    }
-    body
-}
-
-fn cache_control(ttl: CacheTtl) -> Value {
-    match ttl {
-        CacheTtl::FiveMinutes => json!({"type": "ephemeral"}),
-        CacheTtl::OneHour => json!({"type": "ephemeral", "ttl": "1h"}),
-    }
-}
-
-/// The system prompt as text blocks, with at most [`MAX_SYSTEM_BREAKPOINTS`] markers (the
-/// first ones: the most stable prefixes). Returns the blocks and the markers placed.
-fn system_blocks(system: &[SystemBlock], marker: Option<&Value>) -> (Vec<Value>, usize) {
-    let mut blocks: Vec<(String, bool)> = Vec::new();
-    for block in system {
-        if !block.text.is_empty() {
-            blocks.push((block.text.clone(), block.cache_breakpoint));
-        } else if let Some(previous) = blocks.last_mut() {
-            // An empty block cannot be sent, but the prefix it ends still can be cached.
-            previous.1 |= block.cache_breakpoint;
-        }
-    }
-    let mut marks = 0;
-    let out = blocks
-        .into_iter()
-        .map(|(text, breakpoint)| {
-            let mut value = json!({"type": "text", "text": text});
-            if let Some(marker) = marker.filter(|_| breakpoint && marks < MAX_SYSTEM_BREAKPOINTS) {
-                value["cache_control"] = marker.clone();
-                marks += 1;
-            }
-            value
-        })
-        .collect();
-    (out, marks)
-}
-
-struct WireMessage {
-    role: &'static str,
-    content: Vec<Value>,
-}
-
-/// Messages on the wire: tool results travel in user messages, and neighbours of the same role
-/// are merged so roles strictly alternate.
-fn wire_messages(messages: &[Message]) -> Vec<WireMessage> {
-    let mut out: Vec<WireMessage> = Vec::new();
-    for message in messages {
-        let role = match message.role {
-            Role::User | Role::Tool => "user",
-            Role::Assistant => "assistant",
-        };
-        let blocks = message.content.iter().filter_map(wire_block);
-        match out.last_mut() {
-            Some(previous) if previous.role == role => previous.content.extend(blocks),
-            _ => out.push(WireMessage { role, content: blocks.collect() }),
-        }
-    }
-    for message in &mut out {
-        // The API wants tool results first in a user message; a stable sort keeps both orders.
-        message.content.sort_by_key(|b| b["type"] != "tool_result");
-        if message.content.is_empty() {
-            message.content.push(json!({"type": "text", "text": NO_CONTENT}));
-        }
-    }
-    out
-}
-
-fn wire_block(block: &Block) -> Option<Value> {
-    match block {
-        Block::Text { text } if text.is_empty() => None,
-        Block::Text { text } => Some(json!({"type": "text", "text": text})),
-        Block::ToolCall(call) => {
-            // Arguments that do not parse were already reported to the model as an error result;
-            // the call itself must still be sent with an object so its result has a partner.
-            let input = call.parsed_arguments().unwrap_or_else(|_| json!({}));
-            Some(json!({"type": "tool_use", "id": call.id, "name": call.name, "input": input}))
-        }
-        Block::ToolResult(result) => {
-            let mut value = json!({"type": "tool_result", "tool_use_id": result.call_id});
-            // `content` is optional; an empty string would be an empty text block.
-            if !result.content.is_empty() {
-                value["content"] = Value::String(result.content.clone());
-            }
-            if result.is_error {
-                value["is_error"] = Value::Bool(true);
-            }
-            Some(value)
-        }
     }
 }
 
@@ -245,6 +131,8 @@ struct StreamState {
     blocks: BTreeMap<u64, PartialBlock>,
     stop: Option<StopReason>,
     finished: bool,
+    /// Events that carried content or moved the message on; `ping` does not count.
+    progress: u64,
 }
 
 impl StreamState {
@@ -255,6 +143,7 @@ impl StreamState {
             blocks: BTreeMap::new(),
             stop: None,
             finished: false,
+            progress: 0,
         }
     }
 
@@ -271,6 +160,17 @@ impl StreamState {
             ))
         })?;
         let kind = data["type"].as_str().unwrap_or(&event.event);
+        if matches!(
+            kind,
+            "message_start"
+                | "content_block_start"
+                | "content_block_delta"
+                | "content_block_stop"
+                | "message_delta"
+                | "message_stop"
+        ) {
+            self.progress += 1;
+        }
         let index = data["index"].as_u64().unwrap_or(0);
         match kind {
             "message_start" => {

@@ -2,14 +2,16 @@ use serde_json::json;
 use tokio::sync::mpsc::unbounded_channel;
 
 use super::*;
+use crate::config::CacheTtl;
 use crate::conversation::ToolResult;
-use crate::conversation::ToolSpec;
+use crate::conversation::{SystemBlock, ToolSpec};
+use crate::llm::anthropic_body::request_body;
 
 fn request(messages: Vec<Message>) -> ChatRequest {
     ChatRequest {
         model: "claude-test".into(),
         system: vec![SystemBlock { text: "You are cairn.".into(), cache_breakpoint: false }],
-        messages,
+        messages: messages.into_iter().map(std::sync::Arc::new).collect(),
         tools: vec![],
         max_tokens: 1024,
         cache: None,
@@ -364,5 +366,32 @@ fn stop_reasons_map() {
         ("pause_turn", StopReason::Other("pause_turn".into())),
     ] {
         assert_eq!(stop_reason(wire), ours);
+    }
+}
+
+/// A session as it grows request by request, with one message rewritten along the way: the
+/// body written from cached pieces is the body written from scratch, markers and merges too.
+#[test]
+fn a_body_from_cached_pieces_equals_one_written_from_scratch() {
+    let mut history: Vec<std::sync::Arc<Message>> = Vec::new();
+    let mut cache = crate::llm::anthropic_body::BodyCache::default();
+    for (i, message) in long_history().into_iter().chain([Message::user("and one more")]).enumerate() {
+        history.push(std::sync::Arc::new(message));
+        if i == 4 {
+            // A stage rewrote an old result: a new message in its place.
+            history[2] = std::sync::Arc::new(Message::tool(ToolResult::ok("toolu_0", "glob", "[deduplicated]")));
+        }
+        for ttl in [None, Some(CacheTtl::FiveMinutes)] {
+            let mut req = request(Vec::new());
+            req.messages = history.clone();
+            req.cache = ttl;
+            req.system = vec![
+                SystemBlock { text: "static".into(), cache_breakpoint: true },
+                SystemBlock { text: "dynamic".into(), cache_breakpoint: false },
+            ];
+            let cached: Value =
+                serde_json::from_slice(&crate::llm::anthropic_body::encode(&req, &mut cache, Vec::new())).unwrap();
+            assert_eq!(cached, request_body(&req), "request {i}, {ttl:?}");
+        }
     }
 }

@@ -8,7 +8,8 @@ use std::hash::{Hash, Hasher};
 use serde::Serialize;
 
 use super::ChatRequest;
-use crate::conversation::Usage;
+use super::wire_cache::WireCache;
+use crate::conversation::{Message, Role, Usage};
 
 /// A drop in cache reads smaller than this is noise, not a break (as claw-code does).
 pub const MIN_DROP_TOKENS: u64 = 2_000;
@@ -18,7 +19,25 @@ const KEPT_BREAKS: usize = 20;
 /// Every block of a request, labelled, in the order the provider caches them.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Fingerprint {
-    blocks: Vec<(String, u64)>,
+    blocks: Vec<(Label, u64)>,
+}
+
+/// Which block of a request a hash is of.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Label {
+    Tools,
+    System(usize),
+    Message(usize, Role),
+}
+
+impl std::fmt::Display for Label {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Label::Tools => f.write_str("tools"),
+            Label::System(i) => write!(f, "system block {i}"),
+            Label::Message(i, role) => write!(f, "message {i} ({})", role.as_str()),
+        }
+    }
 }
 
 fn hash_of(value: &impl Hash) -> u64 {
@@ -27,18 +46,13 @@ fn hash_of(value: &impl Hash) -> u64 {
     h.finish()
 }
 
+fn message_hash(message: &Message) -> u64 {
+    hash_of(&serde_json::to_string(message).unwrap_or_default())
+}
+
+/// The request's fingerprint, hashing every message anew (see [`CacheTracker::fingerprint`]).
 pub fn fingerprint(request: &ChatRequest) -> Fingerprint {
-    let mut blocks = Vec::with_capacity(request.system.len() + request.messages.len() + 1);
-    let tools = serde_json::to_string(&request.tools).unwrap_or_default();
-    blocks.push(("tools".to_string(), hash_of(&tools)));
-    for (i, b) in request.system.iter().enumerate() {
-        blocks.push((format!("system block {i}"), hash_of(&b.text)));
-    }
-    for (i, m) in request.messages.iter().enumerate() {
-        let json = serde_json::to_string(m).unwrap_or_default();
-        blocks.push((format!("message {i} ({})", m.role.as_str()), hash_of(&json)));
-    }
-    Fingerprint { blocks }
+    CacheTracker::default().fingerprint(request)
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
@@ -89,9 +103,27 @@ pub struct CacheTracker {
     requests: u64,
     pub counts: CacheCounts,
     pub breaks: Vec<CacheBreak>,
+    /// Each message's hash, made once: messages do not change once sent.
+    hashes: WireCache<u64>,
 }
 
 impl CacheTracker {
+    /// The fingerprint of `request`, hashing only the messages not seen in recent requests.
+    pub fn fingerprint(&mut self, request: &ChatRequest) -> Fingerprint {
+        let mut blocks = Vec::with_capacity(request.system.len() + request.messages.len() + 1);
+        let tools = serde_json::to_string(&request.tools).unwrap_or_default();
+        blocks.push((Label::Tools, hash_of(&tools)));
+        for (i, b) in request.system.iter().enumerate() {
+            blocks.push((Label::System(i), hash_of(&b.text)));
+        }
+        self.hashes.begin();
+        for (i, m) in request.messages.iter().enumerate() {
+            blocks.push((Label::Message(i, m.role), self.hashes.get(m, message_hash)));
+        }
+        self.hashes.end();
+        Fingerprint { blocks }
+    }
+
     /// Record a request and its usage at `now` (unix seconds). `expected` names what the caller
     /// changed since the previous request, if anything; `ttl_secs` is the cache's lifetime.
     pub fn observe(
@@ -115,7 +147,9 @@ impl CacheTracker {
             .zip(&fingerprint.blocks)
             .position(|(a, b)| a != b)
             .or_else(|| (fingerprint.blocks.len() < before.blocks.len()).then_some(fingerprint.blocks.len()))
-            .map(|i| (i, fingerprint.blocks.get(i).or(before.blocks.get(i)).map(|b| b.0.clone()).unwrap_or_default()));
+            .map(|i| {
+                (i, fingerprint.blocks.get(i).or(before.blocks.get(i)).map(|b| b.0.to_string()).unwrap_or_default())
+            });
         let (kind, reason) = if !expected.is_empty() {
             self.counts.expected_breaks += 1;
             (BreakKind::Expected, expected.join("; "))
@@ -152,7 +186,7 @@ mod tests {
                 SystemBlock { text: system.into(), cache_breakpoint: true },
                 SystemBlock { text: "env".into(), cache_breakpoint: false },
             ],
-            messages: (0..messages).map(|i| Message::user(format!("m{i}"))).collect(),
+            messages: (0..messages).map(|i| std::sync::Arc::new(Message::user(format!("m{i}")))).collect(),
             tools: Vec::new(),
             max_tokens: 10,
             cache: None,

@@ -54,6 +54,11 @@ pub async fn probe_local(candidates: &[LocalCandidate], timeout: Duration) -> Op
 /// The model a server serves: the first of `GET {base}/models`. Its window is asked separately,
 /// with [`crate::llm::Provider::served_window`].
 pub async fn discover_model(base_url: &str, api_key: Option<&Secret>) -> Result<ProbeResult, String> {
+    let redactor = crate::config::Redactor::for_key("OPENAI_API_KEY", api_key);
+    ask_for_model(base_url, api_key).await.map_err(|e| redactor.redact(&e).into_owned())
+}
+
+async fn ask_for_model(base_url: &str, api_key: Option<&Secret>) -> Result<ProbeResult, String> {
     let base = base_url.trim_end_matches('/');
     let client = http::build_client(base).map_err(|e| e.to_string())?;
     let auth = http::key_header(api_key, "OPENAI_API_KEY", "Bearer ").map_err(|e| e.to_string())?;

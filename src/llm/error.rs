@@ -37,6 +37,29 @@ impl LlmError {
     pub fn transient(message: impl Into<String>) -> LlmError {
         LlmError::Transient { message: message.into(), retry_after: None }
     }
+
+    /// The same error with every key `redactor` knows replaced: a server may quote the key it
+    /// refused, and error texts reach the screen, the headless result and the log.
+    pub fn redacted(self, redactor: &crate::config::Redactor) -> LlmError {
+        let clean = |mut text: String| {
+            redactor.redact_in_place(&mut text);
+            text
+        };
+        match self {
+            LlmError::ContextLength { message } => LlmError::ContextLength { message: clean(message) },
+            LlmError::Auth { provider, status, message, key_var } => {
+                LlmError::Auth { provider, status, message: clean(message), key_var }
+            }
+            LlmError::Rejected { provider, status, message } => {
+                LlmError::Rejected { provider, status, message: clean(message) }
+            }
+            LlmError::Transient { message, retry_after } => {
+                LlmError::Transient { message: clean(message), retry_after }
+            }
+            LlmError::RetriesExhausted { attempts, last } => LlmError::RetriesExhausted { attempts, last: clean(last) },
+            LlmError::Cancelled => LlmError::Cancelled,
+        }
+    }
 }
 
 /// Whether an error body, of either provider or a local server, says the prompt was too long.

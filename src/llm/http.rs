@@ -5,7 +5,7 @@
 //! Knows nothing about either wire format beyond the `{"error": {"message": …}}` shape of error
 //! bodies. Never logs or formats a header value.
 
-use std::sync::Once;
+use std::sync::{Arc, Once, OnceLock};
 use std::time::Duration;
 
 use reqwest::header::{HeaderMap, HeaderValue};
@@ -57,6 +57,59 @@ fn install_crypto_provider() {
     });
 }
 
+/// Loads the TLS setup (the system's root certificates) on a thread of its own, so that the
+/// first client built — on the interface's loop, say — finds it ready. Call it early.
+pub fn warm_up_tls() {
+    // Nothing to wait for: whoever needs the setup first waits for it (or builds it) then.
+    let _ = std::thread::Builder::new().name("cairn-tls".into()).spawn(|| {
+        let _ = tls_config();
+    });
+}
+
+/// The rustls configuration every client shares, built once per process. On Linux and the BSDs
+/// the roots come from the system bundle alone; the platform verifier reqwest uses otherwise
+/// also reads every file of the certificate folder, parsing each root a second time, and did so
+/// for every client built.
+#[cfg(all(unix, not(target_vendor = "apple")))]
+fn tls_config() -> Result<Arc<rustls::ClientConfig>, ClientSetupError> {
+    static CONFIG: OnceLock<Result<Arc<rustls::ClientConfig>, String>> = OnceLock::new();
+    CONFIG
+        .get_or_init(|| {
+            install_crypto_provider();
+            let mut roots = rustls::RootCertStore::empty();
+            let (added, ignored) = roots.add_parsable_certificates(system_roots());
+            tracing::debug!(added, ignored, "loaded the system's root certificates");
+            if roots.is_empty() {
+                return Err("no CA certificates were found on the system; set SSL_CERT_FILE to a bundle".into());
+            }
+            let provider = Arc::new(rustls::crypto::ring::default_provider());
+            let mut config = rustls::ClientConfig::builder_with_provider(provider)
+                .with_safe_default_protocol_versions()
+                .map_err(|e| e.to_string())?
+                .with_root_certificates(roots)
+                .with_no_client_auth();
+            config.alpn_protocols = vec![b"h2".to_vec(), b"http/1.1".to_vec()];
+            Ok(Arc::new(config))
+        })
+        .clone()
+        .map_err(ClientSetupError::Http)
+}
+
+/// The roots OpenSSL would use: what `SSL_CERT_FILE`/`SSL_CERT_DIR` name, else the system
+/// bundle file, else the certificate folder.
+#[cfg(all(unix, not(target_vendor = "apple")))]
+fn system_roots() -> Vec<rustls::pki_types::CertificateDer<'static>> {
+    let named = ["SSL_CERT_FILE", "SSL_CERT_DIR"].iter().any(|v| std::env::var_os(v).is_some());
+    let found = match openssl_probe::probe().cert_file {
+        Some(bundle) if !named => rustls_native_certs::load_certs_from_paths(Some(&bundle), None),
+        _ => rustls_native_certs::load_native_certs(),
+    };
+    for error in &found.errors {
+        tracing::warn!(%error, "a CA certificate could not be loaded");
+    }
+    found.certs
+}
+
 /// The one place a `reqwest::Client` is configured. Loopback endpoints bypass any system proxy:
 /// a local model server is never behind the user's corporate proxy.
 pub fn build_client(base_url: &str) -> Result<reqwest::Client, ClientSetupError> {
@@ -65,6 +118,11 @@ pub fn build_client(base_url: &str) -> Result<reqwest::Client, ClientSetupError>
     let mut builder = reqwest::Client::builder()
         .connect_timeout(CONNECT_TIMEOUT)
         .user_agent(concat!("cairn/", env!("CARGO_PKG_VERSION")));
+    #[cfg(all(unix, not(target_vendor = "apple")))]
+    {
+        let config: rustls::ClientConfig = (*tls_config()?).clone();
+        builder = builder.tls_backend_preconfigured(config);
+    }
     if is_loopback(&url) {
         builder = builder.no_proxy();
     }
@@ -109,11 +167,16 @@ pub(crate) async fn post_stream(
     api: Api,
     url: &str,
     headers: HeaderMap,
-    body: &serde_json::Value,
+    body: bytes::Bytes,
     idle_timeout: Duration,
     cancel: &CancellationToken,
 ) -> Result<reqwest::Response, LlmError> {
-    let send = tokio::time::timeout(idle_timeout, client.post(url).headers(headers).json(body).send());
+    let request = client
+        .post(url)
+        .headers(headers)
+        .header(reqwest::header::CONTENT_TYPE, HeaderValue::from_static("application/json"))
+        .body(body);
+    let send = tokio::time::timeout(idle_timeout, request.send());
     let response = tokio::select! {
         biased;
         _ = cancel.cancelled() => return Err(LlmError::Cancelled),
@@ -145,7 +208,18 @@ pub(crate) async fn post_stream(
     };
     tracing::debug!(status = status.as_u16(), url, "provider answered with an error status or without a stream");
     if status.is_success() {
-        // A 200 with a JSON body: an error dressed as success, or a server that ignored `stream`.
+        // A 200 with a JSON error body: a proxy or gateway reporting an upstream failure as
+        // success. Worth another attempt, as a 5xx (or a 200 with an HTML page) is.
+        if let Some(error) = json_error(&body) {
+            if is_context_length_message(400, &body) {
+                return Err(LlmError::ContextLength { message: error });
+            }
+            return Err(LlmError::transient(format!(
+                "{} answered HTTP 200 with an error instead of a stream: {error}",
+                api.provider
+            )));
+        }
+        // A 200 with any other JSON: a server that ignored `stream`, which another try won't change.
         return Err(LlmError::Rejected {
             provider: api.provider,
             status: status.as_u16(),
@@ -231,6 +305,18 @@ pub(crate) fn error_message(body: &str, status: u16) -> String {
     quote(body)
 }
 
+/// The message of a body shaped `{"error": …}`, if it is one.
+fn json_error(body: &str) -> Option<String> {
+    let json = serde_json::from_str::<serde_json::Value>(body).ok()?;
+    let error = json.get("error").filter(|e| !e.is_null())?;
+    Some(
+        error["message"]
+            .as_str()
+            .or(error.as_str())
+            .map_or_else(|| quote(&error.to_string()), |m| m.trim().to_string()),
+    )
+}
+
 fn error_code(body: &str) -> Option<String> {
     let json = serde_json::from_str::<serde_json::Value>(body).ok()?;
     json["error"]["code"].as_str().map(str::to_string)
@@ -284,6 +370,23 @@ mod tests {
         build_client("http://127.0.0.1:11434/v1").unwrap();
         // A second build must not trip over the already installed crypto provider.
         build_client("https://api.openai.com/v1").unwrap();
+    }
+
+    #[cfg(all(unix, not(target_vendor = "apple")))]
+    #[test]
+    fn the_tls_setup_is_built_once_and_shared() {
+        let first = tls_config().unwrap();
+        assert!(Arc::ptr_eq(&first, &tls_config().unwrap()), "built once");
+        assert_eq!(first.alpn_protocols, [b"h2".to_vec(), b"http/1.1".to_vec()]);
+        // Each root once: the bundle alone, not the bundle plus the certificate folder.
+        if let Some(bundle) = openssl_probe::probe().cert_file
+            && std::env::var_os("SSL_CERT_FILE").is_none()
+            && std::env::var_os("SSL_CERT_DIR").is_none()
+        {
+            let from_bundle = rustls_native_certs::load_certs_from_paths(Some(&bundle), None).certs.len();
+            assert_eq!(system_roots().len(), from_bundle);
+            assert!(rustls_native_certs::load_native_certs().certs.len() > from_bundle, "the folder repeats them");
+        }
     }
 
     #[test]

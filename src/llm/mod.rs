@@ -5,6 +5,7 @@
 //! Knows nothing about what tools do or where conversations are stored.
 
 mod anthropic;
+mod anthropic_body;
 mod cache_analytics;
 mod discovery;
 mod error;
@@ -13,12 +14,13 @@ mod openai;
 mod request;
 mod retry;
 mod sse;
+mod wire_cache;
 
 pub use anthropic::AnthropicClient;
 pub use cache_analytics::{BreakKind, CacheBreak, CacheCounts, CacheTracker, Fingerprint, fingerprint};
 pub use discovery::{ProbeResult, ServedWindow, discover_model, probe_local};
 pub use error::{LlmError, is_context_length_message};
-pub use http::{ClientSetupError, build_client};
+pub use http::{ClientSetupError, build_client, warm_up_tls};
 pub use openai::OpenAiClient;
 pub use request::{ChatRequest, ChatResponse, StopReason, StreamEvent};
 pub use retry::{RetryPolicy, send_with_retries};

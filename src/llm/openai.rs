@@ -5,7 +5,7 @@
 //! One call is one HTTP request; retries belong to `retry`. Never logs headers or the key.
 
 use std::collections::BTreeMap;
-use std::time::Duration;
+use std::sync::{Arc, Mutex};
 
 use futures_util::future::BoxFuture;
 use reqwest::header::{HeaderMap, HeaderValue};
@@ -14,9 +14,10 @@ use tokio::sync::mpsc::UnboundedSender;
 use tokio_util::sync::CancellationToken;
 
 use super::http::{self, Api, ClientSetupError};
-use super::sse::{SseEvent, SseStream};
+use super::sse::{SseEvent, SseStream, StreamLimits};
+use super::wire_cache::{SpareBuffer, WireCache};
 use super::{ChatRequest, ChatResponse, LlmError, Provider, ServedWindow, StopReason, StreamEvent};
-use crate::config::{ProviderKind, RetryConfig, Secret};
+use crate::config::{ProviderKind, Redactor, RetryConfig, Secret};
 use crate::conversation::{Block, Message, Role, ToolCall, Usage};
 
 const KEY_VAR: &str = "OPENAI_API_KEY";
@@ -32,7 +33,12 @@ pub struct OpenAiClient {
     base: String,
     url: String,
     key: Option<HeaderValue>,
-    idle_timeout: Duration,
+    /// The key, to keep out of error texts.
+    redactor: Redactor,
+    limits: StreamLimits,
+    /// The messages of recent requests as serialised, so each is written once.
+    body_cache: Mutex<WireCache<Arc<str>>>,
+    body_buffer: SpareBuffer,
     api: Api,
     official: bool,
 }
@@ -55,7 +61,10 @@ impl OpenAiClient {
             base: base.to_string(),
             url: format!("{base}/chat/completions"),
             key: http::key_header(api_key.as_ref(), KEY_VAR, "Bearer ")?,
-            idle_timeout: Duration::from_millis(retry.stream_idle_timeout_ms),
+            redactor: Redactor::for_key(KEY_VAR, api_key.as_ref()),
+            limits: StreamLimits::from_config(retry),
+            body_cache: Mutex::default(),
+            body_buffer: SpareBuffer::default(),
             api: Api { provider, key_var: KEY_VAR },
             official,
         })
@@ -67,17 +76,25 @@ impl OpenAiClient {
         events: &UnboundedSender<StreamEvent>,
         cancel: &CancellationToken,
     ) -> Result<ChatResponse, LlmError> {
-        let body = request_body(request, self.official);
+        let body = {
+            let mut cache = self.body_cache.lock().unwrap_or_else(|p| p.into_inner());
+            self.body_buffer.body(encode(request, self.official, &mut cache, self.body_buffer.take()))
+        };
         let mut headers = HeaderMap::new();
         if let Some(key) = &self.key {
             headers.insert(reqwest::header::AUTHORIZATION, key.clone());
         }
         let response =
-            http::post_stream(&self.http, self.api, &self.url, headers, &body, self.idle_timeout, cancel).await?;
-        let mut sse = SseStream::new(response, self.idle_timeout, &self.url);
+            http::post_stream(&self.http, self.api, &self.url, headers, body, self.limits.idle, cancel).await?;
+        let mut sse = SseStream::new(response, self.limits, &self.url);
         let mut state = StreamState::new(&request.model, self.api);
         while let Some(event) = sse.next(cancel).await? {
-            if state.handle(&event, events)? {
+            let before = state.progress;
+            let done = state.handle(&event, events)?;
+            if state.progress != before {
+                sse.progressed();
+            }
+            if done {
                 break;
             }
         }
@@ -92,7 +109,7 @@ impl Provider for OpenAiClient {
         events: &'a UnboundedSender<StreamEvent>,
         cancel: &'a CancellationToken,
     ) -> BoxFuture<'a, Result<ChatResponse, LlmError>> {
-        Box::pin(self.run(request, events, cancel))
+        Box::pin(async move { self.run(request, events, cancel).await.map_err(|e| e.redacted(&self.redactor)) })
     }
 
     fn kind(&self) -> ProviderKind {
@@ -112,27 +129,23 @@ impl Provider for OpenAiClient {
 // ---------------------------------------------------------------------------------------------
 // Request body
 
-/// The JSON body of a streamed chat completions request. `official` selects the name of the
-/// output cap (`max_completion_tokens` on api.openai.com, `max_tokens` elsewhere).
+/// The JSON body of a streamed chat completions request, as a value (for tests).
+#[cfg(test)]
 pub(crate) fn request_body(request: &ChatRequest, official: bool) -> Value {
-    let mut messages = Vec::new();
-    let system: Vec<&str> = request.system.iter().map(|b| b.text.as_str()).filter(|t| !t.is_empty()).collect();
-    if !system.is_empty() {
-        messages.push(json!({"role": "system", "content": system.join("\n\n")}));
-    }
-    for message in &request.messages {
-        wire_messages(message, &mut messages);
-    }
-    let mut body = json!({
-        "model": request.model,
-        "stream": true,
-        "stream_options": {"include_usage": true},
-        "messages": messages,
-    });
-    let cap = if official { "max_completion_tokens" } else { "max_tokens" };
-    body[cap] = json!(request.max_tokens);
-    if !request.tools.is_empty() {
-        let tools = request
+    // Valid by construction: every piece is serialised JSON.
+    serde_json::from_slice(&encode(request, official, &mut WireCache::default(), Vec::new())).unwrap_or(Value::Null)
+}
+
+/// The body of a streamed chat completions request, written from the messages' wire forms as
+/// `cache` remembers them (each message is serialised once, not once per request). `official`
+/// selects the name of the output cap (`max_completion_tokens` on api.openai.com, `max_tokens`
+/// elsewhere).
+pub(crate) fn encode(request: &ChatRequest, official: bool, cache: &mut WireCache<Arc<str>>, buf: Vec<u8>) -> Vec<u8> {
+    cache.begin();
+    let messages: Vec<Arc<str>> = request.messages.iter().map(|m| cache.get(m, serialised_wire_messages)).collect();
+    cache.end();
+    let tools = (!request.tools.is_empty()).then(|| {
+        let tools: Vec<Value> = request
             .tools
             .iter()
             .map(|t| {
@@ -141,9 +154,50 @@ pub(crate) fn request_body(request: &ChatRequest, official: bool) -> Value {
                 }})
             })
             .collect();
-        body["tools"] = Value::Array(tools);
+        Value::Array(tools).to_string()
+    });
+    let system: Vec<&str> = request.system.iter().map(|b| b.text.as_str()).filter(|t| !t.is_empty()).collect();
+    let system = (!system.is_empty()).then(|| json!({"role": "system", "content": system.join("\n\n")}).to_string());
+    let size: usize = messages.iter().map(|m| m.len() + 1).sum::<usize>()
+        + system.as_ref().map_or(0, String::len)
+        + tools.as_ref().map_or(0, String::len)
+        + request.model.len()
+        + 192;
+    let mut buf = buf;
+    buf.clear();
+    // Empty, so valid UTF-8.
+    let mut out = String::from_utf8(buf).unwrap_or_default();
+    out.reserve(size);
+    out.push_str("{\"model\":");
+    out.push_str(&Value::String(request.model.clone()).to_string());
+    out.push_str(",\"stream\":true,\"stream_options\":{\"include_usage\":true},\"messages\":[");
+    let mut first = true;
+    if let Some(system) = &system {
+        out.push_str(system);
+        first = false;
     }
-    body
+    for wire in messages.iter().filter(|m| !m.is_empty()) {
+        if !first {
+            out.push(',');
+        }
+        out.push_str(wire);
+        first = false;
+    }
+    let cap = if official { "max_completion_tokens" } else { "max_tokens" };
+    out.push_str(&format!("],\"{cap}\":{}", request.max_tokens));
+    if let Some(tools) = &tools {
+        out.push_str(",\"tools\":");
+        out.push_str(tools);
+    }
+    out.push('}');
+    out.into_bytes()
+}
+
+/// A stored message's wire messages as JSON text, comma-separated (empty when it has none).
+fn serialised_wire_messages(message: &Message) -> Arc<str> {
+    let mut values = Vec::new();
+    wire_messages(message, &mut values);
+    values.iter().map(Value::to_string).collect::<Vec<_>>().join(",").into()
 }
 
 fn non_empty(text: String) -> String {
@@ -208,6 +262,9 @@ struct StreamState {
     stop: Option<StopReason>,
     usage: Usage,
     done: bool,
+    /// Chunks that carried content (text, tool calls, reasoning, the ending): empty
+    /// keep-alive chunks do not count.
+    progress: u64,
 }
 
 impl StreamState {
@@ -220,6 +277,7 @@ impl StreamState {
             stop: None,
             usage: Usage::default(),
             done: false,
+            progress: 0,
         }
     }
 
@@ -230,6 +288,7 @@ impl StreamState {
             return Ok(false);
         }
         if data == "[DONE]" {
+            self.progress += 1;
             self.done = true;
             return Ok(true);
         }
@@ -248,6 +307,16 @@ impl StreamState {
         }
         if let Some(choice) = chunk["choices"].get(0) {
             let delta = &choice["delta"];
+            let carries = |key: &str| match &delta[key] {
+                Value::String(s) => !s.is_empty(),
+                Value::Array(a) => !a.is_empty(),
+                _ => false,
+            };
+            if ["content", "tool_calls", "reasoning_content", "reasoning"].into_iter().any(carries)
+                || !choice["finish_reason"].is_null()
+            {
+                self.progress += 1;
+            }
             if let Some(text) = delta["content"].as_str().filter(|t| !t.is_empty()) {
                 self.text.push_str(text);
                 let _ = events.send(StreamEvent::TextDelta(text.to_string()));
@@ -262,6 +331,7 @@ impl StreamState {
             }
         }
         if chunk["usage"].is_object() {
+            self.progress += 1;
             self.usage = normalised_usage(&chunk["usage"]);
         }
         Ok(false)

@@ -15,7 +15,7 @@ fn request(messages: Vec<Message>) -> ChatRequest {
             SystemBlock { text: String::new(), cache_breakpoint: false },
             SystemBlock { text: "Today is Monday.".into(), cache_breakpoint: false },
         ],
-        messages,
+        messages: messages.into_iter().map(std::sync::Arc::new).collect(),
         tools: vec![],
         max_tokens: 2048,
         cache: Some(crate::config::CacheTtl::FiveMinutes),
@@ -245,4 +245,24 @@ fn cached_tokens_never_exceed_the_prompt() {
     assert_eq!((usage.input_tokens, usage.cache_read_input_tokens), (0, 10));
     let deepseek = normalised_usage(&json!({"prompt_tokens": 100, "prompt_cache_hit_tokens": 64}));
     assert_eq!((deepseek.input_tokens, deepseek.cache_read_input_tokens), (36, 64));
+}
+
+#[test]
+fn a_body_from_cached_pieces_equals_one_written_from_scratch() {
+    let mut history: Vec<std::sync::Arc<Message>> = Vec::new();
+    let mut cache = crate::llm::wire_cache::WireCache::default();
+    let messages = vec![
+        Message::user("fix it"),
+        Message { role: Role::Assistant, content: vec![Block::ToolCall(ToolCall::new("c1", "glob", "{}"))] },
+        Message::tool(ToolResult::ok("c1", "glob", "a.rs")),
+        Message::assistant("done"),
+        Message::user(""),
+    ];
+    for message in messages {
+        history.push(std::sync::Arc::new(message));
+        let mut req = request(Vec::new());
+        req.messages = history.clone();
+        let cached: Value = serde_json::from_slice(&encode(&req, false, &mut cache, Vec::new())).unwrap();
+        assert_eq!(cached, request_body(&req, false));
+    }
 }

@@ -1,3 +1,5 @@
+use std::sync::Arc;
+
 use serde::Serialize;
 
 use crate::config::CacheTtl;
@@ -9,8 +11,9 @@ pub struct ChatRequest {
     pub model: String,
     pub system: Vec<SystemBlock>,
     /// The sent view: must satisfy the request invariant (first message from the user, every
-    /// tool call answered, no orphaned result).
-    pub messages: Vec<Message>,
+    /// tool call answered, no orphaned result). Shared with the pipeline, not copied: the
+    /// clients remember each message's wire form by its `Arc` (see `wire_cache`).
+    pub messages: Vec<Arc<Message>>,
     pub tools: Vec<ToolSpec>,
     pub max_tokens: u32,
     /// Anthropic prompt caching; `None` sends no `cache_control` at all.
@@ -52,6 +55,8 @@ pub enum StreamEvent {
     /// The attempt failed and everything streamed so far must be discarded; another attempt
     /// follows after `delay`.
     Retrying {
+        /// The number of the attempt about to be made (2 to `max_attempts`), not of the one
+        /// that failed.
         attempt: u32,
         max_attempts: u32,
         delay: std::time::Duration,

@@ -22,12 +22,15 @@ impl Store {
     }
 
     pub fn save_context_state(&self, session: &str, state: &str) -> Result<(), StoreError> {
-        self.conn().execute(
-            "INSERT INTO context_state (session_id, state, updated_at) VALUES (?1, ?2, ?3)
-             ON CONFLICT(session_id) DO UPDATE SET state = excluded.state, updated_at = excluded.updated_at",
-            params![session, state, now_rfc3339()],
-        )?;
-        Ok(())
+        let now = now_rfc3339();
+        self.write(|tx| {
+            tx.execute(
+                "INSERT INTO context_state (session_id, state, updated_at) VALUES (?1, ?2, ?3)
+                 ON CONFLICT(session_id) DO UPDATE SET state = excluded.state, updated_at = excluded.updated_at",
+                params![session, state, now],
+            )?;
+            Ok(())
+        })
     }
 
     /// A compaction, all or nothing: the new context state, the log entry and the summary as a
@@ -40,8 +43,7 @@ impl Store {
         memory: Option<NewMemory<'_>>,
     ) -> Result<(), StoreError> {
         let now = now_rfc3339();
-        let mut conn = self.conn();
-        let tx = conn.transaction()?;
+        self.write(|tx| {
         tx.execute(
             "INSERT INTO context_state (session_id, state, updated_at) VALUES (?1, ?2, ?3)
              ON CONFLICT(session_id) DO UPDATE SET state = excluded.state, updated_at = excluded.updated_at",
@@ -60,15 +62,15 @@ impl Store {
                 now
             ],
         )?;
-        if let Some(m) = memory {
+        if let Some(m) = &memory {
             tx.execute(
                 "INSERT INTO memories (project_id, kind, class, title, content, session_id, created_at, updated_at, expires_at)
                  VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?7, ?8)",
                 params![m.project.map(|p| p.0), m.kind, m.class, m.title, m.content, m.session_id, now, m.expires_at],
             )?;
         }
-        tx.commit()?;
         Ok(())
+        })
     }
 
     /// How many compactions the session has been through.

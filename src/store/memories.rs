@@ -56,18 +56,15 @@ pub(super) fn memory_from_row(r: &Row<'_>) -> rusqlite::Result<MemoryRecord> {
 impl Store {
     pub fn create_memory(&self, new: NewMemory<'_>) -> Result<MemoryRecord, StoreError> {
         let now = now_rfc3339();
-        let conn = self.conn();
-        conn.execute(
-            "INSERT INTO memories (project_id, kind, class, title, content, session_id, created_at, updated_at, expires_at)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?7, ?8)",
-            params![new.project.map(|p| p.0), new.kind, new.class, new.title, new.content, new.session_id, now, new.expires_at],
-        )?;
-        let id = conn.last_insert_rowid();
-        Ok(conn.query_row(
-            &format!("SELECT {MEMORY_COLUMNS} FROM memories WHERE id = ?1"),
-            params![id],
-            memory_from_row,
-        )?)
+        self.write(|tx| {
+            tx.execute(
+                "INSERT INTO memories (project_id, kind, class, title, content, session_id, created_at, updated_at, expires_at)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?7, ?8)",
+                params![new.project.map(|p| p.0), new.kind, new.class, new.title, new.content, new.session_id, now, new.expires_at],
+            )?;
+            let id = tx.last_insert_rowid();
+            Ok(tx.query_row(&format!("SELECT {MEMORY_COLUMNS} FROM memories WHERE id = ?1"), params![id], memory_from_row)?)
+        })
     }
 
     /// The project's memories and the global ones, newest first.
@@ -94,34 +91,38 @@ impl Store {
     }
 
     pub fn update_memory(&self, project: ProjectId, id: i64, title: &str, content: &str) -> Result<bool, StoreError> {
-        Ok(self.conn().execute(
+        self.execute(
             "UPDATE memories SET title = ?3, content = ?4, updated_at = ?5 WHERE id = ?1 AND (project_id = ?2 OR project_id IS NULL)",
             params![id, project.0, title, content, now_rfc3339()],
-        )? == 1)
+        )
+        .map(|n| n == 1)
     }
 
     pub fn set_memory_pinned(&self, project: ProjectId, id: i64, pinned: bool) -> Result<bool, StoreError> {
-        Ok(self.conn().execute(
+        self.execute(
             "UPDATE memories SET pinned = ?3, updated_at = ?4 WHERE id = ?1 AND (project_id = ?2 OR project_id IS NULL)",
             params![id, project.0, pinned, now_rfc3339()],
-        )? == 1)
+        )
+        .map(|n| n == 1)
     }
 
     /// Make a memory global (every project sees it) or this project's own; false when there is
     /// none by that id.
     pub fn set_memory_global(&self, project: ProjectId, id: i64, global: bool) -> Result<bool, StoreError> {
-        Ok(self.conn().execute(
+        self.execute(
             "UPDATE memories SET project_id = CASE WHEN ?3 THEN NULL ELSE ?2 END, updated_at = ?4
              WHERE id = ?1 AND (project_id = ?2 OR project_id IS NULL)",
             params![id, project.0, global, now_rfc3339()],
-        )? == 1)
+        )
+        .map(|n| n == 1)
     }
 
     /// Delete a memory of this project (or a global one); false when there is none by that id.
     pub fn delete_memory(&self, project: ProjectId, id: i64) -> Result<bool, StoreError> {
-        Ok(self.conn().execute(
+        self.execute(
             "DELETE FROM memories WHERE id = ?1 AND (project_id = ?2 OR project_id IS NULL)",
             params![id, project.0],
-        )? == 1)
+        )
+        .map(|n| n == 1)
     }
 }

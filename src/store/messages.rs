@@ -60,8 +60,7 @@ impl Store {
         let content = serde_json::to_string(&message.content)
             .map_err(|e| StoreError::Corrupt(format!("cannot encode message: {e}")))?;
         let now = now_rfc3339();
-        let mut conn = self.conn();
-        let tx = conn.transaction()?;
+        self.write(|tx| {
         let seq: i64 = tx.query_row(
             "SELECT COALESCE(MAX(seq), 0) + 1 FROM messages WHERE session_id = ?1",
             params![session],
@@ -97,8 +96,8 @@ impl Store {
             )?;
         }
         tx.execute("UPDATE sessions SET updated_at = ?2 WHERE id = ?1", params![session, now])?;
-        tx.commit()?;
-        Ok(StoredMessage { id, seq, message: message.clone(), created_at: now })
+        Ok(StoredMessage { id, seq, message: message.clone(), created_at: now.clone() })
+        })
     }
 
     /// Every message of the session, in order.

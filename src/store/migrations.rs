@@ -1,7 +1,7 @@
 //! Versioned schema migrations, tracked in SQLite's `user_version`. Each step runs in its own
 //! transaction; steps are only ever appended.
 
-use rusqlite::Connection;
+use rusqlite::{Connection, TransactionBehavior};
 
 use super::StoreError;
 
@@ -145,20 +145,27 @@ const STEPS: &[&str] = &[
 
 pub const LATEST: i64 = STEPS.len() as i64;
 
-pub fn migrate(conn: &Connection) -> Result<(), StoreError> {
+/// Brings the schema to [`LATEST`]. Each step reads the version inside its own IMMEDIATE
+/// transaction, so two processes opening a new database at once never run a step twice.
+pub fn migrate(conn: &mut Connection) -> Result<(), StoreError> {
+    // Up to date, the common case: no write lock needed to see it.
     let current: i64 = conn.pragma_query_value(None, "user_version", |r| r.get(0))?;
-    if current > LATEST {
-        return Err(StoreError::TooNew { found: current, known: LATEST });
+    if current == LATEST {
+        return Ok(());
     }
-    for (i, sql) in STEPS.iter().enumerate().skip(current as usize) {
-        let version = i as i64 + 1;
-        let tx = conn.unchecked_transaction()?;
+    loop {
+        let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+        let current: i64 = tx.pragma_query_value(None, "user_version", |r| r.get(0))?;
+        if current > LATEST {
+            return Err(StoreError::TooNew { found: current, known: LATEST });
+        }
+        let Some(sql) = STEPS.get(current as usize) else { return Ok(()) };
+        let version = current + 1;
         tx.execute_batch(sql)?;
         tx.pragma_update(None, "user_version", version)?;
         tx.commit()?;
         tracing::info!(version, "database migrated");
     }
-    Ok(())
 }
 
 #[cfg(test)]
@@ -167,12 +174,12 @@ mod tests {
 
     #[test]
     fn migrating_twice_is_a_no_op_and_newer_schemas_are_refused() {
-        let conn = Connection::open_in_memory().unwrap();
-        migrate(&conn).unwrap();
-        migrate(&conn).unwrap();
+        let mut conn = Connection::open_in_memory().unwrap();
+        migrate(&mut conn).unwrap();
+        migrate(&mut conn).unwrap();
         let v: i64 = conn.pragma_query_value(None, "user_version", |r| r.get(0)).unwrap();
         assert_eq!(v, LATEST);
         conn.pragma_update(None, "user_version", LATEST + 1).unwrap();
-        assert!(matches!(migrate(&conn), Err(StoreError::TooNew { .. })));
+        assert!(matches!(migrate(&mut conn), Err(StoreError::TooNew { .. })));
     }
 }

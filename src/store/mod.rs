@@ -5,6 +5,7 @@
 
 mod context;
 mod error;
+mod lock;
 mod memories;
 mod messages;
 mod migrations;
@@ -17,6 +18,7 @@ mod vocabulary;
 
 pub use context::CompactionRecord;
 pub use error::StoreError;
+pub use lock::SessionLock;
 pub use memories::{MemoryRecord, NewMemory};
 pub use messages::{StoredMessage, ToolDisplay, ToolRecord};
 pub use projects::ProjectId;
@@ -27,50 +29,110 @@ pub use usage::UsageTotals;
 
 use std::path::Path;
 use std::sync::{Mutex, MutexGuard};
+use std::time::{Duration, Instant};
 
-use rusqlite::Connection;
+use rusqlite::{Connection, Transaction, TransactionBehavior};
+
+/// How long a write waits for other cairn processes on the same database before it fails:
+/// their transactions take milliseconds, so ten seconds only runs out when one is stuck.
+const WRITE_WAIT: Duration = Duration::from_secs(10);
 
 /// The database. Cheap to share behind an `Arc`; statements are serialised by a mutex, which
 /// costs nothing next to SQLite's own single-writer rule.
 pub struct Store {
     conn: Mutex<Connection>,
+    /// Where session locks live: beside the database file, or in this process for an
+    /// in-memory database.
+    locks: lock::Locks,
+    /// How long a write may wait for other writers (see [`WRITE_WAIT`]).
+    write_wait: Duration,
 }
 
 impl Store {
     /// Open (creating if needed) the database at `path`, migrating it to the current schema.
     pub fn open(path: &Path) -> Result<Store, StoreError> {
         if let Some(dir) = path.parent() {
-            std::fs::create_dir_all(dir)
-                .map_err(|e| StoreError::Open { path: path.to_path_buf(), message: e.to_string() })?;
+            std::fs::create_dir_all(dir).map_err(|e| StoreError::open_folder(path, &e))?;
         }
-        let conn = Connection::open(path)
-            .map_err(|e| StoreError::Open { path: path.to_path_buf(), message: e.to_string() })?;
-        Store::init(conn).map_err(|e| match e {
-            StoreError::Sql(err) => StoreError::Open { path: path.to_path_buf(), message: err.to_string() },
+        let conn = Connection::open(path).map_err(|e| StoreError::open(path, &e))?;
+        let locks = lock::Locks::Dir(path.with_file_name("locks"));
+        Store::init(conn, locks).map_err(|e| match e {
+            StoreError::Sql(err) => StoreError::open(path, &err),
             other => other,
         })
     }
 
     /// A private in-memory database, for tests and replays.
     pub fn open_in_memory() -> Result<Store, StoreError> {
-        Store::init(Connection::open_in_memory()?)
+        Store::init(Connection::open_in_memory()?, lock::Locks::InProcess(Default::default()))
     }
 
-    fn init(conn: Connection) -> Result<Store, StoreError> {
+    fn init(mut conn: Connection, locks: lock::Locks) -> Result<Store, StoreError> {
+        // First, so that every later statement waits for other processes instead of failing.
+        conn.busy_timeout(WRITE_WAIT)?;
         // WAL: readers never block the writer and a crash never corrupts; NORMAL sync is
         // durable across process crashes (kill -9), which is the failure that matters here.
         conn.pragma_update(None, "journal_mode", "WAL")?;
         conn.pragma_update(None, "synchronous", "NORMAL")?;
         conn.pragma_update(None, "foreign_keys", "ON")?;
-        conn.busy_timeout(std::time::Duration::from_secs(5))?;
-        migrations::migrate(&conn)?;
-        Ok(Store { conn: Mutex::new(conn) })
+        migrations::migrate(&mut conn)?;
+        Ok(Store { conn: Mutex::new(conn), locks, write_wait: WRITE_WAIT })
     }
 
     fn conn(&self) -> MutexGuard<'_, Connection> {
         // A panic while holding the lock cannot leave SQLite inconsistent (transactions roll
         // back on drop), so a poisoned lock is safe to keep using.
         self.conn.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Run `work` in a write transaction and commit it. The transaction takes the write lock
+    /// at `BEGIN` (IMMEDIATE): a deferred one that reads first would fail at once with "database
+    /// is locked" when it upgrades while another process writes, without waiting. Busy attempts
+    /// are retried from the start until the write wait runs out; then the error says so.
+    pub(crate) fn write<T>(
+        &self,
+        mut work: impl FnMut(&Transaction<'_>) -> Result<T, StoreError>,
+    ) -> Result<T, StoreError> {
+        let started = Instant::now();
+        let mut pause = Duration::from_millis(1);
+        loop {
+            let attempt = {
+                let mut conn = self.conn();
+                conn.transaction_with_behavior(TransactionBehavior::Immediate).map_err(StoreError::from).and_then(
+                    |tx| {
+                        let value = work(&tx)?;
+                        tx.commit()?;
+                        Ok(value)
+                    },
+                )
+            };
+            match attempt {
+                Err(e) if e.is_busy() => {
+                    let waited = started.elapsed();
+                    if waited >= self.write_wait {
+                        tracing::error!(waited_ms = waited.as_millis() as u64, "database write gave up waiting");
+                        return Err(StoreError::Busy { waited_secs: waited.as_secs_f64() });
+                    }
+                    std::thread::sleep(pause);
+                    pause = (pause * 2).min(Duration::from_millis(50));
+                }
+                other => return other,
+            }
+        }
+    }
+
+    /// One write statement in its own IMMEDIATE transaction (see [`Store::write`]); the number
+    /// of rows it changed.
+    pub(crate) fn execute(&self, sql: &str, params: impl rusqlite::Params + Clone) -> Result<usize, StoreError> {
+        self.write(|tx| Ok(tx.execute(sql, params.clone())?))
+    }
+
+    /// The path of the database's folder of session locks, if it has one.
+    pub fn locks_dir(&self) -> Option<&Path> {
+        match &self.locks {
+            lock::Locks::Dir(dir) => Some(dir),
+            lock::Locks::InProcess(_) => None,
+        }
     }
 
     /// The schema version, for `cairn doctor`.

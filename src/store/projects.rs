@@ -12,13 +12,14 @@ impl Store {
     /// The project rooted at `root` (canonical), created on first use.
     pub fn project(&self, root: &Path) -> Result<ProjectId, StoreError> {
         let root = root.to_string_lossy();
-        let conn = self.conn();
-        conn.execute(
-            "INSERT INTO projects (root, created_at) VALUES (?1, ?2) ON CONFLICT(root) DO NOTHING",
-            params![root, now_rfc3339()],
-        )?;
-        let id = conn.query_row("SELECT id FROM projects WHERE root = ?1", params![root], |r| r.get(0))?;
-        Ok(ProjectId(id))
+        let now = now_rfc3339();
+        self.write(|tx| {
+            tx.execute(
+                "INSERT INTO projects (root, created_at) VALUES (?1, ?2) ON CONFLICT(root) DO NOTHING",
+                params![root, now],
+            )?;
+            Ok(ProjectId(tx.query_row("SELECT id FROM projects WHERE root = ?1", params![root], |r| r.get(0))?))
+        })
     }
 
     pub fn project_root(&self, id: ProjectId) -> Result<Option<String>, StoreError> {

@@ -23,12 +23,14 @@ impl Store {
         last_seq: i64,
         tokens: u64,
     ) -> Result<i64, StoreError> {
-        let conn = self.conn();
-        conn.execute(
-            "INSERT INTO segments (session_id, level, first_seq, last_seq, tokens, created_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
-            params![session, level, first_seq, last_seq, tokens as i64, now_rfc3339()],
-        )?;
-        Ok(conn.last_insert_rowid())
+        let now = now_rfc3339();
+        self.write(|tx| {
+            tx.execute(
+                "INSERT INTO segments (session_id, level, first_seq, last_seq, tokens, created_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+                params![session, level, first_seq, last_seq, tokens as i64, now],
+            )?;
+            Ok(tx.last_insert_rowid())
+        })
     }
 
     /// Every segment of the session, by level then position.
@@ -67,8 +69,7 @@ impl Store {
     }
 
     pub fn set_segment_summary(&self, id: i64, summary: &str) -> Result<(), StoreError> {
-        self.conn().execute("UPDATE segments SET summary = ?2 WHERE id = ?1", params![id, summary])?;
-        Ok(())
+        self.execute("UPDATE segments SET summary = ?2 WHERE id = ?1", params![id, summary]).map(|_| ())
     }
 
     /// A parent over `children`, in one transaction.
@@ -83,17 +84,17 @@ impl Store {
             return Err(StoreError::Corrupt("a parent segment needs children".into()));
         };
         let tokens: u64 = children.iter().map(|c| c.tokens).sum();
-        let mut conn = self.conn();
-        let tx = conn.transaction()?;
+        let now = now_rfc3339();
+        self.write(|tx| {
         tx.execute(
             "INSERT INTO segments (session_id, level, first_seq, last_seq, tokens, summary, created_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
-            params![session, level, first.first_seq, last.last_seq, tokens as i64, summary, now_rfc3339()],
+            params![session, level, first.first_seq, last.last_seq, tokens as i64, summary, now],
         )?;
         let id = tx.last_insert_rowid();
         for c in children {
             tx.execute("UPDATE segments SET parent_id = ?2 WHERE id = ?1", params![c.id, id])?;
         }
-        tx.commit()?;
         Ok(id)
+        })
     }
 }

@@ -40,6 +40,9 @@ pub struct NewSession<'a> {
     pub mode: Mode,
 }
 
+/// The shortest id prefix that names a session: shorter ones match too many by chance.
+const MIN_PREFIX: usize = 4;
+
 const SESSION_COLUMNS: &str = "id, project_id, title, provider, model, mode, created_at, updated_at";
 
 fn session_from_row(r: &Row<'_>) -> rusqlite::Result<SessionInfo> {
@@ -64,10 +67,9 @@ fn new_session_id() -> String {
 impl Store {
     pub fn create_session(&self, project: ProjectId, new: NewSession<'_>) -> Result<SessionInfo, StoreError> {
         let now = now_rfc3339();
-        let conn = self.conn();
         for _ in 0..8 {
             let id = new_session_id();
-            let inserted = conn.execute(
+            let inserted = self.execute(
                 "INSERT INTO sessions (id, project_id, provider, model, mode, created_at, updated_at)
                  VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?6) ON CONFLICT(id) DO NOTHING",
                 params![id, project.0, new.provider, new.model, new.mode, now],
@@ -102,8 +104,11 @@ impl Store {
         if let Some(exact) = self.session(id)? {
             return self.check_project(project, exact);
         }
-        if id.len() < 4 || !id.chars().all(|c| c.is_ascii_hexdigit()) {
+        if !id.chars().all(|c| c.is_ascii_hexdigit()) {
             return Err(StoreError::UnknownSession { id: id.to_string() });
+        }
+        if id.len() < MIN_PREFIX {
+            return Err(StoreError::ShortPrefix { id: id.to_string(), min: MIN_PREFIX });
         }
         let matches: Vec<SessionInfo> = {
             let conn = self.conn();
@@ -173,23 +178,26 @@ impl Store {
     }
 
     pub fn set_session_title(&self, id: &str, title: &str) -> Result<(), StoreError> {
-        self.conn().execute("UPDATE sessions SET title = ?2 WHERE id = ?1", params![id, title])?;
+        self.execute("UPDATE sessions SET title = ?2 WHERE id = ?1", params![id, title])?;
         Ok(())
     }
 
     pub fn set_session_mode(&self, id: &str, mode: Mode) -> Result<(), StoreError> {
-        self.conn().execute("UPDATE sessions SET mode = ?2 WHERE id = ?1", params![id, mode])?;
+        self.execute("UPDATE sessions SET mode = ?2 WHERE id = ?1", params![id, mode])?;
         Ok(())
     }
 
     pub fn set_session_model(&self, id: &str, provider: ProviderKind, model: &str) -> Result<(), StoreError> {
-        self.conn()
-            .execute("UPDATE sessions SET provider = ?2, model = ?3 WHERE id = ?1", params![id, provider, model])?;
+        self.execute("UPDATE sessions SET provider = ?2, model = ?3 WHERE id = ?1", params![id, provider, model])?;
         Ok(())
     }
 
     pub fn delete_session(&self, id: &str) -> Result<bool, StoreError> {
-        Ok(self.conn().execute("DELETE FROM sessions WHERE id = ?1", params![id])? == 1)
+        let deleted = self.execute("DELETE FROM sessions WHERE id = ?1", params![id])? == 1;
+        if deleted {
+            self.remove_session_lock(id);
+        }
+        Ok(deleted)
     }
 }
 

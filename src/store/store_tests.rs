@@ -57,7 +57,9 @@ fn sessions_resolve_by_prefix_within_the_project_only() {
     assert_eq!(store.resolve_session(a, &s.id[..6]).unwrap().id, s.id);
     assert!(matches!(store.resolve_session(b, &s.id), Err(StoreError::OtherProject { root, .. }) if root == "/work/a"));
     assert!(matches!(store.resolve_session(a, "nope"), Err(StoreError::UnknownSession { .. })));
-    assert!(matches!(store.resolve_session(a, "abc"), Err(StoreError::UnknownSession { .. })));
+    let short = store.resolve_session(a, &s.id[..3]).unwrap_err();
+    assert!(matches!(short, StoreError::ShortPrefix { min: 4, .. }), "{short:?}");
+    assert!(short.to_string().contains("at least 4 characters"), "{short}");
 }
 
 #[test]
@@ -169,4 +171,113 @@ fn a_compaction_commits_state_log_and_memory_together_or_not_at_all() {
     assert!(store.commit_compaction(&s.id, "{\"v\":3}", &record, Some(bad)).is_err());
     assert_eq!(store.context_state(&s.id).unwrap().as_deref(), Some("{\"v\":2}"));
     assert_eq!(store.compaction_count(&s.id).unwrap(), 1);
+}
+
+#[test]
+fn four_connections_writing_at_once_lose_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("cairn.db");
+    let first = Store::open(&path).unwrap();
+    let p = first.project(std::path::Path::new("/work/a")).unwrap();
+    let shared = first.create_session(p, new_session()).unwrap();
+    let threads: Vec<_> = (0..4)
+        .map(|_| {
+            let path = path.clone();
+            let shared = shared.id.clone();
+            std::thread::spawn(move || {
+                let store = Store::open(&path).unwrap();
+                let own = store.create_session(p, new_session()).unwrap();
+                for i in 0..150 {
+                    store.append_message(&own.id, &Message::user(format!("own {i}"))).unwrap();
+                    store.append_message(&shared, &Message::user(format!("shared {i}"))).unwrap();
+                    store.record_usage(&own.id, None, "turn", "m", &Usage::default()).unwrap();
+                }
+                own.id
+            })
+        })
+        .collect();
+    for t in threads {
+        let own = t.join().unwrap();
+        assert_eq!(first.messages(&own).unwrap().len(), 150);
+    }
+    let seqs: Vec<i64> = first.messages(&shared.id).unwrap().iter().map(|m| m.seq).collect();
+    assert_eq!(seqs, (1..=600).collect::<Vec<_>>());
+}
+
+/// Holds the database's write lock from another connection until the returned sender is used
+/// or dropped.
+fn hold_write_lock(path: &std::path::Path) -> std::sync::mpsc::Sender<()> {
+    let (release, wait) = std::sync::mpsc::channel::<()>();
+    let (held, is_held) = std::sync::mpsc::channel();
+    let path = path.to_path_buf();
+    std::thread::spawn(move || {
+        let conn = rusqlite::Connection::open(path).unwrap();
+        conn.execute_batch("BEGIN IMMEDIATE").unwrap();
+        held.send(()).unwrap();
+        let _ = wait.recv();
+        conn.execute_batch("COMMIT").unwrap();
+    });
+    is_held.recv().unwrap();
+    release
+}
+
+#[test]
+fn a_write_waits_for_another_writer() {
+    let (dir, store) = store();
+    let p = store.project(std::path::Path::new("/work/a")).unwrap();
+    let s = store.create_session(p, new_session()).unwrap();
+    let release = hold_write_lock(&dir.path().join("data/cairn.db"));
+    let releaser = std::thread::spawn(move || {
+        std::thread::sleep(std::time::Duration::from_millis(300));
+        drop(release);
+    });
+    let started = std::time::Instant::now();
+    store.append_message(&s.id, &Message::user("after the other writer")).unwrap();
+    assert!(started.elapsed() >= std::time::Duration::from_millis(250));
+    releaser.join().unwrap();
+    assert_eq!(store.messages(&s.id).unwrap().len(), 1);
+}
+
+#[test]
+fn a_write_blocked_past_the_wait_fails_with_a_clear_error() {
+    let (dir, mut store) = store();
+    store.write_wait = std::time::Duration::from_millis(200);
+    store.conn().busy_timeout(std::time::Duration::from_millis(50)).unwrap();
+    let p = store.project(std::path::Path::new("/work/a")).unwrap();
+    let s = store.create_session(p, new_session()).unwrap();
+    let _release = hold_write_lock(&dir.path().join("data/cairn.db"));
+    let err = store.append_message(&s.id, &Message::user("never saved")).unwrap_err();
+    assert!(matches!(err, StoreError::Busy { .. }), "{err:?}");
+    assert!(err.to_string().contains("was not saved"), "{err}");
+}
+
+#[test]
+fn a_damaged_database_is_not_blamed_on_permissions() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("cairn.db");
+    std::fs::write(&path, vec![0x5a; 8192]).unwrap();
+    let err = Store::open(&path).err().unwrap().to_string();
+    assert!(err.contains("damaged") && err.contains("cairn.db.bad"), "{err}");
+    assert!(!err.contains("writable"), "{err}");
+}
+
+#[test]
+fn processes_opening_a_new_database_at_once_migrate_it_once() {
+    for _ in 0..5 {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("cairn.db");
+        let barrier = std::sync::Arc::new(std::sync::Barrier::new(4));
+        let opens: Vec<_> = (0..4)
+            .map(|_| {
+                let (path, barrier) = (path.clone(), barrier.clone());
+                std::thread::spawn(move || {
+                    barrier.wait();
+                    Store::open(&path).map(|s| s.schema_version().unwrap())
+                })
+            })
+            .collect();
+        for open in opens {
+            assert_eq!(open.join().unwrap().unwrap(), migrations::LATEST);
+        }
+    }
 }

@@ -22,7 +22,7 @@ impl Store {
         model: &str,
         usage: &Usage,
     ) -> Result<(), StoreError> {
-        self.conn().execute(
+        self.execute(
             "INSERT INTO usage (session_id, message_id, purpose, model, input_tokens, output_tokens,
                                 cache_read_input_tokens, cache_creation_input_tokens, created_at)
              VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",

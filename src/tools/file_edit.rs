@@ -155,6 +155,10 @@ fn line_of(content: &str, index: usize) -> usize {
     content[..index].matches('\n').count() + 1
 }
 
+/// Letters and digits a new_string needs before finding it in the file is evidence that the
+/// edit was already made.
+const MIN_DISTINCTIVE_CHARS: usize = 6;
+
 /// Why `old` was not found, as precisely as can be told.
 fn not_found(shown: &str, content: &str, old: &str, new: &str) -> ToolError {
     if has_line_number_prefixes(old) {
@@ -167,7 +171,11 @@ fn not_found(shown: &str, content: &str, old: &str, new: &str) -> ToolError {
             "old_string was not found exactly in {shown}, but a match that differs only in whitespace/indentation starts at line {line}; copy the exact text from file_read output (without the line-number prefix)"
         ));
     }
-    if !new.trim().is_empty()
+    // Only a distinctive new_string found exactly once says the edit was made: a `}` or a
+    // common line found somewhere proves nothing.
+    let distinctive = new.trim().chars().filter(|c| c.is_alphanumeric()).count() >= MIN_DISTINCTIVE_CHARS;
+    if distinctive
+        && content.matches(new).count() == 1
         && let Some(index) = content.find(new)
     {
         return ToolError::new(format!(

@@ -121,6 +121,16 @@ async fn edit_notices_an_edit_already_made() {
 }
 
 #[tokio::test]
+async fn a_common_or_short_new_string_found_in_the_file_is_not_called_an_edit_already_made() {
+    let (_d, ctx) = project();
+    file(&ctx, "a.rs", "fn a() {\n}\nfn b() {\n}\nlet x = ok;\nreturn total;\nreturn total;\n");
+    for new in ["}", "ok", "return total;"] {
+        let err = edit_err(&ctx, "a.rs", "let sum = 1;", new).await;
+        assert_eq!(err, "old_string not found in a.rs; read the file again to get the current text", "{new}");
+    }
+}
+
+#[tokio::test]
 async fn edit_of_text_not_in_the_file_says_to_read_again() {
     let (_d, ctx) = project();
     file(&ctx, "a.rs", "one\n");

@@ -1,8 +1,13 @@
 //! `file_read`: show a text file, or a range of its lines, numbered like `cat -n`, and remember
 //! what was read so later writes can tell when the file changed underneath. Also owns the small
 //! text helpers the other file tools share (binary sniffing, long-line cutting).
+//!
+//! The file is streamed in 64 KiB pieces: only the lines the window asks for are kept, so a
+//! gigabyte log shows its first 2,000 lines in a few megabytes. The rest is still scanned once,
+//! to count its lines ("of N") and to fingerprint the whole file for later writes.
 
 use std::borrow::Cow;
+use std::io::Read;
 use std::path::Path;
 
 use futures_util::FutureExt;
@@ -10,12 +15,19 @@ use futures_util::future::BoxFuture;
 use serde::Deserialize;
 use serde_json::json;
 
-use super::{Access, Prepared, ProjectPath, Tool, ToolContext, ToolError, ToolOutput, parse_args, resolve_path};
+use super::{
+    Access, Fingerprinter, Prepared, ProjectPath, Tool, ToolContext, ToolError, ToolOutput, parse_args, resolve_path,
+};
 
 /// Lines longer than this are cut in the output.
 const MAX_LINE_CHARS: usize = 2_000;
 /// How much of a file is sniffed for a NUL byte to call it binary (what git and ripgrep do).
 const BINARY_SNIFF_BYTES: usize = 8 * 1024;
+/// How much of a file is read at a time.
+const READ_CHUNK_BYTES: usize = 64 * 1024;
+/// Bytes of a long line kept for display: enough for `MAX_LINE_CHARS` characters of up to
+/// four bytes each.
+const MAX_LINE_BYTES: usize = MAX_LINE_CHARS * 4;
 
 pub struct FileRead;
 
@@ -80,9 +92,9 @@ impl Tool for FileRead {
             };
             let files = ctx.files.clone();
             let content = tokio::task::spawn_blocking(move || {
-                let bytes = read_regular_file(&path)?;
-                let text = render(&path.display, &bytes, window)?;
-                files.record(&path.absolute, &bytes);
+                let file = open_regular_file(&path)?;
+                let (text, fingerprint) = render(&path.display, file, window)?;
+                files.record_fingerprint(&path.absolute, fingerprint);
                 Ok::<_, ToolError>(text)
             })
             .await
@@ -108,7 +120,7 @@ struct Window {
     limit: usize,
 }
 
-fn read_regular_file(path: &ProjectPath) -> Result<Vec<u8>, ToolError> {
+fn open_regular_file(path: &ProjectPath) -> Result<std::fs::File, ToolError> {
     let shown = &path.display;
     let meta = match std::fs::metadata(&path.absolute) {
         Ok(meta) => meta,
@@ -125,7 +137,7 @@ fn read_regular_file(path: &ProjectPath) -> Result<Vec<u8>, ToolError> {
             "{shown} is not a regular file (a device, socket or pipe); file_read reads regular files only"
         )));
     }
-    std::fs::read(&path.absolute).map_err(|e| ToolError::new(format!("cannot read {shown}: {e}")))
+    std::fs::File::open(&path.absolute).map_err(|e| ToolError::new(format!("cannot read {shown}: {e}")))
 }
 
 /// A missing file, with the neighbours the model probably meant.
@@ -185,192 +197,244 @@ pub(super) fn cut_line(line: &str, max: usize) -> Cow<'_, str> {
     }
 }
 
-/// The numbered listing of the lines in `window`, with notes for what is not shown.
-fn render(shown: &str, bytes: &[u8], window: Window) -> Result<String, ToolError> {
-    if bytes.is_empty() {
-        return Ok(format!("{shown} is empty (0 bytes)"));
+/// The numbered listing of the lines in `window`, with notes for what is not shown, and the
+/// fingerprint of the whole file. Streams `file`: what it holds is the window, never the file.
+fn render(shown: &str, file: impl Read, window: Window) -> Result<(String, u64), ToolError> {
+    let failed = |e: std::io::Error| ToolError::new(format!("cannot read {shown}: {e}"));
+    let mut file = file;
+    let mut head = Vec::with_capacity(BINARY_SNIFF_BYTES);
+    (&mut file).take(BINARY_SNIFF_BYTES as u64).read_to_end(&mut head).map_err(failed)?;
+    if head.is_empty() {
+        return Ok((format!("{shown} is empty (0 bytes)"), Fingerprinter::default().finish()));
     }
-    if looks_binary(bytes) {
-        return Err(ToolError::new(format!(
-            "{shown} is a binary file ({} bytes); file_read shows text only",
-            bytes.len()
-        )));
+    let mut listing = Listing::new(window);
+    listing.feed(&head);
+    if looks_binary(&head) {
+        // Binary: say how big it is without reading it.
+        return Err(ToolError::new(format!("{shown} is a binary file ({} bytes); file_read shows text only", {
+            let rest = std::io::copy(&mut file, &mut std::io::sink()).map_err(failed)?;
+            head.len() as u64 + rest
+        })));
     }
-    // Borrowed for valid UTF-8 (no copy); only a non-UTF-8 file is copied to repair it.
-    let text = String::from_utf8_lossy(bytes);
-    let mut out = String::new();
-    if matches!(text, Cow::Owned(_)) {
-        out.push_str("[not valid UTF-8: invalid bytes shown as \u{FFFD}]\n");
+    let mut chunk = vec![0; READ_CHUNK_BYTES];
+    loop {
+        let n = match file.read(&mut chunk) {
+            Ok(0) => break,
+            Ok(n) => n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(failed(e)),
+        };
+        listing.feed(&chunk[..n]);
     }
-    let last_wanted = window.first.saturating_add(window.limit - 1);
-    let mut total = 0;
-    for (index, line) in text.lines().enumerate() {
-        let number = index + 1;
-        total = number;
-        if number < window.first || number > last_wanted {
-            continue;
+    listing.finish(shown)
+}
+
+/// Counts the characters `String::from_utf8_lossy` makes of bytes fed piece by piece: each
+/// valid character, and one U+FFFD per ill-formed sequence; a character split between pieces
+/// is counted once.
+#[derive(Default)]
+struct LossyChars {
+    /// The start of a character the last piece ended inside (at most three bytes).
+    pending: Vec<u8>,
+    count: usize,
+    bytes: u64,
+}
+
+impl LossyChars {
+    fn feed(&mut self, piece: &[u8]) {
+        self.bytes += piece.len() as u64;
+        let mut piece = piece;
+        // Finish a split character with the first bytes of this piece.
+        while !self.pending.is_empty() && !piece.is_empty() {
+            self.pending.push(piece[0]);
+            piece = &piece[1..];
+            match std::str::from_utf8(&self.pending) {
+                Ok(_) => {
+                    self.count += 1;
+                    self.pending.clear();
+                }
+                Err(e) if e.error_len().is_none() => {}
+                Err(_) => {
+                    // Not a character after all: re-count these bytes on their own.
+                    let bytes = std::mem::take(&mut self.pending);
+                    self.count_whole(&bytes);
+                }
+            }
         }
-        out.push_str(&format!("{number:>6}\t{}\n", cut_line(line, MAX_LINE_CHARS)));
+        self.count_whole(piece);
     }
-    if window.first > total {
-        return Err(ToolError::new(format!(
-            "offset {} is past the end of {shown}, which has {total} line{}; use an offset from 1 to {total}",
-            window.first,
-            if total == 1 { "" } else { "s" }
-        )));
+
+    /// Count `bytes`, keeping an unfinished character at the end for the next piece.
+    fn count_whole(&mut self, bytes: &[u8]) {
+        for chunk in bytes.utf8_chunks() {
+            self.count += chunk.valid().chars().count();
+            let invalid = chunk.invalid();
+            if invalid.is_empty() {
+                continue;
+            }
+            let at_end = std::ptr::eq(invalid.as_ptr_range().end, bytes.as_ptr_range().end);
+            if at_end && std::str::from_utf8(invalid).is_err_and(|e| e.error_len().is_none()) {
+                self.pending.extend_from_slice(invalid);
+            } else {
+                self.count += 1;
+            }
+        }
     }
-    let last_shown = last_wanted.min(total);
-    if last_shown < total {
-        out.push_str(&format!(
-            "[showing lines {}–{last_shown} of {total}; continue with offset={}]\n",
-            window.first,
-            last_shown + 1
-        ));
-    } else if window.first > 1 {
-        out.push_str(&format!("[showing lines {}–{total} of {total}; end of file]\n", window.first));
+
+    fn finish(self) -> usize {
+        self.count + usize::from(!self.pending.is_empty())
     }
-    // The listing ends without a newline, like every other tool result.
-    out.truncate(out.trim_end_matches('\n').len());
-    Ok(out)
+}
+
+/// The window's lines gathered from a file fed piece by piece, the count of all its lines, and
+/// its fingerprint.
+struct Listing {
+    window: Window,
+    last_wanted: usize,
+    /// Line breaks seen so far: the current line is number `breaks + 1`.
+    breaks: usize,
+    /// The start of the current line, when it is in the window (at most `MAX_LINE_BYTES`).
+    line: Vec<u8>,
+    /// Characters of all of the current line, as a lossy decoding counts them.
+    chars: LossyChars,
+    /// The last byte of the current line so far.
+    line_last: u8,
+    last_byte: u8,
+    invalid_utf8: bool,
+    out: String,
+    fingerprint: Fingerprinter,
+}
+
+impl Listing {
+    fn new(window: Window) -> Listing {
+        Listing {
+            window,
+            last_wanted: window.first.saturating_add(window.limit - 1),
+            breaks: 0,
+            line: Vec::new(),
+            chars: LossyChars::default(),
+            line_last: 0,
+            last_byte: b'\n',
+            invalid_utf8: false,
+            out: String::new(),
+            fingerprint: Fingerprinter::default(),
+        }
+    }
+
+    fn in_window(&self) -> bool {
+        (self.window.first..=self.last_wanted).contains(&(self.breaks + 1))
+    }
+
+    fn feed(&mut self, mut bytes: &[u8]) {
+        let Some(&last) = bytes.last() else { return };
+        self.fingerprint.update(bytes);
+        self.last_byte = last;
+        while !bytes.is_empty() {
+            if self.breaks + 1 > self.last_wanted {
+                // Past the window: only count.
+                self.breaks += memchr::memchr_iter(b'\n', bytes).count();
+                return;
+            }
+            if !self.in_window() {
+                // Before the window: skip to the next line break.
+                match memchr::memchr(b'\n', bytes) {
+                    Some(at) => {
+                        self.breaks += 1;
+                        bytes = &bytes[at + 1..];
+                    }
+                    None => return,
+                }
+                continue;
+            }
+            let (piece, ended) = match memchr::memchr(b'\n', bytes) {
+                Some(at) => (&bytes[..at], true),
+                None => (bytes, false),
+            };
+            self.keep(piece);
+            bytes = if ended { &bytes[piece.len() + 1..] } else { &[] };
+            if ended {
+                self.emit(true);
+                self.breaks += 1;
+            }
+        }
+    }
+
+    /// Add part of the current (windowed) line, holding at most `MAX_LINE_BYTES` of it and
+    /// counting the characters of all of it.
+    fn keep(&mut self, piece: &[u8]) {
+        let room = MAX_LINE_BYTES.saturating_sub(self.line.len()).min(piece.len());
+        self.line.extend_from_slice(&piece[..room]);
+        self.chars.feed(piece);
+        if let Some(&last) = piece.last() {
+            self.line_last = last;
+        }
+    }
+
+    /// Write out the current line; `ended` when a line break closed it (its `\r` then goes,
+    /// as `str::lines` drops it).
+    fn emit(&mut self, ended: bool) {
+        let mut bytes = std::mem::take(&mut self.line);
+        let whole_line_held = bytes.len() as u64 == self.chars.bytes;
+        let mut total = std::mem::take(&mut self.chars).finish();
+        if ended && self.line_last == b'\r' {
+            total -= 1;
+            if whole_line_held {
+                bytes.pop();
+            }
+        }
+        self.line_last = 0;
+        let text = String::from_utf8_lossy(&bytes);
+        let cut = total > MAX_LINE_CHARS;
+        // Flag invalid bytes only where they are shown: a cut line shows its first characters.
+        if let Err(e) = std::str::from_utf8(&bytes) {
+            let valid_chars = String::from_utf8_lossy(&bytes[..e.valid_up_to()]).chars().count();
+            self.invalid_utf8 |= !cut || valid_chars < MAX_LINE_CHARS;
+        }
+        let number = self.breaks + 1;
+        if cut {
+            // The first characters lie well inside what was held (see `MAX_LINE_BYTES`).
+            let end = text.char_indices().nth(MAX_LINE_CHARS).map_or(text.len(), |(end, _)| end);
+            self.out.push_str(&format!("{number:>6}\t{}… [line truncated, {total} chars]\n", &text[..end]));
+        } else {
+            self.out.push_str(&format!("{number:>6}\t{text}\n"));
+        }
+    }
+
+    fn finish(mut self, shown: &str) -> Result<(String, u64), ToolError> {
+        // A last line without a line break is a line too (as `str::lines` counts).
+        let total = if self.last_byte == b'\n' { self.breaks } else { self.breaks + 1 };
+        if self.last_byte != b'\n' && self.in_window() {
+            self.emit(false);
+        }
+        let window = self.window;
+        if window.first > total {
+            return Err(ToolError::new(format!(
+                "offset {} is past the end of {shown}, which has {total} line{}; use an offset from 1 to {total}",
+                window.first,
+                if total == 1 { "" } else { "s" }
+            )));
+        }
+        let mut out = if self.invalid_utf8 {
+            format!("[not valid UTF-8: invalid bytes shown as \u{FFFD}]\n{}", self.out)
+        } else {
+            self.out
+        };
+        let last_shown = self.last_wanted.min(total);
+        if last_shown < total {
+            out.push_str(&format!(
+                "[showing lines {}–{last_shown} of {total}; continue with offset={}]\n",
+                window.first,
+                last_shown + 1
+            ));
+        } else if window.first > 1 {
+            out.push_str(&format!("[showing lines {}–{total} of {total}; end of file]\n", window.first));
+        }
+        // The listing ends without a newline, like every other tool result.
+        out.truncate(out.trim_end_matches('\n').len());
+        Ok((out, self.fingerprint.finish()))
+    }
 }
 
 #[cfg(test)]
-mod tests {
-    use serde_json::json;
-
-    use super::*;
-    use crate::tools::test_support::{project, run};
-
-    async fn read(ctx: &ToolContext, args: serde_json::Value) -> Result<ToolOutput, ToolError> {
-        run(&FileRead, ctx, args).await
-    }
-
-    #[tokio::test]
-    async fn read_numbers_lines_like_cat_n_and_records_the_file() {
-        let (_d, ctx) = project();
-        std::fs::write(ctx.root.join("main.rs"), "fn main() {\n}\n").unwrap();
-        let out = read(&ctx, json!({"path": "main.rs"})).await.unwrap();
-        assert_eq!(out.content, "     1\tfn main() {\n     2\t}");
-        assert!(!out.is_error);
-        assert_eq!(ctx.files.changed_since_seen(&ctx.root.join("main.rs"), b"fn main() {\n}\n"), Some(false));
-    }
-
-    #[tokio::test]
-    async fn read_window_says_where_to_continue() {
-        let (_d, ctx) = project();
-        let text: String = (1..=10).map(|i| format!("line {i}\n")).collect();
-        std::fs::write(ctx.root.join("a.txt"), text).unwrap();
-        let out = read(&ctx, json!({"path": "a.txt", "offset": 3, "limit": 2})).await.unwrap();
-        assert_eq!(out.content, "     3\tline 3\n     4\tline 4\n[showing lines 3–4 of 10; continue with offset=5]");
-        let tail = read(&ctx, json!({"path": "a.txt", "offset": 9})).await.unwrap();
-        assert_eq!(tail.content, "     9\tline 9\n    10\tline 10\n[showing lines 9–10 of 10; end of file]");
-    }
-
-    #[tokio::test]
-    async fn read_uses_the_configured_default_limit() {
-        let (_d, mut ctx) = project();
-        ctx.config.read_default_lines = 3;
-        std::fs::write(ctx.root.join("a.txt"), "1\n2\n3\n4\n5").unwrap();
-        let out = read(&ctx, json!({"path": "a.txt"})).await.unwrap();
-        assert!(
-            out.content.ends_with("     3\t3\n[showing lines 1–3 of 5; continue with offset=4]"),
-            "{}",
-            out.content
-        );
-    }
-
-    #[tokio::test]
-    async fn read_offset_past_the_end_names_the_line_count() {
-        let (_d, ctx) = project();
-        std::fs::write(ctx.root.join("a.txt"), "one\ntwo\nthree").unwrap();
-        let err = read(&ctx, json!({"path": "a.txt", "offset": 7})).await.unwrap_err();
-        assert!(err.0.contains("has 3 lines"), "{err}");
-    }
-
-    #[tokio::test]
-    async fn read_of_empty_file_says_it_is_empty() {
-        let (_d, ctx) = project();
-        std::fs::write(ctx.root.join("empty.txt"), "").unwrap();
-        let out = read(&ctx, json!({"path": "empty.txt"})).await.unwrap();
-        assert_eq!(out.content, "empty.txt is empty (0 bytes)");
-    }
-
-    #[tokio::test]
-    async fn read_cuts_very_long_lines() {
-        let (_d, ctx) = project();
-        std::fs::write(ctx.root.join("min.js"), format!("{}\nshort\n", "é".repeat(5000))).unwrap();
-        let out = read(&ctx, json!({"path": "min.js"})).await.unwrap();
-        let first = out.content.lines().next().unwrap();
-        assert!(first.ends_with("… [line truncated, 5000 chars]"), "{first}");
-        assert_eq!(first.chars().filter(|&c| c == 'é').count(), MAX_LINE_CHARS);
-        assert!(out.content.ends_with("     2\tshort"));
-    }
-
-    #[tokio::test]
-    async fn read_strips_crlf_line_endings() {
-        let (_d, ctx) = project();
-        std::fs::write(ctx.root.join("dos.txt"), "a\r\nb\r\n").unwrap();
-        let out = read(&ctx, json!({"path": "dos.txt"})).await.unwrap();
-        assert_eq!(out.content, "     1\ta\n     2\tb");
-    }
-
-    #[tokio::test]
-    async fn read_of_directory_suggests_glob() {
-        let (_d, ctx) = project();
-        std::fs::create_dir(ctx.root.join("src")).unwrap();
-        let err = read(&ctx, json!({"path": "src"})).await.unwrap_err();
-        assert!(err.0.contains("is a directory") && err.0.contains("glob"), "{err}");
-    }
-
-    #[tokio::test]
-    async fn read_of_missing_file_suggests_similar_names() {
-        let (_d, ctx) = project();
-        std::fs::create_dir(ctx.root.join("src")).unwrap();
-        std::fs::write(ctx.root.join("src/Main.rs"), "").unwrap();
-        std::fs::write(ctx.root.join("src/lib.ts"), "").unwrap();
-        std::fs::write(ctx.root.join("src/other.rs"), "").unwrap();
-        let err = read(&ctx, json!({"path": "src/main.rs"})).await.unwrap_err();
-        assert!(err.0.contains("src/main.rs does not exist. Did you mean: src/Main.rs?"), "{err}");
-        let err = read(&ctx, json!({"path": "src/lib.rs"})).await.unwrap_err();
-        assert!(err.0.contains("Did you mean: src/lib.ts?"), "{err}");
-        let err = read(&ctx, json!({"path": "src/nothing.rs"})).await.unwrap_err();
-        assert!(err.0.contains("does not exist") && err.0.contains("**/nothing.rs"), "{err}");
-        assert!(!ctx.files.knows(&ctx.root.join("src/nothing.rs")));
-    }
-
-    #[tokio::test]
-    async fn read_of_binary_file_is_an_error_result() {
-        let (_d, ctx) = project();
-        std::fs::write(ctx.root.join("logo.png"), b"\x89PNG\r\n\x1a\n\0\0\0\rIHDR").unwrap();
-        let err = read(&ctx, json!({"path": "logo.png"})).await.unwrap_err();
-        assert_eq!(err.0, "logo.png is a binary file (16 bytes); file_read shows text only");
-        assert!(!ctx.files.knows(&ctx.root.join("logo.png")));
-    }
-
-    #[tokio::test]
-    async fn read_of_non_utf8_file_says_so() {
-        let (_d, ctx) = project();
-        std::fs::write(ctx.root.join("latin1.txt"), b"caf\xe9\nok\n").unwrap();
-        let out = read(&ctx, json!({"path": "latin1.txt"})).await.unwrap();
-        assert_eq!(out.content, "[not valid UTF-8: invalid bytes shown as \u{FFFD}]\n     1\tcaf\u{FFFD}\n     2\tok");
-        assert!(ctx.files.knows(&ctx.root.join("latin1.txt")));
-    }
-
-    #[tokio::test]
-    async fn read_rejects_a_zero_limit_and_explains_bad_arguments() {
-        let (_d, ctx) = project();
-        let err = read(&ctx, json!({"path": "a", "limit": 0})).await.unwrap_err();
-        assert!(err.0.contains("limit must be at least 1"), "{err}");
-        let err = read(&ctx, json!({"file": "a"})).await.unwrap_err();
-        assert!(err.0.starts_with("file_read: bad arguments") && err.0.contains("\"path\""), "{err}");
-    }
-
-    #[test]
-    fn prepare_lists_the_resolved_path_for_the_policy() {
-        let (_d, ctx) = project();
-        let prepared = FileRead.prepare(&json!({"path": "../outside.txt", "junk": 1}), &ctx).unwrap();
-        assert_eq!(prepared.paths.len(), 1);
-        assert!(!prepared.paths[0].inside_project);
-        assert_eq!(prepared.summary, prepared.paths[0].display);
-    }
-}
+#[path = "file_read_tests.rs"]
+mod tests;

@@ -49,6 +49,13 @@ impl Tool for FileWrite {
 
     fn prepare(&self, args: &serde_json::Value, ctx: &ToolContext) -> Result<Prepared, ToolError> {
         let args: Args = parse_args(self.name(), args, SHAPE)?;
+        if args.path.ends_with('/') || args.path.ends_with(std::path::MAIN_SEPARATOR) || args.path.trim().is_empty() {
+            return Err(ToolError::new(format!(
+                "{:?} names a folder, not a file; give the path of the file to write, e.g. {}new.txt (missing folders are created)",
+                args.path,
+                args.path.trim()
+            )));
+        }
         let path = resolve_path(&ctx.root, &args.path);
         let before = current_text(&path, &ctx.files)?;
         // An empty file holds nothing that could be lost, so it needs no read first.
@@ -208,6 +215,16 @@ mod tests {
         ctx.files.record(&ctx.root.join("latin1.txt"), b"caf\xe9\n");
         let err = run(&FileWrite, &ctx, json!({"path": "latin1.txt", "content": "x"})).await.unwrap_err();
         assert!(err.0.contains("not valid UTF-8"), "{err}");
+    }
+
+    #[tokio::test]
+    async fn a_path_ending_in_a_slash_is_refused_and_nothing_is_created() {
+        let (_d, ctx) = project();
+        for path in ["newdir/", "a/b/", ""] {
+            let err = run(&FileWrite, &ctx, json!({"path": path, "content": "x\n"})).await.unwrap_err();
+            assert!(err.0.contains("names a folder, not a file"), "{path}: {err}");
+        }
+        assert!(!ctx.root.join("newdir").exists() && !ctx.root.join("a").exists());
     }
 
     #[tokio::test]

@@ -30,7 +30,7 @@ pub use paths::{ProjectPath, resolve_path};
 pub use policy::{ApprovalPolicy, Verdict, decide};
 pub use registry::Registry;
 pub use sandbox::SandboxPolicy;
-pub use tracker::FileTracker;
+pub use tracker::{FileTracker, Fingerprinter};
 
 use std::path::PathBuf;
 use std::sync::Arc;

@@ -17,7 +17,13 @@ pub const TEST_KEY: &str = "sk-test-key-do-not-log";
 
 /// Retries in milliseconds, so no test sleeps for long.
 pub fn fast_retry() -> RetryConfig {
-    RetryConfig { max_attempts: 4, base_delay_ms: 2, max_delay_ms: 20, stream_idle_timeout_ms: 10_000 }
+    RetryConfig {
+        max_attempts: 4,
+        base_delay_ms: 2,
+        max_delay_ms: 20,
+        stream_idle_timeout_ms: 10_000,
+        ..RetryConfig::default()
+    }
 }
 
 pub fn anthropic(mock: &MockLlm) -> AnthropicClient {
@@ -47,7 +53,7 @@ pub fn request(messages: Vec<Message>) -> ChatRequest {
     ChatRequest {
         model: "mock-model".into(),
         system: vec![SystemBlock { text: "You are cairn, a coding assistant.".into(), cache_breakpoint: true }],
-        messages,
+        messages: messages.into_iter().map(std::sync::Arc::new).collect(),
         tools: tool_specs(),
         max_tokens: 4096,
         cache: None,

@@ -89,6 +89,8 @@ struct Shared {
     ollama_window: Option<u64>,
     models: Vec<String>,
     next_id: AtomicU64,
+    /// When each request's headers arrived and when its answer was handed over, in order.
+    timings: Mutex<Vec<(std::time::Instant, std::time::Instant)>>,
 }
 
 /// A running mock; the server stops when this is dropped.
@@ -114,6 +116,11 @@ impl MockLlm {
     pub async fn bind(addr: SocketAddr, script: Script) -> std::io::Result<MockLlm> {
         let listener = tokio::net::TcpListener::bind(addr).await?;
         let addr = listener.local_addr()?;
+        // Frames go out as they are written, as real providers send them: with Nagle's
+        // algorithm a small frame waits for the client's delayed ACK, 40 ms on Linux.
+        let listener = axum::serve::ListenerExt::tap_io(listener, |tcp| {
+            let _ = tcp.set_nodelay(true);
+        });
         let shared = Arc::new(Shared {
             context_window: script.context_window,
             evict_before: script.evict_before,
@@ -126,6 +133,7 @@ impl MockLlm {
             ollama_window: script.ollama_window,
             models: script.models.unwrap_or_else(|| vec!["mock-model".to_string()]),
             next_id: AtomicU64::new(1),
+            timings: Mutex::new(Vec::new()),
         });
         let app = Router::new()
             .route("/v1/messages", post(anthropic))
@@ -185,6 +193,14 @@ impl MockLlm {
         }
     }
 
+    /// For each request: when its headers had arrived (the body may still be on the way), and
+    /// when its answer was handed to the server to send (the frames go out at once unless a
+    /// chunk delay is set). The gap between one answer and the next request is the time the
+    /// client spent between them, the upload of the request body aside.
+    pub fn timings(&self) -> Vec<(std::time::Instant, std::time::Instant)> {
+        self.shared.timings.lock().expect("mock lock poisoned").clone()
+    }
+
     pub fn push(&self, reply: impl Into<Reply>) {
         self.shared.replies.lock().expect("mock lock poisoned").push_back(reply.into());
     }
@@ -195,12 +211,12 @@ impl MockLlm {
     }
 }
 
-async fn anthropic(State(shared): State<Arc<Shared>>, headers: HeaderMap, body: Bytes) -> Response {
-    answer(&shared, Wire::Anthropic, "/v1/messages", &headers, &body).await
+async fn anthropic(State(shared): State<Arc<Shared>>, request: axum::extract::Request) -> Response {
+    answer(&shared, Wire::Anthropic, "/v1/messages", request).await
 }
 
-async fn openai(State(shared): State<Arc<Shared>>, headers: HeaderMap, body: Bytes) -> Response {
-    answer(&shared, Wire::OpenAi, "/v1/chat/completions", &headers, &body).await
+async fn openai(State(shared): State<Arc<Shared>>, request: axum::extract::Request) -> Response {
+    answer(&shared, Wire::OpenAi, "/v1/chat/completions", request).await
 }
 
 async fn models(State(shared): State<Arc<Shared>>) -> Response {
@@ -227,7 +243,20 @@ async fn ollama_ps(State(shared): State<Arc<Shared>>) -> Response {
     axum::Json(json!({"models": models})).into_response()
 }
 
-async fn answer(shared: &Shared, wire: Wire, path: &str, headers: &HeaderMap, raw: &[u8]) -> Response {
+async fn answer(shared: &Shared, wire: Wire, path: &str, request: axum::extract::Request) -> Response {
+    // The request's headers are in; its body may still be on the way.
+    let received = std::time::Instant::now();
+    let (parts, body) = request.into_parts();
+    let raw: Bytes = match axum::body::to_bytes(body, usize::MAX).await {
+        Ok(raw) => raw,
+        Err(e) => return (StatusCode::BAD_REQUEST, format!("the body could not be read: {e}")).into_response(),
+    };
+    let response = answer_request(shared, wire, path, &parts.headers, &raw).await;
+    shared.timings.lock().expect("mock lock poisoned").push((received, std::time::Instant::now()));
+    response
+}
+
+async fn answer_request(shared: &Shared, wire: Wire, path: &str, headers: &HeaderMap, raw: &[u8]) -> Response {
     let headers: BTreeMap<String, String> = headers
         .iter()
         .map(|(k, v)| (k.as_str().to_string(), String::from_utf8_lossy(v.as_bytes()).into_owned()))
@@ -309,6 +338,18 @@ async fn answer(shared: &Shared, wire: Wire, path: &str, headers: &HeaderMap, ra
             }
             Fault::Stall => {
                 sse(wire::first_half(render(&partial, &mut next_id)), shared.chunk_delay, wire::Ending::Stall)
+            }
+            Fault::EndlessPings => {
+                let ping = if wire == Wire::Anthropic { wire::ANTHROPIC_PING } else { wire::SSE_COMMENT };
+                sse(
+                    wire::first_half(render(&partial, &mut next_id)),
+                    shared.chunk_delay,
+                    wire::Ending::Repeat(ping, 20),
+                )
+            }
+            Fault::EndlessText => {
+                let more = if wire == Wire::Anthropic { wire::ANTHROPIC_MORE_TEXT } else { wire::OPENAI_MORE_TEXT };
+                sse(wire::first_half(render(&partial, &mut next_id)), shared.chunk_delay, wire::Ending::Repeat(more, 5))
             }
             Fault::MalformedEvent => {
                 let mut frames = render(&partial, &mut next_id);

@@ -157,6 +157,11 @@ pub enum Fault {
     ErrorEvent,
     /// Part of a turn, then silence for five minutes (for idle-timeout tests).
     Stall,
+    /// Part of a turn, then keep-alives forever (Anthropic `ping` events, SSE comments on the
+    /// OpenAI wire) and no content.
+    EndlessPings,
+    /// Part of a turn, then more text forever: a response that never ends.
+    EndlessText,
     /// No response at all for five minutes, then a 500 (for clients' response timeouts).
     Unresponsive,
 }

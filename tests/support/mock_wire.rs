@@ -19,7 +19,17 @@ pub enum Ending {
     Abort,
     /// The frames, then five minutes of silence.
     Stall,
+    /// The frames, then this frame again every `ms` milliseconds, forever.
+    Repeat(&'static str, u64),
 }
+
+/// Anthropic's keep-alive event.
+pub const ANTHROPIC_PING: &str = "event: ping\ndata: {\"type\": \"ping\"}\n\n";
+/// An SSE comment, as OpenRouter and proxies send to keep a connection open.
+pub const SSE_COMMENT: &str = ": keep-alive\n\n";
+/// More text for the open text block, on each wire.
+pub const ANTHROPIC_MORE_TEXT: &str = "event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"text_delta\",\"text\":\"and more \"}}\n\n";
+pub const OPENAI_MORE_TEXT: &str = "data: {\"id\":\"chatcmpl-endless\",\"object\":\"chat.completion.chunk\",\"created\":1700000000,\"model\":\"mock-model\",\"choices\":[{\"index\":0,\"delta\":{\"content\":\"and more \"},\"finish_reason\":null}]}\n\n";
 
 /// A turn as SSE frames, each a complete `event:`/`data:` block ending in a blank line.
 pub fn frames(wire: Wire, turn: &Turn, model: &str, usage: MockUsage, next_id: &mut dyn FnMut() -> u64) -> Vec<String> {
@@ -242,6 +252,7 @@ pub fn context_length_body(wire: Wire) -> Value {
     }
 }
 
+#[derive(Clone)]
 enum Step {
     Chunk(Bytes),
     Sleep(Duration),
@@ -273,8 +284,16 @@ pub fn body_stream(
             steps.push(Step::Abort);
         }
         Ending::Stall => steps.push(Step::Sleep(Duration::from_secs(300))),
+        Ending::Repeat(..) => {}
     }
-    futures_util::stream::unfold(steps.into_iter(), |mut steps| async move {
+    let repeat = match ending {
+        Ending::Repeat(frame, ms) => Some((Bytes::from_static(frame.as_bytes()), Duration::from_millis(ms))),
+        Ending::Complete | Ending::Abort | Ending::Stall => None,
+    };
+    let steps = steps.into_iter().chain(repeat.into_iter().flat_map(|(frame, every)| {
+        std::iter::repeat_n([Step::Sleep(every), Step::Chunk(frame)], usize::MAX).flatten()
+    }));
+    futures_util::stream::unfold(steps, |mut steps| async move {
         loop {
             match steps.next()? {
                 Step::Chunk(bytes) => return Some((Ok(bytes), steps)),

@@ -49,7 +49,7 @@ impl Worker {
         let model =
             ModelSlot::new(setup.provider, setup.provider_kind, setup.model, setup.window_override, &setup.config);
         let session =
-            SessionState::load(setup.store.clone(), session, &setup.config.context, setup.redactor, link.emitter())?;
+            SessionState::load(setup.store.clone(), session, &setup.config.context, setup.redactor, link.emitter(), None)?;
         let mut worker = Worker {
             cache: CacheWatch::new(setup.config.cache.ttl),
             place: Workplace::new(
@@ -85,6 +85,7 @@ impl Worker {
             &config.context,
             self.session.redactor().clone(),
             self.link.emitter(),
+            Some(&self.session),
         )?;
         self.background.abort_compaction();
         self.session = session;

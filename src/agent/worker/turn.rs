@@ -25,12 +25,16 @@ impl Worker {
         let start = self.session.pipeline().counters();
         let cache_start = self.cache.counts();
         let mut stats = TurnStats::default();
+        self.session.clear_failure();
         self.link.emit(AgentEvent::TurnStarted { prompt: prompt.clone() });
         let prompt = self.spill_long_prompt(prompt);
         self.session.persist(Message::user(prompt.clone()), None);
         self.auto_recall(self.session.last_seq(), &prompt);
         let mut overflow_retried = false;
         let outcome = loop {
+            if self.session.has_failed() {
+                break TurnOutcome::Failed { error: String::new() };
+            }
             if let Some(limit) = self.max_turns
                 && stats.requests >= limit
             {
@@ -88,6 +92,10 @@ impl Worker {
             if cancel.is_cancelled() {
                 break TurnOutcome::Interrupted { partial: response.message.text() };
             }
+        };
+        let outcome = match self.session.take_failure() {
+            Some(error) => TurnOutcome::Failed { error: format!("could not save the conversation: {error}") },
+            None => outcome,
         };
         self.take_aux_usage(&mut stats);
         stats.context = self.context_report(&start);
@@ -207,7 +215,7 @@ impl Worker {
         self.cache.instructions_are(prompt::fingerprint(&instructions));
         let (system, tools) = self.system_and_tools_with(mode, &instructions);
         let window = self.model.window();
-        let messages: Vec<Message> = self.session.pipeline_mut().view(window).iter().map(|m| (**m).clone()).collect();
+        let messages = self.session.pipeline_mut().view(window);
         debug_assert_eq!(check_request(&messages), Ok(()), "every request satisfies the invariant");
         if pre.tokens > input.budget.effective {
             tracing::warn!(
@@ -227,7 +235,7 @@ impl Worker {
             max_tokens: self.max_output_tokens(),
             cache,
         };
-        let fingerprint = crate::llm::fingerprint(&request);
+        let fingerprint = self.cache.fingerprint(&request);
         Ok(Prepared { request, raw_tokens, fingerprint })
     }
 
