@@ -5,6 +5,7 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
+use super::checkpoints::CheckpointsConfig;
 use super::models::ModelOverride;
 use super::provider::ProviderKind;
 use crate::conversation::Mode;
@@ -34,6 +35,7 @@ pub struct Config {
     pub compaction: CompactionConfig,
     pub cache: CacheConfig,
     pub memory: MemoryConfig,
+    pub checkpoints: CheckpointsConfig,
 }
 
 /// `[memory]`: memories and recall.

@@ -83,6 +83,7 @@ fn validate(config: &Config) -> Result<(), String> {
     if config.context_window.is_some_and(|w| w < 4_096) {
         return Err("context_window must be at least 4096 tokens".into());
     }
+    config.checkpoints.validate()?;
     Ok(())
 }
 

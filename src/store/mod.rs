@@ -3,6 +3,8 @@
 //!
 //! Holds no business rules: callers decide what to store and when.
 
+mod blobs;
+mod checkpoints;
 mod context;
 mod error;
 mod memories;
@@ -14,6 +16,11 @@ mod segments;
 mod sessions;
 mod usage;
 
+pub use blobs::{BlobContent, CapReport, CheckpointSpace, ContentHash, NewBlob};
+pub use checkpoints::{
+    CaptureBatch, ChangeRecord, ManifestDelta, ManifestEntry, NewChange, PathState, RewoundRange, TurnChanges, TurnInfo,
+    Unkept, is_rewound,
+};
 pub use context::CompactionRecord;
 pub use error::StoreError;
 pub use memories::{MemoryRecord, NewMemory};
