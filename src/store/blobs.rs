@@ -148,11 +148,11 @@ pub(super) fn missing(conn: &Connection, hashes: &[ContentHash]) -> Result<HashS
 /// Insert new contents, and put back the data of dropped ones.
 pub(super) fn insert(conn: &Connection, encoded: &[Encoded], now: i64) -> Result<(), StoreError> {
     let mut find = conn.prepare_cached("SELECT id, dropped_at IS NULL FROM blobs WHERE hash = ?1")?;
-    let mut add = conn.prepare_cached(
-        "INSERT INTO blobs (hash, size, stored_size, codec, last_used) VALUES (?1, ?2, ?3, ?4, ?5)",
+    let mut add = conn
+        .prepare_cached("INSERT INTO blobs (hash, size, stored_size, codec, last_used) VALUES (?1, ?2, ?3, ?4, ?5)")?;
+    let mut revive = conn.prepare_cached(
+        "UPDATE blobs SET stored_size = ?2, codec = ?3, last_used = ?4, dropped_at = NULL WHERE id = ?1",
     )?;
-    let mut revive =
-        conn.prepare_cached("UPDATE blobs SET stored_size = ?2, codec = ?3, last_used = ?4, dropped_at = NULL WHERE id = ?1")?;
     let mut data = conn.prepare_cached("INSERT OR REPLACE INTO blob_data (blob_id, data) VALUES (?1, ?2)")?;
     for e in encoded {
         let found: Option<(i64, bool)> =
@@ -219,11 +219,13 @@ impl Store {
         let hashes: Vec<ContentHash> = blobs.iter().map(|b| b.hash).collect();
         let missing = missing(&self.conn(), &hashes)?;
         let mut seen = HashSet::new();
-        Ok(blobs
-            .into_iter()
-            .filter(|b| missing.contains(&b.hash) && seen.insert(b.hash))
-            .map(encode)
-            .collect())
+        Ok(blobs.into_iter().filter(|b| missing.contains(&b.hash) && seen.insert(b.hash)).map(encode).collect())
+    }
+
+    /// Of `hashes`, those whose content the store cannot give back (dropped by the cap, or
+    /// never kept).
+    pub fn blobs_not_kept(&self, hashes: &[ContentHash]) -> Result<HashSet<ContentHash>, StoreError> {
+        missing(&self.conn(), hashes)
     }
 
     /// Stored bytes of kept contents, as the cap counts them.
@@ -234,8 +236,9 @@ impl Store {
     }
 
     /// When kept contents pass `max_bytes`, drop the least recently used until they are a tenth
-    /// under it (so the next capture does not start over). Contents a project manifest still
-    /// refers to — the current files, needed to undo the next `bash` — go last.
+    /// under it (so the next capture does not start over); among contents last used together,
+    /// the largest first, so as few as possible go. Contents a project manifest still refers
+    /// to — the current files, needed to undo the next `bash` — go last.
     pub fn enforce_checkpoint_cap(&self, max_bytes: u64) -> Result<CapReport, StoreError> {
         let total = self.checkpoint_stored_bytes()?;
         if total <= max_bytes {
@@ -247,7 +250,7 @@ impl Store {
         let victims: Vec<(i64, Vec<u8>, i64)> = {
             let mut stmt = tx.prepare(
                 "SELECT b.id, b.hash, b.stored_size FROM blobs b WHERE b.dropped_at IS NULL
-                 ORDER BY EXISTS (SELECT 1 FROM file_manifest m WHERE m.blob_id = b.id), b.last_used, b.id",
+                 ORDER BY EXISTS (SELECT 1 FROM file_manifest m WHERE m.blob_id = b.id), b.last_used, b.stored_size DESC, b.id",
             )?;
             let mut rows = stmt.query([])?;
             let mut out = Vec::new();
@@ -286,7 +289,8 @@ impl Store {
             [],
             |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)),
         )?;
-        let count = |sql: &str| -> Result<u64, StoreError> { Ok(conn.query_row(sql, [], |r| r.get::<_, i64>(0))? as u64) };
+        let count =
+            |sql: &str| -> Result<u64, StoreError> { Ok(conn.query_row(sql, [], |r| r.get::<_, i64>(0))? as u64) };
         Ok(CheckpointSpace {
             stored_bytes: stored as u64,
             content_bytes: content as u64,

@@ -67,12 +67,21 @@ pub enum PathState {
     Absent,
     Dir,
     /// A regular file; `mode` is its permission bits.
-    File { hash: ContentHash, mode: u32 },
+    File {
+        hash: ContentHash,
+        mode: u32,
+    },
     /// A symbolic link; the content is its target.
-    Symlink { hash: ContentHash },
+    Symlink {
+        hash: ContentHash,
+    },
     /// It existed, but its content was not kept; size and mtime tell later whether it is still
     /// what was left there.
-    Unkept { reason: Unkept, size: u64, mtime_ns: i64 },
+    Unkept {
+        reason: Unkept,
+        size: u64,
+        mtime_ns: i64,
+    },
 }
 
 impl PathState {
@@ -90,7 +99,9 @@ impl PathState {
             PathState::Dir => ("dir", None, None, None),
             PathState::File { mode, .. } => ("file", Some(*mode as i64), None, None),
             PathState::Symlink { .. } => ("symlink", None, None, None),
-            PathState::Unkept { reason, size, mtime_ns } => (reason.as_str(), None, Some(*size as i64), Some(*mtime_ns)),
+            PathState::Unkept { reason, size, mtime_ns } => {
+                (reason.as_str(), None, Some(*size as i64), Some(*mtime_ns))
+            }
         }
     }
 
@@ -112,11 +123,9 @@ impl PathState {
             "file" => PathState::File { hash: hash()?, mode: mode.unwrap_or(0o644) as u32 },
             "symlink" => PathState::Symlink { hash: hash()? },
             other => match Unkept::parse(other) {
-                Some(reason) => PathState::Unkept {
-                    reason,
-                    size: size.unwrap_or(0).max(0) as u64,
-                    mtime_ns: mtime_ns.unwrap_or(0),
-                },
+                Some(reason) => {
+                    PathState::Unkept { reason, size: size.unwrap_or(0).max(0) as u64, mtime_ns: mtime_ns.unwrap_or(0) }
+                }
                 None => return Err(StoreError::Corrupt(format!("a checkpoint records an unknown kind {other:?}"))),
             },
         })
@@ -389,7 +398,8 @@ impl Store {
         let conn = self.conn();
         let mut stmt = conn
             .prepare("SELECT first_seq, last_seq FROM message_rewinds WHERE session_id = ?1 ORDER BY first_seq, id")?;
-        let rows = stmt.query_map(params![session], |r| Ok(RewoundRange { first_seq: r.get(0)?, last_seq: r.get(1)? }))?;
+        let rows =
+            stmt.query_map(params![session], |r| Ok(RewoundRange { first_seq: r.get(0)?, last_seq: r.get(1)? }))?;
         Ok(rows.collect::<Result<_, _>>()?)
     }
 

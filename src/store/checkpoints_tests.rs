@@ -170,7 +170,9 @@ fn the_cap_drops_least_recently_used_contents_first_and_the_tree_last() {
     // Room for about four contents: turns 1 and 2 go (oldest used); turn 3, 4 and the tree stay.
     let report = store.enforce_checkpoint_cap(50 * 1024).unwrap();
     assert!(store.checkpoint_stored_bytes().unwrap() <= 45 * 1024);
-    let gone: Vec<_> = (1..=8).filter(|&t| store.blob_content(&ContentHash::of(&blob(t))).unwrap() == Some(BlobContent::Dropped)).collect();
+    let gone: Vec<_> = (1..=8)
+        .filter(|&t| store.blob_content(&ContentHash::of(&blob(t))).unwrap() == Some(BlobContent::Dropped))
+        .collect();
     assert_eq!(gone, [1, 2, 3, 4, 5]);
     assert_eq!(report.dropped.len(), 5);
     assert!(matches!(store.blob_content(&ContentHash::of(&current)).unwrap(), Some(BlobContent::Kept(_))));
