@@ -87,6 +87,8 @@ pub struct WarmUp {
     pub bytes_read: u64,
     /// Set when bash changes cannot be checkpointed in this session, and why.
     pub scan_off: Option<String>,
+    /// Folders are watched (Linux inotify): scans stat only where something happened.
+    pub watched: bool,
 }
 
 /// The checkpoints of one session.
@@ -120,6 +122,7 @@ impl Checkpointer {
             ignored_dir_watch_limit: config.ignored_dir_watch_limit,
             max_entries: config.max_scan_entries,
             exclude,
+            watch_folders: config.watch_folders,
         };
         Ok(Checkpointer {
             store,
@@ -197,6 +200,10 @@ impl Checkpointer {
             }
         }
         self.commit(batch, None)?;
+        // One pass over everything now that the folders are watched, so the first command
+        // starts from a settled tree.
+        self.settle(&mut tree)?;
+        report.watched = tree.is_watched();
         self.tree = Some(tree);
         Ok(report)
     }

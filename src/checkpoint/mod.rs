@@ -13,6 +13,7 @@ mod plan;
 mod restore;
 mod scan;
 mod walk;
+mod watch;
 
 pub use capture::{CallGuard, CallKind, ChangedPath, CheckpointError, Checkpointer, WarmUp};
 pub use diff::{session_diff, turn_diff};

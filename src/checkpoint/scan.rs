@@ -1,16 +1,19 @@
-//! The cheap scan around `bash`: the project tree as (size, mtime, ctime, inode, mode) stamps,
-//! rescanned by stat-ing every known entry (in parallel) and re-listing only the folders whose
-//! own stamp moved. Nothing is read here; the caller hashes what the scan says changed.
+//! The cheap scan around `bash`: the project tree as (size, mtime, ctime, inode, mode) stamps.
+//! A rescan stats the entries of the folders inotify saw events in (on Linux), or every entry
+//! (in parallel) when there is no watcher, and re-lists only the folders whose own stamp moved.
+//! Nothing is read here; the caller hashes what the scan says changed.
 //!
 //! A full walk (the `ignore` crate's rules) happens on the first scan and again when an ignore
 //! file or a `.git` appears, changes or goes.
 
 use std::collections::{BTreeMap, BTreeSet, HashSet};
 use std::fs::Metadata;
+use std::ops::Bound;
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 
 use super::walk::{self, Budget, Found, ScanError, ScanLimits};
+use super::watch::{Dirty, Watcher};
 use crate::store::{ContentHash, Unkept};
 
 /// Below this many entries one thread stats them all; above, the work is split.
@@ -138,20 +141,38 @@ pub struct Tree {
     limits: ScanLimits,
     entries: BTreeMap<String, Entry>,
     git_dirs: BTreeSet<String>,
+    watcher: Option<Watcher>,
+    /// The next rescan stats everything (the tree was just walked: what changed between a
+    /// folder's listing and its watch would otherwise go unseen).
+    sweep: bool,
 }
 
 impl Tree {
-    /// Walk `root` in full. Every file's content starts unknown.
+    /// Walk `root` in full. Every file's content starts unknown; the first rescan stats
+    /// everything once.
     pub fn walk(root: &Path, limits: ScanLimits) -> Result<Tree, ScanError> {
         let started = now_ns();
         let mut budget = Budget::new(&limits);
         let walked = walk::walk_from(root, "", &limits, &mut budget, limits.max_entries)?;
-        let mut tree = Tree { root: root.to_path_buf(), limits, entries: BTreeMap::new(), git_dirs: BTreeSet::new() };
+        let watcher = if limits.watch_folders { Watcher::new() } else { None };
+        let mut tree = Tree {
+            root: root.to_path_buf(),
+            limits,
+            entries: BTreeMap::new(),
+            git_dirs: BTreeSet::new(),
+            watcher,
+            sweep: true,
+        };
         tree.git_dirs.extend(walked.git_dirs);
         for found in walked.found {
             tree.insert(found, started);
         }
         Ok(tree)
+    }
+
+    /// Whether folders are watched (rescans stat only where something happened).
+    pub fn is_watched(&self) -> bool {
+        self.watcher.is_some()
     }
 
     pub fn root(&self) -> &Path {
@@ -186,6 +207,12 @@ impl Tree {
             Some(e) => e.track,
             None => parent(rel).and_then(|p| self.entries.get(p)).map(|p| p.track).unwrap_or(Track::Full),
         };
+        if (stamp.is_dir() || track == Track::Watched)
+            && let Some(watcher) = self.watcher.as_mut()
+            && !watcher.watch(&self.root, rel, track == Track::Watched)
+        {
+            self.watcher = None;
+        }
         let racy = stamp.racy(now_ns());
         self.entries.insert(rel.to_string(), Entry { stamp, track, content, racy });
     }
@@ -195,27 +222,96 @@ impl Tree {
     }
 
     fn insert(&mut self, found: Found, started: i64) {
-        let content =
-            if found.stamp.is_dir() || found.track == Track::Watched { Content::Folder } else { Content::Unknown };
+        let folder = found.stamp.is_dir() || found.track == Track::Watched;
+        if folder && let Some(watcher) = self.watcher.as_mut() {
+            if !watcher.watch(&self.root, &found.rel, found.track == Track::Watched) {
+                self.watcher = None;
+            }
+        }
+        let content = if folder { Content::Folder } else { Content::Unknown };
         let racy = found.stamp.racy(started);
         self.entries.insert(found.rel, Entry { stamp: found.stamp, track: found.track, content, racy });
     }
 
-    /// Stat every known entry, re-list folders whose stamp moved, and say what changed.
+    /// The entries to stat: all of them, or those of the folders with events.
+    fn to_stat(&mut self) -> Vec<String> {
+        let dirty = match self.watcher.as_mut() {
+            Some(_) if self.sweep => Dirty::All,
+            Some(watcher) => watcher.drain(),
+            None => Dirty::All,
+        };
+        self.sweep = false;
+        let dirs = match dirty {
+            Dirty::All => return self.entries.keys().cloned().collect(),
+            Dirty::Dirs(dirs) => dirs,
+        };
+        let mut keys = BTreeSet::new();
+        for dir in dirs {
+            if self.entries.contains_key(&dir) {
+                keys.insert(dir.clone());
+            }
+            let prefix = if dir.is_empty() { String::new() } else { format!("{dir}/") };
+            for (key, _) in self.entries.range::<str, _>((Bound::Included(prefix.as_str()), Bound::Unbounded)) {
+                if !key.starts_with(&prefix) {
+                    break;
+                }
+                if !key.is_empty() && !key[prefix.len()..].contains('/') {
+                    keys.insert(key.clone());
+                }
+            }
+        }
+        keys.into_iter().collect()
+    }
+
+    /// Take `rel` and everything under it out of the tree, into the delta.
+    fn remove_subtree(&mut self, rel: &str, delta: &mut Delta) {
+        if rel.is_empty() {
+            return;
+        }
+        let root = self.watch_root(rel);
+        let prefix = format!("{rel}/");
+        let mut gone: Vec<String> = vec![rel.to_string()];
+        gone.extend(
+            self.entries
+                .range::<str, _>((Bound::Excluded(rel), Bound::Unbounded))
+                .map(|(k, _)| k)
+                .take_while(|k| k.starts_with(&prefix))
+                .cloned(),
+        );
+        for key in gone {
+            let Some(entry) = self.entries.remove(&key) else { continue };
+            if let Some(watcher) = self.watcher.as_mut()
+                && (entry.stamp.is_dir() || entry.track == Track::Watched)
+            {
+                watcher.unwatch(&key);
+            }
+            match entry.track {
+                Track::Watched => {
+                    delta.touched.insert(root.clone());
+                }
+                Track::Full | Track::Ignored => delta.removed.push((key, entry)),
+            }
+        }
+    }
+
+    /// Stat the entries that may have changed, re-list folders whose stamp moved, and say what
+    /// changed.
     pub fn rescan(&mut self) -> Result<Delta, ScanError> {
         let started = now_ns();
+        let keys = self.to_stat();
         let stamps = {
-            let keys: Vec<&str> = self.entries.keys().map(String::as_str).collect();
-            stat_all(&self.root, &keys)
+            let refs: Vec<&str> = keys.iter().map(String::as_str).collect();
+            stat_all(&self.root, &refs)
         };
         let mut delta = Delta::default();
         let mut relist = Vec::new();
         let mut gone = Vec::new();
         let mut watched_moved = Vec::new();
         let mut rewalk = false;
-        for ((rel, entry), now) in self.entries.iter_mut().zip(stamps) {
+        for (rel, now) in keys.into_iter().zip(stamps) {
+            let Some(entry) = self.entries.get_mut(&rel) else { continue };
             let Some(stamp) = now.filter(|s| s.kind() == entry.stamp.kind()) else {
-                gone.push(rel.clone());
+                gone.push(rel);
                 continue;
             };
             match entry.track {
@@ -231,7 +327,7 @@ impl Tree {
                 }
                 Track::Full | Track::Ignored => {
                     if stamp != entry.stamp || entry.racy {
-                        rewalk |= walk::is_ignore_file(rel) && stamp != entry.stamp;
+                        rewalk |= walk::is_ignore_file(&rel) && stamp != entry.stamp;
                         delta.modified.push((rel.clone(), entry.clone()));
                         entry.content = Content::Unknown;
                     }
@@ -245,14 +341,7 @@ impl Tree {
         }
         for rel in gone {
             rewalk |= walk::is_ignore_file(&rel);
-            let root = self.watch_root(&rel);
-            let Some(entry) = self.entries.remove(&rel) else { continue };
-            match entry.track {
-                Track::Watched => {
-                    delta.touched.insert(root);
-                }
-                Track::Full | Track::Ignored => delta.removed.push((rel, entry)),
-            }
+            self.remove_subtree(&rel, &mut delta);
         }
         let mut budget = Budget::new(&self.limits);
         for dir in relist {
@@ -300,6 +389,14 @@ impl Tree {
         };
         for name in names {
             let rel = child(dir, &name);
+            // Watched before it is walked, so nothing created meanwhile goes unseen.
+            if parent_track == Track::Full
+                && let Some(watcher) = self.watcher.as_mut()
+                && std::fs::symlink_metadata(walk::join(&self.root, &rel)).is_ok_and(|m| m.is_dir())
+                && !watcher.watch(&self.root, &rel, false)
+            {
+                self.watcher = None;
+            }
             let found = if walked.contains(&name) {
                 let left = self.limits.max_entries.saturating_sub(self.entries.len());
                 let w = walk::walk_from(&self.root, &rel, &self.limits, budget, left)?;
@@ -330,6 +427,9 @@ impl Tree {
         let walked = walk::walk_from(&self.root, "", &self.limits, &mut budget, self.limits.max_entries)?;
         let mut old = std::mem::take(&mut self.entries);
         self.git_dirs = walked.git_dirs.into_iter().collect();
+        // Watches start over with the tree, and the next scan checks everything once.
+        self.watcher = if self.limits.watch_folders { Watcher::new() } else { None };
+        self.sweep = true;
         let already: HashSet<String> = delta.modified.iter().map(|(r, _)| r.clone()).collect();
         for found in walked.found {
             let rel = found.rel.clone();

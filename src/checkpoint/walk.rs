@@ -26,6 +26,8 @@ pub struct ScanLimits {
     pub max_entries: usize,
     /// Absolute paths never walked (cairn's own data folder when it sits in the project).
     pub exclude: Vec<PathBuf>,
+    /// Watch folders with inotify (Linux) so a rescan stats only where something happened.
+    pub watch_folders: bool,
 }
 
 impl Default for ScanLimits {
@@ -36,6 +38,7 @@ impl Default for ScanLimits {
             ignored_dir_watch_limit: c.ignored_dir_watch_limit,
             max_entries: c.max_scan_entries,
             exclude: Vec::new(),
+            watch_folders: c.watch_folders,
         }
     }
 }

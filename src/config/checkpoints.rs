@@ -28,6 +28,10 @@ pub struct CheckpointsConfig {
     /// A project with more entries than this is not scanned around `bash` (writes and edits
     /// are still checkpointed): a scan of a million files would cost seconds per command.
     pub max_scan_entries: usize,
+    /// Linux: watch the tracked folders with inotify, so the scan around `bash` stats only the
+    /// folders where something happened. Off: every entry is stat-ed before and after each
+    /// command (for file systems where inotify misses changes, such as network mounts).
+    pub watch_folders: bool,
 }
 
 impl Default for CheckpointsConfig {
@@ -43,6 +47,7 @@ impl Default for CheckpointsConfig {
             ignored_walk_budget: 2_000,
             ignored_dir_watch_limit: 2_000,
             max_scan_entries: 250_000,
+            watch_folders: true,
         }
     }
 }

@@ -136,12 +136,22 @@ fn project_files() -> Vec<(&'static str, &'static str)> {
         ("data/keep.bin", "\u{0}\u{1}binary\u{0}"),
         ("data/old/stale.txt", "stale\n"),
         ("scripts/run.sh", "#!/bin/sh\necho run\n"),
+        ("docs/guide/a.md", "# A\n"),
     ]
 }
 
 #[tokio::test]
 async fn rewinding_code_to_before_a_turn_restores_every_file_byte_identical_without_git() {
-    let mut rig = Rig::new(&project_files(), CheckpointsConfig::default());
+    byte_identical_rewind(CheckpointsConfig::default()).await;
+}
+
+#[tokio::test]
+async fn the_same_holds_when_every_scan_stats_every_entry() {
+    byte_identical_rewind(CheckpointsConfig { watch_folders: false, ..Default::default() }).await;
+}
+
+async fn byte_identical_rewind(config: CheckpointsConfig) {
+    let mut rig = Rig::new(&project_files(), config);
     std::fs::set_permissions(rig.root.join("scripts/run.sh"), std::fs::Permissions::from_mode(0o755)).unwrap();
     std::os::unix::fs::symlink("src/a.rs", rig.root.join("current")).unwrap();
     assert!(!rig.root.join(".git").exists());
@@ -162,7 +172,7 @@ async fn rewinding_code_to_before_a_turn_restores_every_file_byte_identical_with
     rig.bash(
         "set -e; echo made > made.txt; mkdir -p out/deep; printf 'y' > out/deep/y.txt; \
          printf 'more\\n' >> notes.txt; rm data/keep.bin; rm -r data/old; chmod -x scripts/run.sh; \
-         ln -sfn src/b.rs current; printf 'fn main() {}\\n' > src/a.rs",
+         ln -sfn src/b.rs current; printf 'fn main() {}\\n' > src/a.rs; mv docs manual",
     )
     .await;
     // Turn 3 changes a file turn 2 made, so the rewind takes back both.
@@ -257,4 +267,20 @@ async fn secrets_are_never_copied_and_files_outside_the_project_are_not_touched(
     assert!(report.unrestorable[0].reason.contains("checkpoints.never_store"), "{report:?}");
     assert_eq!(std::fs::read_to_string(rig.root.join("a.txt")).unwrap(), "a\n");
     assert_eq!(resolve_path(&rig.root, "../x").inside_project, false);
+}
+
+#[tokio::test]
+async fn an_edit_made_by_hand_between_commands_is_what_the_next_rewind_brings_back() {
+    for config in [CheckpointsConfig::default(), CheckpointsConfig { watch_folders: false, ..Default::default() }] {
+        let mut rig = Rig::new(&[("x.txt", "cairn's\n")], config);
+        rig.prompt("first");
+        rig.bash("echo 'made by bash' > x.txt").await;
+        // Between the turns the user rewrites the file by hand, same size as bash left it.
+        std::fs::write(rig.root.join("x.txt"), "made by hand\n").unwrap();
+        rig.prompt("second");
+        rig.bash("echo 'bash again' >> x.txt").await;
+        let report = rig.rewind_code_to(2, false);
+        assert_eq!(report.restored, ["x.txt"], "{report:?}");
+        assert_eq!(std::fs::read_to_string(rig.root.join("x.txt")).unwrap(), "made by hand\n");
+    }
 }
