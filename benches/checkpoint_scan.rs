@@ -1,8 +1,9 @@
 //! What checkpoints add to a `bash` call on a project of 50,000 files (2,500 folders of 20
 //! source files) plus an ignored `target/` of 10,000 more: the scan before and the scan after,
-//! with nothing changed and with ten files changed; and, once per session, the warm-up (the
-//! first session on a project reads and stores every file; later ones check stamps against the
-//! manifest).
+//! with nothing changed and with ten files changed (the ten writes are inside the measured
+//! time), with folders watched (Linux inotify, the default) and with every entry stat-ed (the
+//! fallback); and, once per session, the warm-up (the first session on a project reads and
+//! stores every file; later ones check stamps against the manifest).
 //!
 //! `cargo bench --bench checkpoint_scan` (release). `CAIRN_SCAN_FILES` sets the tracked file
 //! count (default 50000).
@@ -43,13 +44,13 @@ fn build_tree(root: &Path, files: usize) {
     }
 }
 
-fn checkpointer(store: &Arc<Store>, root: &Path) -> Checkpointer {
+fn checkpointer(store: &Arc<Store>, root: &Path, watch_folders: bool) -> Checkpointer {
     let project = store.project(root).expect("project");
     let session =
         store.create_session(project, NewSession { provider: "p", model: "m", mode: "edit" }).expect("session");
     let seq = store.append_message(&session.id, &Message::user("bench")).expect("message").seq;
-    let mut ckpt = Checkpointer::new(store.clone(), &session.id, project, root, &CheckpointsConfig::default(), vec![])
-        .expect("ckpt");
+    let config = CheckpointsConfig { watch_folders, ..CheckpointsConfig::default() };
+    let mut ckpt = Checkpointer::new(store.clone(), &session.id, project, root, &config, vec![]).expect("ckpt");
     ckpt.begin_turn(seq);
     ckpt
 }
@@ -71,7 +72,7 @@ fn main() {
     let data = tempfile::tempdir().expect("tempdir");
     let store = Arc::new(Store::open(&data.path().join("cairn.db")).expect("store"));
     let t = Instant::now();
-    let report = checkpointer(&store, &root).warm_up().expect("warm-up");
+    let report = checkpointer(&store, &root, true).warm_up().expect("warm-up");
     let first = t.elapsed();
     let space = store.checkpoint_space().expect("space");
     println!(
@@ -82,7 +83,7 @@ fn main() {
     let later: Vec<Duration> = (0..5)
         .map(|_| {
             let t = Instant::now();
-            let report = checkpointer(&store, &root).warm_up().expect("warm-up");
+            let report = checkpointer(&store, &root, true).warm_up().expect("warm-up");
             assert_eq!(report.files_read, 0, "later sessions read nothing unchanged");
             t.elapsed()
         })
@@ -90,27 +91,41 @@ fn main() {
     println!("later session warm-up: median {:.1?} of 5", median(later));
 
     let mut c = Criterion::default().configure_from_args().sample_size(20);
-    let mut ckpt = checkpointer(&store, &root);
-    ckpt.warm_up().expect("warm-up");
-    c.bench_function("bash call, scan before + after, nothing changed", |b| {
-        b.iter(|| {
-            let guard = ckpt.before_call(&CallKind::Exec).expect("before");
-            ckpt.after_call(guard, "bash", "c").expect("after")
-        })
-    });
+    // The writes the "10 files changed" cases make, alone: subtract to get the capture's cost.
     let mut round = 0u64;
-    c.bench_function("bash call, scan before + after, 10 files changed (writes included)", |b| {
+    c.bench_function("baseline: the 10 writes alone, no checkpoint", |b| {
         b.iter(|| {
             round += 1;
-            let guard = ckpt.before_call(&CallKind::Exec).expect("before");
             for i in 0..10 {
-                let path = root.join(format!("src/m0/d{i}/f0.rs"));
+                let path = root.join(format!("src/m0/d{i}/f1.rs"));
                 std::fs::write(path, format!("pub fn changed() -> u64 {{ {round} }}\n")).expect("write");
             }
-            let changed = ckpt.after_call(guard, "bash", "c").expect("after");
-            assert_eq!(changed.len(), 10);
-            changed
         })
     });
+    for (watch, how) in [(true, "folders watched"), (false, "every entry stat-ed")] {
+        let mut ckpt = checkpointer(&store, &root, watch);
+        let warm = ckpt.warm_up().expect("warm-up");
+        assert_eq!(warm.watched, watch && cfg!(target_os = "linux"));
+        c.bench_function(&format!("bash call, scan before + after, nothing changed, {how}"), |b| {
+            b.iter(|| {
+                let guard = ckpt.before_call(&CallKind::Exec).expect("before");
+                ckpt.after_call(guard, "bash", "c").expect("after")
+            })
+        });
+        let mut round = 0u64;
+        c.bench_function(&format!("bash call, scan before + after, 10 files changed, {how}"), |b| {
+            b.iter(|| {
+                round += 1;
+                let guard = ckpt.before_call(&CallKind::Exec).expect("before");
+                for i in 0..10 {
+                    let path = root.join(format!("src/m0/d{i}/f0.rs"));
+                    std::fs::write(path, format!("pub fn changed() -> u64 {{ {round} }}\n")).expect("write");
+                }
+                let changed = ckpt.after_call(guard, "bash", "c").expect("after");
+                assert_eq!(changed.len(), 10);
+                changed
+            })
+        });
+    }
     c.final_summary();
 }

@@ -36,3 +36,10 @@ pub fn find_turn(store: &Store, session: &str, number: u32) -> Result<TurnInfo, 
         })
     })
 }
+
+// The agent holds the checkpointer behind a mutex and calls it from blocking tasks.
+const _: fn() = || {
+    fn sendable<T: Send + 'static>() {}
+    sendable::<Checkpointer>();
+    sendable::<CallGuard>();
+};

@@ -223,10 +223,11 @@ impl Tree {
 
     fn insert(&mut self, found: Found, started: i64) {
         let folder = found.stamp.is_dir() || found.track == Track::Watched;
-        if folder && let Some(watcher) = self.watcher.as_mut() {
-            if !watcher.watch(&self.root, &found.rel, found.track == Track::Watched) {
-                self.watcher = None;
-            }
+        if folder
+            && let Some(watcher) = self.watcher.as_mut()
+            && !watcher.watch(&self.root, &found.rel, found.track == Track::Watched)
+        {
+            self.watcher = None;
         }
         let content = if folder { Content::Folder } else { Content::Unknown };
         let racy = found.stamp.racy(started);
@@ -234,7 +235,7 @@ impl Tree {
     }
 
     /// The entries to stat: all of them, or those of the folders with events.
-    fn to_stat(&mut self) -> Vec<String> {
+    fn entries_to_stat(&mut self) -> Vec<String> {
         let dirty = match self.watcher.as_mut() {
             Some(_) if self.sweep => Dirty::All,
             Some(watcher) => watcher.drain(),
@@ -298,7 +299,7 @@ impl Tree {
     /// changed.
     pub fn rescan(&mut self) -> Result<Delta, ScanError> {
         let started = now_ns();
-        let keys = self.to_stat();
+        let keys = self.entries_to_stat();
         let stamps = {
             let refs: Vec<&str> = keys.iter().map(String::as_str).collect();
             stat_all(&self.root, &refs)

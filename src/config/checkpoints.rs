@@ -88,4 +88,13 @@ mod tests {
         assert!(bad.validate().unwrap_err().contains("never_store"));
         assert!(CheckpointsConfig::default().validate().is_ok());
     }
+
+    #[test]
+    fn the_readme_block_parses_to_the_defaults() {
+        let readme = include_str!("../../README.md");
+        let start = readme.find("[checkpoints]\n").expect("README documents [checkpoints]");
+        let block = &readme[start..start + readme[start..].find("```").expect("end of the block")];
+        let config = super::super::file::parse(block).expect("the README block parses");
+        assert_eq!(config.checkpoints, CheckpointsConfig::default());
+    }
 }

@@ -5,7 +5,7 @@
 //!
 //! Stores and returns; what to capture and how to restore belong to `checkpoint`.
 
-use rusqlite::{Connection, Row, params};
+use rusqlite::{Connection, OptionalExtension, Row, params};
 use serde::Serialize;
 
 use super::blobs::{self, ContentHash, NewBlob, now_ms};
@@ -221,6 +221,14 @@ impl RewoundRange {
     }
 }
 
+/// A compaction summary from the log, as a conversation rewind restores it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct EarlierSummary {
+    pub through_seq: i64,
+    pub summary: String,
+    pub generation: u32,
+}
+
 /// Whether any rewind took `seq` out of what is sent.
 pub fn is_rewound(ranges: &[RewoundRange], seq: i64) -> bool {
     ranges.iter().any(|r| r.contains(seq))
@@ -401,6 +409,28 @@ impl Store {
         let rows =
             stmt.query_map(params![session], |r| Ok(RewoundRange { first_seq: r.get(0)?, last_seq: r.get(1)? }))?;
         Ok(rows.collect::<Result<_, _>>()?)
+    }
+
+    /// The latest compaction that covers only messages before `seq`: what a conversation
+    /// rewind to `seq` puts back as the session's summary (a later one summarised rewound
+    /// messages). The generation counts the compactions up to it.
+    pub fn summary_before(&self, session: &str, seq: i64) -> Result<Option<EarlierSummary>, StoreError> {
+        let conn = self.conn();
+        let row: Option<(i64, i64, String)> = conn
+            .query_row(
+                "SELECT id, through_seq, summary FROM compactions WHERE session_id = ?1 AND through_seq < ?2
+                 ORDER BY id DESC LIMIT 1",
+                params![session, seq],
+                |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
+            )
+            .optional()?;
+        let Some((id, through_seq, summary)) = row else { return Ok(None) };
+        let generation: i64 = conn.query_row(
+            "SELECT COUNT(*) FROM compactions WHERE session_id = ?1 AND id <= ?2",
+            params![session, id],
+            |r| r.get(0),
+        )?;
+        Ok(Some(EarlierSummary { through_seq, summary, generation: generation as u32 }))
     }
 
     /// The messages to load for sending: every stored message but those rewound.

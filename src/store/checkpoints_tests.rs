@@ -209,3 +209,22 @@ fn rewound_messages_stay_stored_but_leave_what_is_loaded_and_the_turn_list() {
     assert_eq!(store.live_messages(&s).unwrap().iter().map(|m| m.seq).collect::<Vec<_>>(), [1, 2, 7]);
     assert_eq!(store.rewind_messages(&s, 99).unwrap(), None);
 }
+
+#[test]
+fn a_rewind_finds_the_last_summary_that_covers_only_earlier_messages() {
+    let (_d, store) = store();
+    let (_, s) = session(&store);
+    for (through, text) in [(4, "first"), (9, "second"), (15, "third")] {
+        let record = crate::store::CompactionRecord {
+            trigger: "auto",
+            through_seq: through,
+            tokens_before: 10,
+            tokens_after: 5,
+            summary: text,
+        };
+        store.commit_compaction(&s, "{}", &record, None).unwrap();
+    }
+    let earlier = store.summary_before(&s, 12).unwrap().unwrap();
+    assert_eq!(earlier, EarlierSummary { through_seq: 9, summary: "second".into(), generation: 2 });
+    assert_eq!(store.summary_before(&s, 4).unwrap(), None);
+}

@@ -18,8 +18,8 @@ mod usage;
 
 pub use blobs::{BlobContent, CapReport, CheckpointSpace, ContentHash, NewBlob};
 pub use checkpoints::{
-    CaptureBatch, ChangeRecord, ManifestDelta, ManifestEntry, NewChange, PathState, RewoundRange, TurnChanges,
-    TurnInfo, Unkept, is_rewound,
+    CaptureBatch, ChangeRecord, EarlierSummary, ManifestDelta, ManifestEntry, NewChange, PathState, RewoundRange,
+    TurnChanges, TurnInfo, Unkept, is_rewound,
 };
 pub use context::CompactionRecord;
 pub use error::StoreError;

@@ -18,7 +18,7 @@ use cairn::tools::bash::Bash;
 use cairn::tools::file_edit::FileEdit;
 use cairn::tools::file_read::FileRead;
 use cairn::tools::file_write::FileWrite;
-use cairn::tools::{Access, FileTracker, Tool, ToolContext, resolve_path};
+use cairn::tools::{Access, FileTracker, Tool, ToolContext};
 use serde_json::json;
 use tokio_util::sync::CancellationToken;
 
@@ -255,8 +255,11 @@ async fn contents_the_cap_dropped_are_named_as_such_and_the_rest_is_restored() {
 #[tokio::test]
 async fn secrets_are_never_copied_and_files_outside_the_project_are_not_touched() {
     let mut rig = Rig::new(&[(".env", "API_KEY=sk-secret-value\n"), ("a.txt", "a\n")], CheckpointsConfig::default());
+    let outside = tempfile::tempdir().unwrap();
+    let elsewhere = outside.path().join("log.txt");
     rig.prompt("configure");
-    rig.bash("echo 'API_KEY=sk-other' > .env && echo b > a.txt").await;
+    rig.bash(&format!("echo 'API_KEY=sk-other' > .env && echo b > a.txt && echo outside > {}", elsewhere.display()))
+        .await;
     let db = std::fs::read(rig._dirs.1.path().join("cairn.db")).unwrap();
     let wal = std::fs::read(rig._dirs.1.path().join("cairn.db-wal")).unwrap_or_default();
     for bytes in [&db, &wal] {
@@ -266,7 +269,9 @@ async fn secrets_are_never_copied_and_files_outside_the_project_are_not_touched(
     assert_eq!(report.unrestorable.len(), 1, "{report:?}");
     assert!(report.unrestorable[0].reason.contains("checkpoints.never_store"), "{report:?}");
     assert_eq!(std::fs::read_to_string(rig.root.join("a.txt")).unwrap(), "a\n");
-    assert_eq!(resolve_path(&rig.root, "../x").inside_project, false);
+    assert_eq!(std::fs::read_to_string(&elsewhere).unwrap(), "outside\n", "outside the project is not cairn's to undo");
+    let diff = session_diff(&rig.store, &rig.session).unwrap();
+    assert!(!diff.contains("log.txt") && !diff.contains("sk-"), "{diff}");
 }
 
 #[tokio::test]
