@@ -202,10 +202,14 @@ impl Tree {
     }
 
     /// Record what a write left at `rel` (stat-ed by the caller), tracked as its parent is.
+    /// Paths under a large ignored folder, or under no tracked folder, stay untracked.
     pub fn put(&mut self, rel: &str, stamp: Stamp, content: Content) {
         let track = match self.entries.get(rel) {
             Some(e) => e.track,
-            None => parent(rel).and_then(|p| self.entries.get(p)).map(|p| p.track).unwrap_or(Track::Full),
+            None => match parent(rel).and_then(|p| self.entries.get(p)).map(|p| p.track) {
+                Some(track @ (Track::Full | Track::Ignored)) => track,
+                Some(Track::Watched) | None => return,
+            },
         };
         if (stamp.is_dir() || track == Track::Watched)
             && let Some(watcher) = self.watcher.as_mut()
