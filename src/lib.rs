@@ -10,6 +10,7 @@
 
 pub mod agent;
 mod cli;
+pub mod checkpoint;
 pub mod config;
 pub mod context;
 pub mod conversation;

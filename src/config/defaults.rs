@@ -5,6 +5,7 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
+use super::checkpoints::CheckpointsConfig;
 use super::models::ModelOverride;
 use super::permissions::{PermissionsConfig, SandboxConfig};
 use super::provider::ProviderKind;
@@ -39,6 +40,7 @@ pub struct Config {
     pub permissions: PermissionsConfig,
     /// The OS sandbox for `bash`.
     pub sandbox: SandboxConfig,
+    pub checkpoints: CheckpointsConfig,
 }
 
 /// `[memory]`: memories and recall.

@@ -127,6 +127,7 @@ fn validate(config: &Config) -> Result<(), Problem> {
     if config.context_window.is_some_and(|w| w < 4_096) {
         return Err(problem("context_window", "must be at least 4096 tokens"));
     }
+    config.checkpoints.validate().map_err(|(key, message)| problem(key, message))?;
     Ok(())
 }
 

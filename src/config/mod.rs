@@ -4,6 +4,7 @@
 //! Reads nothing but the config file and the environment; probing the network for a local
 //! server belongs to `llm::discovery`.
 
+mod checkpoints;
 mod defaults;
 mod error;
 mod file;
@@ -13,6 +14,7 @@ mod permissions;
 mod provider;
 mod secrets;
 
+pub use checkpoints::CheckpointsConfig;
 pub use defaults::{
     CacheConfig, CacheTtl, CompactionConfig, Config, ContextConfig, MemoryConfig, RetryConfig, ToolsConfig,
 };

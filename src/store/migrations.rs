@@ -141,6 +141,109 @@ const STEPS: &[&str] = &[
     r#"
     ALTER TABLE tool_results ADD COLUMN not_run INTEGER NOT NULL DEFAULT 0;
     "#,
+    // 7: checkpoints. File contents by SHA-256 (shared by every checkpoint and the project
+    // manifest; dropped by the size cap oldest-used first, the row kept so a rewind can say
+    // why), one checkpoint per turn with the before/after state of each path a tool touched,
+    // the manifest of each project's tree as last scanned, and the ranges of messages a
+    // conversation rewind took out of what is sent.
+    r#"
+    CREATE TABLE blobs (
+        id           INTEGER PRIMARY KEY,
+        hash         BLOB NOT NULL UNIQUE,
+        size         INTEGER NOT NULL,
+        stored_size  INTEGER NOT NULL,
+        codec        TEXT NOT NULL CHECK (codec IN ('raw', 'deflate')),
+        last_used    INTEGER NOT NULL,
+        dropped_at   TEXT
+    );
+    CREATE INDEX blobs_by_use ON blobs(last_used);
+    CREATE TABLE blob_data (
+        blob_id  INTEGER PRIMARY KEY REFERENCES blobs(id) ON DELETE CASCADE,
+        data     BLOB NOT NULL
+    );
+    CREATE TABLE checkpoint_totals (
+        id            INTEGER PRIMARY KEY CHECK (id = 1),
+        stored_bytes  INTEGER NOT NULL
+    );
+    INSERT INTO checkpoint_totals (id, stored_bytes) VALUES (1, 0);
+    CREATE TRIGGER blobs_total_insert AFTER INSERT ON blobs BEGIN
+        UPDATE checkpoint_totals SET stored_bytes = stored_bytes + new.stored_size WHERE id = 1;
+    END;
+    CREATE TRIGGER blobs_total_delete AFTER DELETE ON blobs BEGIN
+        UPDATE checkpoint_totals SET stored_bytes = stored_bytes - old.stored_size WHERE id = 1;
+    END;
+    CREATE TRIGGER blobs_total_update AFTER UPDATE OF stored_size ON blobs BEGIN
+        UPDATE checkpoint_totals SET stored_bytes = stored_bytes - old.stored_size + new.stored_size WHERE id = 1;
+    END;
+    CREATE TABLE checkpoints (
+        id          INTEGER PRIMARY KEY,
+        session_id  TEXT NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
+        user_seq    INTEGER NOT NULL,
+        created_at  TEXT NOT NULL,
+        UNIQUE (session_id, user_seq)
+    );
+    CREATE TABLE checkpoint_changes (
+        id               INTEGER PRIMARY KEY,
+        checkpoint_id    INTEGER NOT NULL REFERENCES checkpoints(id) ON DELETE CASCADE,
+        path             TEXT NOT NULL,
+        tool             TEXT NOT NULL,
+        call_id          TEXT NOT NULL,
+        before_kind      TEXT NOT NULL,
+        before_blob      INTEGER REFERENCES blobs(id),
+        before_mode      INTEGER,
+        before_size      INTEGER,
+        before_mtime_ns  INTEGER,
+        after_kind       TEXT NOT NULL,
+        after_blob       INTEGER REFERENCES blobs(id),
+        after_mode       INTEGER,
+        after_size       INTEGER,
+        after_mtime_ns   INTEGER,
+        reverted_at      TEXT,
+        created_at       TEXT NOT NULL
+    );
+    CREATE INDEX checkpoint_changes_by_checkpoint ON checkpoint_changes(checkpoint_id, id);
+    CREATE INDEX checkpoint_changes_by_before ON checkpoint_changes(before_blob);
+    CREATE INDEX checkpoint_changes_by_after ON checkpoint_changes(after_blob);
+    CREATE TABLE file_manifest (
+        project_id  INTEGER NOT NULL REFERENCES projects(id) ON DELETE CASCADE,
+        path        TEXT NOT NULL,
+        size        INTEGER NOT NULL,
+        mtime_ns    INTEGER NOT NULL,
+        ctime_ns    INTEGER NOT NULL,
+        ino         INTEGER NOT NULL,
+        mode        INTEGER NOT NULL,
+        blob_id     INTEGER NOT NULL REFERENCES blobs(id),
+        PRIMARY KEY (project_id, path)
+    ) WITHOUT ROWID;
+    CREATE INDEX file_manifest_by_blob ON file_manifest(blob_id);
+    CREATE TRIGGER checkpoint_changes_release AFTER DELETE ON checkpoint_changes BEGIN
+        DELETE FROM blobs WHERE id IN (old.before_blob, old.after_blob)
+            AND NOT EXISTS (SELECT 1 FROM checkpoint_changes c WHERE c.before_blob = blobs.id)
+            AND NOT EXISTS (SELECT 1 FROM checkpoint_changes c WHERE c.after_blob = blobs.id)
+            AND NOT EXISTS (SELECT 1 FROM file_manifest m WHERE m.blob_id = blobs.id);
+    END;
+    CREATE TRIGGER file_manifest_release AFTER DELETE ON file_manifest BEGIN
+        DELETE FROM blobs WHERE id = old.blob_id
+            AND NOT EXISTS (SELECT 1 FROM checkpoint_changes c WHERE c.before_blob = blobs.id)
+            AND NOT EXISTS (SELECT 1 FROM checkpoint_changes c WHERE c.after_blob = blobs.id)
+            AND NOT EXISTS (SELECT 1 FROM file_manifest m WHERE m.blob_id = blobs.id);
+    END;
+    CREATE TRIGGER file_manifest_release_on_update AFTER UPDATE OF blob_id ON file_manifest
+    WHEN old.blob_id != new.blob_id BEGIN
+        DELETE FROM blobs WHERE id = old.blob_id
+            AND NOT EXISTS (SELECT 1 FROM checkpoint_changes c WHERE c.before_blob = blobs.id)
+            AND NOT EXISTS (SELECT 1 FROM checkpoint_changes c WHERE c.after_blob = blobs.id)
+            AND NOT EXISTS (SELECT 1 FROM file_manifest m WHERE m.blob_id = blobs.id);
+    END;
+    CREATE TABLE message_rewinds (
+        id          INTEGER PRIMARY KEY,
+        session_id  TEXT NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
+        first_seq   INTEGER NOT NULL,
+        last_seq    INTEGER NOT NULL,
+        created_at  TEXT NOT NULL
+    );
+    CREATE INDEX message_rewinds_by_session ON message_rewinds(session_id, first_seq);
+    "#,
 ];
 
 pub const LATEST: i64 = STEPS.len() as i64;

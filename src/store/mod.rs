@@ -3,6 +3,8 @@
 //!
 //! Holds no business rules: callers decide what to store and when.
 
+mod blobs;
+mod checkpoints;
 mod context;
 mod error;
 mod lock;
@@ -16,6 +18,11 @@ mod sessions;
 mod usage;
 mod vocabulary;
 
+pub use blobs::{BlobContent, CapReport, CheckpointSpace, ContentHash, NewBlob};
+pub use checkpoints::{
+    CaptureBatch, ChangeRecord, EarlierSummary, ManifestDelta, ManifestEntry, NewChange, PathState, RewoundRange,
+    TurnChanges, TurnInfo, Unkept, is_rewound,
+};
 pub use context::CompactionRecord;
 pub use error::StoreError;
 pub use lock::SessionLock;

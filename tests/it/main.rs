@@ -1,6 +1,7 @@
 #[path = "../support/mod.rs"]
 mod support;
 
+mod checkpoints;
 mod context_pipeline;
 mod context_replay;
 mod front_ends;

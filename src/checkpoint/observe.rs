@@ -1,0 +1,102 @@
+//! Reading what a path holds now, as a checkpoint state plus the content to keep.
+
+use std::os::unix::ffi::OsStrExt;
+use std::path::Path;
+
+use globset::{GlobBuilder, GlobSet, GlobSetBuilder};
+
+use super::scan::Stamp;
+use super::walk;
+use crate::config::CheckpointsConfig;
+use crate::store::{NewBlob, PathState, Unkept};
+
+/// What is kept of file contents, from `[checkpoints]`.
+#[derive(Clone, Debug)]
+pub struct KeepRules {
+    max_file_bytes: u64,
+    never_store: GlobSet,
+}
+
+impl KeepRules {
+    pub fn new(config: &CheckpointsConfig) -> Result<KeepRules, String> {
+        let mut set = GlobSetBuilder::new();
+        for pattern in &config.never_store {
+            let glob = GlobBuilder::new(pattern)
+                .literal_separator(true)
+                .build()
+                .map_err(|e| format!("checkpoints.never_store has a bad pattern {pattern:?}: {e}"))?;
+            set.add(glob);
+        }
+        let never_store = set.build().map_err(|e| format!("checkpoints.never_store: {e}"))?;
+        Ok(KeepRules { max_file_bytes: config.max_file_bytes, never_store })
+    }
+
+    /// Whether `rel`'s content must never be copied (matched as a path and as a file name).
+    pub fn never_store(&self, rel: &str) -> bool {
+        let name = rel.rsplit('/').next().unwrap_or(rel);
+        self.never_store.is_match(rel) || self.never_store.is_match(name)
+    }
+}
+
+/// A path's state now, with the content to keep when there is one, and its stamp.
+pub struct Observed {
+    pub state: PathState,
+    pub blob: Option<NewBlob>,
+    pub stamp: Option<Stamp>,
+}
+
+/// Read `rel` under `root`: a file's content (unless too large or never stored), a link's
+/// target, or just that it is a folder or absent.
+pub fn observe(root: &Path, rel: &str, rules: &KeepRules) -> Observed {
+    let path = walk::join(root, rel);
+    let meta = match std::fs::symlink_metadata(&path) {
+        Ok(meta) => meta,
+        Err(_) => return Observed { state: PathState::Absent, blob: None, stamp: None },
+    };
+    let stamp = Stamp::of(&meta);
+    let unkept = |reason| PathState::Unkept { reason, size: stamp.size, mtime_ns: stamp.mtime_ns };
+    let (state, blob) = if stamp.is_dir() {
+        (PathState::Dir, None)
+    } else if stamp.is_symlink() {
+        match std::fs::read_link(&path) {
+            Ok(target) => {
+                let blob = NewBlob::new(target.as_os_str().as_bytes().to_vec());
+                (PathState::Symlink { hash: blob.hash }, Some(blob))
+            }
+            Err(_) => (unkept(Unkept::Unreadable), None),
+        }
+    } else if !stamp.is_file() {
+        (unkept(Unkept::Unreadable), None)
+    } else if rules.never_store(rel) {
+        (unkept(Unkept::NeverStore), None)
+    } else if stamp.size > rules.max_file_bytes {
+        (unkept(Unkept::TooLarge), None)
+    } else {
+        match std::fs::read(&path) {
+            Ok(bytes) => {
+                let blob = NewBlob::new(bytes);
+                (PathState::File { hash: blob.hash, mode: stamp.permissions() }, Some(blob))
+            }
+            Err(_) => (unkept(Unkept::Unreadable), None),
+        }
+    };
+    Observed { state, blob, stamp: Some(stamp) }
+}
+
+/// Whether what is on disk is still `expected` (what cairn left there). A kept content compares
+/// by hash; a content not kept by size and mtime, the best that can be known of it.
+pub fn still_holds(expected: &PathState, now: &PathState) -> bool {
+    match (expected, now) {
+        (PathState::Absent, PathState::Absent) | (PathState::Dir, PathState::Dir) => true,
+        (PathState::File { hash: a, .. }, PathState::File { hash: b, .. }) => a == b,
+        (PathState::Symlink { hash: a }, PathState::Symlink { hash: b }) => a == b,
+        (PathState::Unkept { size, mtime_ns, .. }, PathState::Unkept { size: s, mtime_ns: m, .. }) => {
+            size == s && mtime_ns == m
+        }
+        (PathState::Absent, _)
+        | (PathState::Dir, _)
+        | (PathState::File { .. }, _)
+        | (PathState::Symlink { .. }, _)
+        | (PathState::Unkept { .. }, _) => false,
+    }
+}

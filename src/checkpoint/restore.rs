@@ -1,0 +1,237 @@
+//! Putting files back (the IO around `plan`): read what is on disk, plan, write, report, and
+//! mark what was taken back.
+
+use std::collections::{HashMap, HashSet};
+use std::io::Write;
+use std::os::unix::fs::PermissionsExt;
+use std::path::Path;
+
+use serde::Serialize;
+
+use super::capture::CheckpointError;
+use super::observe::{KeepRules, observe};
+use super::plan::{Action, PathNote, RewindPlan, Verdict, plan};
+use crate::config::CheckpointsConfig;
+use crate::store::{BlobContent, ContentHash, Store};
+
+/// What a code rewind did.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct RewindReport {
+    /// Written back (files, links) or re-created (folders).
+    pub restored: Vec<String>,
+    /// Removed because they did not exist before.
+    pub deleted: Vec<String>,
+    /// Changed by someone else since; left as they are (unless forced).
+    pub conflicts: Vec<PathNote>,
+    /// Conflicts restored anyway because the rewind was forced.
+    pub overridden: Vec<PathNote>,
+    /// Their earlier content is not available; left as they are.
+    pub unrestorable: Vec<PathNote>,
+    /// Could not be written (permissions, a folder that is not empty, …); left as they are.
+    pub failed: Vec<PathNote>,
+}
+
+impl RewindReport {
+    /// Lines for a transcript or a terminal.
+    pub fn lines(&self) -> Vec<String> {
+        let mut out = vec![format!(
+            "restored {} file{}, deleted {}; {} conflict{} left as {}; {} not restorable",
+            self.restored.len(),
+            if self.restored.len() == 1 { "" } else { "s" },
+            self.deleted.len(),
+            self.conflicts.len(),
+            if self.conflicts.len() == 1 { "" } else { "s" },
+            if self.conflicts.len() == 1 { "it is" } else { "they are" },
+            self.unrestorable.len() + self.failed.len(),
+        )];
+        for note in &self.conflicts {
+            out.push(format!("  conflict: {} (confirm to overwrite it)", note.reason));
+        }
+        for note in &self.overridden {
+            out.push(format!("  overwritten: {}", note.reason));
+        }
+        for note in self.unrestorable.iter().chain(&self.failed) {
+            out.push(format!("  {}", note.reason));
+        }
+        out
+    }
+}
+
+/// Plan taking back the code changes of every turn from the one opened by `from_user_seq` on.
+pub fn plan_code_rewind(
+    store: &Store,
+    session: &str,
+    root: &Path,
+    config: &CheckpointsConfig,
+    from_user_seq: i64,
+) -> Result<RewindPlan, CheckpointError> {
+    let changes = store.checkpoint_changes(session, from_user_seq, None)?;
+    let rules = KeepRules::new(config).map_err(CheckpointError::Config)?;
+    let mut now = HashMap::new();
+    let mut targets = Vec::new();
+    for change in changes.iter().filter(|c| !c.reverted) {
+        if !now.contains_key(&change.path) {
+            now.insert(change.path.clone(), observe(root, &change.path, &rules).state);
+            targets.extend(change.before.hash());
+        }
+    }
+    let dropped = store.blobs_not_kept(&targets)?;
+    Ok(plan(&changes, &now, &dropped))
+}
+
+/// Carry out `plan` under `root`: conflicts only when `force`. Paths restored (or already as
+/// they were) have their changes marked reverted, so a later rewind does not take them back
+/// again.
+pub fn apply_code_rewind(
+    store: &Store,
+    root: &Path,
+    plan: &RewindPlan,
+    force: bool,
+) -> Result<RewindReport, CheckpointError> {
+    let mut report = RewindReport::default();
+    let mut done: HashSet<&str> = HashSet::new();
+    let mut go = Vec::new();
+    for p in &plan.paths {
+        match &p.verdict {
+            Verdict::Unrestorable(reason) => {
+                report.unrestorable.push(PathNote { path: p.path.clone(), reason: reason.clone() })
+            }
+            Verdict::Conflict(reason) if !force => {
+                report.conflicts.push(PathNote { path: p.path.clone(), reason: reason.clone() })
+            }
+            Verdict::Conflict(reason) => {
+                report.overridden.push(PathNote { path: p.path.clone(), reason: reason.clone() });
+                go.push(p);
+            }
+            Verdict::Ready => go.push(p),
+        }
+    }
+    // Removals first (files, then folders deepest first), then folders, then contents, so a
+    // path that changed kind is cleared before it is recreated.
+    let depth = |p: &str| p.matches('/').count();
+    let fail = |report: &mut RewindReport, path: &str, e: String| {
+        report.failed.push(PathNote { path: path.to_string(), reason: format!("can't restore {path}: {e}") })
+    };
+    for p in go.iter().filter(|p| p.action == Action::Delete) {
+        match remove_any(&root.join(&p.path)) {
+            Ok(()) => {
+                report.deleted.push(p.path.clone());
+                done.insert(&p.path);
+            }
+            Err(e) => fail(&mut report, &p.path, e),
+        }
+    }
+    let mut dirs: Vec<_> = go.iter().filter(|p| p.action == Action::RemoveDir).collect();
+    dirs.sort_by_key(|p| std::cmp::Reverse(depth(&p.path)));
+    for p in dirs {
+        match std::fs::remove_dir(root.join(&p.path)) {
+            Ok(()) => {
+                report.deleted.push(p.path.clone());
+                done.insert(&p.path);
+            }
+            Err(e) => fail(
+                &mut report,
+                &p.path,
+                format!("the folder could not be removed ({e}); it holds files cairn did not create"),
+            ),
+        }
+    }
+    let mut dirs: Vec<_> = go.iter().filter(|p| p.action == Action::CreateDir).collect();
+    dirs.sort_by_key(|p| depth(&p.path));
+    for p in dirs {
+        let path = root.join(&p.path);
+        let result = clear_non_dir(&path).and_then(|()| std::fs::create_dir_all(&path).map_err(|e| e.to_string()));
+        match result {
+            Ok(()) => {
+                report.restored.push(p.path.clone());
+                done.insert(&p.path);
+            }
+            Err(e) => fail(&mut report, &p.path, e),
+        }
+    }
+    for p in &go {
+        let (hash, mode, link) = match &p.action {
+            Action::Write { hash, mode } => (hash, *mode, false),
+            Action::Link { hash } => (hash, 0, true),
+            Action::Keep => {
+                done.insert(&p.path);
+                continue;
+            }
+            Action::Delete | Action::RemoveDir | Action::CreateDir => continue,
+        };
+        match write_back(store, &root.join(&p.path), hash, mode, link) {
+            Ok(()) => {
+                report.restored.push(p.path.clone());
+                done.insert(&p.path);
+            }
+            Err(e) => fail(&mut report, &p.path, e),
+        }
+    }
+    let ids: Vec<i64> = plan
+        .paths
+        .iter()
+        .filter(|p| done.contains(p.path.as_str()))
+        .flat_map(|p| p.change_ids.iter().copied())
+        .collect();
+    store.mark_changes_reverted(&ids)?;
+    Ok(report)
+}
+
+fn remove_any(path: &Path) -> Result<(), String> {
+    match std::fs::symlink_metadata(path) {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
+        Err(e) => Err(e.to_string()),
+        Ok(meta) if meta.is_dir() => std::fs::remove_dir(path).map_err(|e| e.to_string()),
+        Ok(_) => std::fs::remove_file(path).map_err(|e| e.to_string()),
+    }
+}
+
+/// A file or link where a folder must be: removed (it was recorded as cairn's change).
+fn clear_non_dir(path: &Path) -> Result<(), String> {
+    match std::fs::symlink_metadata(path) {
+        Ok(meta) if !meta.is_dir() => std::fs::remove_file(path).map_err(|e| e.to_string()),
+        Ok(_) | Err(_) => Ok(()),
+    }
+}
+
+fn write_back(store: &Store, path: &Path, hash: &ContentHash, mode: u32, link: bool) -> Result<(), String> {
+    let bytes = match store.blob_content(hash).map_err(|e| e.to_string())? {
+        Some(BlobContent::Kept(bytes)) => bytes,
+        Some(BlobContent::Dropped) => {
+            return Err("its content was dropped by the cap (checkpoints.max_store_mb)".into());
+        }
+        None => return Err("its content is not in the store".into()),
+    };
+    if let Some(parent) = path.parent() {
+        std::fs::create_dir_all(parent).map_err(|e| format!("cannot create folder {}: {e}", parent.display()))?;
+    }
+    // A folder cairn put where the file was: empty by now, unless someone else filled it.
+    if std::fs::symlink_metadata(path).is_ok_and(|m| m.is_dir()) {
+        std::fs::remove_dir(path).map_err(|e| format!("a folder is in the way ({e})"))?;
+    }
+    if link {
+        use std::os::unix::ffi::OsStrExt;
+        let target = std::ffi::OsStr::from_bytes(&bytes);
+        let _ = std::fs::remove_file(path);
+        return std::os::unix::fs::symlink(target, path).map_err(|e| e.to_string());
+    }
+    write_atomically(path, &bytes, mode).map_err(|e| e.to_string())
+}
+
+/// Temp file beside the target, then rename: a reader never sees half a file.
+fn write_atomically(path: &Path, bytes: &[u8], mode: u32) -> std::io::Result<()> {
+    let dir = path.parent().unwrap_or_else(|| Path::new("."));
+    let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    let tmp = dir.join(format!(".{name}.cairn-rewind-{}-{:08x}", std::process::id(), fastrand::u32(..)));
+    let result = (|| {
+        let mut file = std::fs::OpenOptions::new().write(true).create_new(true).open(&tmp)?;
+        file.write_all(bytes)?;
+        file.sync_all()?;
+        std::fs::set_permissions(&tmp, std::fs::Permissions::from_mode(mode & 0o7777))?;
+        std::fs::rename(&tmp, path)
+    })();
+    if result.is_err() {
+        let _ = std::fs::remove_file(&tmp);
+    }
+    result
+}
