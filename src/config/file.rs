@@ -77,6 +77,18 @@ fn validate(config: &Config) -> Result<(), String> {
             c.warning_buffer_tokens, c.auto_compact_buffer_tokens, c.blocking_buffer_tokens
         ));
     }
+    if !(c.breaker_useful_share >= 0.0 && c.breaker_useful_share < 1.0) {
+        return Err("context.breaker_useful_share must be between 0 and 1 (e.g. 0.2)".into());
+    }
+    if !(c.expected_requests_share > 0.0 && c.expected_requests_share.is_finite()) {
+        return Err("context.expected_requests_share must be above 0 (e.g. 0.5)".into());
+    }
+    if !(c.compaction_input_ratio >= 1.0 && c.compaction_input_ratio.is_finite()) {
+        return Err("context.compaction_input_ratio must be at least 1 (e.g. 6)".into());
+    }
+    if c.max_sent_argument_chars < 1_000 {
+        return Err("context.max_sent_argument_chars must be at least 1000 (e.g. 8000)".into());
+    }
     if config.retry.max_attempts == 0 {
         return Err("retry.max_attempts must be at least 1".into());
     }
