@@ -112,6 +112,9 @@ pub struct Pipeline {
     pub(super) breaker: BreakerSettings,
     /// Assistant messages so far: the requests this session has made.
     pub(super) requests: u64,
+    /// Nothing is cached at the provider (a session just loaded with a cold cache): changes to
+    /// the view cost nothing until the next request is sent.
+    cold: bool,
 }
 
 impl Pipeline {
@@ -130,6 +133,7 @@ impl Pipeline {
             calibration: None,
             cost: CostModel::default(),
             requests: 0,
+            cold: false,
         }
     }
 
@@ -191,6 +195,9 @@ impl Pipeline {
     /// compactions does not rewrite the whole conversation.
     pub fn set_outline(&mut self, text: String) {
         self.outline = text;
+        if self.cold && self.state.outline != self.outline {
+            self.rewrite_continuation();
+        }
     }
 
     /// A stored message, in order.
@@ -214,6 +221,7 @@ impl Pipeline {
         let messages = self.messages_tokens();
         self.calibration = Some(Calibration { reported: prompt_tokens, raw: raw_at_send, messages });
         self.state.awaiting_usage = false;
+        self.cold = false;
     }
 
     /// Rough tokens of the next request: `overhead` plus the messages as they would be sent.
@@ -349,8 +357,13 @@ impl Pipeline {
         (continuation, self.visible_tokens())
     }
 
-    /// Apply every pending dedup decision now (on session load, when the cache is cold anyway).
+    /// A session loaded when the provider's cache has expired: apply every pending dedup
+    /// decision and take the latest outline now, since nothing sent is cached to lose.
     pub fn apply_all_dedup(&mut self) -> Option<StageReport> {
+        self.cold = true;
+        if self.state.outline != self.outline {
+            self.rewrite_continuation();
+        }
         self.apply_dedup_from(0)
     }
 

@@ -1,6 +1,8 @@
 #[path = "../support/mod.rs"]
 mod support;
 
+mod context_arguments;
+mod context_facts;
 mod context_pipeline;
 mod context_replay;
 mod headless_faults;
