@@ -137,8 +137,8 @@ pub async fn run(startup: &Startup, args: Args<'_>) -> Result<ExitCode, CliError
 fn render(report: &ReplayReport, file: &Path, model: &str, summaries_by: &str) -> String {
     let name = file.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
     let mut out = format!(
-        "replay of {name}: {} messages, {} lines skipped, {} orphaned results\nwindow {} tokens; summaries by {summaries_by}\n\n",
-        report.messages, report.skipped_lines, report.orphans, report.window
+        "replay of {name}: {} messages, {} lines skipped, {} orphaned results\nwindow {} tokens; summaries by {summaries_by}; usage as a provider counting {} characters a token reports it\n\n",
+        report.messages, report.skipped_lines, report.orphans, report.window, USAGE_CHARS_PER_TOKEN
     );
     out.push_str("    #  msgs   tokens  level     cache  stages\n");
     for r in &report.requests {
@@ -177,8 +177,16 @@ fn render(report: &ReplayReport, file: &Path, model: &str, summaries_by: &str) -
         t.cache_read_share * 100.0
     ));
     out.push_str(&format!(
-        "stages: {} truncations, {} dedup replacements, {} pruned results, {} compactions ({} failed), {} trimmed messages; {} auxiliary requests\n",
-        t.truncations, t.dedup_replacements, t.pruned_results, t.compactions, t.compaction_failures, t.trimmed_messages, t.aux_requests
+        "stages: {} truncations, {} dedup replacements, {} pruned results, {} compactions ({} failed), {} trimmed messages; {} auxiliary requests ({} tokens in, {} out)\n",
+        t.truncations,
+        t.dedup_replacements,
+        t.pruned_results,
+        t.compactions,
+        t.compaction_failures,
+        t.trimmed_messages,
+        t.aux_requests,
+        thousands(t.aux_input_tokens),
+        thousands(t.aux_output_tokens)
     ));
     out.push_str(&format!("invariant violations: {}\n", t.violations));
     out
