@@ -65,6 +65,18 @@ impl CostModel {
         ASSUMED
     }
 
+    /// The model for a session: a local server (no prices, a local address) keeps a KV cache;
+    /// a paid API is priced from the catalog, with its prompt cache unless `caching` is off;
+    /// an unpriced remote API gets the usual ratios.
+    pub fn for_session(prices: Option<&Prices>, local: bool, caching: bool) -> CostModel {
+        match (prices, local) {
+            (Some(p), _) => CostModel::from_prices(p, caching),
+            (None, true) => CostModel::local(),
+            (None, false) if caching => ASSUMED,
+            (None, false) => CostModel::no_cache(ASSUMED.aux_input, ASSUMED.output),
+        }
+    }
+
     /// What re-sending `suffix` tokens that the cache held costs, beyond reading them.
     pub fn rewrite_cost(&self, suffix: u64) -> f64 {
         suffix as f64 * (self.write - self.read).max(0.0)

@@ -79,3 +79,12 @@ fn the_summary_call_is_priced_uncached() {
     let m = CostModel::from_prices(&sonnet(), true);
     assert!((m.summary_call(1_000_000, 100_000) / 1e6 - 4.5).abs() < 1e-9, "$3 in, $1.50 out");
 }
+
+#[test]
+fn a_session_picks_its_model_from_prices_and_where_the_server_is() {
+    assert_eq!(CostModel::for_session(Some(&sonnet()), false, true), CostModel::from_prices(&sonnet(), true));
+    assert_eq!(CostModel::for_session(Some(&sonnet()), false, false).rewrite_cost(1_000), 0.0, "caching off");
+    assert_eq!(CostModel::for_session(None, true, true), CostModel::local());
+    assert_eq!(CostModel::for_session(None, false, true), CostModel::assumed());
+    assert_eq!(CostModel::for_session(None, false, false).rewrite_cost(1_000), 0.0);
+}

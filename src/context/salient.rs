@@ -35,8 +35,8 @@ const MAX_LINE_CHARS: usize = 400;
 
 /// Whether `line` reports an error.
 pub fn is_error_line(line: &str) -> bool {
-    let lower = line.to_ascii_lowercase();
-    ERROR_WORDS.iter().any(|w| lower.contains(w))
+    let bytes = line.as_bytes();
+    ERROR_WORDS.iter().any(|w| bytes.windows(w.len()).any(|window| window.eq_ignore_ascii_case(w.as_bytes())))
 }
 
 fn has_path(line: &str) -> bool {
@@ -59,26 +59,28 @@ fn is_camel(w: &str) -> bool {
         && w.chars().any(|c| c.is_lowercase())
 }
 
-/// A line with its digits blanked: lines that differ only in numbers share a shape.
-fn shape(line: &str) -> String {
-    let mut out = String::with_capacity(line.len());
+/// A line's shape: its text with every run of digits taken as one, hashed — lines that differ
+/// only in their numbers share a shape.
+fn shape(line: &str) -> u64 {
+    use std::hash::Hasher;
+    let mut h = std::collections::hash_map::DefaultHasher::new();
     let mut in_digits = false;
-    for c in line.trim().chars() {
-        if c.is_ascii_digit() {
+    for b in line.trim().bytes() {
+        if b.is_ascii_digit() {
             if !in_digits {
-                out.push('#');
+                h.write_u8(b'#');
             }
             in_digits = true;
         } else {
-            out.push(c);
+            h.write_u8(b);
             in_digits = false;
         }
     }
-    out
+    h.finish()
 }
 
-/// How much a line is worth keeping; `shapes` counts each line shape in the output.
-fn score(line: &str, shapes: &HashMap<String, usize>) -> i32 {
+/// How much a line is worth keeping; `copies` lines of the output share its shape.
+fn score(line: &str, copies: usize) -> i32 {
     let trimmed = line.trim();
     if trimmed.is_empty() {
         return i32::MIN;
@@ -93,11 +95,10 @@ fn score(line: &str, shapes: &HashMap<String, usize>) -> i32 {
     if has_identifier(trimmed) {
         s += 1;
     }
-    if trimmed.chars().any(|c| c.is_ascii_digit()) {
+    if trimmed.bytes().any(|c| c.is_ascii_digit()) {
         s += 1;
     }
     // Repetitive lines (a log's thousand "step N ok") say nothing the first one did not.
-    let copies = shapes.get(&shape(trimmed)).copied().unwrap_or(1);
     if copies > 2 {
         s -= 4 + (copies.min(64) as i32).ilog2() as i32;
     }
@@ -119,9 +120,10 @@ pub fn excerpt(text: &str, max: usize) -> String {
         let tail = tail.max(head);
         return format!("{}\n[… {} characters omitted …]\n{}", &text[..head], tail - head, &text[tail..]);
     }
-    let mut shapes: HashMap<String, usize> = HashMap::new();
-    for l in &lines {
-        *shapes.entry(shape(l)).or_insert(0) += 1;
+    let line_shapes: Vec<u64> = lines.iter().map(|l| shape(l)).collect();
+    let mut shapes: HashMap<u64, usize> = HashMap::new();
+    for s in &line_shapes {
+        *shapes.entry(*s).or_insert(0) += 1;
     }
     let clip_line = |l: &str| -> String {
         if l.len() <= MAX_LINE_CHARS {
@@ -130,28 +132,35 @@ pub fn excerpt(text: &str, max: usize) -> String {
             format!("{}…", &l[..floor_char_boundary(l, MAX_LINE_CHARS)])
         }
     };
+    // The length `clip_line` gives, without building it.
+    let clipped_len =
+        |l: &str| if l.len() <= MAX_LINE_CHARS { l.len() } else { floor_char_boundary(l, MAX_LINE_CHARS) + 3 };
     let mut keep = vec![false; lines.len()];
     let mut used = 0usize;
     // The first two lines and the last two: what ran and how it ended (exit codes live there).
     let last = lines.len() - 1;
     for i in [0, 1, last - 1, last] {
         if !keep[i] {
-            let len = clip_line(lines[i]).len() + 1;
+            let len = clipped_len(lines[i]) + 1;
             if used + len <= max {
                 keep[i] = true;
                 used += len;
             }
         }
     }
-    let mut ranked: Vec<(i32, usize)> =
-        lines.iter().enumerate().filter(|(i, _)| !keep[*i]).map(|(i, l)| (score(l, &shapes), i)).collect();
+    let mut ranked: Vec<(i32, usize)> = lines
+        .iter()
+        .enumerate()
+        .filter(|(i, _)| !keep[*i])
+        .map(|(i, l)| (score(l, shapes[&line_shapes[i]]), i))
+        .collect();
     // Best first; among equals, the earlier line.
     ranked.sort_by_key(|&(s, i)| (std::cmp::Reverse(s), i));
     for (s, i) in ranked {
         if s == i32::MIN {
             break;
         }
-        let len = clip_line(lines[i]).len() + 1;
+        let len = clipped_len(lines[i]) + 1;
         // Room for the gap marks too: about 30 bytes each.
         if used + len + 30 > max {
             continue;
