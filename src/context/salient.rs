@@ -35,8 +35,15 @@ const MAX_LINE_CHARS: usize = 400;
 
 /// Whether `line` reports an error.
 pub fn is_error_line(line: &str) -> bool {
-    let bytes = line.as_bytes();
-    ERROR_WORDS.iter().any(|w| bytes.windows(w.len()).any(|window| window.eq_ignore_ascii_case(w.as_bytes())))
+    let mut lower = String::new();
+    is_error_with(line, &mut lower)
+}
+
+/// [`is_error_line`], lower-casing into `buffer` (reused across lines).
+fn is_error_with(line: &str, buffer: &mut String) -> bool {
+    buffer.clear();
+    buffer.extend(line.chars().map(|c| c.to_ascii_lowercase()));
+    ERROR_WORDS.iter().any(|w| buffer.contains(w))
 }
 
 fn has_path(line: &str) -> bool {
@@ -80,13 +87,13 @@ fn shape(line: &str) -> u64 {
 }
 
 /// How much a line is worth keeping; `copies` lines of the output share its shape.
-fn score(line: &str, copies: usize) -> i32 {
+fn score(line: &str, copies: usize, buffer: &mut String) -> i32 {
     let trimmed = line.trim();
     if trimmed.is_empty() {
         return i32::MIN;
     }
     let mut s = 0;
-    if is_error_line(trimmed) {
+    if is_error_with(trimmed, buffer) {
         s += 8;
     }
     if has_path(trimmed) {
@@ -148,11 +155,12 @@ pub fn excerpt(text: &str, max: usize) -> String {
             }
         }
     }
+    let mut buffer = String::new();
     let mut ranked: Vec<(i32, usize)> = lines
         .iter()
         .enumerate()
         .filter(|(i, _)| !keep[*i])
-        .map(|(i, l)| (score(l, shapes[&line_shapes[i]]), i))
+        .map(|(i, l)| (score(l, shapes[&line_shapes[i]], &mut buffer), i))
         .collect();
     // Best first; among equals, the earlier line.
     ranked.sort_by_key(|&(s, i)| (std::cmp::Reverse(s), i));
