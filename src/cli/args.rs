@@ -140,9 +140,21 @@ pub enum ContextCommand {
         #[arg(long, value_name = "DIR")]
         dump: Option<PathBuf>,
         /// Summarise with the built-in extractive summariser instead of the configured model
-        #[arg(long)]
+        #[arg(long, conflicts_with = "summaries")]
         offline: bool,
+        /// Who writes the summaries: the configured model, the extractive summariser, or a
+        /// scripted one that fills exactly the length asked for (for cost benchmarks)
+        #[arg(long, value_enum, value_name = "WHO")]
+        summaries: Option<ReplaySummaries>,
     },
+}
+
+/// Who writes a replay's summaries.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ReplaySummaries {
+    Model,
+    Extractive,
+    Scripted,
 }
 
 #[cfg(test)]

@@ -37,12 +37,10 @@ async fn dispatch(cli: Cli) -> Result<ExitCode, CliError> {
         Some(Command::Memories { json }) => subcommands::memories(&startup, *json),
         Some(Command::Forget { id }) => subcommands::forget(&startup, id),
         Some(Command::Doctor) => subcommands::doctor(&startup).await,
-        Some(Command::Context { command: ContextCommand::Replay { file, window, json, dump, offline } }) => {
-            replay::run(
-                &startup,
-                replay::Args { file, window: *window, json: *json, dump: dump.as_deref(), offline: *offline },
-            )
-            .await
+        Some(Command::Context { command: ContextCommand::Replay { file, window, json, dump, offline, summaries } }) => {
+            let summaries = if *offline { Some(args::ReplaySummaries::Extractive) } else { *summaries };
+            replay::run(&startup, replay::Args { file, window: *window, json: *json, dump: dump.as_deref(), summaries })
+                .await
         }
         None => match &cli.print {
             Some(prompt) => {

@@ -111,6 +111,18 @@ fn validate(config: &Config) -> Result<(), Problem> {
             ),
         });
     }
+    if !(c.breaker_useful_share >= 0.0 && c.breaker_useful_share < 1.0) {
+        return Err(problem("context.breaker_useful_share", "must be between 0 and 1 (e.g. 0.2)"));
+    }
+    if !(c.expected_requests_share > 0.0 && c.expected_requests_share.is_finite()) {
+        return Err(problem("context.expected_requests_share", "must be above 0 (e.g. 0.5)"));
+    }
+    if !(c.compaction_input_ratio >= 1.0 && c.compaction_input_ratio.is_finite()) {
+        return Err(problem("context.compaction_input_ratio", "must be at least 1 (e.g. 6)"));
+    }
+    if c.max_sent_argument_chars < 1_000 {
+        return Err(problem("context.max_sent_argument_chars", "must be at least 1000 (e.g. 8000)"));
+    }
     let r = &config.retry;
     if r.max_attempts == 0 {
         return Err(problem("retry.max_attempts", "must be at least 1"));

@@ -2,6 +2,8 @@
 mod support;
 
 mod checkpoints;
+mod context_arguments;
+mod context_facts;
 mod context_pipeline;
 mod context_replay;
 mod front_ends;
