@@ -141,6 +141,12 @@ const STEPS: &[&str] = &[
     r#"
     ALTER TABLE tool_results ADD COLUMN not_run INTEGER NOT NULL DEFAULT 0;
     "#,
+    // 7: what allowed or refused each call (a rule, the mode, the user, the sandbox), as the
+    // transcript's approval line shows it; and who approved saving a global memory.
+    r#"
+    ALTER TABLE tool_results ADD COLUMN decided_by TEXT;
+    ALTER TABLE memories ADD COLUMN approved_by TEXT;
+    "#,
 ];
 
 pub const LATEST: i64 = STEPS.len() as i64;

@@ -17,5 +17,4 @@ mod llm_retry;
 mod memory_and_prompt;
 mod permissions;
 mod prompt_cache;
-mod sandbox;
 mod tui_e2e;

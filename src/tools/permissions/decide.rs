@@ -212,6 +212,10 @@ impl Policy {
             (_, Access::Write) if !outside.is_empty() => {
                 ask(format!("writes outside the project: {}", outside.join(", ")))
             }
+            // A file that does not exist yet is created, not changed: the dialog says which.
+            (_, Access::Write) if !paths.is_empty() && paths.iter().all(|p| !p.absolute.exists()) => {
+                ask(format!("creates {}", describe_paths(paths)))
+            }
             (_, Access::Write) => ask(format!("changes {}", describe_subject(tool, paths))),
             (_, Access::Execute) => ask("runs a command".into()),
         }
