@@ -301,6 +301,8 @@ pub struct ToolFinished {
     /// `allowed by rule: …`, `approved by you for this session: bash(git push)`,
     /// `stopped by the sandbox: …`. `None` for calls the mode's defaults let through unasked.
     pub approval: Option<String>,
+    /// The user's own `!cmd`, not the model's call: its output is shown whole.
+    pub by_user: bool,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]

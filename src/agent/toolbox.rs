@@ -73,3 +73,44 @@ impl Toolbox {
         self.policy.rules.forget(Level::Session);
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::{Config, ProjectSettings};
+    use crate::tools::permissions::{Call, Permission, load_rules};
+    use crate::tools::{Access, ApprovalPolicy};
+
+    fn decide(toolbox: &Toolbox, command: &str) -> Permission {
+        let args = serde_json::json!({ "command": command });
+        let call = Call { tool: "bash", access: Access::Execute, args: &args, paths: &[] };
+        toolbox.policy().decide(Mode::Edit, &call).permission
+    }
+
+    #[test]
+    fn a_session_rule_ends_with_the_session_and_a_project_rule_stays() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().canonicalize().unwrap();
+        let rules = load_rules(&Config::default(), &root.join("config.toml"), &ProjectSettings::default()).unwrap();
+        let (_answers, rx) = tokio::sync::mpsc::unbounded_channel();
+        let mut toolbox = Toolbox::new(
+            Arc::new(Registry::builtin()),
+            ApprovalGate::new(ApprovalPolicy::Ask, rx),
+            Policy::new(rules, &root),
+            SandboxPolicy::full_access(),
+        );
+        assert_eq!(decide(&toolbox, "touch a"), Permission::Ask);
+        toolbox.allow_for_session(&[Rule::parse("bash(touch a)").unwrap()]);
+        let written = toolbox.allow_for_project(&[Rule::parse("bash(touch b *)").unwrap()]).unwrap();
+        assert_eq!(written, root.join(".cairn/settings.local.toml"));
+        assert_eq!(
+            (decide(&toolbox, "touch a"), decide(&toolbox, "touch b c")),
+            (Permission::Allow, Permission::Allow)
+        );
+        assert_eq!(decide(&toolbox, "touch a b"), Permission::Ask, "the exact rule covers exactly that command");
+
+        toolbox.new_session();
+        assert_eq!(decide(&toolbox, "touch a"), Permission::Ask, "the session's approvals ended with it");
+        assert_eq!(decide(&toolbox, "touch b"), Permission::Allow, "the project's rule stays");
+    }
+}

@@ -463,3 +463,42 @@ async fn p_in_the_dialog_saves_the_rule_shown_and_the_next_session_honours_it() 
     assert!(sandbox.exists("second.txt"));
     assert!(mock.problems().is_empty(), "{:#?}", mock.problems());
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_command_the_sandbox_stopped_runs_outside_it_when_the_user_approves() {
+    if !sandbox_enforced() {
+        return;
+    }
+    let sandbox = Sandbox::new();
+    // Outside the project and the temp dirs: only an unconfined run can write here.
+    let outside = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let target = outside.path().join("approved.txt");
+    let command = format!("echo approved > {}", target.display());
+    let mock = MockLlm::start(
+        Script::new().turn(Turn::tool("bash", json!({ "command": command }))).turn(Turn::text("Written.")),
+    )
+    .await;
+    let mut screen = tokio::task::block_in_place(|| Screen::start(&sandbox, &mock, &[]));
+    tokio::task::block_in_place(|| {
+        screen.wait("the status line", |s| s.lines().last().is_some_and(|l| l.contains("EDIT")));
+        screen.type_text("write it");
+        screen.send("\r");
+        screen.wait("the dialog", |s| s.contains("Allow bash?"));
+        std::thread::sleep(Duration::from_millis(800));
+        screen.send("y");
+        let asked = screen.wait("the second question", |s| s.contains("Run outside the sandbox?"));
+        assert!(asked.contains("Stopped by the sandbox: the sandbox (workspace-write) lets commands"), "{asked}");
+        assert!(!asked.contains("remember:"), "nothing to remember for a re-run: {asked}");
+        // Still within a second of typing the prompt: the dialog's answer keys wait a moment.
+        std::thread::sleep(Duration::from_millis(800));
+        screen.send("y");
+        let done = screen.wait("the answer", |s| s.contains("Written."));
+        assert!(done.contains("↳ run outside the sandbox, approved by you (the sandbox stopped it"), "{done}");
+        screen.type_text("/quit");
+        screen.send("\r");
+    });
+    assert!(tokio::task::block_in_place(|| screen.wait_exit()).success());
+    assert_eq!(std::fs::read_to_string(&target).unwrap(), "approved\n");
+    let result = tool_results(&mock.requests()[1]).pop().unwrap().1;
+    assert!(!result.contains("[sandbox:"), "the model gets the unconfined run's result: {result}");
+}

@@ -140,7 +140,7 @@ impl Worker {
                 "\n[cairn is running headless: it never runs a command outside the sandbox here, --yes or not. Finish without it, and tell the user what needs running outside the sandbox.]",
             );
             outcome.ruling =
-                Ruling { by: Some("sandbox".into()), line: Some(format!("{stopped}; headless runs never lift it")) };
+                Ruling { by: Some("sandbox".into()), line: Some(format!("{stopped} (headless runs never lift it)")) };
             return;
         }
         let reason = format!("was stopped by the sandbox: {why}");
@@ -166,13 +166,13 @@ impl Worker {
                 outcome.duration += started.elapsed();
                 outcome.ruling = Ruling {
                     by: Some("user".into()),
-                    line: Some(format!("{stopped}; run again outside it, approved by you")),
+                    line: Some(format!("run outside the sandbox, approved by you (the sandbox stopped it: {why})")),
                 };
             }
             Approval::Denied { .. } => {
                 outcome.output.content.push_str("\n[the user chose not to run it outside the sandbox]");
                 outcome.ruling =
-                    Ruling { by: Some("sandbox".into()), line: Some(format!("{stopped}; you kept it inside")) };
+                    Ruling { by: Some("sandbox".into()), line: Some(format!("{stopped} (you kept it inside)")) };
             }
             Approval::Interrupted => {
                 outcome.ruling = Ruling { by: Some("sandbox".into()), line: Some(stopped) };
@@ -256,6 +256,7 @@ impl Worker {
             not_run,
             decided_by: ruling.by,
             approval: ruling.line,
+            by_user: false,
         }));
     }
 }

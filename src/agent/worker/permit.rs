@@ -51,7 +51,7 @@ impl Ruling {
         match by {
             Refuser::User => Ruling::new("user", "denied by you"),
             Refuser::Headless => {
-                Ruling::new(asked_by.short(), format!("denied: headless without --yes ({} asked)", asked_by.label()))
+                Ruling::new(asked_by.short(), format!("denied: headless without --yes (asked by {})", asked_by.label()))
             }
         }
     }
@@ -213,7 +213,7 @@ impl Worker {
                     Ruling::new("user", "approved by you (once; the rule could not be saved)")
                 }
             },
-            Answer::Yes => Ruling::new("user: --yes", format!("approved by --yes ({} asked)", asked_by.label())),
+            Answer::Yes => Ruling::new("user: --yes", format!("approved by --yes (asked by {})", asked_by.label())),
         }
     }
 }

@@ -55,6 +55,7 @@ impl Worker {
                     not_run: true,
                     decided_by: ruling.by,
                     approval: ruling.line,
+                    by_user: true,
                 }));
                 return TurnSummary {
                     outcome: TurnOutcome::Failed { error: format!("`{command}` was not run: {why}") },
@@ -114,6 +115,7 @@ impl Worker {
             not_run: false,
             decided_by: outcome.ruling.by,
             approval: outcome.ruling.line,
+            by_user: true,
         }));
         let outcome = if cancel.is_cancelled() {
             TurnOutcome::Interrupted { partial: output }

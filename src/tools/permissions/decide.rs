@@ -260,7 +260,11 @@ impl Policy {
             }
             Permission::Ask => {
                 let asking: Vec<&PartDecision> = parts.iter().filter(|p| p.permission == Permission::Ask).collect();
-                let reason = asking.iter().map(|p| format!("`{}`: {}", p.text, p.why)).collect::<Vec<_>>().join("; ");
+                // A line of one command needs no quoting of itself: just why.
+                let reason = match asking.as_slice() {
+                    [only] if parts.len() == 1 => only.why.clone(),
+                    _ => asking.iter().map(|p| format!("`{}`: {}", p.text, p.why)).collect::<Vec<_>>().join("; "),
+                };
                 let by_rule = asking.iter().any(|p| matches!(p.decided_by, DecidedBy::Rule(_)));
                 let choices = if by_rule {
                     Choices::default()

@@ -161,3 +161,14 @@ fn unparsable_commands_ask_and_ask_mode_refuses() {
     assert_eq!(bash(&p, Mode::Edit, "ls").permission, Permission::Deny);
     assert_eq!(bash(&p, Mode::Edit, "ls )").permission, Permission::Deny);
 }
+
+#[test]
+fn a_new_file_is_created_and_an_existing_one_changed() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut p = policy(&[]);
+    p.root = dir.path().canonicalize().unwrap();
+    std::fs::write(p.root.join("old.txt"), "x").unwrap();
+    assert_eq!(file(&p, Mode::Edit, "file_write", Access::Write, "new.txt").reason, "creates new.txt");
+    assert_eq!(file(&p, Mode::Edit, "file_write", Access::Write, "old.txt").reason, "changes old.txt");
+    assert_eq!(bash(&p, Mode::Edit, "git push origin main").reason, "`git push` is not read-only", "one command: why");
+}

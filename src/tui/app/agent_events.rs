@@ -278,6 +278,10 @@ impl App {
                 t.set_output(&f.content);
                 t.diff = f.diff.filter(|d| !d.trim().is_empty());
                 t.approval = f.approval;
+                // The user ran it to see what it prints.
+                if f.by_user {
+                    t.expanded = true;
+                }
             }
         });
         self.approvals.retain(|a| a.request.call_id != f.call_id);

@@ -109,6 +109,7 @@ fn a_tool_call_goes_from_preparing_to_approval_to_done() {
         not_run: false,
         decided_by: Some("user".into()),
         approval: Some("approved by you for this session: file_edit(./a.txt)".into()),
+        by_user: false,
     }));
     assert!(app.approvals.is_empty(), "a finished call's dialog is gone");
     match app.transcript.get(2) {
@@ -143,6 +144,7 @@ fn a_call_to_an_unknown_tool_keeps_the_summary_from_its_arguments() {
         not_run: true,
         decided_by: None,
         approval: None,
+        by_user: false,
     }));
     assert_eq!(texts(&app)[1..], ["tool: edit main.rs NotRun"]);
 }

@@ -139,6 +139,7 @@ fn finished(
         not_run: false,
         decided_by: None,
         approval: None,
+        by_user: false,
     })
 }
 
@@ -233,7 +234,11 @@ pub fn approval_on(mut app: App, diff: Option<&str>, tool: &str, summary: &str, 
         tool: tool.into(),
         summary: summary.into(),
         arguments: args.into(),
-        reason: if diff.is_some() { format!("changes {summary}") } else { "runs a command".into() },
+        reason: if diff.is_some() {
+            format!("changes {summary}")
+        } else {
+            "only `cargo tree` and `cargo --version` are read-only".into()
+        },
         diff: diff.map(String::from),
         asked_by: "mode: edit".into(),
         exact: vec![if tool == "bash" {

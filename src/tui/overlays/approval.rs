@@ -94,18 +94,26 @@ impl ApprovalDialog {
         };
         let highlighted = highlight::highlight(&command, "bash", theme.syntax.as_deref());
         let fill = theme.code_block;
-        let paras: Vec<Para> = command
-            .lines()
-            .enumerate()
-            .map(|(i, line)| {
-                let mut spans = vec![Span::styled(if i == 0 { "$ " } else { "  " }, theme.dim.patch(fill))];
-                match highlighted.as_ref().and_then(|h| h.get(i)) {
-                    Some(h) => spans.extend(h.iter().map(|s| Span::styled(s.content.clone(), fill.patch(s.style)))),
-                    None => spans.push(Span::styled(line.to_string(), theme.text.patch(fill))),
-                }
-                Para { spans, fill: Some(fill), hard: true, ..Para::default() }
-            })
-            .collect();
+        // Why the sandbox is to be lifted comes first, wrapped: it is the question.
+        let mut paras: Vec<Para> = match &self.request.kind {
+            ApprovalKind::Call => Vec::new(),
+            ApprovalKind::OutsideSandbox { why } => vec![
+                Para {
+                    spans: vec![Span::styled(format!("Stopped by the sandbox: {why}."), theme.text)],
+                    ..Para::default()
+                },
+                Para::default(),
+            ],
+        };
+        let command_paras = command.lines().enumerate().map(|(i, line)| {
+            let mut spans = vec![Span::styled(if i == 0 { "$ " } else { "  " }, theme.dim.patch(fill))];
+            match highlighted.as_ref().and_then(|h| h.get(i)) {
+                Some(h) => spans.extend(h.iter().map(|s| Span::styled(s.content.clone(), fill.patch(s.style)))),
+                None => spans.push(Span::styled(line.to_string(), theme.text.patch(fill))),
+            }
+            Para { spans, fill: Some(fill), hard: true, ..Para::default() }
+        });
+        paras.extend(command_paras);
         wrap_paras(&paras, w)
     }
 
@@ -193,11 +201,14 @@ impl ApprovalDialog {
                 ]
             }
             None => match &r.kind {
+                // A command's reason is about its parts (`git push` is not read-only); a file
+                // tool's is what it does (creates notes.txt).
+                ApprovalKind::Call if r.tool == "bash" => {
+                    vec![Span::styled(format!("Asks because {}.", r.reason), theme.dim)]
+                }
                 ApprovalKind::Call => vec![Span::styled(format!("This call {}.", r.reason), theme.dim)],
-                ApprovalKind::OutsideSandbox { why } => vec![Span::styled(
-                    format!(
-                        "It failed inside the sandbox, most likely because {why}. Run it again without the sandbox?"
-                    ),
+                ApprovalKind::OutsideSandbox { .. } => vec![Span::styled(
+                    "This command failed inside the sandbox. Run it again without the sandbox?",
                     theme.dim,
                 )],
             },
@@ -278,4 +289,32 @@ pub fn reason_editor(theme: &Theme) -> TextArea<'static> {
     t.set_placeholder_text("e.g. use the existing helper instead");
     t.set_placeholder_style(theme.composer_placeholder);
     t
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn text(lines: &[Line<'_>]) -> Vec<String> {
+        lines.iter().map(|l| l.spans.iter().map(|s| s.content.as_ref()).collect::<String>()).collect()
+    }
+
+    #[test]
+    fn a_read_outside_the_project_shows_its_path_not_a_command() {
+        let theme = Theme::fallback(true);
+        let dialog = ApprovalDialog::new(ApprovalRequest {
+            id: 1,
+            call_id: "c1".into(),
+            tool: "file_read".into(),
+            summary: "/etc/hostname".into(),
+            arguments: r#"{"path":"/etc/hostname"}"#.into(),
+            reason: "reads outside the project: /etc/hostname".into(),
+            diff: None,
+            asked_by: "mode: edit".into(),
+            exact: vec!["file_read(/etc/hostname)".into()],
+            prefix: vec!["file_read(/etc/)".into()],
+            kind: ApprovalKind::Call,
+        });
+        assert_eq!(text(&dialog.body(60, &theme)), ["/etc/hostname"]);
+    }
 }
