@@ -9,7 +9,7 @@ use serde_json::json;
 
 use crate::agent::{
     AgentEvent, AgentHandle, ContextReport, LibraryAnswer, LibraryError, LibraryRequest, SlashCommand, TurnOutcome,
-    TurnSummary, UserCommand, parse_slash,
+    TurnSummary, UserCommand, parse_shell, parse_slash,
 };
 use crate::conversation::Usage;
 
@@ -147,10 +147,11 @@ pub async fn run(mut handle: AgentHandle, prompt: String, format: OutputFormat) 
     let session_id = handle.session.id.clone();
     let mut mode = handle.session.mode.to_string();
     let mut model = handle.session.model.clone();
-    let work = match parse_slash(&prompt) {
-        None => Work::Command(UserCommand::Submit(prompt)),
-        Some(Err(message)) => return Err(HeadlessError::Usage(message)),
-        Some(Ok(command)) => slash_work(command)?,
+    let work = match (parse_shell(&prompt), parse_slash(&prompt)) {
+        (Some(Ok(shell)), _) => Work::Command(shell),
+        (Some(Err(message)), _) | (None, Some(Err(message))) => return Err(HeadlessError::Usage(message)),
+        (None, Some(Ok(command))) => slash_work(command)?,
+        (None, None) => Work::Command(UserCommand::Submit(prompt)),
     };
     let mut printer = Printer { format, out: std::io::stdout() };
     let command = match work {
@@ -300,6 +301,7 @@ impl Printer {
                 AgentEvent::ToolFinished(f) => self.line(json!({
                     "type": "tool_result", "id": f.call_id, "name": f.tool, "is_error": f.is_error,
                     "exit_code": f.exit_code, "not_run": f.not_run, "duration_ms": f.duration.as_millis() as u64,
+                    "decided_by": f.decided_by, "approval": f.approval,
                     "content": f.content,
                 })),
                 AgentEvent::Usage { usage, context } => {

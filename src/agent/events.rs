@@ -16,6 +16,13 @@ use crate::store::{SessionInfo, ToolDisplay};
 pub enum UserCommand {
     /// A prompt. Queued when a turn is running.
     Submit(String),
+    /// `!cmd` (kept out of the context) or `!!cmd` (added to it): the user runs a shell command
+    /// in the project. Queued like a prompt; `typed` is the line as entered.
+    Shell {
+        typed: String,
+        command: String,
+        into_context: bool,
+    },
     /// The answer to an [`AgentEvent::ApprovalRequested`].
     Approval {
         id: u64,
@@ -41,14 +48,35 @@ pub enum UserCommand {
     Shutdown,
 }
 
+/// The user's answer in the approval dialog.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum ApprovalDecision {
+    /// This call only (`y`).
     Approve,
-    /// Approve this call and every later call of the same tool in this session.
-    ApproveForSession,
+    /// This call, and for the rest of the session the rule the dialog showed (`a`): the exact
+    /// one, or its prefix when the user switched the dialog to it (`prefix`). Never every call
+    /// of the tool.
+    ApproveForSession {
+        prefix: bool,
+    },
+    /// The same rule, written to `.cairn/settings.local.toml` for every later session (`p`).
+    ApproveForProject {
+        prefix: bool,
+    },
     Deny {
         reason: Option<String>,
     },
+}
+
+/// What a dialog asks.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum ApprovalKind {
+    /// May this call run?
+    Call,
+    /// The command ran in the OS sandbox and most likely failed because of it (`why`): may it
+    /// run again outside the sandbox?
+    OutsideSandbox { why: String },
 }
 
 /// A tool call waiting for the user.
@@ -61,10 +89,21 @@ pub struct ApprovalRequest {
     pub summary: String,
     /// The call's arguments as the model wrote them (a multi-line command, the new content).
     pub arguments: String,
-    /// Why approval is needed: "changes a file", "runs a command", "reads outside the project: …".
+    /// Why approval is needed: "creates notes.txt", "runs a command", "reads outside the
+    /// project: …", "`git push`: the rule `ask bash(git push *)` asks for it".
     pub reason: String,
     /// Unified diff of a write or edit.
     pub diff: Option<String>,
+    /// What left the call to the user, as the approval line names it: `mode: edit`,
+    /// `rule: ask bash(git push *) (project, …)`, `unparsable command`.
+    pub asked_by: String,
+    /// The rules `a` (session) and `p` (project) would add for exactly this call. Empty when
+    /// nothing can be remembered: then only once (`y`) or no (`n`) is offered.
+    pub exact: Vec<String>,
+    /// The broader rules the dialog can switch to before `a` or `p` (`git push *`, `src/`);
+    /// empty when none is offered.
+    pub prefix: Vec<String>,
+    pub kind: ApprovalKind,
 }
 
 /// The context pipeline's counters and the budget figures, as headless JSON prints them.
@@ -253,6 +292,17 @@ pub struct ToolFinished {
     pub duration: Duration,
     /// The call never ran: refused by policy, denied, or its arguments did not parse.
     pub not_run: bool,
+    /// What allowed or refused the call, for headless `decided_by`: the rule
+    /// (`allow bash(git log *) (project-local, …:2)`), `read-only set`, `mode`, `user`,
+    /// `user: --yes` or `sandbox`. `None` when nothing had to decide (an unknown tool,
+    /// arguments that did not parse, an interrupt).
+    pub decided_by: Option<String>,
+    /// The transcript's approval line, stored with the call so a resumed session shows it too:
+    /// `allowed by rule: …`, `approved by you for this session: bash(git push)`,
+    /// `stopped by the sandbox: …`. `None` for calls the mode's defaults let through unasked.
+    pub approval: Option<String>,
+    /// The user's own `!cmd`, not the model's call: its output is shown whole.
+    pub by_user: bool,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]

@@ -7,6 +7,30 @@ use std::sync::Arc;
 
 use crate::store::{MemoryRecord, ProjectId, SessionSummary, Store, ToolDisplay};
 
+/// The approval a memory made global by hand (`g` in `/memories`) carries.
+const MADE_GLOBAL_BY_HAND: &str = "you, in /memories";
+
+/// Where a memory came from, for `/memories`: the session that saved it and, for a global
+/// one, who approved that it is seen by every project.
+pub fn memory_origin(m: &MemoryRecord) -> String {
+    let from = match &m.session_id {
+        Some(id) => format!("from session {}", id.get(..8).unwrap_or(id)),
+        // Its session was deleted (or it predates sessions).
+        None => "from an unknown session".to_string(),
+    };
+    format!("{from}{}", provenance_suffix(m))
+}
+
+/// `cairn memories`' note after a global memory's title: who approved it being global.
+pub fn provenance_suffix(m: &MemoryRecord) -> String {
+    match (m.global, &m.approved_by) {
+        (true, Some(by)) => format!(" (global, approved by {by})"),
+        // Made global before cairn kept who approved it.
+        (true, None) => " (global, approval not recorded)".to_string(),
+        (false, _) => String::new(),
+    }
+}
+
 /// What a front end asks of the library (inside [`super::UserCommand::Library`]).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum LibraryRequest {
@@ -90,8 +114,13 @@ impl Library {
         Ok(format!("memory #{id} {}", if pinned { "pinned" } else { "unpinned" }))
     }
 
+    /// Make a memory global (recording that the user did it) or this project's own.
     pub fn set_global(&self, id: i64, global: bool) -> Result<String, LibraryError> {
-        let changed = self.store.set_memory_global(self.project, id, global).map_err(|e| change_failed(id, e))?;
+        // The user made it global by hand: that is their approval.
+        let changed = self
+            .store
+            .set_memory_global(self.project, id, global, Some(MADE_GLOBAL_BY_HAND))
+            .map_err(|e| change_failed(id, e))?;
         if !changed {
             return Err(no_memory(id));
         }
@@ -161,6 +190,7 @@ mod tests {
                 content: "the user prefers tabs",
                 session_id: None,
                 expires_at: None,
+                approved_by: None,
             })
             .unwrap()
             .id

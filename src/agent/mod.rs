@@ -32,13 +32,13 @@ mod workplace;
 pub(crate) use auxiliary::AuxModel;
 pub use events::AgentEvent;
 pub(crate) use events::{
-    ApprovalDecision, ApprovalRequest, CacheStats, CompactionEvent, CompactionTrigger, ContextBreakdown, ContextReport,
-    ContextStatus, NoticeLevel, ToolFinished, TurnOutcome, TurnSummary, UserCommand,
+    ApprovalDecision, ApprovalKind, ApprovalRequest, CacheStats, CompactionEvent, CompactionTrigger, ContextBreakdown,
+    ContextReport, ContextStatus, NoticeLevel, ToolFinished, TurnOutcome, TurnSummary, UserCommand,
 };
 #[cfg(test)]
 pub(crate) use events::{CacheReport, ContextPart, SegmentInfo, TurnStats};
-pub(crate) use library::{Library, LibraryAnswer, LibraryError, LibraryRequest};
+pub(crate) use library::{Library, LibraryAnswer, LibraryError, LibraryRequest, memory_origin, provenance_suffix};
 pub(crate) use runner::{AgentHandle, spawn};
 pub(crate) use setup::{AgentSetup, SessionChoice};
-pub(crate) use slash::{COMMANDS, SlashCommand, parse_slash};
+pub(crate) use slash::{COMMANDS, SHELL_PREFIXES, SlashCommand, parse_shell, parse_slash};
 pub(crate) use worker::INTERRUPTED_MARK;

@@ -108,6 +108,12 @@ impl Router {
                     }
                     let _ = self.work.send(UserCommand::Submit(prompt));
                 }
+                UserCommand::Shell { typed, command, into_context } => {
+                    if self.control.is_busy() {
+                        self.events.emit(AgentEvent::Queued { prompt: typed.clone() });
+                    }
+                    let _ = self.work.send(UserCommand::Shell { typed, command, into_context });
+                }
                 other @ (UserCommand::SetModel(_)
                 | UserCommand::Compact
                 | UserCommand::DescribeContext

@@ -1,6 +1,7 @@
 //! Slash commands: one table that parsing, completion and `/help` all read, so they cannot
-//! drift apart.
+//! drift apart. Also `!cmd` / `!!cmd`, the user's own shell commands.
 
+use super::events::UserCommand;
 use crate::conversation::Mode;
 
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -68,9 +69,45 @@ pub fn parse_slash(input: &str) -> Option<Result<SlashCommand, String>> {
     })
 }
 
+/// The shell prefixes, with what they do, for `/help` and the README.
+pub const SHELL_PREFIXES: &[(&str, &str)] = &[
+    (
+        "!CMD",
+        "run CMD in the project (bash's permission rules and sandbox apply; typing it is your approval); the output is shown, not sent to the model",
+    ),
+    ("!!CMD", "the same, and the command with its output goes into the conversation for the model"),
+];
+
+/// `None` when `input` is not a shell command; otherwise the command to run it, or a message
+/// saying what is missing.
+pub fn parse_shell(input: &str) -> Option<Result<UserCommand, String>> {
+    let typed = input.trim();
+    let rest = typed.strip_prefix('!')?;
+    let (command, into_context) = match rest.strip_prefix('!') {
+        Some(command) => (command.trim(), true),
+        None => (rest.trim(), false),
+    };
+    if command.is_empty() {
+        return Some(Err("! needs a command, e.g. !git status (or !!git status to show it to the model too)".into()));
+    }
+    Some(Ok(UserCommand::Shell { typed: typed.to_string(), command: command.to_string(), into_context }))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn shell_lines_say_whether_the_output_enters_the_context() {
+        let shell = |typed: &str, command: &str, into_context| {
+            Some(Ok(UserCommand::Shell { typed: typed.into(), command: command.into(), into_context }))
+        };
+        assert_eq!(parse_shell(" !git status "), shell("!git status", "git status", false));
+        assert_eq!(parse_shell("!! cargo test -q"), shell("!! cargo test -q", "cargo test -q", true));
+        assert!(parse_shell("!").unwrap().unwrap_err().contains("needs a command"));
+        assert!(parse_shell("!!  ").unwrap().is_err());
+        assert_eq!(parse_shell("fix it!"), None);
+    }
 
     #[test]
     fn parses_commands_arguments_and_mistakes() {

@@ -4,7 +4,7 @@ use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
-use crate::config::ProviderKind;
+use crate::config::{ProviderKind, SandboxMode};
 use crate::conversation::Mode;
 
 #[derive(Debug, Parser)]
@@ -73,6 +73,23 @@ pub struct CommonArgs {
     /// Project directory (default: the current one)
     #[arg(short = 'C', global = true, value_name = "DIR")]
     pub dir: Option<PathBuf>,
+
+    /// Allow tool calls matching RULE for this run, e.g. 'bash(cargo test *)' (repeatable)
+    #[arg(long = "allow", global = true, value_name = "RULE")]
+    pub allow: Vec<String>,
+
+    /// Refuse tool calls matching RULE for this run, e.g. 'bash(git push *)' (repeatable; deny beats allow)
+    #[arg(long = "deny", global = true, value_name = "RULE")]
+    pub deny: Vec<String>,
+
+    /// The OS sandbox for bash: read-only, workspace-write (default) or full-access
+    #[arg(long, global = true, value_name = "MODE", value_parser = parse_sandbox)]
+    pub sandbox: Option<SandboxMode>,
+}
+
+fn parse_sandbox(text: &str) -> Result<SandboxMode, String> {
+    SandboxMode::parse(text)
+        .ok_or_else(|| format!("{text:?} is not a sandbox mode; use read-only, workspace-write or full-access"))
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -193,6 +210,23 @@ mod tests {
         assert_eq!(cli.output_format, OutputFormat::StreamJson);
         assert_eq!(cli.max_turns, 3);
         assert!(Cli::try_parse_from(["cairn", "--resume", "--session", "x"]).is_err());
+        let rules = Cli::try_parse_from([
+            "cairn",
+            "--allow",
+            "bash(git log *)",
+            "--deny",
+            "bash(rm *)",
+            "--allow",
+            "file_edit(src/)",
+            "--sandbox",
+            "read-only",
+        ])
+        .unwrap();
+        assert_eq!(rules.common.allow, ["bash(git log *)", "file_edit(src/)"]);
+        assert_eq!(rules.common.deny, ["bash(rm *)"]);
+        assert_eq!(rules.common.sandbox, Some(SandboxMode::ReadOnly));
+        let err = Cli::try_parse_from(["cairn", "--sandbox", "readonly"]).unwrap_err().to_string();
+        assert!(err.contains("read-only, workspace-write or full-access"), "{err}");
         assert!(Cli::try_parse_from(["cairn", "--context-window", "100"]).is_err());
     }
 }

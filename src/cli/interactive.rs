@@ -13,6 +13,8 @@ use crate::tools::ApprovalPolicy;
 use crate::tui::{App, ConnectError, Exit, FrameRequester, Theme, Tui, UserTheme};
 
 pub async fn run(startup: &Startup, cli: &Cli) -> Result<ExitCode, CliError> {
+    // A bad rule or settings file stops cairn here, before the screen is taken over.
+    let permissions = startup.permissions()?;
     let (store, project) = startup.open_store()?;
     // An unknown --session fails here, before the screen is taken over.
     let session = startup.session_choice(&store, project, cli)?;
@@ -33,10 +35,13 @@ pub async fn run(startup: &Startup, cli: &Cli) -> Result<ExitCode, CliError> {
     if let Some(problem) = theme_problem {
         app.notice(crate::tui::NoticeKind::Warning, problem);
     }
+    for notice in permissions.notices() {
+        app.notice(crate::tui::NoticeKind::Warning, notice);
+    }
     let approval = if cli.yes { ApprovalPolicy::ApproveAll } else { ApprovalPolicy::Ask };
     let connect = async {
         let provider = startup.provider().await.map_err(|e| ConnectError::Setup(e.to_string()))?;
-        let setup = startup.agent_setup(store.clone(), project, provider, session, approval, None);
+        let setup = startup.agent_setup((store.clone(), project), provider, session, permissions, approval, None);
         spawn(setup).map_err(|e| ConnectError::Failed(e.to_string()))
     };
     let mut tui = Tui::enter().map_err(|e| {

@@ -71,6 +71,8 @@ pub enum CompletionAction {
 pub enum ApprovalAction {
     Approve,
     ApproveForSession,
+    ApproveForProject,
+    TogglePrefix,
     Deny,
     ToggleDiffView,
     ScrollUp,
@@ -241,11 +243,21 @@ pub const BINDINGS: &[Binding] = &[
         "take it; a command that needs nothing more runs",
     ),
     bind(&[key(K::Esc)], Action::Completion(CompletionAction::Dismiss), "close the list"),
-    bind(&[ch('y')], Action::Approval(ApprovalAction::Approve), "approve this call"),
+    bind(&[ch('y')], Action::Approval(ApprovalAction::Approve), "approve this call once"),
     bind(
         &[ch('a')],
         Action::Approval(ApprovalAction::ApproveForSession),
-        "approve this tool for the rest of the session",
+        "approve it, and for the rest of the session what the rule shown covers (never every call of the tool)",
+    ),
+    bind(
+        &[ch('p')],
+        Action::Approval(ApprovalAction::ApproveForProject),
+        "approve it, and save the rule shown for this project (.cairn/settings.local.toml)",
+    ),
+    bind(
+        &[key(K::Tab)],
+        Action::Approval(ApprovalAction::TogglePrefix),
+        "switch the rule shown between exactly this call and its broader prefix (git push *, src/)",
     ),
     bind(&[ch('n')], Action::Approval(ApprovalAction::Deny), "deny, with an optional reason for the model"),
     bind(&[ch('d')], Action::Approval(ApprovalAction::ToggleDiffView), "toggle unified and side-by-side diff"),

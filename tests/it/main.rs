@@ -23,7 +23,6 @@ mod memory_and_prompt;
 mod minors;
 mod permissions;
 mod prompt_cache;
-mod sandbox;
 mod store_concurrency;
 mod stream_deadlines;
 mod tui_e2e;

@@ -85,7 +85,8 @@ async fn a_global_memory_reaches_every_project_and_a_global_twin_promotes_the_pr
             .turn(Turn::text("Other project.")),
     )
     .await;
-    let first = a.run(Api::OpenAi, &mock, &["-p", "remember how I write commits, everywhere"]).await;
+    // A global save needs approval (here --yes), in every mode.
+    let first = a.run(Api::OpenAi, &mock, &["-p", "remember how I write commits, everywhere", "--yes"]).await;
     assert!(first.status.success(), "{}", text(&first.stderr));
     let promoted = last_result(&mock.requests()[3]);
     assert!(

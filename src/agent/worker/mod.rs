@@ -5,7 +5,9 @@ mod compaction;
 mod context_view;
 mod dispatch;
 mod memory;
+mod permit;
 mod segments;
+mod shell;
 mod spill;
 mod turn;
 
@@ -63,7 +65,12 @@ impl Worker {
             session,
             model,
             background: Background::default(),
-            tools: Toolbox::new(setup.registry, ApprovalGate::new(setup.approval, approvals)),
+            tools: Toolbox::new(
+                setup.registry,
+                ApprovalGate::new(setup.approval, approvals),
+                setup.permissions,
+                setup.sandbox,
+            ),
             link,
             max_turns: setup.max_turns,
         };
@@ -173,6 +180,15 @@ impl Worker {
                     self.link.emit(AgentEvent::TurnFinished(summary));
                     self.update_segments();
                     self.summarize_hidden_segments();
+                }
+                UserCommand::Shell { typed, command, into_context } => {
+                    let cancel = self.link.control().begin();
+                    let summary = self.run_shell(typed, command, into_context, cancel).await;
+                    self.link.control().end();
+                    self.link.emit(AgentEvent::TurnFinished(summary));
+                    if into_context {
+                        self.update_segments();
+                    }
                 }
                 UserCommand::Compact => {
                     let cancel = self.link.control().begin();

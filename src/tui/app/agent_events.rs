@@ -277,6 +277,11 @@ impl App {
                 t.status = status;
                 t.set_output(&f.content);
                 t.diff = f.diff.filter(|d| !d.trim().is_empty());
+                t.approval = f.approval;
+                // The user ran it to see what it prints.
+                if f.by_user {
+                    t.expanded = true;
+                }
             }
         });
         self.approvals.retain(|a| a.request.call_id != f.call_id);
@@ -442,15 +447,18 @@ impl App {
                         let Block::ToolResult(result) = block else { continue };
                         let record = displays.get(&result.call_id);
                         let Some(i) = self.find_tool(&result.call_id) else { continue };
-                        let (diff, duration) = match &record {
-                            Some(r) => (r.diff.clone(), std::time::Duration::from_millis(r.duration_ms)),
-                            None => (None, std::time::Duration::ZERO),
+                        let (diff, duration, approval) = match &record {
+                            Some(r) => {
+                                (r.diff.clone(), std::time::Duration::from_millis(r.duration_ms), r.decided_by.clone())
+                            }
+                            None => (None, std::time::Duration::ZERO, None),
                         };
                         let not_run = record.as_ref().is_some_and(|r| r.not_run);
                         self.transcript.update(i, |c| {
                             if let Cell::Tool(t) = c {
                                 t.set_output(&result.content);
                                 t.diff = diff.filter(|d| !d.trim().is_empty());
+                                t.approval = approval;
                                 t.status = if not_run {
                                     ToolStatus::NotRun
                                 } else {

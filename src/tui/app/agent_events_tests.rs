@@ -82,8 +82,12 @@ fn a_tool_call_goes_from_preparing_to_approval_to_done() {
         tool: "file_edit".into(),
         summary: "a.txt".into(),
         arguments: r#"{"path":"a.txt"}"#.into(),
-        reason: "changes a file".into(),
+        reason: "changes a.txt".into(),
         diff: Some("--- a/a.txt\n+++ b/a.txt\n@@ -1 +1 @@\n-x\n+y\n".into()),
+        asked_by: "mode: edit".into(),
+        exact: vec!["file_edit(./a.txt)".into()],
+        prefix: Vec::new(),
+        kind: crate::agent::ApprovalKind::Call,
     }));
     assert_eq!(app.approvals.len(), 1);
     assert_eq!(app.activity, Activity::Approval("file_edit".into()));
@@ -103,6 +107,9 @@ fn a_tool_call_goes_from_preparing_to_approval_to_done() {
         diff: Some("--- a/a.txt\n+++ b/a.txt\n@@ -1 +1 @@\n-x\n+y\n".into()),
         duration: Duration::from_millis(12),
         not_run: false,
+        decided_by: Some("user".into()),
+        approval: Some("approved by you for this session: file_edit(./a.txt)".into()),
+        by_user: false,
     }));
     assert!(app.approvals.is_empty(), "a finished call's dialog is gone");
     match app.transcript.get(2) {
@@ -112,6 +119,7 @@ fn a_tool_call_goes_from_preparing_to_approval_to_done() {
                 ToolStatus::Done { is_error: false, exit_code: None, duration: Duration::from_millis(12) }
             );
             assert!(t.diff.is_some());
+            assert_eq!(t.approval.as_deref(), Some("approved by you for this session: file_edit(./a.txt)"));
         }
         other => panic!("{other:?}"),
     }
@@ -134,6 +142,9 @@ fn a_call_to_an_unknown_tool_keeps_the_summary_from_its_arguments() {
         diff: None,
         duration: Duration::ZERO,
         not_run: true,
+        decided_by: None,
+        approval: None,
+        by_user: false,
     }));
     assert_eq!(texts(&app)[1..], ["tool: edit main.rs NotRun"]);
 }
@@ -211,7 +222,12 @@ fn a_resumed_session_shows_its_history_with_tool_results() {
         history: history.into_iter().map(std::sync::Arc::new).collect(),
         tool_display: [(
             "c1".to_string(),
-            crate::store::ToolDisplay { diff: None, duration_ms: 1_200, not_run: false },
+            crate::store::ToolDisplay {
+                diff: None,
+                duration_ms: 1_200,
+                not_run: false,
+                decided_by: Some("allowed: read-only command".into()),
+            },
         )]
         .into(),
         mode: Mode::Plan,

@@ -5,7 +5,7 @@
 use ratatui::crossterm::event::{KeyEvent, KeyEventKind, MouseButton, MouseEvent, MouseEventKind};
 
 use super::{Activity, App, Phase};
-use crate::agent::{ApprovalDecision, LibraryRequest, SlashCommand, UserCommand, parse_slash};
+use crate::agent::{ApprovalDecision, LibraryRequest, SlashCommand, UserCommand, parse_shell, parse_slash};
 use crate::tui::cells::Cell;
 use crate::tui::completion::CompletionKind;
 use crate::tui::keys::{
@@ -193,15 +193,35 @@ impl App {
             return;
         }
         let action = keys::approval(&key);
-        let answering =
-            matches!(action, Some(ApprovalAction::Approve | ApprovalAction::ApproveForSession | ApprovalAction::Deny));
+        let answering = matches!(
+            action,
+            Some(
+                ApprovalAction::Approve
+                    | ApprovalAction::ApproveForSession
+                    | ApprovalAction::ApproveForProject
+                    | ApprovalAction::Deny
+            )
+        );
         if answering && dialog.guard_until.is_some_and(|until| self.now < until) {
             self.flash("this dialog opened while you were typing; press the key again to answer it");
             return;
         }
         match action {
             Some(ApprovalAction::Approve) => self.answer(ApprovalDecision::Approve),
-            Some(ApprovalAction::ApproveForSession) => self.answer(ApprovalDecision::ApproveForSession),
+            // Nothing to remember (a global memory, a re-run outside the sandbox): not offered.
+            Some(ApprovalAction::ApproveForSession | ApprovalAction::ApproveForProject) if !dialog.offers_rules() => {
+                self.flash("nothing to remember for this call: y approves it once")
+            }
+            Some(ApprovalAction::ApproveForSession) => {
+                let prefix = dialog.prefix;
+                self.answer(ApprovalDecision::ApproveForSession { prefix })
+            }
+            Some(ApprovalAction::ApproveForProject) => {
+                let prefix = dialog.prefix;
+                self.answer(ApprovalDecision::ApproveForProject { prefix })
+            }
+            Some(ApprovalAction::TogglePrefix) if dialog.offers_prefix() => dialog.prefix = !dialog.prefix,
+            Some(ApprovalAction::TogglePrefix) => {}
             Some(ApprovalAction::Deny) => dialog.reason = Some(reason_editor(&self.theme)),
             Some(ApprovalAction::ToggleDiffView) => dialog.side_by_side = !dialog.side_by_side,
             Some(ApprovalAction::ScrollUp) => dialog.scroll_by(-1),
@@ -232,11 +252,16 @@ impl App {
 
     fn answer(&mut self, decision: ApprovalDecision) {
         if let Some(dialog) = self.approvals.pop_front() {
-            let verb = match &decision {
-                ApprovalDecision::Approve | ApprovalDecision::ApproveForSession => "approved",
-                ApprovalDecision::Deny { .. } => "denied",
+            let rules = dialog.shown_rules().join(", ");
+            let text = match &decision {
+                ApprovalDecision::Approve => format!("approved {} {}", dialog.request.tool, dialog.request.summary),
+                ApprovalDecision::ApproveForSession { .. } => format!("approved; for this session: {rules}"),
+                ApprovalDecision::ApproveForProject { .. } => {
+                    format!("approved; saving {rules} to .cairn/settings.local.toml")
+                }
+                ApprovalDecision::Deny { .. } => format!("denied {} {}", dialog.request.tool, dialog.request.summary),
             };
-            self.flash(format!("{verb} {} {}", dialog.request.tool, dialog.request.summary));
+            self.flash(text);
             self.send(UserCommand::Approval { id: dialog.request.id, decision });
             if self.busy {
                 self.activity = Activity::Thinking;
@@ -324,6 +349,16 @@ impl App {
         if text.trim().is_empty() {
             return;
         }
+        if let Some(shell) = parse_shell(&text) {
+            match shell {
+                Err(message) => self.flash(message),
+                Ok(command) => {
+                    let typed = self.composer.take();
+                    self.send_work(typed, command);
+                }
+            }
+            return;
+        }
         match parse_slash(&text) {
             Some(Err(message)) => self.flash(message),
             Some(Ok(command)) => {
@@ -332,19 +367,24 @@ impl App {
             }
             None => {
                 let prompt = self.composer.take();
-                self.transcript.follow();
-                if self.busy || self.agent.is_none() {
-                    self.pending.push(prompt.clone());
-                }
-                if self.agent.is_some() {
-                    self.busy = true;
-                    if self.activity == Activity::Idle {
-                        self.activity = Activity::Thinking;
-                        self.turn_started.get_or_insert(self.now);
-                    }
-                    self.send(UserCommand::Submit(prompt));
-                }
+                self.send_work(prompt.clone(), UserCommand::Submit(prompt));
             }
+        }
+    }
+
+    /// A prompt or a `!cmd` for the agent: queued while it is busy or still connecting.
+    fn send_work(&mut self, typed: String, command: UserCommand) {
+        self.transcript.follow();
+        if self.busy || self.agent.is_none() {
+            self.pending.push(typed);
+        }
+        if self.agent.is_some() {
+            self.busy = true;
+            if self.activity == Activity::Idle {
+                self.activity = Activity::Thinking;
+                self.turn_started.get_or_insert(self.now);
+            }
+            self.send(command);
         }
     }
 

@@ -109,14 +109,22 @@ fn request(tool: &str, diff: Option<&str>) -> ApprovalRequest {
         tool: tool.into(),
         summary: "a.txt".into(),
         arguments: r#"{"path":"a.txt"}"#.into(),
-        reason: "changes a file".into(),
+        reason: "changes a.txt".into(),
         diff: diff.map(String::from),
+        asked_by: "mode: edit".into(),
+        exact: vec![format!("{tool}(./a.txt)")],
+        prefix: Vec::new(),
+        kind: crate::agent::ApprovalKind::Call,
     }
 }
 
 #[test]
 fn approval_keys_answer_the_dialog() {
-    for (key, decision) in [('y', ApprovalDecision::Approve), ('a', ApprovalDecision::ApproveForSession)] {
+    for (key, decision) in [
+        ('y', ApprovalDecision::Approve),
+        ('a', ApprovalDecision::ApproveForSession { prefix: false }),
+        ('p', ApprovalDecision::ApproveForProject { prefix: false }),
+    ] {
         let (mut app, mut rx) = connected();
         app.on_agent_event(crate::agent::AgentEvent::ApprovalRequested(request("file_write", None)));
         press(&mut app, KeyCode::Char(key));
@@ -124,6 +132,40 @@ fn approval_keys_answer_the_dialog() {
         assert!(app.approvals.is_empty());
         assert!(app.composer.is_empty(), "the key did not leak into the prompt");
     }
+}
+
+#[test]
+fn tab_shows_the_prefix_before_a_or_p_takes_it() {
+    let (mut app, mut rx) = connected();
+    let with_prefix = ApprovalRequest {
+        exact: vec!["bash(git push origin main)".into()],
+        prefix: vec!["bash(git push *)".into()],
+        ..request("bash", None)
+    };
+    app.on_agent_event(crate::agent::AgentEvent::ApprovalRequested(with_prefix));
+    assert_eq!(app.approvals[0].shown_rules(), ["bash(git push origin main)"]);
+    press(&mut app, KeyCode::Tab);
+    assert_eq!(app.approvals[0].shown_rules(), ["bash(git push *)"]);
+    press(&mut app, KeyCode::Tab);
+    press(&mut app, KeyCode::Tab);
+    press(&mut app, KeyCode::Char('a'));
+    assert_eq!(
+        sent(&mut rx),
+        [UserCommand::Approval { id: 7, decision: ApprovalDecision::ApproveForSession { prefix: true } }]
+    );
+}
+
+#[test]
+fn with_nothing_to_remember_only_once_or_no_is_taken() {
+    let (mut app, mut rx) = connected();
+    let global_memory = ApprovalRequest { exact: Vec::new(), ..request("memory_save", None) };
+    app.on_agent_event(crate::agent::AgentEvent::ApprovalRequested(global_memory));
+    press(&mut app, KeyCode::Char('a'));
+    press(&mut app, KeyCode::Char('p'));
+    assert!(sent(&mut rx).is_empty(), "a and p are not offered");
+    assert_eq!(app.approvals.len(), 1);
+    press(&mut app, KeyCode::Char('y'));
+    assert_eq!(sent(&mut rx), [UserCommand::Approval { id: 7, decision: ApprovalDecision::Approve }]);
 }
 
 #[test]
@@ -233,6 +275,7 @@ fn memories_are_pinned_made_global_and_deleted_with_a_second_press_through_the_a
         created_at: "2026-11-12T10:00:00Z".into(),
         updated_at: "2026-11-12T10:00:00Z".into(),
         expires_at: None,
+        approved_by: None,
     };
     app.on_agent_event(AgentEvent::Library(LibraryAnswer::Memories(Ok(vec![memory.clone()]))));
     press(&mut app, KeyCode::Char('p'));

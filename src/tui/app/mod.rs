@@ -139,8 +139,12 @@ impl App {
             self.activity = Activity::Idle;
         }
         for prompt in &self.pending {
+            let command = match crate::agent::parse_shell(prompt) {
+                Some(Ok(shell)) => shell,
+                Some(Err(_)) | None => UserCommand::Submit(prompt.clone()),
+            };
             // A closed channel is reported by `send` below, on the next command.
-            let _ = commands.send(UserCommand::Submit(prompt.clone()));
+            let _ = commands.send(command);
         }
         self.agent = Some(commands);
     }

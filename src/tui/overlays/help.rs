@@ -72,6 +72,11 @@ pub fn help_lines(theme: &Theme, width: u16) -> Vec<Line<'static>> {
         let usage = if arg.is_empty() { name.to_string() } else { format!("{name} {arg}") };
         out.extend(row(usage, what));
     }
+    out.push(Line::default());
+    out.push(Line::from(Span::styled("Shell commands", theme.heading2)));
+    for (usage, what) in crate::agent::SHELL_PREFIXES {
+        out.extend(row(usage.to_string(), what));
+    }
     for context in ORDER {
         out.push(Line::default());
         out.push(Line::from(Span::styled(context.title(), theme.heading2)));

@@ -166,6 +166,7 @@ impl MemoriesView {
                 ),
                 theme.dim,
             )),
+            Line::from(Span::styled(crate::agent::memory_origin(m), theme.dim)),
             Line::default(),
         ];
         lines.extend(m.content.lines().map(|l| Line::from(Span::styled(l.to_string(), theme.text))));
