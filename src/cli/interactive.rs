@@ -30,6 +30,11 @@ pub async fn run(startup: &Startup, cli: &Cli) -> Result<ExitCode, CliError> {
     if let Some(mode) = startup.mode_flag {
         app.start_in(mode);
     }
+    app.set_notifications(startup.config.notify.clone());
+    if let Some(prompt) = &cli.prompt {
+        // Sent as soon as the agent is there, as if typed at once.
+        app.send_first(prompt.clone());
+    }
     if let Some(problem) = theme_problem {
         app.notice(crate::tui::NoticeKind::Warning, problem);
     }
@@ -49,8 +54,9 @@ pub async fn run(startup: &Startup, cli: &Cli) -> Result<ExitCode, CliError> {
     tui.leave();
     match exit {
         Ok(Exit::Quit) => {
-            if let Some(s) = app.session() {
-                println!("cairn: session {} saved; continue it with cairn --resume (or --session {})", s.id, s.id);
+            // The session the user was last in, if anything was ever said in it.
+            if let Some(s) = app.stored_session() {
+                println!("cairn: session {} saved; continue it with cairn -c (or cairn --session {})", s.id, s.id);
             }
             Ok(ExitCode::SUCCESS)
         }

@@ -22,6 +22,7 @@ use std::process::ExitCode;
 pub async fn run(cli: Cli) -> ExitCode {
     match dispatch(cli).await {
         Ok(code) => code,
+        Err(CliError::OutputClosed) => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("cairn: {e}");
             ExitCode::from(e.code())
@@ -34,6 +35,7 @@ async fn dispatch(cli: Cli) -> Result<ExitCode, CliError> {
     match &cli.command {
         Some(Command::Sessions { json }) => subcommands::sessions(&startup, *json),
         Some(Command::Export { id }) => subcommands::export(&startup, id),
+        Some(Command::Usage { json, days }) => subcommands::usage(&startup, *json, *days),
         Some(Command::Memories { json }) => subcommands::memories(&startup, *json),
         Some(Command::Forget { id }) => subcommands::forget(&startup, id),
         Some(Command::Doctor) => subcommands::doctor(&startup).await,
@@ -49,8 +51,62 @@ async fn dispatch(cli: Cli) -> Result<ExitCode, CliError> {
                 let prompt = read_prompt(prompt)?;
                 startup.headless(&cli, prompt).await
             }
-            None => interactive::run(&startup, &cli).await,
+            None => {
+                if let Some(prompt) = &cli.prompt {
+                    check_not_a_mistyped_command(prompt)?;
+                }
+                interactive::run(&startup, &cli).await
+            }
         },
+    }
+}
+
+/// `cairn sesions` is a typo, not a prompt: a lone word a letter or two from a subcommand is
+/// refused with the command it probably meant.
+fn check_not_a_mistyped_command(prompt: &str) -> Result<(), CliError> {
+    use clap::CommandFactory;
+    let word = prompt.trim();
+    if word.contains(char::is_whitespace) || word.is_empty() {
+        return Ok(());
+    }
+    let command = Cli::command();
+    let meant = command.get_subcommands().map(|c| c.get_name().to_string()).find(|name| {
+        let d = edit_distance(&word.to_lowercase(), name);
+        d > 0 && d <= 2 && name.len() > 3
+    });
+    match meant {
+        Some(name) => Err(CliError::Usage(format!(
+            "`{word}` looks like the command `cairn {name}`; to send it as a prompt, write a few more words"
+        ))),
+        None => Ok(()),
+    }
+}
+
+/// Levenshtein distance, for the handful of short words above.
+fn edit_distance(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut row: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut previous = row[0];
+        row[0] = i + 1;
+        for (j, cb) in b.iter().enumerate() {
+            let substitute = previous + usize::from(ca != *cb);
+            previous = row[j + 1];
+            row[j + 1] = substitute.min(row[j] + 1).min(previous + 1);
+        }
+    }
+    row[b.len()]
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn a_lone_word_near_a_command_is_taken_for_a_typo() {
+        assert!(super::check_not_a_mistyped_command("sesions").is_err());
+        assert!(super::check_not_a_mistyped_command("docter").is_err());
+        assert!(super::check_not_a_mistyped_command("fix the sessions test").is_ok());
+        assert!(super::check_not_a_mistyped_command("refactor").is_ok());
+        assert_eq!(super::edit_distance("kitten", "sitting"), 3);
     }
 }
 

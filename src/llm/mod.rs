@@ -9,6 +9,7 @@ mod cache_analytics;
 mod discovery;
 mod error;
 mod http;
+mod model_list;
 mod openai;
 mod request;
 mod retry;
@@ -19,6 +20,7 @@ pub use cache_analytics::{BreakKind, CacheBreak, CacheCounts, CacheTracker, Fing
 pub use discovery::{ProbeResult, ServedWindow, discover_model, probe_local};
 pub use error::{LlmError, is_context_length_message};
 pub use http::{ClientSetupError, build_client};
+pub use model_list::list_models;
 pub use openai::OpenAiClient;
 pub use request::{ChatRequest, ChatResponse, StopReason, StreamEvent};
 pub use retry::{RetryPolicy, send_with_retries};

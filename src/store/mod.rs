@@ -4,6 +4,7 @@
 //! Holds no business rules: callers decide what to store and when.
 
 mod context;
+mod drafts;
 mod error;
 mod memories;
 mod messages;
@@ -13,6 +14,7 @@ mod search;
 mod segments;
 mod sessions;
 mod usage;
+mod usage_report;
 mod vocabulary;
 
 pub use context::CompactionRecord;
@@ -24,6 +26,7 @@ pub use search::{MessageHit, searchable_text};
 pub use segments::SegmentRow;
 pub use sessions::{NewSession, SessionInfo, SessionSummary};
 pub use usage::UsageTotals;
+pub use usage_report::{DailyUsage, UsageRow};
 
 use std::path::Path;
 use std::sync::{Mutex, MutexGuard};

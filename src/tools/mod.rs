@@ -10,6 +10,7 @@ mod change;
 mod paths;
 mod policy;
 mod registry;
+mod summary;
 #[cfg(test)]
 mod test_support;
 mod tracker;
@@ -30,6 +31,7 @@ pub use paths::{ProjectPath, resolve_path};
 pub use policy::{ApprovalPolicy, Verdict, decide};
 pub use registry::Registry;
 pub use sandbox::SandboxPolicy;
+pub use summary::summary_of;
 pub use tracker::FileTracker;
 
 use std::path::PathBuf;

@@ -8,7 +8,7 @@ use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 
 use crate::agent::{
     AgentEvent, CacheReport, CompactionEvent, CompactionTrigger, ContextBreakdown, ContextPart, ContextReport,
-    ContextStatus, SegmentInfo, TurnOutcome, TurnStats, TurnSummary,
+    ContextStatus, CostReport, SegmentInfo, TurnOutcome, TurnStats, TurnSummary,
 };
 use crate::context::{BudgetLevel, ContextBudget};
 use crate::conversation::{Mode, Usage};
@@ -216,6 +216,7 @@ fn context_view() {
                 SegmentInfo { level: 0, first_seq: 32, last_seq: 70, tokens: 15_100, summarized: true, shown: false },
                 SegmentInfo { level: 0, first_seq: 241, last_seq: 262, tokens: 12_300, summarized: false, shown: true },
             ],
+            cost: CostReport { session_usd: Some(1.84), last_request_usd: Some(0.0421) },
         }),
     })));
     snapshot("context", &app);
@@ -246,6 +247,7 @@ fn status_line_states() {
         level: BudgetLevel::Compact,
         compacting: true,
         cache_hit_rate: None,
+        cost_usd: None,
     });
     app.on_agent_event(AgentEvent::Compaction(CompactionEvent::Started {
         trigger: CompactionTrigger::Auto,
@@ -260,6 +262,7 @@ fn status_line_states() {
         level: BudgetLevel::Blocking,
         compacting: false,
         cache_hit_rate: Some(0.4),
+        cost_usd: None,
     });
     app.on_agent_event(AgentEvent::ModeChanged(Mode::Ask));
     app.on_key(KeyEvent::new(KeyCode::Char('c'), KeyModifiers::CONTROL));

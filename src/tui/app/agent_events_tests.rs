@@ -217,6 +217,7 @@ fn a_resumed_session_shows_its_history_with_tool_results() {
         mode: Mode::Plan,
         model: "m".into(),
         window: 200_000,
+        recap: Default::default(),
     });
     let t = texts(&app);
     assert_eq!(t[0], "user: what is here?");
@@ -239,6 +240,7 @@ fn the_context_status_is_kept_as_reported() {
         level: BudgetLevel::Ok,
         compacting: false,
         cache_hit_rate: Some(0.5),
+        cost_usd: None,
     };
     app.on_agent_event(AgentEvent::Context(status));
     assert_eq!(app.context, Some(status));

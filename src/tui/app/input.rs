@@ -2,21 +2,57 @@
 //! (dialog, view, completion list, composer), then globally; unbound keys edit the prompt.
 //! Slash commands are parsed with the agent's parser and become commands or views.
 
-use ratatui::crossterm::event::{KeyEvent, KeyEventKind, MouseButton, MouseEvent, MouseEventKind};
+use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyEventKind, KeyModifiers, MouseButton, MouseEvent, MouseEventKind};
 
 use super::{Activity, App, Phase};
 use crate::agent::{ApprovalDecision, LibraryRequest, SlashCommand, UserCommand, parse_slash};
 use crate::tui::cells::Cell;
 use crate::tui::completion::CompletionKind;
 use crate::tui::keys::{
-    self, Action, ApprovalAction, CompletionAction, ComposerAction, GlobalAction, OverlayAction, ReasonAction,
+    self, Action, ApprovalAction, CompletionAction, ComposerAction, GlobalAction, HistorySearchAction, OverlayAction,
+    PlanAction, ReasonAction, SearchAction,
 };
 use crate::tui::overlays::{
-    ContextView, HelpView, MemoriesView, Overlay, SessionsView, ViewKey, ViewOutcome, reason_editor,
+    ContextView, HelpView, MemoriesView, ModelsView, Overlay, SessionsView, TextView, ViewKey, ViewOutcome,
+    reason_editor,
 };
+use crate::tui::search::SearchBar;
+
+/// A key that types text: a character without Ctrl or Alt.
+fn typed_char(key: &KeyEvent) -> Option<char> {
+    match key.code {
+        KeyCode::Char(c) if !key.modifiers.intersects(KeyModifiers::CONTROL | KeyModifiers::ALT) => Some(c),
+        _ => None,
+    }
+}
+
+/// What a key does to a search query: a character added, the last one taken away.
+enum QueryEdit {
+    Push(char),
+    Pop,
+}
+
+fn query_edit(key: &KeyEvent) -> Option<QueryEdit> {
+    match (typed_char(key), key.code) {
+        (Some(c), _) => Some(QueryEdit::Push(c)),
+        (None, KeyCode::Backspace) => Some(QueryEdit::Pop),
+        (None, _) => None,
+    }
+}
+
+fn apply(edit: QueryEdit, query: &mut String) {
+    match edit {
+        QueryEdit::Push(c) => query.push(c),
+        QueryEdit::Pop => {
+            query.pop();
+        }
+    }
+}
 
 /// Rows one wheel notch scrolls.
 const WHEEL_ROWS: usize = 3;
+/// Days `/usage` reports.
+pub(super) const USAGE_DAYS: u32 = 30;
 
 impl App {
     pub fn on_key(&mut self, key: KeyEvent) {
@@ -39,6 +75,20 @@ impl App {
         }
         if self.overlay.is_some() {
             self.overlay_key(key, global);
+            return;
+        }
+        if self.search.is_some() {
+            self.search_key(key, global);
+            return;
+        }
+        if self.composer.history_search().is_some() {
+            if self.history_search_key(key, global) {
+                return;
+            }
+        } else if self.plan_ready().is_some()
+            && let Some(action) = keys::plan(&key)
+        {
+            self.plan_key(action);
             return;
         }
         if self.composer.completion.is_some()
@@ -82,12 +132,22 @@ impl App {
                     }
                 }
                 ComposerAction::OpenEditor => self.editor_request = Some(self.composer.text()),
+                ComposerAction::DeleteToLineStart => self.composer.delete_to_line_start(&self.files),
+                ComposerAction::Undo => self.composer.undo(&self.files),
+                ComposerAction::SearchHistory => self.composer.start_history_search(),
             }
             return;
         }
         if let Some(action) = global {
-            // End edits the prompt unless the transcript is scrolled back.
-            if !(action == GlobalAction::FollowTail && self.transcript.is_following()) {
+            // End edits the prompt, and `/` starts a command, unless the transcript is
+            // scrolled back (and, for `/`, nothing is being written).
+            let following = self.transcript.is_following();
+            let types = match action {
+                GlobalAction::FollowTail => following,
+                GlobalAction::SearchTranscript => typed_char(&key) == Some('/') && (following || !self.composer.is_empty()),
+                _ => false,
+            };
+            if !types {
                 self.global(action);
                 return;
             }
@@ -172,6 +232,123 @@ impl App {
                 });
             }
             GlobalAction::Redraw => self.repaint = true,
+            GlobalAction::SearchTranscript => {
+                self.composer.dismiss_completion();
+                self.search = Some(SearchBar::default());
+            }
+            GlobalAction::ShowToolOutput => self.show_tool_output(),
+        }
+    }
+
+    /// Alt+O: the whole output of the newest tool call on screen (or in the session).
+    fn show_tool_output(&mut self) {
+        let is_tool = |i: &usize| matches!(self.transcript.get(*i), Some(Cell::Tool(t)) if t.is_finished());
+        let on_screen = self.transcript.cells_on_screen().into_iter().rev().find(is_tool);
+        let newest = on_screen.or_else(|| (0..self.transcript.len()).rev().find(is_tool));
+        let Some(Cell::Tool(tool)) = newest.and_then(|i| self.transcript.get(i)) else {
+            self.flash("no tool output to show yet");
+            return;
+        };
+        let (call_id, title) = (tool.call_id.clone(), format!("{}  {}", tool.tool, tool.summary));
+        let Some(session) = self.session.as_ref().map(|s| s.id.clone()) else { return };
+        if self.ask_library(LibraryRequest::ToolOutput { session, call_id: call_id.clone() }) {
+            self.overlay = Some(Overlay::Text(TextView::output(title, call_id)));
+        }
+    }
+
+    /// A key while the transcript search is open: it edits the query, jumps between matches,
+    /// scrolls, or closes the search where it is.
+    fn search_key(&mut self, key: KeyEvent, global: Option<GlobalAction>) {
+        let Some(bar) = &mut self.search else { return };
+        match keys::search(&key) {
+            Some(SearchAction::Older) => {
+                let hit = bar.step(true);
+                self.reveal(hit);
+            }
+            Some(SearchAction::Newer) => {
+                let hit = bar.step(false);
+                self.reveal(hit);
+            }
+            Some(SearchAction::Close) => self.close_search(),
+            None => match (query_edit(&key), global) {
+                (Some(edit), _) => {
+                    apply(edit, &mut bar.query);
+                    let hits = self.transcript.find(&bar.query, &self.theme);
+                    bar.found(hits);
+                    let hit = bar.hit();
+                    if hit.is_none() {
+                        self.transcript.clear_highlight();
+                    }
+                    self.reveal(hit);
+                }
+                (None, Some(GlobalAction::ClearOrQuit)) => self.close_search(),
+                (
+                    None,
+                    Some(
+                        a @ (GlobalAction::PageUp
+                        | GlobalAction::PageDown
+                        | GlobalAction::LineUp
+                        | GlobalAction::LineDown
+                        | GlobalAction::Top
+                        | GlobalAction::FollowTail),
+                    ),
+                ) => self.global(a),
+                (None, Some(_) | None) => {}
+            },
+        }
+    }
+
+    fn reveal(&mut self, hit: Option<(usize, usize)>) {
+        if let Some((cell, row)) = hit {
+            self.transcript.reveal(cell, row, &self.theme);
+        }
+    }
+
+    fn close_search(&mut self) {
+        self.search = None;
+        self.transcript.clear_highlight();
+    }
+
+    /// A key while searching the prompt history (Ctrl+R). False when the key ends the search
+    /// and should do what it does in the prompt.
+    fn history_search_key(&mut self, key: KeyEvent, global: Option<GlobalAction>) -> bool {
+        match (keys::history_search(&key), query_edit(&key), global) {
+            (Some(HistorySearchAction::Older), _, _) => self.composer.search_step(true),
+            (Some(HistorySearchAction::Newer), _, _) => self.composer.search_step(false),
+            (Some(HistorySearchAction::Accept), _, _) => self.composer.accept_history_search(),
+            (Some(HistorySearchAction::Cancel), _, _) | (None, None, Some(GlobalAction::ClearOrQuit)) => {
+                self.composer.cancel_history_search()
+            }
+            (None, Some(edit), _) => self.composer.search_type(|q| apply(edit, q)),
+            (None, None, _) => {
+                self.composer.accept_history_search();
+                return false;
+            }
+        }
+        true
+    }
+
+    /// A key while a plan waits to be carried out (the prompt empty).
+    fn plan_key(&mut self, action: PlanAction) {
+        let Some(ready) = self.plan_ready.clone() else { return };
+        match action {
+            PlanAction::CarryOut => {
+                if self.agent.is_none() {
+                    self.flash("still connecting to the model provider…");
+                    return;
+                }
+                self.plan_ready = None;
+                self.mode = crate::conversation::Mode::Edit;
+                self.busy = true;
+                self.activity = Activity::Thinking;
+                self.turn_started.get_or_insert(self.now);
+                self.send(UserCommand::CarryOutPlan { edited: ready.edited.then_some(ready.plan) });
+            }
+            PlanAction::EditPlan => {
+                self.editing_plan = true;
+                self.editor_request = Some(ready.plan);
+            }
+            PlanAction::Dismiss => self.plan_ready = None,
         }
     }
 
@@ -223,7 +400,9 @@ impl App {
                     | GlobalAction::FollowTail
                     | GlobalAction::ToggleToolOutput
                     | GlobalAction::CopyAnswer
-                    | GlobalAction::ToggleMouse,
+                    | GlobalAction::ToggleMouse
+                    | GlobalAction::SearchTranscript
+                    | GlobalAction::ShowToolOutput,
                 )
                 | None => {}
             },
@@ -246,6 +425,27 @@ impl App {
 
     /// A key for the view on screen: the view handles it, the app does what it asks.
     fn overlay_key(&mut self, key: KeyEvent, global: Option<GlobalAction>) {
+        if let Some(Overlay::Text(view)) = &mut self.overlay
+            && let Some(bar) = &mut view.search
+        {
+            match (keys::search(&key), query_edit(&key)) {
+                (Some(SearchAction::Close), _) => view.search = None,
+                (Some(SearchAction::Older), _) => {
+                    bar.step(true);
+                    view.show_hit();
+                }
+                (Some(SearchAction::Newer), _) => {
+                    bar.step(false);
+                    view.show_hit();
+                }
+                (None, Some(edit)) => {
+                    apply(edit, &mut bar.query);
+                    view.search_changed(&self.theme);
+                }
+                (None, None) => {}
+            }
+            return;
+        }
         let view_key = match (keys::overlay(&key), global) {
             (Some(action), _) => ViewKey::Action(action),
             (None, Some(GlobalAction::ClearOrQuit)) => ViewKey::Action(OverlayAction::Close),
@@ -263,6 +463,10 @@ impl App {
             }
             ViewOutcome::Ask(request) => {
                 self.ask_library(request);
+            }
+            ViewOutcome::SetModel(name) => {
+                self.overlay = None;
+                self.send(UserCommand::SetModel(name));
             }
             ViewOutcome::Resume(id) => {
                 self.overlay = None;
@@ -365,7 +569,20 @@ impl App {
                 self.mode = mode;
                 self.send(UserCommand::SetMode(mode));
             }
-            SlashCommand::Model(name) => self.send(UserCommand::SetModel(name)),
+            SlashCommand::Model(Some(name)) => self.send(UserCommand::SetModel(name)),
+            SlashCommand::Model(None) => {
+                if self.agent.is_some() {
+                    self.overlay = Some(Overlay::Models(ModelsView::default()));
+                    self.send(UserCommand::ListModels);
+                } else {
+                    self.flash("still connecting to the model provider…");
+                }
+            }
+            SlashCommand::Usage => {
+                if self.ask_library(LibraryRequest::Usage { days: USAGE_DAYS }) {
+                    self.overlay = Some(Overlay::Text(TextView::loading("Usage (cost and tokens)")));
+                }
+            }
             SlashCommand::Context => {
                 self.overlay = Some(Overlay::Context(ContextView { breakdown: None }));
                 self.send(UserCommand::DescribeContext);
