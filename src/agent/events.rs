@@ -321,8 +321,16 @@ pub struct HistoryRecap {
 #[derive(Clone, Debug, PartialEq)]
 pub enum HistoryMark {
     /// A turn ended: its figures, as the live turn summary showed them.
-    TurnEnd { elapsed: Duration, stats: TurnStats },
-    Compaction { trigger: CompactionTrigger, tokens_before: u64, tokens_after: u64, summary_tokens: u64 },
+    TurnEnd {
+        elapsed: Duration,
+        stats: TurnStats,
+    },
+    Compaction {
+        trigger: CompactionTrigger,
+        tokens_before: u64,
+        tokens_after: u64,
+        summary_tokens: u64,
+    },
 }
 
 /// A file or folder an `@path` in the prompt attached, as the transcript lists it.

@@ -186,9 +186,7 @@ pub fn usage_lines(report: &UsageReport, days: u32) -> Vec<String> {
     if report.days.is_empty() {
         return vec![format!("No usage in the last {days} days.")];
     }
-    let mut out = vec![format!(
-        "Usage of the last {days} days at the catalog's prices (— where a model has none: local models show tokens only)"
-    )];
+    let mut out = vec![format!("The last {days} days at the catalog's prices (— where a model has none)")];
     for day in &report.days {
         out.push(String::new());
         let requests = day.spent.requests;
@@ -247,7 +245,9 @@ impl Library {
 
     /// The whole stored output of `call_id` in `session` (a session of this project).
     pub fn tool_output(&self, session: &str, call_id: &str) -> Result<String, LibraryError> {
-        let missing = || LibraryError::Input("that call's output is not stored (it never ran, or the session is not saved)".into());
+        let missing = || {
+            LibraryError::Input("that call's output is not stored (it never ran, or the session is not saved)".into())
+        };
         let session = self.store.resolve_session(self.project, session).map_err(|_| missing())?;
         match self.store.tool_record(&session.id, call_id) {
             Ok(Some(record)) => Ok(record.output),
@@ -400,7 +400,9 @@ mod tests {
             mode: crate::conversation::Mode::Edit,
         };
         let a = store.create_session(project, crate::store::NewSession { ..new }).unwrap();
-        let b = store.create_session(project, crate::store::NewSession { provider: new.provider, model: "m", mode: new.mode }).unwrap();
+        let b = store
+            .create_session(project, crate::store::NewSession { provider: new.provider, model: "m", mode: new.mode })
+            .unwrap();
         let million = Usage { input_tokens: 1_000_000, ..Usage::default() };
         store.record_usage(&a.id, None, "turn", "claude-sonnet-4-5", &million).unwrap();
         store.record_usage(&a.id, None, "compaction", "claude-haiku-4-5", &million).unwrap();

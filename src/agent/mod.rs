@@ -36,11 +36,11 @@ pub(crate) use auxiliary::AuxModel;
 pub use events::AgentEvent;
 pub(crate) use events::{
     ApprovalDecision, ApprovalRequest, Attachment, CacheStats, CompactionEvent, CompactionTrigger, ContextBreakdown,
-    ContextReport, ContextStatus, HistoryMark, HistoryRecap, ModelList, NoticeLevel, ToolFinished,
-    TurnOutcome, TurnStats, TurnSummary, UserCommand,
+    ContextReport, ContextStatus, HistoryMark, HistoryRecap, ModelList, NoticeLevel, ToolFinished, TurnOutcome,
+    TurnStats, TurnSummary, UserCommand,
 };
 #[cfg(test)]
-pub(crate) use events::{CacheReport, ContextPart, CostReport, SegmentInfo};
+pub(crate) use events::{CacheReport, ContextPart, CostReport, ModelChoice, SegmentInfo};
 pub(crate) use library::{Library, LibraryAnswer, LibraryError, LibraryRequest, usage_lines};
 pub(crate) use models::ModelLister;
 pub(crate) use recap::split_attachments;

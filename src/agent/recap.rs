@@ -12,13 +12,10 @@ use super::spend::add_cost;
 use crate::config::Pricing;
 use crate::context::estimate_text_tokens;
 use crate::conversation::{Block, Message, Role};
-use crate::store::UsageRow;
+use crate::store::{LoggedCompaction, UsageRow};
 
 /// How an attached file or folder starts in a user message.
 pub(super) const ATTACHMENT_OPEN: &str = "<attachment path=\"";
-
-/// One stored compaction: trigger, tokens before and after, summary bytes, when.
-pub(super) type CompactionRow = (String, u64, u64, usize, String);
 
 /// The prompt and the attachments of a stored user message; `None` when it has none.
 pub fn split_attachments(blocks: &[Block]) -> Option<(String, Vec<Attachment>)> {
@@ -60,7 +57,7 @@ pub(super) fn recap(
     history: &[Arc<Message>],
     times: &[String],
     usage: &[UsageRow],
-    compactions: &[CompactionRow],
+    compactions: &[LoggedCompaction],
     pricing: &Pricing,
     chars_per_token: f64,
     root: &Path,
@@ -100,16 +97,16 @@ pub(super) fn recap(
         let last = rows.iter().map(|r| r.created_at.as_str()).chain([times[end - 1].as_str()]).max().unwrap_or(from);
         marks.push((end - 1, last.to_string(), HistoryMark::TurnEnd { elapsed: seconds_between(from, last), stats }));
     }
-    for (name, before, after, summary_bytes, at) in compactions {
-        let Some(index) = times.iter().rposition(|t| t.as_str() <= at.as_str()) else { continue };
+    for c in compactions {
+        let Some(index) = times.iter().rposition(|t| *t <= c.created_at) else { continue };
         marks.push((
             index,
-            at.clone(),
+            c.created_at.clone(),
             HistoryMark::Compaction {
-                trigger: trigger(name),
-                tokens_before: *before,
-                tokens_after: *after,
-                summary_tokens: estimate_text_tokens(*summary_bytes, chars_per_token),
+                trigger: trigger(&c.trigger),
+                tokens_before: c.tokens_before,
+                tokens_after: c.tokens_after,
+                summary_tokens: estimate_text_tokens(c.summary_bytes, chars_per_token),
             },
         ));
     }
@@ -144,14 +141,23 @@ mod tests {
         let t = |s: u32| format!("2026-11-20T12:00:{s:02}.000Z");
         let times = vec![t(0), t(2), t(5), t(10), t(13)];
         let usage = vec![row("turn", &t(2), 1_000_000), row("turn", &t(5), 0), row("turn", &t(13), 0)];
-        let compactions = vec![("auto".to_string(), 171_000, 38_500, 4_000, t(12))];
+        let compactions = vec![LoggedCompaction {
+            trigger: "auto".into(),
+            tokens_before: 171_000,
+            tokens_after: 38_500,
+            summary_bytes: 4_000,
+            created_at: t(12),
+        }];
         let recap = recap(&history, &times, &usage, &compactions, &Pricing::default(), 4.0, Path::new("/p"));
         assert_eq!(recap.summaries["c1"], "$ cargo test");
         assert_eq!(recap.marks.len(), 3);
         let (at, HistoryMark::TurnEnd { elapsed, stats }) = &recap.marks[0] else { panic!("{:?}", recap.marks) };
         assert_eq!((*at, elapsed.as_secs(), stats.requests), (2, 5, 2));
         assert!((stats.cost_usd.unwrap() - 3.0003).abs() < 1e-9, "{stats:?}");
-        assert!(matches!(recap.marks[1], (3, HistoryMark::Compaction { tokens_before: 171_000, summary_tokens: 1_000, .. })));
+        assert!(matches!(
+            recap.marks[1],
+            (3, HistoryMark::Compaction { tokens_before: 171_000, summary_tokens: 1_000, .. })
+        ));
         assert!(matches!(recap.marks[2], (4, HistoryMark::TurnEnd { .. })));
     }
 
@@ -160,7 +166,9 @@ mod tests {
         let blocks = vec![
             Block::Text { text: "explain @src/a.rs".into() },
             Block::Text {
-                text: format!("{ATTACHMENT_OPEN}src/a.rs\" detail=\"3 lines\" how=\"as file_read shows it\">\n1\tx\n</attachment>"),
+                text: format!(
+                    "{ATTACHMENT_OPEN}src/a.rs\" detail=\"3 lines\" how=\"as file_read shows it\">\n1\tx\n</attachment>"
+                ),
             },
         ];
         let (prompt, attached) = split_attachments(&blocks).unwrap();

@@ -82,7 +82,11 @@ impl SessionState {
             // Someone took the drafted id meanwhile (astronomically unlikely): draft another.
             let fresh = self.store.draft_session(
                 self.info.project,
-                crate::store::NewSession { provider: self.info.provider, model: &self.info.model, mode: self.info.mode },
+                crate::store::NewSession {
+                    provider: self.info.provider,
+                    model: &self.info.model,
+                    mode: self.info.mode,
+                },
             )?;
             self.info.id = fresh.id;
             if !self.store.insert_session(&self.info)? {
@@ -206,7 +210,10 @@ impl SessionState {
 
     /// Record a request's usage under `purpose`, against the message it produced.
     pub(super) fn record_usage(&mut self, message_id: Option<i64>, purpose: &str, model: &str, usage: &Usage) {
-        if let Err(e) = self.ensure_stored().and_then(|()| self.store.record_usage(&self.info.id, message_id, purpose, model, usage)) {
+        if let Err(e) = self
+            .ensure_stored()
+            .and_then(|()| self.store.record_usage(&self.info.id, message_id, purpose, model, usage))
+        {
             self.store_error(&e);
         }
     }

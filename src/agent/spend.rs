@@ -30,7 +30,8 @@ impl Spend {
 
     /// Start from a stored session's usage, summed per model.
     pub(super) fn load(&mut self, per_model: &[(String, Usage, u64)]) {
-        self.session = per_model.iter().fold(None, |sum, (model, usage, _)| add_cost(sum, self.pricing.cost(model, usage)));
+        self.session =
+            per_model.iter().fold(None, |sum, (model, usage, _)| add_cost(sum, self.pricing.cost(model, usage)));
         self.last_request = None;
     }
 

@@ -16,6 +16,10 @@ pub async fn run(startup: &Startup, cli: &Cli) -> Result<ExitCode, CliError> {
     let (store, project) = startup.open_store()?;
     // An unknown --session fails here, before the screen is taken over.
     let session = startup.session_choice(&store, project, cli)?;
+    if let crate::agent::SessionChoice::Resume(info) = &session {
+        // The session opened on screen is the one `cairn -c` continues next time.
+        store.touch_session(&info.id)?;
+    }
     let no_color = std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty());
     let themes_dir = startup.paths.config_file.parent().map(|d| d.join("themes"));
     let user_themes = |name: &str| user_theme(themes_dir.as_deref(), name);

@@ -79,5 +79,4 @@ mod tests {
         assert_eq!(format_usd(0.004_2), "$0.0042");
         assert_eq!(format_usd(12.3), "$12.30");
     }
-
 }

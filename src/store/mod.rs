@@ -26,7 +26,7 @@ pub use search::{MessageHit, searchable_text};
 pub use segments::SegmentRow;
 pub use sessions::{NewSession, SessionInfo, SessionSummary};
 pub use usage::UsageTotals;
-pub use usage_report::{DailyUsage, UsageRow};
+pub use usage_report::{DailyUsage, LoggedCompaction, UsageRow};
 
 use std::path::Path;
 use std::sync::{Mutex, MutexGuard};

@@ -16,6 +16,16 @@ pub struct UsageRow {
     pub created_at: String,
 }
 
+/// One compaction of a session, as the transcript recaps it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LoggedCompaction {
+    pub trigger: String,
+    pub tokens_before: u64,
+    pub tokens_after: u64,
+    pub summary_bytes: usize,
+    pub created_at: String,
+}
+
 /// One session's requests of one model on one day (local time), with its project.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct DailyUsage {
@@ -48,7 +58,8 @@ impl Store {
                     SUM(cache_creation_input_tokens), COUNT(*)
              FROM usage WHERE session_id = ?1 GROUP BY model ORDER BY model",
         )?;
-        let rows = stmt.query_map(params![session], |r| Ok((r.get(0)?, usage_at(r, 1)?, r.get::<_, i64>(5)? as u64)))?;
+        let rows =
+            stmt.query_map(params![session], |r| Ok((r.get(0)?, usage_at(r, 1)?, r.get::<_, i64>(5)? as u64)))?;
         Ok(rows.collect::<Result<_, _>>()?)
     }
 
@@ -93,22 +104,21 @@ impl Store {
         Ok(rows.collect::<Result<_, _>>()?)
     }
 
-    /// The session's compactions, oldest first: (trigger, tokens before, after, summary
-    /// length in bytes, when).
-    pub fn compaction_log(&self, session: &str) -> Result<Vec<(String, u64, u64, usize, String)>, StoreError> {
+    /// The session's compactions, oldest first.
+    pub fn compaction_log(&self, session: &str) -> Result<Vec<LoggedCompaction>, StoreError> {
         let conn = self.conn();
         let mut stmt = conn.prepare(
             "SELECT trigger, tokens_before, tokens_after, length(CAST(summary AS BLOB)), created_at
              FROM compactions WHERE session_id = ?1 ORDER BY id",
         )?;
         let rows = stmt.query_map(params![session], |r| {
-            Ok((
-                r.get(0)?,
-                r.get::<_, i64>(1)? as u64,
-                r.get::<_, i64>(2)? as u64,
-                r.get::<_, i64>(3)? as usize,
-                r.get(4)?,
-            ))
+            Ok(LoggedCompaction {
+                trigger: r.get(0)?,
+                tokens_before: r.get::<_, i64>(1)? as u64,
+                tokens_after: r.get::<_, i64>(2)? as u64,
+                summary_bytes: r.get::<_, i64>(3)? as usize,
+                created_at: r.get(4)?,
+            })
         })?;
         Ok(rows.collect::<Result<_, _>>()?)
     }
@@ -130,13 +140,26 @@ mod tests {
             .unwrap();
         store.set_session_title(&s.id, "fix it").unwrap();
         let m = store.append_message(&s.id, &Message::assistant("a")).unwrap();
-        let u = Usage { input_tokens: 10, output_tokens: 5, cache_read_input_tokens: 100, cache_creation_input_tokens: 1 };
+        let u =
+            Usage { input_tokens: 10, output_tokens: 5, cache_read_input_tokens: 100, cache_creation_input_tokens: 1 };
         store.record_usage(&s.id, Some(m.id), "turn", "claude-sonnet-4-5", &u).unwrap();
         store.record_usage(&s.id, Some(m.id), "turn", "claude-sonnet-4-5", &u).unwrap();
         store.record_usage(&s.id, None, "compaction", "claude-haiku-4-5", &u).unwrap();
         let by_model = store.usage_by_model(&s.id).unwrap();
         assert_eq!(by_model.len(), 2);
-        assert_eq!(by_model[1], ("claude-sonnet-4-5".to_string(), Usage { input_tokens: 20, output_tokens: 10, cache_read_input_tokens: 200, cache_creation_input_tokens: 2 }, 2));
+        assert_eq!(
+            by_model[1],
+            (
+                "claude-sonnet-4-5".to_string(),
+                Usage {
+                    input_tokens: 20,
+                    output_tokens: 10,
+                    cache_read_input_tokens: 200,
+                    cache_creation_input_tokens: 2
+                },
+                2
+            )
+        );
         let rows = store.usage_rows(&s.id).unwrap();
         assert_eq!(rows.iter().map(|r| r.purpose.as_str()).collect::<Vec<_>>(), ["turn", "turn", "compaction"]);
         let days = store.daily_usage("2000-01-01T00:00:00Z").unwrap();

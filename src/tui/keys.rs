@@ -324,11 +324,7 @@ pub const BINDINGS: &[Binding] = &[
     bind(&[ch('q'), key(K::Esc), key(K::Enter)], Action::Setup(SetupAction::Leave), "leave cairn"),
     bind(&[ctrl('r'), key(K::Up)], Action::HistorySearch(HistorySearchAction::Older), "an older match"),
     bind(&[ctrl('s'), key(K::Down)], Action::HistorySearch(HistorySearchAction::Newer), "a newer match"),
-    bind(
-        &[key(K::Enter), key(K::Tab)],
-        Action::HistorySearch(HistorySearchAction::Accept),
-        "take it into the prompt",
-    ),
+    bind(&[key(K::Enter), key(K::Tab)], Action::HistorySearch(HistorySearchAction::Accept), "take it into the prompt"),
     bind(&[key(K::Esc), ctrl('g')], Action::HistorySearch(HistorySearchAction::Cancel), "back to the prompt as it was"),
     bind(&[key(K::Enter), key(K::Up)], Action::Search(SearchAction::Older), "the previous (older) match"),
     bind(&[key(K::Down)], Action::Search(SearchAction::Newer), "the next (newer) match"),

@@ -284,3 +284,24 @@ fn expanded_tool_output() {
     app.clear_flash();
     snapshot("expanded", &app);
 }
+
+#[test]
+fn the_transcript_above_an_approval_ends_with_its_latest_line() {
+    let mut long = conversation();
+    for i in 0..30 {
+        long.on_agent_event(AgentEvent::TurnStarted { prompt: format!("earlier question {i}") });
+        long.on_agent_event(AgentEvent::TextDelta(format!("earlier answer {i}")));
+        long.on_agent_event(AgentEvent::TurnFinished(TurnSummary {
+            outcome: TurnOutcome::Completed { text: String::new() },
+            stats: TurnStats::default(),
+        }));
+    }
+    let app = approval_on(long, None, "bash", "$ cargo test", r#"{"command":"cargo test"}"#);
+    for (w, h) in SIZES {
+        let screen = text(&draw(&app, w, h));
+        let rows: Vec<&str> = screen.lines().collect();
+        let top = rows.iter().position(|r| r.contains("Allow bash?")).expect("the dialog");
+        assert!(rows[top - 1].contains("bash  $ cargo test  waiting for your approval"), "{w}×{h}:\n{screen}");
+        assert!(rows[..top].iter().any(|r| r.contains("› apply it")), "the prompt is in sight at {w}×{h}:\n{screen}");
+    }
+}

@@ -328,7 +328,9 @@ impl Widget for TranscriptView<'_> {
             match entry.row(row, area.width, self.theme) {
                 Some(line) => {
                     let line = if t.highlight == Some((cell, row)) {
-                        line.patch_style(ratatui::style::Style::default().add_modifier(ratatui::style::Modifier::REVERSED))
+                        line.patch_style(
+                            ratatui::style::Style::default().add_modifier(ratatui::style::Modifier::REVERSED),
+                        )
                     } else {
                         line
                     };

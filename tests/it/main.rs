@@ -3,6 +3,8 @@ mod support;
 
 mod context_pipeline;
 mod context_replay;
+mod first_day;
+mod first_day_screen;
 mod front_ends;
 mod headless_faults;
 mod headless_modes;
@@ -17,5 +19,6 @@ mod llm_retry;
 mod memory_and_prompt;
 mod permissions;
 mod prompt_cache;
+mod readme;
 mod sandbox;
 mod tui_e2e;

@@ -36,7 +36,11 @@ fn mentions(prompt: &str) -> Vec<&str> {
 impl Worker {
     /// What the prompt's mentions attach: the blocks to send after the prompt, and what to tell
     /// the user (including mentions that could not be attached, and why).
-    pub(super) async fn attach_mentions(&mut self, prompt: &str, cancel: &CancellationToken) -> (Vec<Block>, Vec<Attachment>) {
+    pub(super) async fn attach_mentions(
+        &mut self,
+        prompt: &str,
+        cancel: &CancellationToken,
+    ) -> (Vec<Block>, Vec<Attachment>) {
         let root = self.place.root().to_path_buf();
         let mut blocks = Vec::new();
         let mut shown = Vec::new();
@@ -93,7 +97,7 @@ impl Worker {
             let (sent, cut) = self.truncate_result(&call, &content, &limits);
             let count = content.lines().count();
             let detail = match (folder, cut) {
-                (true, _) => format!("{count} files"),
+                (true, _) => format!("{count} file{}", if count == 1 { "" } else { "s" }),
                 (false, false) => format!("{count} lines"),
                 (false, true) => format!("{count} lines, cut to the reading limits"),
             };
@@ -107,7 +111,11 @@ impl Worker {
 }
 
 fn not_attached(path: &str, why: &str) -> Attachment {
-    Attachment { path: path.to_string(), detail: crate::conversation::clip(why.lines().next().unwrap_or(why), 100), attached: false }
+    Attachment {
+        path: path.to_string(),
+        detail: crate::conversation::clip(why.lines().next().unwrap_or(why), 100),
+        attached: false,
+    }
 }
 
 #[cfg(test)]

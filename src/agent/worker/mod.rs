@@ -30,8 +30,15 @@ use super::toolbox::Toolbox;
 use super::workplace::Workplace;
 use crate::store::{NewSession, SessionInfo, StoreError};
 
-/// What carries a plan into edit mode: the model is asked to do what it planned.
+/// What carries a plan into edit mode: the model is asked to do what it planned — or what the
+/// user made of the plan in their editor.
 const PLAN_HANDOFF: &str = include_str!("../../../assets/prompts/plan_handoff.md");
+const PLAN_HANDOFF_EDITED: &str = include_str!("../../../assets/prompts/plan_handoff_edited.md");
+
+/// A prompt asset as one paragraph per blank-line-separated block (the files wrap for reading).
+fn prose(text: &str) -> String {
+    text.split("\n\n").map(|p| p.split_whitespace().collect::<Vec<_>>().join(" ")).collect::<Vec<_>>().join("\n\n")
+}
 
 pub(super) struct Worker {
     place: Workplace,
@@ -210,8 +217,8 @@ impl Worker {
                     self.cache.expect_break("the mode changed to edit".into());
                     self.save_session_settings();
                     let prompt = match edited {
-                        Some(plan) => format!("{}\n\n<plan>\n{}\n</plan>", PLAN_HANDOFF.trim(), plan.trim()),
-                        None => PLAN_HANDOFF.trim().to_string(),
+                        Some(plan) => format!("{}\n\n<plan>\n{}\n</plan>", prose(PLAN_HANDOFF_EDITED), plan.trim()),
+                        None => prose(PLAN_HANDOFF),
                     };
                     self.turn(prompt).await;
                 }

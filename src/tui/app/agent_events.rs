@@ -25,7 +25,8 @@ pub(crate) fn turn_summary_text(elapsed: Option<Duration>, stats: &TurnStats) ->
     let u = stats.usage;
     parts.push(format!("{} in · {} out", format_tokens(u.prompt_tokens()), format_tokens(u.output_tokens)));
     if u.prompt_tokens() > 0 && u.cache_read_input_tokens > 0 {
-        parts.push(format!("{}% cached", crate::conversation::percent_of(u.cache_read_input_tokens, u.prompt_tokens())));
+        parts
+            .push(format!("{}% cached", crate::conversation::percent_of(u.cache_read_input_tokens, u.prompt_tokens())));
     }
     if let Some(usd) = stats.cost_usd {
         parts.push(crate::config::format_usd(usd));
@@ -382,9 +383,11 @@ impl App {
 
     /// One retry notice per request, updated in place with the latest attempt.
     fn show_retry(&mut self, text: String, attempt: u32, max_attempts: u32, reason: String) {
-        let live = self.retry.as_ref().map(|r| r.0).filter(
-            |&i| matches!(self.transcript.get(i), Some(Cell::Notice(n)) if n.kind == NoticeKind::Retry),
-        );
+        let live = self
+            .retry
+            .as_ref()
+            .map(|r| r.0)
+            .filter(|&i| matches!(self.transcript.get(i), Some(Cell::Notice(n)) if n.kind == NoticeKind::Retry));
         match live {
             Some(i) => self.transcript.update(i, |c| {
                 if let Cell::Notice(n) = c {
@@ -600,10 +603,12 @@ impl App {
                     HistoryMark::TurnEnd { elapsed, stats } => {
                         NoticeCell::new(NoticeKind::TurnEnd, turn_summary_text(Some(*elapsed), stats))
                     }
-                    HistoryMark::Compaction { trigger, tokens_before, tokens_after, summary_tokens } => NoticeCell::new(
-                        NoticeKind::Compaction,
-                        compacted_text(*trigger, *tokens_before, *tokens_after, *summary_tokens),
-                    ),
+                    HistoryMark::Compaction { trigger, tokens_before, tokens_after, summary_tokens } => {
+                        NoticeCell::new(
+                            NoticeKind::Compaction,
+                            compacted_text(*trigger, *tokens_before, *tokens_after, *summary_tokens),
+                        )
+                    }
                 };
                 self.transcript.push(Cell::Notice(cell));
             }

@@ -2,7 +2,9 @@
 //! (dialog, view, completion list, composer), then globally; unbound keys edit the prompt.
 //! Slash commands are parsed with the agent's parser and become commands or views.
 
-use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyEventKind, KeyModifiers, MouseButton, MouseEvent, MouseEventKind};
+use ratatui::crossterm::event::{
+    KeyCode, KeyEvent, KeyEventKind, KeyModifiers, MouseButton, MouseEvent, MouseEventKind,
+};
 
 use super::{Activity, App, Phase};
 use crate::agent::{ApprovalDecision, LibraryRequest, SlashCommand, UserCommand, parse_slash};
@@ -144,7 +146,9 @@ impl App {
             let following = self.transcript.is_following();
             let types = match action {
                 GlobalAction::FollowTail => following,
-                GlobalAction::SearchTranscript => typed_char(&key) == Some('/') && (following || !self.composer.is_empty()),
+                GlobalAction::SearchTranscript => {
+                    typed_char(&key) == Some('/') && (following || !self.composer.is_empty())
+                }
                 _ => false,
             };
             if !types {

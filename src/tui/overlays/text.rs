@@ -41,7 +41,11 @@ impl TextView {
         let Some(Ok(text)) = &self.text else { return Vec::new() };
         let paras: Vec<Para> = text
             .lines()
-            .map(|l| Para { spans: vec![Span::styled(l.replace('\t', "    "), theme.text)], hard: true, ..Para::default() })
+            .map(|l| Para {
+                spans: vec![Span::styled(l.replace('\t', "    "), theme.text)],
+                hard: true,
+                ..Para::default()
+            })
             .collect();
         wrap_paras(&paras, width)
     }
@@ -128,7 +132,12 @@ impl TextView {
         if rows.len() > text_h {
             let info = format!(" {}–{} of {} rows ", start + 1, (start + text_h).min(rows.len()), rows.len());
             let iw = info.chars().count() as u16;
-            buf.set_line(area.x + area.width.saturating_sub(iw + 2), area.y, &Line::from(Span::styled(info, theme.faint)), iw);
+            buf.set_line(
+                area.x + area.width.saturating_sub(iw + 2),
+                area.y,
+                &Line::from(Span::styled(info, theme.faint)),
+                iw,
+            );
         }
         if let Some(bar) = &self.search {
             bar.render(Rect::new(inner.x, inner.y + text_h as u16, inner.width, 1), buf, theme);
