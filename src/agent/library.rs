@@ -394,15 +394,13 @@ mod tests {
     #[test]
     fn usage_adds_up_per_day_project_and_session_at_catalog_prices() {
         let (library, store, project) = library();
-        let new = crate::store::NewSession {
+        let new = || crate::store::NewSession {
             provider: crate::config::ProviderKind::Anthropic,
             model: "m",
             mode: crate::conversation::Mode::Edit,
         };
-        let a = store.create_session(project, crate::store::NewSession { ..new }).unwrap();
-        let b = store
-            .create_session(project, crate::store::NewSession { provider: new.provider, model: "m", mode: new.mode })
-            .unwrap();
+        let a = store.create_session(project, new()).unwrap();
+        let b = store.create_session(project, new()).unwrap();
         let million = Usage { input_tokens: 1_000_000, ..Usage::default() };
         store.record_usage(&a.id, None, "turn", "claude-sonnet-4-5", &million).unwrap();
         store.record_usage(&a.id, None, "compaction", "claude-haiku-4-5", &million).unwrap();

@@ -41,6 +41,10 @@ impl Worker {
         prompt: &str,
         cancel: &CancellationToken,
     ) -> (Vec<Block>, Vec<Attachment>) {
+        let found = mentions(prompt);
+        if found.is_empty() {
+            return (Vec::new(), Vec::new());
+        }
         let root = self.place.root().to_path_buf();
         let mut blocks = Vec::new();
         let mut shown = Vec::new();
@@ -53,7 +57,10 @@ impl Worker {
             memory: None,
         };
         let limits = self.truncation_limits();
-        for raw in mentions(prompt) {
+        // All attachments of a prompt together stay within what one reply's results may take.
+        let cap = crate::context::TruncationLimits::turn_cap(&self.place.config().context, &self.budget());
+        let mut sent_total = 0usize;
+        for raw in found {
             // "@src/main.rs," ends a sentence: the mark is not part of the path.
             let Some(path) = [raw, raw.trim_end_matches([',', '.', ';', ':', '!', '?', ')', '"', '\''])]
                 .into_iter()
@@ -76,7 +83,8 @@ impl Worker {
             } else {
                 ("file_read", serde_json::json!({"path": path.display}))
             };
-            let label = if folder { format!("{}/", path.display.trim_end_matches('/')) } else { path.display.clone() };
+            let shown_path = path.display.replace('"', "'");
+            let label = if folder { format!("{}/", shown_path.trim_end_matches('/')) } else { shown_path };
             let Some(tool_impl) = registry.get(tool) else { continue };
             let output = match tool_impl.prepare(&args, &ctx) {
                 Ok(prepared) => tool_impl.execute(&args, prepared, &ctx).await.map_err(|e| e.0),
@@ -95,6 +103,14 @@ impl Worker {
             };
             let call = ToolCall::new(format!("attach-{}", blocks.len() + 1), tool, args.to_string());
             let (sent, cut) = self.truncate_result(&call, &content, &limits);
+            if sent_total + sent.len() > cap {
+                shown.push(not_attached(
+                    &label,
+                    "the prompt's attachments reached their size limit; ask the model to read it",
+                ));
+                continue;
+            }
+            sent_total += sent.len();
             let count = content.lines().count();
             let detail = match (folder, cut) {
                 (true, _) => format!("{count} file{}", if count == 1 { "" } else { "s" }),

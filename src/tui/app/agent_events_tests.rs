@@ -1,9 +1,9 @@
 use std::time::Duration;
 
 use super::*;
-use crate::agent::{ApprovalRequest, ContextReport, ContextStatus, TurnStats};
+use crate::agent::{ApprovalRequest, CompactionTrigger, ContextReport, ContextStatus, TurnStats};
 use crate::context::BudgetLevel;
-use crate::conversation::{Mode, ToolCall};
+use crate::conversation::{Block, Mode, ToolCall};
 use crate::tui::completion::FileIndex;
 use crate::tui::theme::Theme;
 
@@ -431,11 +431,11 @@ fn the_turn_summary_says_what_the_turn_cost() {
         ..TurnStats::default()
     };
     assert_eq!(
-        super::turn_summary_text(Some(Duration::from_millis(1_500)), &stats),
+        crate::tui::app::history::turn_summary_text(Some(Duration::from_millis(1_500)), &stats),
         "1.5s · 1 request · 1k in · 20 out · 80% cached · $0.42"
     );
     assert_eq!(
-        super::turn_summary_text(None, &TurnStats { cost_usd: None, ..stats }),
+        crate::tui::app::history::turn_summary_text(None, &TurnStats { cost_usd: None, ..stats }),
         "1 request · 1k in · 20 out · 80% cached"
     );
 }

@@ -8,7 +8,9 @@ use std::time::{Duration, Instant};
 mod agent_events;
 #[cfg(test)]
 pub(crate) mod fixture;
+mod history;
 mod input;
+mod search_input;
 
 use tokio::sync::mpsc::UnboundedSender;
 
