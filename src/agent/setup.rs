@@ -47,4 +47,6 @@ pub struct AgentSetup {
     pub redactor: Redactor,
     /// Where full outputs of truncated results go.
     pub truncations_dir: PathBuf,
+    /// Asks the provider which models it serves (`/model`); `None` when it cannot be asked.
+    pub model_lister: Option<super::models::ModelLister>,
 }

@@ -221,6 +221,7 @@ impl Startup {
             session,
             redactor: crate::config::Redactor::from_env(&crate::config::env_var),
             truncations_dir: self.paths.truncations(),
+            model_lister: Some(model_lister(&provider.resolved)),
         }
     }
 
@@ -230,7 +231,7 @@ impl Startup {
             return Ok(SessionChoice::Resume(store.resolve_session(project, id)?));
         }
         if cli.resume {
-            return match store.latest_session(project)? {
+            return match store.latest_conversation(project)? {
                 Some(info) => Ok(SessionChoice::Resume(info)),
                 None => Err(CliError::Usage(format!(
                     "there is no session to resume in {}; start one without --resume",
@@ -254,6 +255,15 @@ impl Startup {
         let handle = crate::agent::spawn(setup)?;
         Ok(crate::headless::run(handle, prompt, cli.output_format.into()).await?)
     }
+}
+
+/// Asks the resolved provider for its models (`/model`).
+fn model_lister(resolved: &ResolvedProvider) -> crate::agent::ModelLister {
+    let (kind, base, key) = (resolved.kind, resolved.base_url.clone(), resolved.api_key.clone());
+    Arc::new(move || {
+        let (base, key) = (base.clone(), key.clone());
+        Box::pin(async move { crate::llm::list_models(kind, &base, key.as_ref()).await })
+    })
 }
 
 /// The nearest ancestor of `dir` (itself included) holding `.git`, else `dir`.

@@ -6,6 +6,7 @@
 mod blobs;
 mod checkpoints;
 mod context;
+mod drafts;
 mod error;
 mod lock;
 mod memories;
@@ -16,6 +17,7 @@ mod search;
 mod segments;
 mod sessions;
 mod usage;
+mod usage_report;
 mod vocabulary;
 
 pub use blobs::{BlobContent, CapReport, CheckpointSpace, ContentHash, NewBlob};
@@ -33,6 +35,7 @@ pub use search::{MessageHit, searchable_text};
 pub use segments::SegmentRow;
 pub use sessions::{NewSession, SessionInfo, SessionSummary};
 pub use usage::UsageTotals;
+pub use usage_report::{DailyUsage, LoggedCompaction, UsageRow};
 
 use std::path::Path;
 use std::sync::{Mutex, MutexGuard};
