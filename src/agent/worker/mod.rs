@@ -69,8 +69,14 @@ impl Worker {
         let spend = Spend::new(crate::config::Pricing::from_config(&setup.config));
         let model =
             ModelSlot::new(setup.provider, setup.provider_kind, setup.model, setup.window_override, &setup.config);
-        let session =
-            SessionState::load(setup.store.clone(), session, &setup.config.context, setup.redactor, link.emitter(), None)?;
+        let session = SessionState::load(
+            setup.store.clone(),
+            session,
+            &setup.config.context,
+            setup.redactor,
+            link.emitter(),
+            None,
+        )?;
         let mut worker = Worker {
             cache: CacheWatch::new(setup.config.cache.ttl),
             place: Workplace::new(
