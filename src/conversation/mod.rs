@@ -4,6 +4,7 @@
 //! This module does no IO and knows nothing about providers or storage; every other layer
 //! imports it.
 
+mod controls;
 mod memory_kind;
 mod message;
 mod mode;
@@ -11,6 +12,7 @@ mod request;
 mod text;
 mod usage;
 
+pub use controls::strip_terminal_controls;
 pub use memory_kind::{MemoryKind, RetentionClass};
 pub use message::{Block, Message, Role, ToolCall, ToolResult};
 pub use mode::Mode;

@@ -13,6 +13,7 @@ mod headless_faults;
 mod headless_modes;
 mod headless_resume;
 mod headless_session;
+mod headless_signals;
 mod instruction_files;
 mod keys;
 mod layers;
