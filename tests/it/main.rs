@@ -11,6 +11,7 @@ mod first_day_screen;
 mod front_ends;
 mod headless_faults;
 mod headless_modes;
+mod headless_output;
 mod headless_resume;
 mod headless_session;
 mod headless_signals;
