@@ -111,6 +111,7 @@ fn answer_of(event: &AgentEvent) -> Option<Result<String, HeadlessError>> {
             list.clone().map_err(HeadlessError::from).and_then(pretty)
         }
         AgentEvent::Library(LibraryAnswer::MemoryChanged(done)) => done.clone().map_err(HeadlessError::from),
+        AgentEvent::ContextBreakdown(breakdown) => pretty(breakdown),
         AgentEvent::SessionReady { .. }
         | AgentEvent::SessionStored(_)
         | AgentEvent::Attached(_)
@@ -127,7 +128,6 @@ fn answer_of(event: &AgentEvent) -> Option<Result<String, HeadlessError>> {
         | AgentEvent::Context(_)
         | AgentEvent::ContextStage(_)
         | AgentEvent::Compaction(_)
-        | AgentEvent::ContextBreakdown(_)
         | AgentEvent::Notice { .. }
         | AgentEvent::TurnFinished(_) => return None,
     })
@@ -220,7 +220,11 @@ pub async fn run(mut handle: AgentHandle, prompt: String, format: OutputFormat) 
     // A mode or model switch and the library answer at once; say so and stop.
     let immediate = matches!(
         command,
-        UserCommand::SetMode(_) | UserCommand::SetModel(_) | UserCommand::ListModels | UserCommand::Library(_)
+        UserCommand::SetMode(_)
+            | UserCommand::SetModel(_)
+            | UserCommand::ListModels
+            | UserCommand::Library(_)
+            | UserCommand::DescribeContext
     );
     // Listening starts before the turn does and lasts the whole run, so no stop signal is
     // missed: one that lands while an event is being printed is held until the loop comes back.
@@ -297,9 +301,10 @@ fn slash_work(command: SlashCommand) -> Result<Work, HeadlessError> {
         SlashCommand::Help => Work::Answer(
             crate::agent::COMMANDS.iter().map(|(n, a, h)| format!("{n} {a}  {h}")).collect::<Vec<_>>().join("\n"),
         ),
-        SlashCommand::Context | SlashCommand::Resume(_) | SlashCommand::New | SlashCommand::Quit => {
+        SlashCommand::Context => Work::Command(UserCommand::DescribeContext),
+        SlashCommand::Resume(_) | SlashCommand::New | SlashCommand::Quit => {
             return Err(HeadlessError::Usage(
-                "that command works in the interactive interface; headless runs take /compact, /mode, /model, /usage, /sessions, /memories, /forget and /help".into(),
+                "that command works in the interactive interface; headless runs take /compact, /context, /mode, /model, /usage, /sessions, /memories, /forget and /help".into(),
             ));
         }
     })
@@ -347,7 +352,8 @@ impl Printer {
             OutputFormat::Json => Ok(()),
             OutputFormat::Text => {
                 match event {
-                    AgentEvent::Retrying { attempt, max_attempts, delay, reason } => note!(self, 
+                    AgentEvent::Retrying { attempt, max_attempts, delay, reason } => note!(
+                        self,
                         "cairn: {reason}; retrying in {:.1}s (attempt {attempt}/{max_attempts})",
                         delay.as_secs_f64(),
                     ),

@@ -36,11 +36,11 @@ pub(crate) use auxiliary::AuxModel;
 pub use events::AgentEvent;
 pub(crate) use events::{
     ApprovalDecision, ApprovalKind, ApprovalRequest, Attachment, CacheStats, CompactionEvent, CompactionTrigger,
-    ContextBreakdown, ContextReport, ContextStatus, HistoryMark, HistoryRecap, ModelList, NoticeLevel, ToolFinished,
-    TurnOutcome, TurnStats, TurnSummary, UserCommand,
+    ContextBreakdown, ContextReport, ContextStatus, HistoryMark, HistoryRecap, InstructionFilesReport, ModelList,
+    NoticeLevel, ToolFinished, TurnOutcome, TurnStats, TurnSummary, UserCommand,
 };
 #[cfg(test)]
-pub(crate) use events::{CacheReport, ContextPart, CostReport, ModelChoice, SegmentInfo};
+pub(crate) use events::{CacheReport, ContextPart, CostReport, ModelChoice, SegmentInfo, SkippedFile};
 pub(crate) use library::{
     Library, LibraryAnswer, LibraryError, LibraryRequest, memory_origin, provenance_suffix, usage_lines,
 };

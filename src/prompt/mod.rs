@@ -10,7 +10,9 @@ mod environment;
 mod instructions;
 
 pub use environment::Environment;
-pub use instructions::{InstructionFile, fingerprint, read_instruction_files, render_instructions};
+pub use instructions::{
+    InstructionFile, InstructionScan, fingerprint, read_instruction_files, render_instructions, scan_instruction_files,
+};
 
 use crate::conversation::Mode;
 use crate::conversation::SystemBlock;

@@ -108,11 +108,7 @@ pub fn exit_report(left: &[Leftover], ended: bool) -> Vec<String> {
 /// At exit: end (or, when configured, keep) what `bash` calls left running, and return the
 /// lines that say so. Blocking for at most `END_GRACE`.
 pub fn settle_at_exit(keep: bool) -> Vec<String> {
-    if keep {
-        exit_report(&still_running(), false)
-    } else {
-        exit_report(&end_all(), true)
-    }
+    if keep { exit_report(&still_running(), false) } else { exit_report(&end_all(), true) }
 }
 
 #[cfg(test)]

@@ -6,7 +6,8 @@ use crate::support::cairn::{Api, Sandbox, json_result, text};
 use crate::support::mock_llm::{MockLlm, Script, Turn};
 use crate::support::pty::Screen;
 
-const HOSTILE: &str = "Title\x1b]0;pwned\x07 clip\x1b]52;c;cm0gLXJmIH4=\x1b\\ clear\x1b[2J\x1b[H\x1b[31m red\x1b[0m done";
+const HOSTILE: &str =
+    "Title\x1b]0;pwned\x07 clip\x1b]52;c;cm0gLXJmIH4=\x1b\\ clear\x1b[2J\x1b[H\x1b[31m red\x1b[0m done";
 
 fn has(haystack: &[u8], needle: &[u8]) -> bool {
     haystack.windows(needle.len()).any(|w| w == needle)
