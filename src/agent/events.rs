@@ -287,6 +287,8 @@ pub enum AgentEvent {
         prompt: String,
     },
     TextDelta(String),
+    /// A piece of the model's visible thinking, streaming.
+    ThinkingDelta(String),
     /// The model began a tool call (its arguments still streaming).
     ToolCallStreaming {
         call_id: String,

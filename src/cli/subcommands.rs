@@ -192,7 +192,9 @@ fn window_source_text(source: crate::config::WindowSource) -> &'static str {
 async fn reachability(base_url: &str, kind: crate::config::ProviderKind) -> String {
     let url = match kind {
         crate::config::ProviderKind::Anthropic => format!("{base_url}/v1/models"),
-        crate::config::ProviderKind::Openai => format!("{base_url}/models"),
+        crate::config::ProviderKind::Openai | crate::config::ProviderKind::OpenaiResponses => {
+            format!("{base_url}/models")
+        }
     };
     let client = match crate::llm::build_client(base_url) {
         Ok(c) => c,

@@ -12,6 +12,7 @@ mod models;
 mod paths;
 mod permissions;
 mod provider;
+mod reasoning;
 mod secrets;
 
 pub use checkpoints::CheckpointsConfig;
@@ -20,7 +21,7 @@ pub use defaults::{
 };
 pub use error::ConfigError;
 pub use file::load;
-pub use models::{ModelInfo, ModelOverride, Prices, WindowSource, lookup_model};
+pub use models::{ModelInfo, ModelOverride, Prices, WindowSource, catalog, lookup_model, model_prices};
 pub use paths::Paths;
 pub use permissions::{
     PermissionsConfig, ProjectSettings, RuleText, SandboxConfig, SandboxMode, SettingsFile, load_project_settings,
@@ -30,4 +31,5 @@ pub use provider::{
     Detected, LocalCandidate, ProviderKind, ProviderOverrides, ResolvedProvider, detect_provider, local_candidates,
     model_info, resolve_provider,
 };
+pub use reasoning::{MIN_THINKING_BUDGET, ThinkingSetting, ThinkingSupport};
 pub use secrets::{KEY_VARS, Redactor, Secret, env_var, take_keys_from_env};

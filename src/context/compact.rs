@@ -187,6 +187,9 @@ pub fn transcript_piece(message: &Message) -> String {
                     excerpt(&result.content, RESULT_EXCERPT_CHARS)
                 ));
             }
+            // The model's scratch work is not what happened; an image is named, not sent.
+            Block::Thinking(_) => {}
+            Block::Image(image) => out.push_str(&format!("[image {}]\n", image.describe())),
         }
     }
     redact_secrets(&out).into_owned()

@@ -219,7 +219,12 @@ impl Worker {
             duration_ms: duration.as_millis() as u64,
             not_run,
         };
-        self.session.persist(Message::tool(result), Some(record));
+        let mut message = Message::tool(result);
+        // An image a tool returned (file_read of a PNG) travels after its result.
+        if let Some(image) = output.image {
+            message.content.push(crate::conversation::Block::Image(image));
+        }
+        self.session.persist(message, Some(record));
         self.link.emit(AgentEvent::ToolFinished(ToolFinished {
             call_id: call.id,
             tool: call.name,

@@ -4,7 +4,6 @@ use tokio_util::sync::CancellationToken;
 
 use super::Worker;
 use crate::agent::events::{AgentEvent, CompactionTrigger, NoticeLevel, TurnOutcome, TurnStats, TurnSummary};
-use crate::config::ProviderKind;
 use crate::context::{BudgetLevel, PreflightInput, StageReport, Urgency, check_request};
 use crate::conversation::{Message, Mode};
 use crate::llm::{ChatRequest, ChatResponse, LlmError, StopReason, StreamEvent};
@@ -28,7 +27,13 @@ impl Worker {
         self.session.clear_failure();
         self.link.emit(AgentEvent::TurnStarted { prompt: prompt.clone() });
         let prompt = self.spill_long_prompt(prompt);
-        self.session.persist(Message::user(prompt.clone()), None);
+        let limits = crate::tools::image::ImageLimits::from_config(&self.place.config().tools);
+        let attached =
+            crate::agent::attachments::user_message(&prompt, self.place.root(), self.place.cwd(), limits).await;
+        for note in attached.notes {
+            self.link.notice(NoticeLevel::Warning, note);
+        }
+        self.session.persist(attached.message, None);
         self.auto_recall(self.session.last_seq(), &prompt);
         let mut overflow_retried = false;
         let outcome = loop {
@@ -224,16 +229,21 @@ impl Worker {
                 "request larger than the window after every stage"
             );
         }
-        let cache = (self.model.kind() == ProviderKind::Anthropic && self.place.config().cache.enabled)
+        let cache = (self.model.honours_cache_control() && self.place.config().cache.enabled)
             .then_some(self.place.config().cache.ttl);
+        let max_tokens = self.max_output_tokens();
+        let reasoning =
+            crate::llm::reasoning_for(self.place.config().thinking, self.model.thinking_support(), max_tokens);
         let raw_tokens = self.session.pipeline_mut().raw_tokens(input.overhead, window);
         let request = ChatRequest {
             model: self.model.name().to_string(),
             system,
             messages,
             tools,
-            max_tokens: self.max_output_tokens(),
+            max_tokens,
             cache,
+            reasoning,
+            images: self.model.takes_images(),
         };
         let fingerprint = self.cache.fingerprint(&request);
         Ok(Prepared { request, raw_tokens, fingerprint })
@@ -328,6 +338,7 @@ impl Worker {
                 partial.push_str(&text);
                 self.link.emit(AgentEvent::TextDelta(text));
             }
+            StreamEvent::ThinkingDelta(text) => self.link.emit(AgentEvent::ThinkingDelta(text)),
             StreamEvent::ToolCallStarted { id, name } => {
                 self.link.emit(AgentEvent::ToolCallStreaming { call_id: id, tool: name })
             }
