@@ -1,0 +1,136 @@
+//! Images end to end: `@shot.png` in a prompt and `file_read` of a PNG reach the Anthropic,
+//! chat completions and Responses requests as image blocks, scaled to the caps; a model
+//! without vision gets a note instead, and no error.
+
+use base64::Engine;
+use serde_json::{Value, json};
+
+use crate::support::cairn::{Api, KEY, Sandbox, json_result, text};
+use crate::support::mock_llm::{MockLlm, Script, Turn};
+
+/// A 2400×1600 screenshot-like PNG: well over the 1568-pixel edge cap.
+fn write_screenshot(sandbox: &Sandbox, rel: &str) {
+    static PNG: std::sync::OnceLock<Vec<u8>> = std::sync::OnceLock::new();
+    let png = PNG.get_or_init(|| {
+        let img = image::RgbImage::from_fn(2_400, 1_600, |x, y| image::Rgb([(x / 10) as u8, (y / 7) as u8, 200]));
+        let mut out = std::io::Cursor::new(Vec::new());
+        img.write_to(&mut out, image::ImageFormat::Png).unwrap();
+        out.into_inner()
+    });
+    let path = sandbox.project.path().join(rel);
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    std::fs::write(path, png).unwrap();
+}
+
+/// Every image a request carries, whatever the wire: (media type, base64 data).
+fn images(body: &Value) -> Vec<(String, String)> {
+    let mut out = Vec::new();
+    let mut visit = |v: &Value| {
+        if v["type"] == "image" && v["source"]["type"] == "base64" {
+            out.push((v["source"]["media_type"].as_str().unwrap_or("").into(), v["source"]["data"].as_str().unwrap_or("").into()));
+        }
+        let url = match v["type"].as_str() {
+            Some("image_url") => v["image_url"]["url"].as_str(),
+            Some("input_image") => v["image_url"].as_str(),
+            _ => None,
+        };
+        if let Some((kind, data)) = url.and_then(|u| u.strip_prefix("data:")).and_then(|u| u.split_once(";base64,")) {
+            out.push((kind.to_string(), data.to_string()));
+        }
+    };
+    fn walk(v: &Value, f: &mut dyn FnMut(&Value)) {
+        f(v);
+        match v {
+            Value::Array(items) => items.iter().for_each(|i| walk(i, f)),
+            Value::Object(map) => map.values().for_each(|i| walk(i, f)),
+            _ => {}
+        }
+    }
+    walk(body, &mut visit);
+    out
+}
+
+/// Width, height and byte size of an encoded image.
+fn measure(data: &str) -> (u32, u32, usize) {
+    let bytes = base64::engine::general_purpose::STANDARD.decode(data).unwrap();
+    let (w, h) = image::ImageReader::new(std::io::Cursor::new(&bytes)).with_guessed_format().unwrap().into_dimensions().unwrap();
+    (w, h, bytes.len())
+}
+
+fn assert_bounded(images: &[(String, String)]) {
+    assert_eq!(images.len(), 1, "one image");
+    let (w, h, bytes) = measure(&images[0].1);
+    assert_eq!((w, h), (1_568, 1_045), "scaled to the edge cap, shape kept");
+    assert!(bytes <= 1_000_000, "{bytes} bytes");
+}
+
+#[tokio::test]
+async fn an_attached_image_reaches_every_wire_as_a_bounded_image_block() {
+    for api in [Api::Anthropic, Api::OpenAi, Api::OpenAiResponses] {
+        let sandbox = Sandbox::new();
+        write_screenshot(&sandbox, "shot.png");
+        let mock = MockLlm::start(Script::new().turn(Turn::text("A gradient."))).await;
+        let out = sandbox.run(api, &mock, &["-p", "what is in @shot.png?", "--output-format", "json"]).await;
+        assert!(out.status.success(), "{api:?}: {}", text(&out.stderr));
+        assert_eq!(json_result(&out)["result"], "A gradient.");
+        assert!(mock.problems().is_empty(), "{api:?}: {:#?}", mock.problems());
+        let request = &mock.requests()[0];
+        assert_bounded(&images(&request.body));
+        assert!(request.body.to_string().contains("what is in @shot.png?"), "{api:?}: the prompt's words go too");
+    }
+}
+
+#[tokio::test]
+async fn file_read_of_an_image_returns_the_image_to_the_model() {
+    for api in [Api::Anthropic, Api::OpenAi, Api::OpenAiResponses] {
+        let sandbox = Sandbox::new();
+        write_screenshot(&sandbox, "docs/shot.png");
+        let mock = MockLlm::start(
+            Script::new().turn(Turn::tool("file_read", json!({"path": "docs/shot.png"}))).turn(Turn::text("Seen.")),
+        )
+        .await;
+        let out = sandbox.run(api, &mock, &["-p", "look at the screenshot", "--output-format", "json"]).await;
+        assert!(out.status.success(), "{api:?}: {}", text(&out.stderr));
+        assert!(mock.problems().is_empty(), "{api:?}: {:#?}", mock.problems());
+        let requests = mock.requests();
+        assert!(images(&requests[0].body).is_empty());
+        assert_bounded(&images(&requests[1].body));
+        let result = crate::support::cairn::last_result(&requests[1]);
+        assert!(result.starts_with("docs/shot.png: image, 2400×1600"), "{api:?}: {result}");
+    }
+}
+
+#[tokio::test]
+async fn a_model_without_vision_gets_a_note_and_no_error() {
+    let sandbox = Sandbox::new();
+    write_screenshot(&sandbox, "shot.png");
+    let mock = MockLlm::start(Script::new().models(&["local-coder"]).turn(Turn::text("I cannot see images."))).await;
+    let out = sandbox
+        .bare_command(&["-p", "what is in @shot.png?", "--model", "local-coder", "--output-format", "json"])
+        .env("OPENAI_API_KEY", KEY)
+        .env("OPENAI_BASE_URL", mock.openai_base_url())
+        .output()
+        .await
+        .unwrap();
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(mock.problems().is_empty(), "{:#?}", mock.problems());
+    let body = &mock.requests()[0].body;
+    assert!(images(body).is_empty(), "no image data for a model without vision");
+    let sent = body.to_string();
+    assert!(sent.contains("[image shot.png ("), "{sent}");
+    assert!(sent.contains("not shown: local-coder does not take image input"), "{sent}");
+}
+
+#[tokio::test]
+async fn an_attachment_that_cannot_be_read_is_reported_and_the_prompt_still_goes() {
+    let sandbox = Sandbox::new();
+    sandbox.write("fake.png", "this is text, not a PNG");
+    let mock = MockLlm::start(Script::new().turn(Turn::text("ok"))).await;
+    let out = sandbox.run(Api::Anthropic, &mock, &["-p", "see @fake.png and @missing.png", "--output-format", "stream-json"]).await;
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let lines = crate::support::cairn::json_lines(&out);
+    let notices: Vec<&str> = lines.iter().filter(|l| l["type"] == "notice").filter_map(|l| l["text"].as_str()).collect();
+    assert!(notices.iter().any(|n| n.contains("fake.png is not a PNG, JPEG, GIF or WebP image")), "{notices:?}");
+    assert!(notices.iter().any(|n| n.contains("@missing.png is not a file here")), "{notices:?}");
+    assert!(images(&mock.requests()[0].body).is_empty());
+}
