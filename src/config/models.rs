@@ -216,6 +216,16 @@ mod tests {
     }
 
     #[test]
+    fn the_readme_config_example_parses() {
+        let readme = include_str!("../../README.md");
+        let start = readme.find("```toml\nprovider = ").expect("README has the config example") + 8;
+        let end = start + readme[start..].find("```").expect("the block ends");
+        let config = super::super::file::parse(&readme[start..end]).expect("the README example parses");
+        assert_eq!(config.thinking, Some(super::super::ThinkingSetting::Medium));
+        assert_eq!(config.models["qwen2.5-coder:32b"].thinking, Some(ThinkingSupport::None));
+    }
+
+    #[test]
     fn the_catalog_parses_and_every_entry_is_complete() {
         let catalog = catalog();
         assert!(catalog.len() >= 30, "{} entries", catalog.len());

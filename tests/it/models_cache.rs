@@ -37,6 +37,7 @@ async fn a_twenty_turn_session_reads_at_least_95_percent_from_cache_through_a_ro
     assert!(steady >= 0.95, "steady-state cache share {steady:.3}: {requests:?}");
     let whole = share(&requests);
     assert!(whole >= 0.85, "whole-session cache share {whole:.3}");
+    eprintln!("cache share through the router: steady state {steady:.3}, whole session {whole:.3}");
     // What the endpoint wrote to its cache is read from its usage too.
     let written: u64 = lines
         .iter()
