@@ -77,6 +77,17 @@ async fn an_attached_image_reaches_every_wire_as_a_bounded_image_block() {
         let request = &mock.requests()[0];
         assert_bounded(&images(&request.body));
         assert!(request.body.to_string().contains("what is in @shot.png?"), "{api:?}: the prompt's words go too");
+        // Stored once, with the message; exported as a description, not as data.
+        let id = json_result(&out)["session_id"].as_str().unwrap().to_string();
+        let export = sandbox.run(api, &mock, &["export", &id]).await;
+        let lines: Vec<Value> = text(&export.stdout).lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+        let first = lines.iter().find(|l| l["role"] == "user").unwrap();
+        assert_eq!(first["content"], "what is in @shot.png?");
+        assert_eq!(
+            first["images"],
+            json!([{"media_type": "image/png", "width": 1568, "height": 1045, "source": "shot.png"}])
+        );
+        assert!(!text(&export.stdout).contains("iVBORw0KGgo"), "no image data in the export");
     }
 }
 

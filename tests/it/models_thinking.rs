@@ -46,8 +46,19 @@ async fn a_thinking_tool_loop_sends_every_earlier_thinking_block_back_unchanged(
         .run(Api::Anthropic, &mock, &["-p", "what does it print?", "--thinking", "high", "--output-format", "json"])
         .await;
     assert!(out.status.success(), "{}", text(&out.stderr));
-    assert_eq!(json_result(&out)["result"], "It prints 42.");
+    let result = json_result(&out);
+    assert_eq!(result["result"], "It prints 42.");
     assert!(mock.problems().is_empty(), "{:#?}", mock.problems());
+
+    // The export keeps the thinking readable, beside the content.
+    let id = result["session_id"].as_str().unwrap();
+    let export = sandbox.run(Api::Anthropic, &mock, &["export", id]).await;
+    assert!(export.status.success(), "{}", text(&export.stderr));
+    let lines: Vec<Value> = text(&export.stdout).lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    let assistant: Vec<&Value> = lines.iter().filter(|l| l["role"] == "assistant").collect();
+    assert_eq!(assistant[0]["thinking"], "The user wants the answer. Read lib.rs first.");
+    assert_eq!(assistant[2]["content"], "It prints 42.");
+    assert!(!text(&export.stdout).contains("signature"), "signatures are not part of the export");
 
     let requests = mock.requests();
     assert_eq!(requests.len(), 3);
