@@ -203,11 +203,9 @@ impl StreamState {
                     let _ = events.send(StreamEvent::ThinkingDelta(piece.to_string()));
                 }
             }
-            "response.reasoning_summary_part.added" => {
-                // A new summary paragraph: shown apart from the last one.
-                if data["summary_index"].as_u64().is_some_and(|i| i > 0) {
-                    let _ = events.send(StreamEvent::ThinkingDelta("\n\n".to_string()));
-                }
+            // A new summary paragraph: shown apart from the last one.
+            "response.reasoning_summary_part.added" if data["summary_index"].as_u64().is_some_and(|i| i > 0) => {
+                let _ = events.send(StreamEvent::ThinkingDelta("\n\n".to_string()));
             }
             // The complete item replaces what its deltas built.
             "response.output_item.done" => {

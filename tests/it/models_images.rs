@@ -27,7 +27,10 @@ fn images(body: &Value) -> Vec<(String, String)> {
     let mut out = Vec::new();
     let mut visit = |v: &Value| {
         if v["type"] == "image" && v["source"]["type"] == "base64" {
-            out.push((v["source"]["media_type"].as_str().unwrap_or("").into(), v["source"]["data"].as_str().unwrap_or("").into()));
+            out.push((
+                v["source"]["media_type"].as_str().unwrap_or("").into(),
+                v["source"]["data"].as_str().unwrap_or("").into(),
+            ));
         }
         let url = match v["type"].as_str() {
             Some("image_url") => v["image_url"]["url"].as_str(),
@@ -53,7 +56,8 @@ fn images(body: &Value) -> Vec<(String, String)> {
 /// Width, height and byte size of an encoded image.
 fn measure(data: &str) -> (u32, u32, usize) {
     let bytes = base64::engine::general_purpose::STANDARD.decode(data).unwrap();
-    let (w, h) = image::ImageReader::new(std::io::Cursor::new(&bytes)).with_guessed_format().unwrap().into_dimensions().unwrap();
+    let (w, h) =
+        image::ImageReader::new(std::io::Cursor::new(&bytes)).with_guessed_format().unwrap().into_dimensions().unwrap();
     (w, h, bytes.len())
 }
 
@@ -137,10 +141,13 @@ async fn an_attachment_that_cannot_be_read_is_reported_and_the_prompt_still_goes
     let sandbox = Sandbox::new();
     sandbox.write("fake.png", "this is text, not a PNG");
     let mock = MockLlm::start(Script::new().turn(Turn::text("ok"))).await;
-    let out = sandbox.run(Api::Anthropic, &mock, &["-p", "see @fake.png and @missing.png", "--output-format", "stream-json"]).await;
+    let out = sandbox
+        .run(Api::Anthropic, &mock, &["-p", "see @fake.png and @missing.png", "--output-format", "stream-json"])
+        .await;
     assert!(out.status.success(), "{}", text(&out.stderr));
     let lines = crate::support::cairn::json_lines(&out);
-    let notices: Vec<&str> = lines.iter().filter(|l| l["type"] == "notice").filter_map(|l| l["text"].as_str()).collect();
+    let notices: Vec<&str> =
+        lines.iter().filter(|l| l["type"] == "notice").filter_map(|l| l["text"].as_str()).collect();
     assert!(notices.iter().any(|n| n.contains("fake.png is not a PNG, JPEG, GIF or WebP image")), "{notices:?}");
     assert!(notices.iter().any(|n| n.contains("@missing.png is not a file here")), "{notices:?}");
     assert!(images(&mock.requests()[0].body).is_empty());

@@ -105,8 +105,11 @@ async fn responses_reasoning_must_come_back_with_its_encrypted_content() {
         "reasoning": {"summary": "auto"}, "include": ["reasoning.encrypted_content"]});
     let (status, sse) = post(url.clone(), &first, false).await;
     assert_eq!(status, 200, "{sse}");
-    let done: Vec<Value> =
-        events(&sse).into_iter().filter(|e| e["type"] == "response.output_item.done").map(|e| e["item"].clone()).collect();
+    let done: Vec<Value> = events(&sse)
+        .into_iter()
+        .filter(|e| e["type"] == "response.output_item.done")
+        .map(|e| e["item"].clone())
+        .collect();
     let reasoning = done.iter().find(|i| i["type"] == "reasoning").unwrap().clone();
     let call = done.iter().find(|i| i["type"] == "function_call").unwrap().clone();
     let call_id = call["call_id"].as_str().unwrap();

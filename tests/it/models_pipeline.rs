@@ -8,7 +8,13 @@ use cairn::conversation::{Block, Image, Message, Role, Thinking, ThinkingSource,
 
 fn image(n: usize) -> Image {
     // 1200×900 pixels: about 1,440 tokens, whatever the length of its (here fake) data.
-    Image { media_type: "image/png".into(), data: "A".repeat(400_000), width: 1_200, height: 900, source: format!("shot{n}.png") }
+    Image {
+        media_type: "image/png".into(),
+        data: "A".repeat(400_000),
+        width: 1_200,
+        height: 900,
+        source: format!("shot{n}.png"),
+    }
 }
 
 fn thinking(n: usize) -> Block {

@@ -25,7 +25,11 @@ async fn reasoning_items_are_carried_across_tool_calls_on_the_responses_api() {
     let sandbox = Sandbox::new();
     let mock = MockLlm::start(reasoning_loop(&sandbox)).await;
     let out = sandbox
-        .run(Api::OpenAiResponses, &mock, &["-p", "what is the answer?", "--thinking", "high", "--output-format", "json"])
+        .run(
+            Api::OpenAiResponses,
+            &mock,
+            &["-p", "what is the answer?", "--thinking", "high", "--output-format", "json"],
+        )
         .await;
     assert!(out.status.success(), "{}", text(&out.stderr));
     assert_eq!(json_result(&out)["result"], "It returns 42.");
@@ -64,10 +68,9 @@ fn openai_command(sandbox: &Sandbox, mock: &MockLlm, args: &[&str]) -> tokio::pr
 #[tokio::test]
 async fn chat_completions_sends_reasoning_effort_to_reasoning_models_only() {
     let sandbox = Sandbox::new();
-    let mock = MockLlm::start(
-        Script::new().turn(Turn::text("ok").with_thinking("thinking out loud")).turn(Turn::text("ok")),
-    )
-    .await;
+    let mock =
+        MockLlm::start(Script::new().turn(Turn::text("ok").with_thinking("thinking out loud")).turn(Turn::text("ok")))
+            .await;
     let out = openai_command(&sandbox, &mock, &["-p", "hi", "--model", "gpt-5.4", "--thinking", "medium"])
         .output()
         .await

@@ -96,7 +96,11 @@ async fn thinking_streams_as_its_own_event_and_the_result_keeps_its_shape() {
     let sandbox = Sandbox::new();
     let mock = MockLlm::start(thinking_loop(&sandbox)).await;
     let out = sandbox
-        .run(Api::Anthropic, &mock, &["-p", "what does it print?", "--thinking", "8000", "--output-format", "stream-json"])
+        .run(
+            Api::Anthropic,
+            &mock,
+            &["-p", "what does it print?", "--thinking", "8000", "--output-format", "stream-json"],
+        )
         .await;
     assert!(out.status.success(), "{}", text(&out.stderr));
     let lines = json_lines(&out);
@@ -120,7 +124,8 @@ async fn without_a_thinking_setting_nothing_is_asked_and_off_turns_adaptive_mode
     let mock = MockLlm::start(Script::new().turn(Turn::text("hi")).turn(Turn::text("hi again"))).await;
     let out = sandbox.run(Api::Anthropic, &mock, &["-p", "hello"]).await;
     assert!(out.status.success(), "{}", text(&out.stderr));
-    let out = sandbox.run(Api::Anthropic, &mock, &["-p", "hello", "--model", "claude-sonnet-5", "--thinking", "off"]).await;
+    let out =
+        sandbox.run(Api::Anthropic, &mock, &["-p", "hello", "--model", "claude-sonnet-5", "--thinking", "off"]).await;
     assert!(out.status.success(), "{}", text(&out.stderr));
     let requests = mock.requests();
     assert!(requests[0].body.get("thinking").is_none(), "{}", requests[0].body);

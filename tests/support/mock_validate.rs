@@ -275,10 +275,11 @@ fn openai(body: &Value, honours_cache_control: bool, problems: &mut Vec<String>)
                 if let Some((_, ids)) = open.as_mut() {
                     ids.remove(id);
                 }
-                let text_parts = message["content"]
-                    .as_array()
-                    .is_some_and(|parts| !parts.is_empty() && parts.iter().all(|p| p["type"] == "text"));
-                if !message["content"].is_string() && !(honours_cache_control && text_parts) {
+                let text_parts = honours_cache_control
+                    && message["content"]
+                        .as_array()
+                        .is_some_and(|parts| !parts.is_empty() && parts.iter().all(|p| p["type"] == "text"));
+                if !(message["content"].is_string() || text_parts) {
                     problems.push(format!("message {i}: tool content must be a string"));
                 }
             }
