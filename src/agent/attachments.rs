@@ -15,11 +15,12 @@ use crate::tools::image::{self, ImageLimits};
 /// set of screenshots.
 const MAX_IMAGES: usize = 8;
 
-/// The user message a prompt becomes, and what the user should be told about attachments that
-/// could not be made.
+/// The user message a prompt becomes, what was attached (described for the user), and what
+/// the user should be told about attachments that could not be made.
 #[derive(Debug)]
 pub struct Attached {
     pub message: Message,
+    pub attached: Vec<String>,
     pub notes: Vec<String>,
 }
 
@@ -28,25 +29,21 @@ pub struct Attached {
 pub async fn user_message(prompt: &str, root: &Path, cwd: &Path, limits: ImageLimits) -> Attached {
     let mentions = image_mentions(prompt);
     if mentions.is_empty() {
-        return Attached { message: Message::user(prompt), notes: Vec::new() };
+        return Attached { message: Message::user(prompt), attached: Vec::new(), notes: Vec::new() };
     }
     let (root, cwd) = (root.to_path_buf(), cwd.to_path_buf());
     let loaded = tokio::task::spawn_blocking(move || load_all(&mentions, &root, &cwd, limits)).await;
-    let (images, notes) = match loaded {
+    let (loaded, notes) = match loaded {
         Ok(done) => done,
         Err(e) => (Vec::new(), vec![format!("the images of this prompt could not be read: {e}")]),
     };
-    let mut content: Vec<Block> = images.into_iter().map(Block::Image).collect();
+    let attached = loaded.iter().map(|l| format!("attached {}", l.describe())).collect();
+    let mut content: Vec<Block> = loaded.into_iter().map(|l| Block::Image(l.image)).collect();
     content.push(Block::Text { text: prompt.to_string() });
-    Attached { message: Message { role: crate::conversation::Role::User, content }, notes }
+    Attached { message: Message { role: crate::conversation::Role::User, content }, attached, notes }
 }
 
-fn load_all(
-    mentions: &[Mention],
-    root: &Path,
-    cwd: &Path,
-    limits: ImageLimits,
-) -> (Vec<crate::conversation::Image>, Vec<String>) {
+fn load_all(mentions: &[Mention], root: &Path, cwd: &Path, limits: ImageLimits) -> (Vec<image::Loaded>, Vec<String>) {
     let mut images = Vec::new();
     let mut notes = Vec::new();
     let mut seen: Vec<PathBuf> = Vec::new();
@@ -69,7 +66,7 @@ fn load_all(
         match image::load(&path, &mention.path, limits) {
             Ok(loaded) => {
                 tracing::info!(image = %loaded.describe(), "attached an image to the prompt");
-                images.push(loaded.image);
+                images.push(loaded);
                 seen.push(path);
             }
             Err(e) => notes.push(format!("{e}; it was not attached")),
@@ -186,6 +183,8 @@ mod tests {
         assert!(matches!(attached.message.content[0], Block::Image(_)), "images first");
         assert_eq!(attached.message.text(), prompt, "the text is kept as written");
         assert_eq!(attached.notes, ["@gone.png is not a file here, so nothing was attached"]);
+        assert_eq!(attached.attached.len(), 1);
+        assert!(attached.attached[0].starts_with("attached shot.png: PNG image, 40×30"), "{:?}", attached.attached);
         let plain = user_message("no images", dir.path(), dir.path(), limits).await;
         assert_eq!(plain.message, Message::user("no images"));
     }

@@ -30,6 +30,9 @@ impl Worker {
         let limits = crate::tools::image::ImageLimits::from_config(&self.place.config().tools);
         let attached =
             crate::agent::attachments::user_message(&prompt, self.place.root(), self.place.cwd(), limits).await;
+        for line in attached.attached {
+            self.link.notice(NoticeLevel::Info, line);
+        }
         for note in attached.notes {
             self.link.notice(NoticeLevel::Warning, note);
         }
