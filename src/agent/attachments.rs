@@ -8,6 +8,7 @@
 
 use std::path::{Path, PathBuf};
 
+use crate::agent::events::Attachment;
 use crate::conversation::{Block, Message};
 use crate::tools::image::{self, ImageLimits};
 
@@ -15,13 +16,12 @@ use crate::tools::image::{self, ImageLimits};
 /// set of screenshots.
 const MAX_IMAGES: usize = 8;
 
-/// The user message a prompt becomes, what was attached (described for the user), and what
-/// the user should be told about attachments that could not be made.
+/// The user message a prompt becomes, and each image it named as the transcript lists it:
+/// attached (its size and what was sent) or not (and why).
 #[derive(Debug)]
 pub struct Attached {
     pub message: Message,
-    pub attached: Vec<String>,
-    pub notes: Vec<String>,
+    pub items: Vec<Attachment>,
 }
 
 /// `prompt` as a user message: its text, after the images it names (images first, as
@@ -29,21 +29,38 @@ pub struct Attached {
 pub async fn user_message(prompt: &str, root: &Path, cwd: &Path, limits: ImageLimits) -> Attached {
     let mentions = image_mentions(prompt);
     if mentions.is_empty() {
-        return Attached { message: Message::user(prompt), attached: Vec::new(), notes: Vec::new() };
+        return Attached { message: Message::user(prompt), items: Vec::new() };
     }
     let (root, cwd) = (root.to_path_buf(), cwd.to_path_buf());
     let loaded = tokio::task::spawn_blocking(move || load_all(&mentions, &root, &cwd, limits)).await;
     let (loaded, notes) = match loaded {
         Ok(done) => done,
-        Err(e) => (Vec::new(), vec![format!("the images of this prompt could not be read: {e}")]),
+        Err(e) => (Vec::new(), vec![not_attached("images", &format!("they could not be read: {e}"))]),
     };
-    let attached = loaded.iter().map(|l| format!("attached {}", l.describe())).collect();
+    let mut items: Vec<Attachment> = loaded
+        .iter()
+        .map(|l| {
+            let described = l.describe();
+            let detail = described.strip_prefix(&format!("{}: ", l.image.source)).unwrap_or(&described).to_string();
+            Attachment { path: l.image.source.clone(), detail, attached: true }
+        })
+        .collect();
+    items.extend(notes);
     let mut content: Vec<Block> = loaded.into_iter().map(|l| Block::Image(l.image)).collect();
     content.push(Block::Text { text: prompt.to_string() });
-    Attached { message: Message { role: crate::conversation::Role::User, content }, attached, notes }
+    Attached { message: Message { role: crate::conversation::Role::User, content }, items }
 }
 
-fn load_all(mentions: &[Mention], root: &Path, cwd: &Path, limits: ImageLimits) -> (Vec<image::Loaded>, Vec<String>) {
+fn not_attached(path: &str, why: &str) -> Attachment {
+    Attachment { path: path.to_string(), detail: why.to_string(), attached: false }
+}
+
+fn load_all(
+    mentions: &[Mention],
+    root: &Path,
+    cwd: &Path,
+    limits: ImageLimits,
+) -> (Vec<image::Loaded>, Vec<Attachment>) {
     let mut images = Vec::new();
     let mut notes = Vec::new();
     let mut seen: Vec<PathBuf> = Vec::new();
@@ -51,7 +68,7 @@ fn load_all(mentions: &[Mention], root: &Path, cwd: &Path, limits: ImageLimits) 
         let Some(path) = resolve(&mention.path, root, cwd) else {
             // A pasted path that is not a file is just text; an @mention was meant as a file.
             if mention.explicit {
-                notes.push(format!("@{} is not a file here, so nothing was attached", mention.path));
+                notes.push(not_attached(&mention.path, "not a file here"));
             }
             continue;
         };
@@ -59,8 +76,10 @@ fn load_all(mentions: &[Mention], root: &Path, cwd: &Path, limits: ImageLimits) 
             continue;
         }
         if images.len() == MAX_IMAGES {
-            notes
-                .push(format!("only the first {MAX_IMAGES} images of a prompt are attached; {} was not", mention.path));
+            notes.push(not_attached(
+                &mention.path,
+                &format!("only the first {MAX_IMAGES} images of a prompt are attached"),
+            ));
             continue;
         }
         match image::load(&path, &mention.path, limits) {
@@ -69,7 +88,7 @@ fn load_all(mentions: &[Mention], root: &Path, cwd: &Path, limits: ImageLimits) 
                 images.push(loaded);
                 seen.push(path);
             }
-            Err(e) => notes.push(format!("{e}; it was not attached")),
+            Err(e) => notes.push(not_attached(&mention.path, &e)),
         }
     }
     (images, notes)
@@ -182,9 +201,10 @@ mod tests {
         assert_eq!((images[0].width, images[0].source.as_str()), (40, "shot.png"));
         assert!(matches!(attached.message.content[0], Block::Image(_)), "images first");
         assert_eq!(attached.message.text(), prompt, "the text is kept as written");
-        assert_eq!(attached.notes, ["@gone.png is not a file here, so nothing was attached"]);
-        assert_eq!(attached.attached.len(), 1);
-        assert!(attached.attached[0].starts_with("attached shot.png: PNG image, 40×30"), "{:?}", attached.attached);
+        assert_eq!(attached.items.len(), 2);
+        assert_eq!((attached.items[0].path.as_str(), attached.items[0].attached), ("shot.png", true));
+        assert!(attached.items[0].detail.starts_with("PNG image, 40×30"), "{:?}", attached.items);
+        assert_eq!(attached.items[1], not_attached("gone.png", "not a file here"));
         let plain = user_message("no images", dir.path(), dir.path(), limits).await;
         assert_eq!(plain.message, Message::user("no images"));
     }

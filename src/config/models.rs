@@ -1,5 +1,6 @@
 //! What cairn knows about models: context windows, output limits, prices, thinking and image
 //! support. The data is `assets/models.toml`; config.toml's `[models."NAME"]` tables extend it.
+//! Every price cairn shows comes through [`price_of`]; `pricing` turns usage into money.
 
 use std::collections::BTreeMap;
 use std::sync::OnceLock;
@@ -14,19 +15,11 @@ pub struct Prices {
     pub input: f64,
     pub output: f64,
     pub cache_read: f64,
-    /// Anthropic's 5-minute cache write; OpenAI has no write surcharge (equal to input).
+    /// Anthropic's 5-minute cache write (1.25 × input); OpenAI has no write surcharge (equal
+    /// to input).
     pub cache_write: f64,
-}
-
-impl Prices {
-    /// Dollars for one request's usage.
-    pub fn cost(&self, usage: &crate::conversation::Usage) -> f64 {
-        (usage.input_tokens as f64 * self.input
-            + usage.output_tokens as f64 * self.output
-            + usage.cache_read_input_tokens as f64 * self.cache_read
-            + usage.cache_creation_input_tokens as f64 * self.cache_write)
-            / 1_000_000.0
-    }
+    /// Anthropic's 1-hour cache write (2 × input); OpenAI: equal to input.
+    pub cache_write_1h: f64,
 }
 
 /// Where the context window figure came from, so `doctor` and the status line can say it.
@@ -67,7 +60,9 @@ pub struct ModelOverride {
     pub input_price: Option<f64>,
     pub output_price: Option<f64>,
     pub cache_read_price: Option<f64>,
+    /// The 5-minute cache write (and the 1-hour one unless that is given too).
     pub cache_write_price: Option<f64>,
+    pub cache_write_1h_price: Option<f64>,
     pub thinking: Option<ThinkingSupport>,
     pub images: Option<bool>,
 }
@@ -87,7 +82,7 @@ struct CatalogFile {
 
 /// The built-in catalog, parsed once. A test proves the file parses; were it ever broken, every
 /// model would be treated as unknown (and said so in the log) rather than cairn failing.
-pub fn catalog() -> &'static BTreeMap<String, ModelOverride> {
+fn catalog_table() -> &'static BTreeMap<String, ModelOverride> {
     static CATALOG: OnceLock<BTreeMap<String, ModelOverride>> = OnceLock::new();
     CATALOG.get_or_init(|| match toml::from_str::<CatalogFile>(CATALOG_TOML) {
         Ok(file) => file.models,
@@ -96,6 +91,42 @@ pub fn catalog() -> &'static BTreeMap<String, ModelOverride> {
             BTreeMap::new()
         }
     })
+}
+
+/// One model of the catalog, for the `/model` picker.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct CatalogModel {
+    pub name: &'static str,
+    pub window: u64,
+    pub prices: Prices,
+    /// `claude-…` models are Anthropic's; the rest are OpenAI's.
+    pub anthropic: bool,
+}
+
+/// Every model the catalog knows, in the file's order (newest families first).
+pub fn catalog() -> Vec<CatalogModel> {
+    let none = BTreeMap::new();
+    // The table is keyed by name; the file's own order comes from its table headers.
+    CATALOG_TOML
+        .lines()
+        .filter_map(|line| line.strip_prefix("[models.\"")?.strip_suffix("\"]"))
+        .filter(|name| catalog_table().contains_key(*name))
+        .filter_map(|name| {
+            let info = lookup_model(name, &none);
+            Some(CatalogModel {
+                name,
+                window: info.context_window,
+                prices: info.prices?,
+                anthropic: name.starts_with("claude"),
+            })
+        })
+        .collect()
+}
+
+/// Whether `name` is a model cairn knows: in the catalog, or described in `[models]`.
+pub fn is_known_model(name: &str, overrides: &BTreeMap<String, ModelOverride>) -> bool {
+    let canon = canonical(name);
+    overrides.contains_key(name) || best(catalog_table(), name, &canon).is_some()
 }
 
 /// Normalise router spellings: `anthropic/claude-sonnet-4.5` → `claude-sonnet-4-5`.
@@ -129,7 +160,7 @@ pub fn lookup_model(name: &str, overrides: &BTreeMap<String, ModelOverride>) -> 
         thinking: ThinkingSupport::None,
         images: false,
     };
-    if let Some(known) = best(catalog(), name, &canon) {
+    if let Some(known) = best(catalog_table(), name, &canon) {
         apply(&mut info, known, WindowSource::Catalog);
     }
     if let Some(user) = best(overrides, name, &canon) {
@@ -138,9 +169,9 @@ pub fn lookup_model(name: &str, overrides: &BTreeMap<String, ModelOverride>) -> 
     info
 }
 
-/// What `model` costs: the one place prices are looked up (the catalog with config.toml's
-/// corrections). `None` for a model without a known price.
-pub fn model_prices(model: &str, overrides: &BTreeMap<String, ModelOverride>) -> Option<Prices> {
+/// What `model`'s requests cost: the catalog's prices with config.toml's `[models."NAME"]`
+/// corrections; `None` for a model without a known price (local models).
+pub fn price_of(model: &str, overrides: &BTreeMap<String, ModelOverride>) -> Option<Prices> {
     lookup_model(model, overrides).prices
 }
 
@@ -170,6 +201,11 @@ fn apply(info: &mut ModelInfo, entry: &ModelOverride, source: WindowSource) {
             output,
             cache_read: keep(entry.cache_read_price, base.map(|p| p.cache_read)),
             cache_write: keep(entry.cache_write_price, base.map(|p| p.cache_write)),
+            cache_write_1h: entry
+                .cache_write_1h_price
+                .or(if replaced || entry.cache_write_price.is_some() { None } else { base.map(|p| p.cache_write_1h) })
+                .or(entry.cache_write_price)
+                .unwrap_or(input),
         });
     }
 }
@@ -227,13 +263,14 @@ mod tests {
 
     #[test]
     fn the_catalog_parses_and_every_entry_is_complete() {
-        let catalog = catalog();
+        let catalog = catalog_table();
         assert!(catalog.len() >= 30, "{} entries", catalog.len());
         for (name, entry) in catalog {
             assert!(entry.context_window.is_some() && entry.max_output_tokens.is_some(), "{name}: limits");
             assert!(entry.input_price.is_some() && entry.output_price.is_some(), "{name}: prices");
             assert!(entry.cache_read_price.is_some() && entry.cache_write_price.is_some(), "{name}: cache prices");
             assert!(entry.thinking.is_some() && entry.images.is_some(), "{name}: capabilities");
+            assert_eq!(entry.cache_write_1h_price.is_some(), name.starts_with("claude"), "{name}: 1-hour write");
         }
     }
 
@@ -250,8 +287,8 @@ mod tests {
         assert_eq!(lookup_model("anthropic/claude-haiku-4.5", &none).thinking, ThinkingSupport::BudgetInterleaved);
         assert_eq!(lookup_model("gpt-5.5", &none).thinking, ThinkingSupport::Effort);
         assert_eq!(lookup_model("gpt-4o", &none).thinking, ThinkingSupport::None);
-        assert_eq!(model_prices("gpt-5.5", &none).unwrap().cache_read, 0.5);
-        assert!(model_prices("llama3", &none).is_none());
+        assert_eq!(price_of("gpt-5.5", &none).unwrap().cache_read, 0.5);
+        assert!(price_of("llama3", &none).is_none());
     }
 
     #[test]

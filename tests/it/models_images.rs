@@ -92,6 +92,19 @@ async fn an_attached_image_reaches_every_wire_as_a_bounded_image_block() {
             json!([{"media_type": "image/png", "width": 1568, "height": 1045, "source": "shot.png"}])
         );
         assert!(!text(&export.stdout).contains("iVBORw0KGgo"), "no image data in the export");
+        if api == Api::Anthropic {
+            // What was attached, and what was sent, is said once (stream-json's `attached` line).
+            let mock = MockLlm::start(Script::new().turn(Turn::text("ok"))).await;
+            let streamed = sandbox.run(api, &mock, &["-p", "and @shot.png?", "--output-format", "stream-json"]).await;
+            let lines = crate::support::cairn::json_lines(&streamed);
+            let attached = lines.iter().find(|l| l["type"] == "attached").expect("an attached line");
+            assert_eq!(
+                (&attached["items"][0]["path"], &attached["items"][0]["attached"]),
+                (&json!("shot.png"), &json!(true))
+            );
+            let detail = attached["items"][0]["detail"].as_str().unwrap();
+            assert!(detail.starts_with("image, 2400×1600") && detail.contains("sent as PNG 1568×1045"), "{detail}");
+        }
     }
 }
 
@@ -146,9 +159,13 @@ async fn an_attachment_that_cannot_be_read_is_reported_and_the_prompt_still_goes
         .await;
     assert!(out.status.success(), "{}", text(&out.stderr));
     let lines = crate::support::cairn::json_lines(&out);
-    let notices: Vec<&str> =
-        lines.iter().filter(|l| l["type"] == "notice").filter_map(|l| l["text"].as_str()).collect();
-    assert!(notices.iter().any(|n| n.contains("fake.png is not a PNG, JPEG, GIF or WebP image")), "{notices:?}");
-    assert!(notices.iter().any(|n| n.contains("@missing.png is not a file here")), "{notices:?}");
+    let attached = lines.iter().find(|l| l["type"] == "attached").expect("an attached line");
+    assert_eq!(
+        attached["items"],
+        json!([
+            {"path": "fake.png", "detail": "fake.png is not a PNG, JPEG, GIF or WebP image", "attached": false},
+            {"path": "missing.png", "detail": "not a file here", "attached": false},
+        ])
+    );
     assert!(images(&mock.requests()[0].body).is_empty());
 }

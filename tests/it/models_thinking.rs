@@ -155,3 +155,36 @@ async fn the_tui_shows_thinking_as_one_collapsed_line_that_expands() {
     });
     assert!(mock.problems().is_empty(), "{:#?}", mock.problems());
 }
+
+#[tokio::test]
+async fn doctor_says_what_the_catalog_and_the_config_know_of_the_model() {
+    let sandbox = Sandbox::new();
+    let mock = MockLlm::start(Script::new()).await;
+    let out =
+        sandbox.run(Api::Anthropic, &mock, &["doctor", "--model", "claude-sonnet-4-5", "--thinking", "high"]).await;
+    let said = text(&out.stdout);
+    assert!(said.contains("max output         64000 tokens"), "{said}");
+    assert!(said.contains("prices             $3 in, $15 out, cache read $0.3, write $3.75 (1 h: $6)"), "{said}");
+    assert!(said.contains("thinking           high (budget-interleaved)"), "{said}");
+    assert!(said.contains("images             taken"), "{said}");
+    // config.toml extends the catalog: a model it does not know gets what the user says.
+    let config = sandbox.home.path().join("config.toml");
+    let rest = std::fs::read_to_string(&config).unwrap();
+    std::fs::write(
+        &config,
+        format!("{rest}\n[models.\"house-coder\"]\ncontext_window = 65536\nthinking = \"effort\"\nimages = false\n"),
+    )
+    .unwrap();
+    let out = sandbox
+        .bare_command(&["doctor", "--model", "house-coder"])
+        .env("OPENAI_API_KEY", crate::support::cairn::KEY)
+        .env("OPENAI_BASE_URL", mock.openai_base_url())
+        .output()
+        .await
+        .unwrap();
+    let said = text(&out.stdout);
+    assert!(said.contains("context window     65536 tokens"), "{said}");
+    assert!(said.contains("prices             unknown"), "{said}");
+    assert!(said.contains("thinking           the model's default (thinking not set) (effort)"), "{said}");
+    assert!(said.contains("images             not taken: sent as a text note"), "{said}");
+}

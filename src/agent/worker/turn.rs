@@ -4,6 +4,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::Worker;
 use crate::agent::events::{AgentEvent, CompactionTrigger, NoticeLevel, TurnOutcome, TurnStats, TurnSummary};
+use crate::agent::spend::add_cost;
 use crate::context::{BudgetLevel, PreflightInput, StageReport, Urgency, check_request};
 use crate::conversation::{Message, Mode};
 use crate::llm::{ChatRequest, ChatResponse, LlmError, StopReason, StreamEvent};
@@ -26,17 +27,20 @@ impl Worker {
         let mut stats = TurnStats::default();
         self.session.clear_failure();
         self.link.emit(AgentEvent::TurnStarted { prompt: prompt.clone() });
+        let (attached, shown) = self.attach_mentions(&prompt, &cancel).await;
         let prompt = self.spill_long_prompt(prompt);
         let limits = crate::tools::image::ImageLimits::from_config(&self.place.config().tools);
-        let attached =
+        let images =
             crate::agent::attachments::user_message(&prompt, self.place.root(), self.place.cwd(), limits).await;
-        for line in attached.attached {
-            self.link.notice(NoticeLevel::Info, line);
+        // Images first (as Anthropic recommends), then the prompt, then the files it attached.
+        let mut shown_all = images.items;
+        shown_all.extend(shown);
+        if !shown_all.is_empty() {
+            self.link.emit(AgentEvent::Attached(shown_all));
         }
-        for note in attached.notes {
-            self.link.notice(NoticeLevel::Warning, note);
-        }
-        self.session.persist(attached.message, None);
+        let mut message = images.message;
+        message.content.extend(attached);
+        self.session.persist(message, None);
         self.auto_recall(self.session.last_seq(), &prompt);
         let mut overflow_retried = false;
         let outcome = loop {
@@ -80,6 +84,7 @@ impl Worker {
             stats.all_requests += 1;
             stats.usage.add(&response.usage);
             self.record_response(&response, prepared.raw_tokens);
+            stats.cost_usd = add_cost(stats.cost_usd, self.spend.request(&response.model, &response.usage));
             if let Some((level, text)) = self.model.learn_served_window().await {
                 self.link.notice(level, text);
             }
@@ -125,6 +130,8 @@ impl Worker {
         let tally = self.background.take_usage();
         stats.usage.add(&tally.usage);
         stats.all_requests += tally.requests;
+        stats.cost_usd = add_cost(stats.cost_usd, tally.cost_usd);
+        self.spend.add(tally.cost_usd);
     }
 
     /// Store the assistant message and its usage; calibrate the estimate on the usage.
