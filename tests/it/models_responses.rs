@@ -68,10 +68,16 @@ fn openai_command(sandbox: &Sandbox, mock: &MockLlm, args: &[&str]) -> tokio::pr
 #[tokio::test]
 async fn chat_completions_sends_reasoning_effort_to_reasoning_models_only() {
     let sandbox = Sandbox::new();
-    let mock =
-        MockLlm::start(Script::new().turn(Turn::text("ok").with_thinking("thinking out loud")).turn(Turn::text("ok")))
-            .await;
-    let out = openai_command(&sandbox, &mock, &["-p", "hi", "--model", "gpt-5.4", "--thinking", "medium"])
+    sandbox.write("notes.txt", "ship on Friday\n");
+    // A tool loop on a reasoning model, then one request to a model that does not reason.
+    let mock = MockLlm::start(
+        Script::new()
+            .turn(Turn::tool("file_read", json!({"path": "notes.txt"})).with_thinking("Read the notes first."))
+            .turn(Turn::text("Friday.").with_thinking("They say Friday."))
+            .turn(Turn::text("ok")),
+    )
+    .await;
+    let out = openai_command(&sandbox, &mock, &["-p", "when?", "--model", "gpt-5.4", "--thinking", "medium"])
         .output()
         .await
         .unwrap();
@@ -82,9 +88,16 @@ async fn chat_completions_sends_reasoning_effort_to_reasoning_models_only() {
         .unwrap();
     assert!(out.status.success(), "{}", text(&out.stderr));
     let requests = mock.requests();
+    assert_eq!(requests.len(), 3);
     assert_eq!(requests[0].path, "/v1/chat/completions", "a compatible endpoint stays on chat completions");
-    assert_eq!(requests[0].body["reasoning_effort"], "medium");
-    assert!(requests[1].body.get("reasoning_effort").is_none(), "gpt-4o does not reason");
+    for r in &requests[..2] {
+        assert_eq!(r.body["reasoning_effort"], "medium", "every request of the loop asks for it");
+    }
+    assert!(requests[1].body.to_string().contains("ship on Friday"), "the loop went on with the result");
+    // Chat-completions reasoning is shown, never sent back (DeepSeek refuses `reasoning_content`
+    // in input messages).
+    assert!(!requests[1].body.to_string().contains("Read the notes first."), "{}", requests[1].body);
+    assert!(requests[2].body.get("reasoning_effort").is_none(), "gpt-4o does not reason");
     assert!(mock.problems().is_empty(), "{:#?}", mock.problems());
 }
 
