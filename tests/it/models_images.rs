@@ -7,19 +7,23 @@ use serde_json::{Value, json};
 
 use crate::support::cairn::{Api, KEY, Sandbox, json_result, text};
 use crate::support::mock_llm::{MockLlm, Script, Turn};
+use crate::support::pty::Screen;
 
 /// A 2400×1600 screenshot-like PNG: well over the 1568-pixel edge cap.
-fn write_screenshot(sandbox: &Sandbox, rel: &str) {
+fn screenshot_png() -> &'static [u8] {
     static PNG: std::sync::OnceLock<Vec<u8>> = std::sync::OnceLock::new();
-    let png = PNG.get_or_init(|| {
+    PNG.get_or_init(|| {
         let img = image::RgbImage::from_fn(2_400, 1_600, |x, y| image::Rgb([(x / 10) as u8, (y / 7) as u8, 200]));
         let mut out = std::io::Cursor::new(Vec::new());
         img.write_to(&mut out, image::ImageFormat::Png).unwrap();
         out.into_inner()
-    });
+    })
+}
+
+fn write_screenshot(sandbox: &Sandbox, rel: &str) {
     let path = sandbox.project.path().join(rel);
     std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-    std::fs::write(path, png).unwrap();
+    std::fs::write(path, screenshot_png()).unwrap();
 }
 
 /// Every image a request carries, whatever the wire: (media type, base64 data).
@@ -168,4 +172,31 @@ async fn an_attachment_that_cannot_be_read_is_reported_and_the_prompt_still_goes
         ])
     );
     assert!(images(&mock.requests()[0].body).is_empty());
+}
+
+/// A screenshot dragged onto the terminal: the terminal pastes its path (outside the project,
+/// with an escaped space), and the prompt sent with it carries the image.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_pasted_image_path_in_the_composer_attaches_the_image() {
+    let sandbox = Sandbox::new();
+    let shots = tempfile::tempdir().unwrap();
+    let shot = shots.path().join("Screen Shot.png");
+    std::fs::write(&shot, screenshot_png()).unwrap();
+    let pasted = shot.display().to_string().replace(' ', "\\ ");
+    let mock = MockLlm::start(Script::new().turn(Turn::text("A blue gradient."))).await;
+    let mut screen = tokio::task::block_in_place(|| Screen::start(&sandbox, &mock, &[]));
+    tokio::task::block_in_place(|| {
+        screen.wait("the prompt", |s| s.contains("EDIT"));
+        screen.send(&format!("\x1b[200~{pasted}\x1b[201~"));
+        screen.type_text(" what is this?");
+        screen.send("\r");
+        let done = screen.wait("the answer", |s| s.contains("A blue gradient."));
+        assert!(done.contains("Screen Shot.png · image, 2400×1600"), "{done}");
+        assert!(done.contains("sent as PNG 1568×1045"), "{done}");
+        screen.send("\x03\x03");
+    });
+    assert!(mock.problems().is_empty(), "{:#?}", mock.problems());
+    let request = &mock.requests()[0];
+    assert_bounded(&images(&request.body));
+    assert!(request.body.to_string().contains("what is this?"));
 }
