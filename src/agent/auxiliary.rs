@@ -49,6 +49,7 @@ impl AuxModel {
             tools: Vec::new(),
             max_tokens,
             cache: None,
+            tail: None,
         };
         // Nobody watches an auxiliary stream; its deltas are dropped.
         let (events, _ignored) = tokio::sync::mpsc::unbounded_channel();

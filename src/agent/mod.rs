@@ -6,7 +6,8 @@
 //! folders, config, store), `session_state` (the session, its pipeline and persistence),
 //! `model_slot` (provider, model, window, retries, the auxiliary model), `cache_watch`,
 //! `background` (compaction, extraction, segmenting), `toolbox` (tools, files read, the
-//! approval gate) and `link` (events, mode, turn control). `worker/` holds the `Worker`, whose
+//! approval gate), `task_list` (the `todo` tool's list) and `link` (events, mode, turn
+//! control). `worker/` holds the `Worker`, whose
 //! fields only it sees, and its `impl` blocks that orchestrate the parts: `turn`, `dispatch`,
 //! `compaction`, `memory`, `segments`, `context_view` and `spill`.
 //!
@@ -25,6 +26,7 @@ mod runner;
 mod session_state;
 mod setup;
 mod slash;
+mod task_list;
 mod toolbox;
 mod worker;
 mod workplace;
@@ -33,7 +35,8 @@ pub(crate) use auxiliary::AuxModel;
 pub use events::AgentEvent;
 pub(crate) use events::{
     ApprovalDecision, ApprovalKind, ApprovalRequest, CacheStats, CompactionEvent, CompactionTrigger, ContextBreakdown,
-    ContextReport, ContextStatus, NoticeLevel, ToolFinished, TurnOutcome, TurnSummary, UserCommand,
+    ContextReport, ContextStatus, NoticeLevel, SubagentEvent, SubagentOutcome, ToolFinished, TurnOutcome, TurnSummary,
+    UserCommand,
 };
 #[cfg(test)]
 pub(crate) use events::{CacheReport, ContextPart, SegmentInfo, TurnStats};

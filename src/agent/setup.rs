@@ -47,4 +47,6 @@ pub struct AgentSetup {
     pub redactor: Redactor,
     /// Where full outputs of truncated results go.
     pub truncations_dir: PathBuf,
+    /// The agent types the `task` tool may start (built-in and from files).
+    pub agent_types: Arc<crate::prompt::AgentTypes>,
 }

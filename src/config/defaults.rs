@@ -9,6 +9,7 @@ use super::checkpoints::CheckpointsConfig;
 use super::models::ModelOverride;
 use super::permissions::{PermissionsConfig, SandboxConfig};
 use super::provider::ProviderKind;
+use super::subagents::{SubagentsConfig, TodoConfig};
 use crate::conversation::Mode;
 
 /// The whole of `config.toml`. Unknown keys are errors, so a typo is reported instead of
@@ -41,6 +42,10 @@ pub struct Config {
     /// The OS sandbox for `bash`.
     pub sandbox: SandboxConfig,
     pub checkpoints: CheckpointsConfig,
+    /// The `task` tool's subagents.
+    pub subagents: SubagentsConfig,
+    /// The `todo` tool's task list.
+    pub todo: TodoConfig,
 }
 
 /// `[memory]`: memories and recall.

@@ -13,6 +13,7 @@ mod paths;
 mod permissions;
 mod provider;
 mod secrets;
+mod subagents;
 
 pub use checkpoints::CheckpointsConfig;
 pub use defaults::{
@@ -31,3 +32,4 @@ pub use provider::{
     model_info, resolve_provider,
 };
 pub use secrets::{KEY_VARS, Redactor, Secret, env_var, take_keys_from_env};
+pub use subagents::{SubagentsConfig, TodoConfig};

@@ -9,6 +9,7 @@ mod message;
 mod mode;
 mod request;
 mod text;
+mod todo;
 mod usage;
 
 pub use memory_kind::{MemoryKind, RetentionClass};
@@ -16,4 +17,5 @@ pub use message::{Block, Message, Role, ToolCall, ToolResult};
 pub use mode::Mode;
 pub use request::{SystemBlock, ToolSpec};
 pub use text::{clip, first_plain_line, floor_char_boundary, format_tokens};
+pub use todo::{TodoCounts, TodoItem, TodoList, TodoStatus};
 pub use usage::Usage;

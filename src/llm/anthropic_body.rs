@@ -1,6 +1,7 @@
 //! The body of an Anthropic Messages request: role alternation (tool results travel in user
 //! messages, neighbours of one role merge), cache breakpoints (the system prompt's, then a
-//! rolling window over the newest messages), and `(no content)` where a message would be empty.
+//! rolling window over the newest messages), `(no content)` where a message would be empty, and
+//! the request's tail as the very last block, after every marker.
 //!
 //! Written straight to bytes from pieces serialised once per message ([`WireCache`]): only the
 //! system prompt, the tools and the few messages carrying a breakpoint are written anew.
@@ -10,9 +11,9 @@ use std::sync::Arc;
 use serde_json::{Value, json};
 
 use super::ChatRequest;
-use crate::conversation::SystemBlock;
 use super::wire_cache::WireCache;
 use crate::config::CacheTtl;
+use crate::conversation::SystemBlock;
 use crate::conversation::{Block, Message, Role};
 
 /// Anthropic refuses a request with more than four `cache_control` markers.
@@ -76,7 +77,14 @@ pub(crate) fn encode(request: &ChatRequest, cache: &mut BodyCache, buf: Vec<u8>)
             .collect();
         Value::Array(tools).to_string()
     });
-    let size: usize = groups.iter().flatten().flat_map(|m| &m.blocks).map(|b| b.json.len() + 1).sum::<usize>()
+    // After every marker: it changes from request to request without moving a cached prefix.
+    let tail = request
+        .tail
+        .as_deref()
+        .filter(|t| !t.trim().is_empty())
+        .map(|t| json!({"type": "text", "text": t}).to_string());
+    let size: usize = tail.as_ref().map_or(0, String::len)
+        + groups.iter().flatten().flat_map(|m| &m.blocks).map(|b| b.json.len() + 1).sum::<usize>()
         + groups.len() * (40 + marker.as_ref().map_or(0, String::len))
         + system.as_ref().map_or(0, String::len)
         + tools.as_ref().map_or(0, String::len)
@@ -121,6 +129,24 @@ pub(crate) fn encode(request: &ChatRequest, cache: &mut BodyCache, buf: Vec<u8>)
                 _ => out.push_str(block),
             }
         }
+        if i + 1 == groups.len()
+            && group[0].role == "user"
+            && let Some(tail) = &tail
+        {
+            out.push(',');
+            out.push_str(tail);
+        }
+        out.push_str("]}");
+    }
+    // A history ending with the model's turn gets the tail as a user turn of its own.
+    if let Some(tail) = &tail
+        && groups.last().is_none_or(|g| g[0].role != "user")
+    {
+        if !groups.is_empty() {
+            out.push(',');
+        }
+        out.push_str("{\"role\":\"user\",\"content\":[");
+        out.push_str(tail);
         out.push_str("]}");
     }
     out.push(']');

@@ -183,6 +183,13 @@ pub(crate) fn encode(request: &ChatRequest, official: bool, cache: &mut WireCach
         out.push_str(wire);
         first = false;
     }
+    // Last, so the automatic prefix cache keeps every message before it.
+    if let Some(tail) = request.tail.as_deref().filter(|t| !t.trim().is_empty()) {
+        if !first {
+            out.push(',');
+        }
+        out.push_str(&json!({"role": "user", "content": tail}).to_string());
+    }
     let cap = if official { "max_completion_tokens" } else { "max_tokens" };
     out.push_str(&format!("],\"{cap}\":{}", request.max_tokens));
     if let Some(tools) = &tools {

@@ -18,6 +18,10 @@ pub struct ChatRequest {
     pub max_tokens: u32,
     /// Anthropic prompt caching; `None` sends no `cache_control` at all.
     pub cache: Option<CacheTtl>,
+    /// Text that changes between requests without changing the history (the task list): sent
+    /// at the very end, after the last cache breakpoint, as the last block of the final user
+    /// turn, so it never invalidates a cached prefix. Never stored.
+    pub tail: Option<String>,
 }
 
 /// Why the model stopped.

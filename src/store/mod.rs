@@ -15,6 +15,7 @@ mod projects;
 mod search;
 mod segments;
 mod sessions;
+mod subagents;
 mod usage;
 mod vocabulary;
 

@@ -32,6 +32,10 @@ pub struct SessionSummary {
     pub mode: Mode,
     /// The last user or assistant text, cut to one line.
     pub last_message: String,
+    /// A subagent's session: the session whose `task` call started it. Listed right after it.
+    pub parent: Option<String>,
+    /// A subagent's session: the agent type it ran as (`explore`, `general`, …).
+    pub agent_type: Option<String>,
 }
 
 pub struct NewSession<'a> {
@@ -132,13 +136,13 @@ impl Store {
         Err(StoreError::OtherProject { id: session.id, root })
     }
 
-    /// The most recently active session of the project.
+    /// The most recently active session of the project that is not a subagent's.
     pub fn latest_session(&self, project: ProjectId) -> Result<Option<SessionInfo>, StoreError> {
         Ok(self
             .conn()
             .query_row(
                 &format!(
-                    "SELECT {SESSION_COLUMNS} FROM sessions WHERE project_id = ?1 ORDER BY updated_at DESC, rowid DESC LIMIT 1"
+                    "SELECT {SESSION_COLUMNS} FROM sessions WHERE project_id = ?1 AND parent_session IS NULL ORDER BY updated_at DESC, rowid DESC LIMIT 1"
                 ),
                 params![project.0],
                 session_from_row,
@@ -146,7 +150,8 @@ impl Store {
             .optional()?)
     }
 
-    /// The project's sessions, most recently active first.
+    /// The project's sessions, most recently active first; a subagent's session right after the
+    /// session that started it.
     pub fn list_sessions(&self, project: ProjectId) -> Result<Vec<SessionSummary>, StoreError> {
         let conn = self.conn();
         let mut stmt = conn.prepare(
@@ -156,7 +161,8 @@ impl Store {
                               FROM usage u WHERE u.session_id = s.id AND u.purpose = 'turn'
                               ORDER BY u.id DESC LIMIT 1), 0),
                     (SELECT m.content FROM messages m WHERE m.session_id = s.id AND m.role != 'tool'
-                     ORDER BY m.seq DESC LIMIT 1)
+                     ORDER BY m.seq DESC LIMIT 1),
+                    s.parent_session, s.agent_type
              FROM sessions s WHERE s.project_id = ?1
              ORDER BY s.updated_at DESC, s.rowid DESC",
         )?;
@@ -172,9 +178,11 @@ impl Store {
                 message_count: r.get::<_, i64>(6)? as u64,
                 tokens: r.get::<_, i64>(7)? as u64,
                 last_message: last.as_deref().map(preview_of_content).unwrap_or_default(),
+                parent: r.get(9)?,
+                agent_type: r.get(10)?,
             })
         })?;
-        Ok(rows.collect::<Result<_, _>>()?)
+        Ok(super::subagents::children_under_parents(rows.collect::<Result<_, _>>()?))
     }
 
     pub fn set_session_title(&self, id: &str, title: &str) -> Result<(), StoreError> {

@@ -23,6 +23,7 @@ mod run;
 mod status;
 mod terminal;
 mod theme;
+mod todo_panel;
 mod transcript;
 mod wrap;
 

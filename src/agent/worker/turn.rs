@@ -160,6 +160,7 @@ impl Worker {
             instructions,
             environment: &environment,
             recall: None,
+            role: self.subagent_role(),
         };
         (prompt::build(&parts), self.tools.specs(mode))
     }
@@ -234,6 +235,7 @@ impl Worker {
             tools,
             max_tokens: self.max_output_tokens(),
             cache,
+            tail: self.todo.tail(),
         };
         let fingerprint = self.cache.fingerprint(&request);
         Ok(Prepared { request, raw_tokens, fingerprint })

@@ -4,11 +4,13 @@
 
 mod assistant;
 mod notice;
+mod subagent;
 mod tool;
 mod user;
 
 pub use assistant::AssistantCell;
 pub use notice::{NoticeCell, NoticeKind};
+pub use subagent::{EntryState, SubagentCell, SubagentEntry, SubagentStatus};
 pub use tool::{ToolCell, ToolStatus, format_duration};
 pub use user::UserCell;
 
@@ -22,6 +24,8 @@ pub enum Cell {
     User(UserCell),
     Assistant(AssistantCell),
     Tool(ToolCell),
+    /// A `task` call: the subagent it started.
+    Subagent(SubagentCell),
     Notice(NoticeCell),
 }
 
@@ -33,6 +37,7 @@ impl Cell {
             Cell::User(c) => c.lines(width, theme),
             Cell::Assistant(c) => c.lines(width, theme),
             Cell::Tool(c) => c.lines(width, theme),
+            Cell::Subagent(c) => c.lines(width, theme),
             Cell::Notice(c) => c.lines(width, theme),
         }
     }
@@ -42,7 +47,7 @@ impl Cell {
     pub fn gap_after(&self, previous: &Cell) -> bool {
         match (previous, self) {
             (Cell::Tool(_), Cell::Tool(_)) => false,
-            (Cell::User(_) | Cell::Assistant(_) | Cell::Tool(_) | Cell::Notice(_), _) => true,
+            (Cell::User(_) | Cell::Assistant(_) | Cell::Tool(_) | Cell::Subagent(_) | Cell::Notice(_), _) => true,
         }
     }
 }
