@@ -1,7 +1,7 @@
 #[path = "../support/mod.rs"]
 mod support;
 
-mod checkpoints;
+//mod checkpoints;
 mod context_arguments;
 mod context_facts;
 mod context_pipeline;
@@ -25,4 +25,5 @@ mod permissions;
 mod prompt_cache;
 mod store_concurrency;
 mod stream_deadlines;
+mod subagents;
 mod tui_e2e;

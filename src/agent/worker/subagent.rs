@@ -245,7 +245,8 @@ impl Launcher {
         let session =
             SessionState::load(store.clone(), info, &config.context, self.redactor.clone(), events.clone(), None)
                 .map_err(|e| format!("task: could not open the subagent's session: {e}"))?;
-        let role = crate::prompt::subagent_section(agent, &self.brief, config.subagents.report_max_chars);
+        let brief = format!("The job the parent handed you, in a few words: {}\n\n{}", request.description, self.brief);
+        let role = crate::prompt::subagent_section(agent, &brief, config.subagents.report_max_chars);
         let todo = TaskList::load(store, session.id(), self.redactor.clone(), events);
         Ok(Worker {
             cache: CacheWatch::new(config.cache.ttl),

@@ -1,0 +1,224 @@
+//! Subagents through the real binary against the mock: two `task` calls of one reply run at once,
+//! each child sees the parent brief and only its type's tools, the parent gets the reports and
+//! nothing of what the children read, the children's sessions are stored under the parent's,
+//! and a child never does more than the session allows.
+
+use serde_json::{Value, json};
+
+use crate::support::cairn::{Api, Sandbox, json_lines, json_result, text, tool_names, tool_results};
+use crate::support::mock_llm::{MockCall, MockLlm, RecordedRequest, Script, Turn};
+
+/// A subagent's requests carry this in their system prompt.
+const CHILD_MARK: &str = "# You are a subagent";
+
+fn is_child(r: &RecordedRequest) -> bool {
+    r.system().contains(CHILD_MARK)
+}
+
+fn task(description: &str, prompt: &str, agent_type: &str) -> MockCall {
+    MockCall::new("task", json!({"description": description, "prompt": prompt, "agent_type": agent_type}))
+}
+
+fn two_explorers() -> Script {
+    Script::new()
+        // Slow enough that both children's first requests are out before either is answered.
+        .chunk_delay_ms(40)
+        .turn(Turn::tools(vec![
+            task("find alpha users", "Find every use of alpha_fn and list them as path:line.", "explore"),
+            task("find beta users", "Find every use of beta_fn and list them as path:line.", "explore"),
+        ]))
+        .route(
+            "find alpha users",
+            [
+                Turn::tool("grep", json!({"pattern": "alpha_fn"})).into(),
+                Turn::tool("file_read", json!({"path": "src/a.rs"})).into(),
+                Turn::text("ALPHA REPORT: alpha_fn is used in src/a.rs:2.").into(),
+            ],
+        )
+        .route(
+            "find beta users",
+            [
+                Turn::tool("grep", json!({"pattern": "beta_fn"})).into(),
+                Turn::tool("file_read", json!({"path": "src/b.rs"})).into(),
+                Turn::text("BETA REPORT: beta_fn is used in src/b.rs:2.").into(),
+            ],
+        )
+        .turn(Turn::text("Both are used once."))
+}
+
+#[tokio::test]
+async fn two_tasks_run_at_once_and_the_parent_gets_only_their_reports() {
+    let sandbox = Sandbox::new();
+    sandbox.write("src/a.rs", "// SECRET_ALPHA_BODY\nfn x() { alpha_fn(); }\n");
+    sandbox.write("src/b.rs", "// SECRET_BETA_BODY\nfn y() { beta_fn(); }\n");
+    let mock = MockLlm::start(two_explorers()).await;
+    let prompt = "Where are alpha_fn and beta_fn used?";
+    let out = sandbox.run(Api::Anthropic, &mock, &["-p", prompt, "--output-format", "stream-json"]).await;
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(mock.problems().is_empty(), "{:#?}", mock.problems());
+    let requests = mock.requests();
+    assert_eq!(requests.len(), 8, "two parent requests and three per child");
+
+    // Concurrently: the two children's requests interleave.
+    let of = |key: &str| -> Vec<usize> {
+        requests.iter().enumerate().filter(|(_, r)| is_child(r) && r.system().contains(key)).map(|(i, _)| i).collect()
+    };
+    let (alpha, beta) = (of("find alpha users"), of("find beta users"));
+    assert_eq!((alpha.len(), beta.len()), (3, 3));
+    assert!(alpha[0] < beta[2] && beta[0] < alpha[2], "not interleaved: alpha {alpha:?}, beta {beta:?}");
+
+    for r in requests.iter().filter(|r| is_child(r)) {
+        // The parent brief: the user's request, the job, the session's facts.
+        let system = r.system();
+        assert!(system.contains("## Parent brief") && system.contains(prompt), "{system}");
+        assert!(system.contains("Agent: main agent (depth 0)"), "the parent's facts: {system}");
+        assert!(system.contains("## Your type: explore"));
+        // Only its type's tools: read-only, no delegation, no task list, no writes.
+        assert_eq!(tool_names(r), ["file_read", "glob", "grep", "bash", "memory_search"]);
+    }
+    let parent: Vec<&RecordedRequest> = requests.iter().filter(|r| !is_child(r)).collect();
+    assert_eq!(parent.len(), 2);
+    assert!(tool_names(parent[0]).contains(&"task".to_string()));
+    let results = tool_results(parent[1]);
+    assert_eq!(results.len(), 2);
+    assert_eq!(results[0].1, "ALPHA REPORT: alpha_fn is used in src/a.rs:2.");
+    assert_eq!(results[1].1, "BETA REPORT: beta_fn is used in src/b.rs:2.");
+    let body = parent[1].body.to_string();
+    assert!(
+        !body.contains("SECRET_ALPHA_BODY") && !body.contains("SECRET_BETA_BODY"),
+        "the children's tool output stays out of the parent's context"
+    );
+
+    // Usage: the parent's own requests and the children's, counted together.
+    let lines = json_lines(&out);
+    let result = lines.last().unwrap();
+    assert_eq!(result["usage"]["requests"], 8);
+    assert_eq!(result["turns"], 2, "turns are the parent's own requests");
+    let finished: Vec<&Value> = lines.iter().filter(|l| l["type"] == "subagent" && l["phase"] == "finished").collect();
+    assert_eq!(finished.len(), 2);
+    let child_input: u64 = finished.iter().map(|f| f["usage"]["input_tokens"].as_u64().unwrap()).sum();
+    let parent_input: u64 =
+        lines.iter().filter(|l| l["type"] == "context").map(|l| l["usage"]["input_tokens"].as_u64().unwrap()).sum();
+    assert_eq!(result["usage"]["input_tokens"].as_u64().unwrap(), parent_input + child_input);
+    assert!(lines.iter().any(|l| l["type"] == "subagent" && l["phase"] == "tool_started" && l["tool"] == "grep"));
+
+    // The children's sessions are stored under the parent's, and exportable.
+    let parent_id = result["session_id"].as_str().unwrap().to_string();
+    let list = sandbox.run(Api::Anthropic, &mock, &["sessions", "--json"]).await;
+    let list: Value = serde_json::from_slice(&list.stdout).unwrap();
+    let list = list.as_array().unwrap();
+    assert_eq!(list.len(), 3);
+    assert_eq!(list[0]["id"], parent_id.as_str(), "the parent first, its children after it");
+    let titles: Vec<&str> = list[1..].iter().map(|s| s["title"].as_str().unwrap()).collect();
+    assert_eq!(titles.len(), 2);
+    assert!(titles.contains(&"find alpha users") && titles.contains(&"find beta users"), "{titles:?}");
+    for child in &list[1..] {
+        assert_eq!(child["parent"], parent_id.as_str());
+        assert_eq!(child["agent_type"], "explore");
+    }
+    let human = sandbox.run(Api::Anthropic, &mock, &["sessions"]).await;
+    assert!(text(&human.stdout).contains("↳ explore agent: find alpha users"), "{}", text(&human.stdout));
+    let child_id = list[1]["id"].as_str().unwrap();
+    let export = sandbox.run(Api::Anthropic, &mock, &["export", child_id]).await;
+    assert!(export.status.success(), "{}", text(&export.stderr));
+    assert!(text(&export.stdout).contains("SECRET_"), "the child's own session holds what it read");
+
+    // --resume continues the parent, never a child (the children were active after it).
+    mock.push(Turn::text("Still both used once."));
+    let resumed = sandbox.run(Api::Anthropic, &mock, &["--resume", "-p", "and now?", "--output-format", "json"]).await;
+    assert!(resumed.status.success(), "{}", text(&resumed.stderr));
+    assert_eq!(json_result(&resumed)["session_id"], parent_id.as_str());
+}
+
+#[tokio::test]
+async fn a_child_of_a_plan_mode_session_cannot_write_even_with_yes() {
+    let sandbox = Sandbox::new();
+    let mock = MockLlm::start(
+        Script::new()
+            .turn(Turn::tools(vec![task("write notes", "Write notes.txt saying hi.", "general")]))
+            .route(
+                "write notes",
+                [
+                    Turn::tool("file_write", json!({"path": "notes.txt", "content": "hi\n"})).into(),
+                    Turn::text("I could not write it: plan mode.").into(),
+                ],
+            )
+            .turn(Turn::text("The subagent could not write.")),
+    )
+    .await;
+    let out = sandbox
+        .run(Api::Anthropic, &mock, &["-p", "make notes", "--mode", "plan", "--yes", "--output-format", "json"])
+        .await;
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(!sandbox.exists("notes.txt"));
+    let children: Vec<RecordedRequest> = mock.requests().into_iter().filter(is_child).collect();
+    assert_eq!(children.len(), 2);
+    assert!(!tool_names(&children[0]).contains(&"file_write".to_string()), "plan mode offers no writes");
+    let refused = tool_results(&children[1]);
+    assert!(refused[0].2 && refused[0].1.contains("plan mode"), "{refused:?}");
+    assert!(mock.problems().is_empty(), "{:#?}", mock.problems());
+    assert_eq!(json_result(&out)["usage"]["requests"], 4);
+}
+
+#[tokio::test]
+async fn headless_rules_answer_a_childs_approvals_deny_without_yes_and_allow_with_it() {
+    for (yes, written) in [(false, false), (true, true)] {
+        let sandbox = Sandbox::new();
+        let mock = MockLlm::start(
+            Script::new()
+                .turn(Turn::tools(vec![task("write notes", "Write notes.txt saying hi.", "general")]))
+                .route(
+                    "write notes",
+                    [
+                        Turn::tool("file_write", json!({"path": "notes.txt", "content": "hi\n"})).into(),
+                        Turn::text("Done as far as allowed.").into(),
+                    ],
+                )
+                .turn(Turn::text("Finished.")),
+        )
+        .await;
+        let mut args = vec!["-p", "make notes", "--output-format", "json"];
+        if yes {
+            args.push("--yes");
+        }
+        let out = sandbox.run(Api::OpenAi, &mock, &args).await;
+        assert!(out.status.success(), "{}", text(&out.stderr));
+        assert_eq!(sandbox.exists("notes.txt"), written, "--yes: {yes}");
+        let children: Vec<RecordedRequest> = mock.requests().into_iter().filter(is_child).collect();
+        assert!(tool_names(&children[0]).contains(&"file_write".to_string()), "general may edit in edit mode");
+        let result = &tool_results(&children[1])[0].1;
+        if !yes {
+            assert!(result.contains("without --yes"), "{result}");
+        }
+        assert!(mock.problems().is_empty(), "{:#?}", mock.problems());
+    }
+}
+
+#[tokio::test]
+async fn a_subagent_cannot_start_its_own_by_default() {
+    let sandbox = Sandbox::new();
+    sandbox.write(
+        ".cairn/agents/lead.md",
+        "---\nname: lead\ndescription: Delegates further\ntools: file_read, task\n---\nDelegate.\n",
+    );
+    let mock = MockLlm::start(
+        Script::new()
+            .turn(Turn::tools(vec![task("lead the search", "Find things, delegating.", "lead")]))
+            .route(
+                "lead the search",
+                [
+                    Turn::tools(vec![task("deeper", "Go deeper.", "explore")]).into(),
+                    Turn::text("No deeper help was possible.").into(),
+                ],
+            )
+            .turn(Turn::text("Done.")),
+    )
+    .await;
+    let out = sandbox.run(Api::Anthropic, &mock, &["-p", "go", "--output-format", "json"]).await;
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let children: Vec<RecordedRequest> = mock.requests().into_iter().filter(is_child).collect();
+    assert_eq!(children.len(), 2, "no grandchild ran");
+    assert_eq!(tool_names(&children[0]), ["file_read"], "no `task` past the depth limit");
+    let refused = &tool_results(&children[1])[0];
+    assert!(refused.2 && refused.1.contains("no tool named `task`"), "{refused:?}");
+}
