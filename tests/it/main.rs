@@ -26,4 +26,5 @@ mod prompt_cache;
 mod store_concurrency;
 mod stream_deadlines;
 mod subagents;
+mod todo_list;
 mod tui_e2e;

@@ -69,7 +69,10 @@ impl App {
                     s.tokens += usage.prompt_tokens() + usage.output_tokens;
                     s.requests += 1;
                 }
-                SubagentEvent::Finished { outcome, report, .. } => {
+                SubagentEvent::Finished { outcome, report, usage, requests } => {
+                    // The totals, whatever progress events were seen (a resumed view has none).
+                    s.tokens = usage.prompt_tokens() + usage.output_tokens;
+                    s.requests = requests;
                     s.set_report(&report);
                     if outcome != SubagentOutcome::Reported && s.report.is_empty() {
                         s.set_report("no report");
