@@ -222,3 +222,105 @@ async fn a_subagent_cannot_start_its_own_by_default() {
     let refused = &tool_results(&children[1])[0];
     assert!(refused.2 && refused.1.contains("no tool named `task`"), "{refused:?}");
 }
+
+#[tokio::test]
+async fn a_failing_subagent_is_reported_to_the_parent_as_an_error_and_the_turn_goes_on() {
+    use crate::support::mock_llm::{Fault, Reply};
+    let sandbox = Sandbox::new();
+    let mock = MockLlm::start(
+        Script::new()
+            .turn(Turn::tools(vec![
+                task("find alpha users", "Find every use of alpha_fn.", "explore"),
+                task("find beta users", "Find every use of beta_fn.", "explore"),
+            ]))
+            // The provider refuses the first child's request outright (not a fault worth a retry).
+            .route(
+                "find alpha users",
+                [Reply::Fault(Fault::Status {
+                    code: 400,
+                    retry_after: None,
+                    body: Some(json!({"type": "error", "error": {"type": "invalid_request_error", "message": "bad request for alpha"}})),
+                })],
+            )
+            .route("find beta users", [Turn::text("BETA REPORT: none found.").into()])
+            .turn(Turn::text("One search failed; beta_fn is unused.")),
+    )
+    .await;
+    let out = sandbox.run(Api::Anthropic, &mock, &["-p", "find them", "--output-format", "stream-json"]).await;
+    assert!(out.status.success(), "the parent's turn goes on: {}", text(&out.stderr));
+    assert!(mock.problems().is_empty(), "{:#?}", mock.problems());
+    let parent: Vec<RecordedRequest> = mock.requests().into_iter().filter(|r| !is_child(r)).collect();
+    assert_eq!(parent.len(), 2);
+    let results = tool_results(&parent[1]);
+    assert!(results[0].2, "the failed child's result is an error: {results:?}");
+    assert!(
+        results[0].1.contains("the subagent failed") && results[0].1.contains("bad request for alpha"),
+        "it says why: {results:?}"
+    );
+    assert_eq!((results[1].1.as_str(), results[1].2), ("BETA REPORT: none found.", false));
+    let lines = json_lines(&out);
+    let failed = lines.iter().find(|l| l["type"] == "subagent" && l["phase"] == "finished" && l["outcome"] == "failed");
+    assert!(failed.is_some(), "stream-json says which one failed");
+    assert_eq!(lines.last().unwrap()["result"], "One search failed; beta_fn is unused.");
+}
+
+/// In the terminal: two subagents of one message, each one cell; the editing one's approval is
+/// the parent's dialog, labelled with it; Esc stops the one still at work, and the parent's next
+/// request says it was interrupted.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn in_the_terminal_a_childs_dialog_is_labelled_and_esc_stops_the_one_still_working() {
+    use crate::support::mock_llm::{Fault, Reply};
+    use crate::support::pty::Screen;
+    let sandbox = Sandbox::new();
+    let mock = MockLlm::start(
+        Script::new()
+            .turn(Turn::tools(vec![
+                task("write notes", "Write notes.txt saying hi.", "general"),
+                task("find beta users", "Find every use of beta_fn.", "explore"),
+            ]))
+            .route(
+                "write notes",
+                [
+                    Turn::tool("file_write", json!({"path": "notes.txt", "content": "hi\n"})).into(),
+                    Turn::text("NOTES REPORT: notes.txt written.").into(),
+                ],
+            )
+            // Part of an answer, then nothing: only an interrupt ends it.
+            .route("find beta users", [Reply::Fault(Fault::Stall)])
+            .turn(Turn::text("Understood: the search was stopped.")),
+    )
+    .await;
+    let mut screen = tokio::task::block_in_place(|| Screen::start(&sandbox, &mock, &[]));
+    tokio::task::block_in_place(|| {
+        screen.wait("the status line", |s| s.lines().last().is_some_and(|l| l.contains("EDIT")));
+        screen.type_text("make notes and find beta_fn");
+        screen.send("\r");
+        let dialog = screen.wait("the child's dialog", |s| {
+            s.contains("Allow file_write?") && s.contains("asked by subagent general · write notes")
+        });
+        assert!(dialog.contains("explore agent  find beta users"), "the other one is at work beside it:\n{dialog}");
+        // A dialog that opens right after typing ignores answer keys for a moment.
+        std::thread::sleep(std::time::Duration::from_millis(800));
+        screen.send("y");
+        let done = screen.wait("the first report", |s| {
+            s.contains("✓ general agent  write notes") && s.contains("NOTES REPORT: notes.txt written.")
+        });
+        assert!(done.contains("◐ explore agent  find beta users"), "{done}");
+        screen.send("\x1b");
+        let stopped = screen.wait("the interrupt", |s| s.contains("✗ explore agent  find beta users"));
+        assert!(stopped.contains("interrupted the subagent"), "{stopped}");
+        screen.type_text("what happened?");
+        screen.send("\r");
+        screen.wait("the answer", |s| s.contains("Understood: the search was stopped."));
+        screen.type_text("/quit");
+        screen.send("\r");
+    });
+    assert!(tokio::task::block_in_place(|| screen.wait_exit()).success());
+    assert_eq!(sandbox.read("notes.txt"), "hi\n");
+    let parent: Vec<RecordedRequest> = mock.requests().into_iter().filter(|r| !is_child(r)).collect();
+    assert_eq!(parent.len(), 2);
+    let results = tool_results(&parent[1]);
+    assert_eq!(results.len(), 2, "{results:?}");
+    assert_eq!(results[0].1, "NOTES REPORT: notes.txt written.");
+    assert!(results[1].2 && results[1].1.contains("interrupted the subagent"), "{results:?}");
+}

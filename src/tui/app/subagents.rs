@@ -43,6 +43,7 @@ impl App {
                     s.description = description;
                     s.session_id = Some(session_id);
                     s.model = Some(model);
+                    s.started = Some(std::time::Instant::now());
                 }
                 SubagentEvent::ToolStarted { call_id, tool, summary } => {
                     s.push(SubagentEntry::Tool { call_id, tool, summary, state: EntryState::Running })
@@ -77,6 +78,9 @@ impl App {
                     if outcome != SubagentOutcome::Reported && s.report.is_empty() {
                         s.set_report("no report");
                     }
+                    // Done now, though its `task` call's result waits for the message's other calls.
+                    let duration = s.started.map(|t| t.elapsed()).unwrap_or_default();
+                    s.status = SubagentStatus::Done { is_error: outcome != SubagentOutcome::Reported, duration };
                 }
             }
         });

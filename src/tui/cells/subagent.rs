@@ -69,6 +69,9 @@ pub struct SubagentCell {
     /// What the parent got back: the report, or why there is none.
     pub report: String,
     pub expanded: bool,
+    /// When it started here, for its duration once it reports (the `task` call's own result
+    /// comes when every call of the message is done).
+    pub started: Option<std::time::Instant>,
 }
 
 impl SubagentCell {
@@ -86,6 +89,7 @@ impl SubagentCell {
             requests: 0,
             report: String::new(),
             expanded: false,
+            started: None,
         }
     }
 
