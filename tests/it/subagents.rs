@@ -48,7 +48,8 @@ fn two_explorers() -> Script {
 
 #[tokio::test]
 async fn two_tasks_run_at_once_and_the_parent_gets_only_their_reports() {
-    let sandbox = Sandbox::new();
+    // `explore` asks for the fast model: a cheaper one for searching is this one line.
+    let sandbox = Sandbox::with_config("[subagents]\nfast_model = \"claude-haiku-4-5\"\n");
     sandbox.write("src/a.rs", "// SECRET_ALPHA_BODY\nfn x() { alpha_fn(); }\n");
     sandbox.write("src/b.rs", "// SECRET_BETA_BODY\nfn y() { beta_fn(); }\n");
     let mock = MockLlm::start(two_explorers()).await;
@@ -75,10 +76,12 @@ async fn two_tasks_run_at_once_and_the_parent_gets_only_their_reports() {
         assert!(system.contains("## Your type: explore"));
         // Only its type's tools: read-only, no delegation, no task list, no writes.
         assert_eq!(tool_names(r), ["file_read", "glob", "grep", "bash", "memory_search"]);
+        assert_eq!(r.body["model"], "claude-haiku-4-5");
     }
     let parent: Vec<&RecordedRequest> = requests.iter().filter(|r| !is_child(r)).collect();
     assert_eq!(parent.len(), 2);
     assert!(tool_names(parent[0]).contains(&"task".to_string()));
+    assert_eq!(parent[0].body["model"], "claude-sonnet-4-5", "the parent keeps the session's model");
     let results = tool_results(parent[1]);
     assert_eq!(results.len(), 2);
     assert_eq!(results[0].1, "ALPHA REPORT: alpha_fn is used in src/a.rs:2.");
@@ -323,4 +326,81 @@ async fn in_the_terminal_a_childs_dialog_is_labelled_and_esc_stops_the_one_still
     assert_eq!(results.len(), 2, "{results:?}");
     assert_eq!(results[0].1, "NOTES REPORT: notes.txt written.");
     assert!(results[1].2 && results[1].1.contains("interrupted the subagent"), "{results:?}");
+}
+
+/// "Find where `price_of` is used across 30 files", scripted both ways: the parent doing it
+/// (a grep, then all thirty files read in one message) and the parent handing it to an
+/// `explore` subagent that does the same. The parent's largest request is what delegation saves.
+#[tokio::test]
+async fn delegating_a_search_across_30_files_keeps_the_parents_largest_request_small() {
+    use crate::support::cache_check::per_request;
+    fn project() -> Sandbox {
+        let sandbox = Sandbox::new();
+        for i in 0..30 {
+            let body: String = (0..60)
+                .map(|l| match l {
+                    7 => format!("    let total = price_of(&item_{i}) * quantity;\n"),
+                    _ => format!("    let value_{l} = compute_{i}_{l}(input, {l}); // step {l} of module {i}\n"),
+                })
+                .collect();
+            sandbox.write(&format!("src/m{i:02}.rs"), &format!("pub fn run_{i}(input: u32) {{\n{body}}}\n"));
+        }
+        sandbox
+    }
+    let reads = || -> Turn {
+        Turn::tools((0..30).map(|i| MockCall::new("file_read", json!({"path": format!("src/m{i:02}.rs")}))).collect())
+    };
+    let answer =
+        "price_of is used once in each of src/m00.rs … src/m29.rs, at line 9, as `price_of(&item_N) * quantity`.";
+    let largest = |out: &std::process::Output| per_request(&json_lines(out)).iter().map(|r| r.0).max().unwrap();
+    let total = |out: &std::process::Output| {
+        let lines = json_lines(out);
+        let u = &lines.last().unwrap()["usage"];
+        ["input_tokens", "cache_read_input_tokens", "cache_creation_input_tokens"]
+            .iter()
+            .map(|k| u[*k].as_u64().unwrap())
+            .sum::<u64>()
+    };
+
+    let alone = project();
+    let mock = MockLlm::start(
+        Script::new()
+            .simulate_cache()
+            .turn(Turn::tool("grep", json!({"pattern": "price_of"})))
+            .turn(reads())
+            .turn(Turn::text(answer)),
+    )
+    .await;
+    let prompt = "Find where price_of is used across the project, and how.";
+    let out = alone.run(Api::Anthropic, &mock, &["-p", prompt, "--output-format", "stream-json"]).await;
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(mock.problems().is_empty(), "{:#?}", mock.problems());
+    let (without, without_total) = (largest(&out), total(&out));
+
+    let delegating = project();
+    let mock = MockLlm::start(
+        Script::new()
+            .simulate_cache()
+            .turn(Turn::tools(vec![task(
+                "find price_of users",
+                "Find every use of price_of and how it is used; list path:line.",
+                "explore",
+            )]))
+            .route(
+                "find price_of users",
+                [Turn::tool("grep", json!({"pattern": "price_of"})).into(), reads().into(), Turn::text(answer).into()],
+            )
+            .turn(Turn::text(answer)),
+    )
+    .await;
+    let out = delegating.run(Api::Anthropic, &mock, &["-p", prompt, "--output-format", "stream-json"]).await;
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(mock.problems().is_empty(), "{:#?}", mock.problems());
+    let with = largest(&out);
+    eprintln!(
+        "parent's largest request: {without} tokens alone, {with} tokens with `task` ({:.0} % less); prompt tokens of all requests: {without_total} alone, {} with `task` (children's included)",
+        100.0 * (1.0 - with as f64 / without as f64),
+        total(&out),
+    );
+    assert!(with * 3 < without, "delegation keeps the thirty files out of the parent: {with} vs {without}");
 }
