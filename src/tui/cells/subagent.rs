@@ -262,7 +262,14 @@ impl SubagentCell {
                 &mut rows,
             );
         }
-        for entry in &self.entries {
+        // Its last text is its report, shown below once.
+        let shown = match self.entries.last() {
+            Some(SubagentEntry::Text(t)) if !self.report.is_empty() && t.trim() == self.report.trim() => {
+                &self.entries[..self.entries.len() - 1]
+            }
+            Some(SubagentEntry::Text(_) | SubagentEntry::Tool { .. }) | None => &self.entries[..],
+        };
+        for entry in shown {
             match entry {
                 SubagentEntry::Tool { tool, summary, state, .. } => {
                     let (icon, style) = match state {
@@ -366,5 +373,11 @@ mod tests {
         );
         assert!(lines.contains(&"  │ Found two uses.".to_string()) && lines.contains(&"  │ report:".to_string()));
         assert_eq!(lines.last().unwrap(), "  │ parse_x is used in src/a.rs:3 and src/b.rs:9.");
+
+        // Its last message is its report: shown once, under `report:`.
+        cell.push(SubagentEntry::Text("parse_x is used in src/a.rs:3 and src/b.rs:9.".into()));
+        let lines = text(&cell.lines(100, &theme));
+        let report_rows = lines.iter().filter(|l| l.contains("parse_x is used in")).count();
+        assert_eq!(report_rows, 1, "{lines:?}");
     }
 }
