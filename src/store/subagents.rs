@@ -118,7 +118,7 @@ mod tests {
         assert_ne!(latest.id, child.id, "--resume never picks a subagent's session");
         assert!(latest.id == other.id || latest.id == parent.id);
         assert_eq!(store.parent_session(&child.id).unwrap().as_deref(), Some(parent.id.as_str()));
-        assert_eq!(store.child_sessions(&parent.id).unwrap(), [child.id.clone()]);
+        assert_eq!(store.child_sessions(&parent.id).unwrap(), std::slice::from_ref(&child.id));
         store.delete_session(&parent.id).unwrap();
         assert!(store.session(&child.id).unwrap().is_none(), "deleted with its parent");
     }

@@ -216,10 +216,10 @@ impl Launcher {
             ModelChoice::Fast => config.subagents.fast_model.clone(),
             ModelChoice::Named(name) => Some(name.clone()),
         };
-        if let Some(name) = wanted.filter(|n| n != model.name()) {
-            if let Some(warning) = model.switch(&name) {
-                events.notice(NoticeLevel::Warning, warning);
-            }
+        if let Some(name) = wanted.filter(|n| n != model.name())
+            && let Some(warning) = model.switch(&name)
+        {
+            events.notice(NoticeLevel::Warning, warning);
         }
         let registry = self.tools.registry();
         let only: Vec<String> = agent
