@@ -182,7 +182,7 @@ impl Store {
                 agent_type: r.get(10)?,
             })
         })?;
-        Ok(super::subagents::children_under_parents(rows.collect::<Result<_, _>>()?))
+        Ok(children_under_parents(rows.collect::<Result<_, _>>()?))
     }
 
     pub fn set_session_title(&self, id: &str, title: &str) -> Result<(), StoreError> {
@@ -224,4 +224,33 @@ fn preview_of_content(json: &str) -> String {
         })
         .unwrap_or_default();
     crate::conversation::clip(&crate::conversation::first_plain_line(&text), 100)
+}
+
+/// `list` (most recently active first) with each session's subagent sessions right after it,
+/// oldest first, under their own parents at any depth. A child whose parent is not listed
+/// keeps its place.
+fn children_under_parents(list: Vec<SessionSummary>) -> Vec<SessionSummary> {
+    let listed: std::collections::HashSet<String> = list.iter().map(|s| s.id.clone()).collect();
+    let (roots, mut children): (Vec<_>, Vec<_>) =
+        list.into_iter().partition(|s| s.parent.as_ref().is_none_or(|p| !listed.contains(p)));
+    // Oldest first under a parent: the order they were started in.
+    children.sort_by(|a, b| a.started_at.cmp(&b.started_at));
+    let mut out = Vec::with_capacity(roots.len() + children.len());
+    fn place(s: SessionSummary, children: &mut Vec<SessionSummary>, out: &mut Vec<SessionSummary>) {
+        let id = s.id.clone();
+        out.push(s);
+        let mine: Vec<SessionSummary> = {
+            let (mine, rest): (Vec<_>, Vec<_>) =
+                std::mem::take(children).into_iter().partition(|c| c.parent.as_deref() == Some(id.as_str()));
+            *children = rest;
+            mine
+        };
+        for child in mine {
+            place(child, children, out);
+        }
+    }
+    for root in roots {
+        place(root, &mut children, &mut out);
+    }
+    out
 }

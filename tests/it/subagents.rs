@@ -404,3 +404,33 @@ async fn delegating_a_search_across_30_files_keeps_the_parents_largest_request_s
     );
     assert!(with * 3 < without, "delegation keeps the thirty files out of the parent: {with} vs {without}");
 }
+
+#[tokio::test]
+async fn an_explore_child_of_an_edit_session_runs_read_only_commands_only_even_with_yes() {
+    let sandbox = Sandbox::new();
+    sandbox.write("src/a.rs", "fn a() {}\n");
+    let mock = MockLlm::start(
+        Script::new()
+            .turn(Turn::tools(vec![task("look around", "List the sources.", "explore")]))
+            .route(
+                "look around",
+                [
+                    Turn::tools(vec![
+                        MockCall::new("bash", json!({"command": "ls src"})),
+                        MockCall::new("bash", json!({"command": "touch made_by_child"})),
+                    ])
+                    .into(),
+                    Turn::text("src holds a.rs.").into(),
+                ],
+            )
+            .turn(Turn::text("Done.")),
+    )
+    .await;
+    let out = sandbox.run(Api::Anthropic, &mock, &["-p", "look", "--yes", "--output-format", "json"]).await;
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(!sandbox.exists("made_by_child"), "explore never runs more than plan mode allows");
+    let children: Vec<RecordedRequest> = mock.requests().into_iter().filter(is_child).collect();
+    let results = tool_results(&children[1]);
+    assert!(!results[0].2 && results[0].1.contains("a.rs"), "a read-only command runs: {results:?}");
+    assert!(results[1].2 && results[1].1.contains("plan mode"), "a writing one is refused: {results:?}");
+}
