@@ -434,3 +434,17 @@ async fn an_explore_child_of_an_edit_session_runs_read_only_commands_only_even_w
     assert!(!results[0].2 && results[0].1.contains("a.rs"), "a read-only command runs: {results:?}");
     assert!(results[1].2 && results[1].1.contains("plan mode"), "a writing one is refused: {results:?}");
 }
+
+#[tokio::test]
+async fn with_max_parallel_1_the_children_take_turns() {
+    let sandbox = Sandbox::with_config("[subagents]\nmax_parallel = 1\n");
+    sandbox.write("src/a.rs", "fn x() { alpha_fn(); }\n");
+    sandbox.write("src/b.rs", "fn y() { beta_fn(); }\n");
+    let mock = MockLlm::start(two_explorers()).await;
+    let out = sandbox.run(Api::Anthropic, &mock, &["-p", "where?", "--output-format", "json"]).await;
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(mock.problems().is_empty(), "{:#?}", mock.problems());
+    let order: Vec<bool> =
+        mock.requests().iter().filter(|r| is_child(r)).map(|r| r.system().contains("find alpha users")).collect();
+    assert_eq!(order, [true, true, true, false, false, false], "one child at a time, in the order called");
+}
