@@ -32,7 +32,16 @@ pub enum UserCommand {
     Interrupt,
     /// Takes effect at once, even mid-turn: the next tool call is judged by the new mode.
     SetMode(Mode),
+    /// Switch to a model the catalog or the provider knows; any other name is refused with
+    /// the list ([`AgentEvent::ModelRefused`]).
     SetModel(String),
+    /// The models to choose from (`/model` alone): answered with [`AgentEvent::Models`].
+    ListModels,
+    /// After a plan-mode turn: switch to edit mode and carry the plan out — the one above, or
+    /// this text when the user edited it first.
+    CarryOutPlan {
+        edited: Option<String>,
+    },
     /// Compact the conversation now (`/compact`).
     Compact,
     /// Report what the model sees, part by part (`/context`): answered with
@@ -126,7 +135,7 @@ pub struct ContextReport {
 }
 
 /// The figures of the status line's context bar: one number, shared with `/context`, the
-/// thresholds and headless JSON.
+/// thresholds and headless JSON; and what the session has cost so far.
 #[derive(Clone, Copy, Debug, PartialEq, Serialize)]
 pub struct ContextStatus {
     /// Tokens the next request is estimated to carry (calibrated on the provider's usage).
@@ -137,11 +146,14 @@ pub struct ContextStatus {
     pub compacting: bool,
     /// Share of the last request's prompt read from cache, when the provider reported it.
     pub cache_hit_rate: Option<f64>,
+    /// Dollars the session has cost at the catalog's prices; `None` when no request had a
+    /// price (local models show tokens only).
+    pub cost_usd: Option<f64>,
 }
 
 impl ContextStatus {
     pub fn percent(&self) -> u64 {
-        (self.tokens * 100).checked_div(self.window).unwrap_or(0)
+        crate::conversation::percent_of(self.tokens, self.window)
     }
 }
 
@@ -186,6 +198,14 @@ pub struct ContextBreakdown {
     pub cache: CacheReport,
     /// The segment tree, highest level first.
     pub segments: Vec<SegmentInfo>,
+    pub cost: CostReport,
+}
+
+/// Money, for `/context`: `None` where no price is known.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize)]
+pub struct CostReport {
+    pub session_usd: Option<f64>,
+    pub last_request_usd: Option<f64>,
 }
 
 /// Why a compaction runs.
@@ -266,6 +286,9 @@ pub struct TurnStats {
     pub denied_tool_calls: u32,
     pub context: ContextReport,
     pub cache: CacheStats,
+    /// Dollars for every request counted in `usage`, at the catalog's prices; `None` when no
+    /// request had a price.
+    pub cost_usd: Option<f64>,
 }
 
 /// Prompt-cache figures of a run, for headless JSON.
@@ -371,6 +394,63 @@ pub enum SubagentEvent {
     },
 }
 
+/// A model to choose in the `/model` picker.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct ModelChoice {
+    pub name: String,
+    pub window: u64,
+    /// The window is cairn's guess (a model neither the catalog nor the config describes).
+    pub window_assumed: bool,
+    pub prices: Option<crate::config::Prices>,
+    /// The provider lists it (else it comes from the catalog alone).
+    pub listed: bool,
+}
+
+/// The answer to [`UserCommand::ListModels`].
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct ModelList {
+    pub current: String,
+    pub models: Vec<ModelChoice>,
+    /// Why the provider could not be asked, when it could not.
+    pub provider_error: Option<String>,
+}
+
+/// What a transcript shows of a stored session beyond its messages, so a resumed session
+/// reads like the live one: each call's summary as its tool gave it, and where turns ended
+/// and compactions happened.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct HistoryRecap {
+    /// Call id → the tool's one-line summary (`$ cargo test`, `fn total in src`).
+    pub summaries: HashMap<String, String>,
+    /// After the message at `after` (an index into the history), in order.
+    pub marks: Vec<(usize, HistoryMark)>,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum HistoryMark {
+    /// A turn ended: its figures, as the live turn summary showed them.
+    TurnEnd {
+        elapsed: Duration,
+        stats: TurnStats,
+    },
+    Compaction {
+        trigger: CompactionTrigger,
+        tokens_before: u64,
+        tokens_after: u64,
+        summary_tokens: u64,
+    },
+}
+
+/// A file or folder an `@path` in the prompt attached, as the transcript lists it.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct Attachment {
+    /// The path as the project shows it; a folder ends with `/`.
+    pub path: String,
+    /// `120 lines`, `14 entries`, `cut to 2,000 lines`, or why it was not attached.
+    pub detail: String,
+    pub attached: bool,
+}
+
 /// Everything the agent reports.
 #[derive(Clone, Debug, PartialEq)]
 pub enum AgentEvent {
@@ -386,7 +466,11 @@ pub enum AgentEvent {
         mode: Mode,
         model: String,
         window: u64,
+        recap: HistoryRecap,
     },
+    /// The session was written to the store with its first message: from now on it can be
+    /// resumed (a session nobody typed into is never stored).
+    SessionStored(SessionInfo),
     /// A prompt was accepted while a turn runs; it starts when the turn ends.
     Queued {
         prompt: String,
@@ -394,6 +478,8 @@ pub enum AgentEvent {
     TurnStarted {
         prompt: String,
     },
+    /// What the prompt's `@path` mentions attached (right after `TurnStarted`).
+    Attached(Vec<Attachment>),
     TextDelta(String),
     /// The model began a tool call (its arguments still streaming).
     ToolCallStreaming {
@@ -435,6 +521,13 @@ pub enum AgentEvent {
         model: String,
         window: u64,
     },
+    /// `/model NAME` named no model the catalog or the provider knows: nothing changed.
+    ModelRefused {
+        name: String,
+        known: Vec<String>,
+    },
+    /// The answer to [`UserCommand::ListModels`].
+    Models(ModelList),
     Notice {
         level: NoticeLevel,
         text: String,

@@ -49,4 +49,6 @@ pub struct AgentSetup {
     pub truncations_dir: PathBuf,
     /// The agent types the `task` tool may start (built-in and from files).
     pub agent_types: Arc<crate::prompt::AgentTypes>,
+    /// Asks the provider which models it serves (`/model`); `None` when it cannot be asked.
+    pub model_lister: Option<super::models::ModelLister>,
 }

@@ -13,8 +13,10 @@ pub enum SlashCommand {
     Resume(Option<String>),
     New,
     Mode(Mode),
-    Model(String),
+    /// A model by name, or the picker.
+    Model(Option<String>),
     Context,
+    Usage,
     Help,
     Quit,
 }
@@ -29,7 +31,8 @@ pub const COMMANDS: &[(&str, &str, &str)] = &[
     ("/new", "", "start a fresh session"),
     ("/mode", "edit|plan|ask", "switch mode (Shift+Tab cycles)"),
     ("/context", "", "what the model sees, token by token"),
-    ("/model", "NAME", "switch model"),
+    ("/model", "[NAME]", "switch model (the picker, with windows and prices, when no name)"),
+    ("/usage", "", "cost and tokens per day, project and session"),
     ("/help", "", "keys and commands"),
     ("/quit", "", "leave cairn"),
 ];
@@ -60,8 +63,8 @@ pub fn parse_slash(input: &str) -> Option<Result<SlashCommand, String>> {
             Some(mode) => Ok(SlashCommand::Mode(mode)),
             None => needs("one of edit, plan, ask"),
         },
-        "model" if arg.is_empty() => needs("a model name"),
-        "model" => Ok(SlashCommand::Model(arg.to_string())),
+        "model" => Ok(SlashCommand::Model((!arg.is_empty()).then(|| arg.to_string()))),
+        "usage" => Ok(SlashCommand::Usage),
         "context" => Ok(SlashCommand::Context),
         "help" => Ok(SlashCommand::Help),
         "quit" | "exit" => Ok(SlashCommand::Quit),
@@ -115,6 +118,8 @@ mod tests {
         assert_eq!(parse_slash(" /mode  PLAN "), Some(Ok(SlashCommand::Mode(Mode::Plan))));
         assert_eq!(parse_slash("/resume"), Some(Ok(SlashCommand::Resume(None))));
         assert_eq!(parse_slash("/resume ab12"), Some(Ok(SlashCommand::Resume(Some("ab12".into())))));
+        assert_eq!(parse_slash("/model"), Some(Ok(SlashCommand::Model(None))), "the picker");
+        assert_eq!(parse_slash("/model gpt-5"), Some(Ok(SlashCommand::Model(Some("gpt-5".into())))));
         assert!(parse_slash("/mode fast").unwrap().unwrap_err().contains("edit, plan, ask"));
         assert!(parse_slash("/frobnicate").unwrap().unwrap_err().contains("/help"));
         assert_eq!(parse_slash("fix /src/main.rs"), None);
@@ -128,7 +133,7 @@ mod tests {
             let arg = match *arg {
                 "ID" | "[ID]" => "abcd",
                 "edit|plan|ask" => "plan",
-                "NAME" => "m",
+                "[NAME]" => "m",
                 _ => "",
             };
             let line = format!("{name} {arg}");

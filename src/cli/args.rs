@@ -12,19 +12,23 @@ use crate::conversation::Mode;
     name = "cairn",
     version,
     about = "A terminal coding assistant that keeps long sessions on track",
-    long_about = "A terminal coding assistant that keeps long sessions on track.\n\nWith no arguments, opens the full-screen interface for the project in the current directory. With -p, runs one prompt headless and prints the result.",
+    long_about = "A terminal coding assistant that keeps long sessions on track.\n\nWith no arguments, opens the full-screen interface for the project in the current directory; `cairn \"fix the test\"` opens it with that prompt sent. With -p, runs one prompt headless and prints the result.",
     after_help = "Environment: ANTHROPIC_API_KEY, OPENAI_API_KEY, ANTHROPIC_BASE_URL, OPENAI_BASE_URL, CAIRN_HOME, NO_COLOR.\n`cairn doctor` shows what cairn resolved."
 )]
 pub struct Cli {
     #[command(subcommand)]
     pub command: Option<Command>,
 
+    /// Open the interface with PROMPT sent as the first message
+    #[arg(value_name = "PROMPT", conflicts_with = "print")]
+    pub prompt: Option<String>,
+
     /// Run PROMPT headless and print the result ("-" reads it from stdin; "/compact" etc. run a command)
     #[arg(short = 'p', long = "print", value_name = "PROMPT")]
     pub print: Option<String>,
 
-    /// Resume the most recent session of this project
-    #[arg(long, conflicts_with = "session")]
+    /// Resume the session of this project you were last in
+    #[arg(short = 'c', long, visible_alias = "continue", conflicts_with = "session")]
     pub resume: bool,
 
     /// Resume session ID (a unique prefix is enough)
@@ -126,6 +130,14 @@ pub enum Command {
         /// The memory's id, as `cairn memories` shows it
         id: String,
     },
+    /// Cost and tokens per day, project and session (every project)
+    Usage {
+        #[arg(long)]
+        json: bool,
+        /// Days back from today
+        #[arg(long, default_value_t = 30, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+        days: u32,
+    },
     /// Print a session as JSONL (one message a line)
     Export {
         /// Session id (a unique prefix is enough)
@@ -185,6 +197,18 @@ mod tests {
     }
 
     #[test]
+    fn a_bare_prompt_opens_the_interface_with_it_and_subcommands_still_win() {
+        let cli = Cli::try_parse_from(["cairn", "fix the test", "--mode", "plan"]).unwrap();
+        assert_eq!(cli.prompt.as_deref(), Some("fix the test"));
+        assert!(cli.command.is_none());
+        let cli = Cli::try_parse_from(["cairn", "sessions", "--json"]).unwrap();
+        assert!(matches!(cli.command, Some(Command::Sessions { json: true })) && cli.prompt.is_none());
+        let cli = Cli::try_parse_from(["cairn", "usage", "--json"]).unwrap();
+        assert!(matches!(cli.command, Some(Command::Usage { json: true, days: 30 })));
+        assert!(Cli::try_parse_from(["cairn", "hi", "-p", "other"]).is_err());
+    }
+
+    #[test]
     fn headless_flags_parse() {
         let cli = Cli::try_parse_from([
             "cairn",
@@ -227,6 +251,8 @@ mod tests {
         assert_eq!(rules.common.sandbox, Some(SandboxMode::ReadOnly));
         let err = Cli::try_parse_from(["cairn", "--sandbox", "readonly"]).unwrap_err().to_string();
         assert!(err.contains("read-only, workspace-write or full-access"), "{err}");
+        assert!(Cli::try_parse_from(["cairn", "-c"]).unwrap().resume);
+        assert!(Cli::try_parse_from(["cairn", "--continue"]).unwrap().resume);
         assert!(Cli::try_parse_from(["cairn", "--context-window", "100"]).is_err());
     }
 }

@@ -226,6 +226,7 @@ impl Startup {
             redactor: crate::config::Redactor::from_env(&crate::config::env_var),
             truncations_dir: self.paths.truncations(),
             agent_types: Arc::new(agent_types),
+            model_lister: Some(model_lister(&provider.resolved)),
         }
     }
 
@@ -248,7 +249,7 @@ impl Startup {
             return Ok(SessionChoice::Resume(store.resolve_session(project, id)?));
         }
         if cli.resume {
-            return match store.latest_session(project)? {
+            return match store.latest_conversation(project)? {
                 Some(info) => Ok(SessionChoice::Resume(info)),
                 None => Err(CliError::Usage(format!(
                     "there is no session to resume in {}; start one without --resume",
@@ -272,6 +273,15 @@ impl Startup {
         let handle = crate::agent::spawn(setup)?;
         Ok(crate::headless::run(handle, prompt, cli.output_format.into()).await?)
     }
+}
+
+/// Asks the resolved provider for its models (`/model`).
+fn model_lister(resolved: &ResolvedProvider) -> crate::agent::ModelLister {
+    let (kind, base, key) = (resolved.kind, resolved.base_url.clone(), resolved.api_key.clone());
+    Arc::new(move || {
+        let (base, key) = (base.clone(), key.clone());
+        Box::pin(async move { crate::llm::list_models(kind, &base, key.as_ref()).await })
+    })
 }
 
 /// The nearest ancestor of `dir` (itself included) holding `.git`, else `dir`.

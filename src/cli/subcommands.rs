@@ -1,4 +1,5 @@
-//! `cairn sessions`, `cairn memories`, `cairn forget`, `cairn export`, `cairn doctor`.
+//! `cairn sessions`, `cairn memories`, `cairn forget`, `cairn export`, `cairn usage`,
+//! `cairn doctor`.
 
 use std::io::Write;
 use std::process::ExitCode;
@@ -189,7 +190,7 @@ pub async fn doctor(startup: &Startup) -> Result<ExitCode, CliError> {
         Ok((w, h)) => line(&mut out, "size", format!("{w}×{h}")),
         Err(_) => line(&mut out, "size", "unknown (not a terminal)".into()),
     }
-    print!("{out}");
+    std::io::stdout().lock().write_all(out.as_bytes()).map_err(io_failed)?;
     Ok(if ok { ExitCode::SUCCESS } else { ExitCode::from(1) })
 }
 
@@ -220,6 +221,22 @@ fn permissions_report(startup: &Startup, out: &mut String) -> bool {
     true
 }
 
+/// `cairn usage`: cost and tokens per day, and in each day per project and session.
+pub fn usage(startup: &Startup, json: bool, days: u32) -> Result<ExitCode, CliError> {
+    let library = library(startup)?.with_pricing(crate::config::Pricing::from_config(&startup.config));
+    let report = library.usage(days)?;
+    let mut out = std::io::stdout().lock();
+    if json {
+        let text = serde_json::to_string_pretty(&report).map_err(|e| CliError::Failed(e.to_string()))?;
+        writeln!(out, "{text}").map_err(io_failed)?;
+        return Ok(ExitCode::SUCCESS);
+    }
+    for line in crate::agent::usage_lines(&report, days) {
+        writeln!(out, "{line}").map_err(io_failed)?;
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
 fn window_source_text(source: crate::config::WindowSource) -> &'static str {
     use crate::config::WindowSource;
     match source {
@@ -248,6 +265,9 @@ async fn reachability(base_url: &str, kind: crate::config::ProviderKind) -> Stri
 }
 
 fn io_failed(e: std::io::Error) -> CliError {
+    if e.kind() == std::io::ErrorKind::BrokenPipe {
+        return CliError::OutputClosed;
+    }
     CliError::Failed(format!("cannot write output: {e}"))
 }
 

@@ -16,6 +16,6 @@ pub use memory_kind::{MemoryKind, RetentionClass};
 pub use message::{Block, Message, Role, ToolCall, ToolResult};
 pub use mode::Mode;
 pub use request::{SystemBlock, ToolSpec};
-pub use text::{clip, first_plain_line, floor_char_boundary, format_tokens};
+pub use text::{clip, first_plain_line, floor_char_boundary, format_tokens, percent_of};
 pub use todo::{TodoCounts, TodoItem, TodoList, TodoStatus};
 pub use usage::Usage;

@@ -11,6 +11,7 @@ mod change;
 mod paths;
 mod policy;
 mod registry;
+mod summary;
 #[cfg(test)]
 mod test_support;
 mod tracker;
@@ -33,6 +34,7 @@ pub use paths::{ProjectPath, resolve_path};
 pub use policy::ApprovalPolicy;
 pub use registry::Registry;
 pub use sandbox::SandboxPolicy;
+pub use summary::summary_of;
 pub use task::{Subagents, TaskRequest};
 pub use todo::TodoBoard;
 pub use tracker::{FileTracker, Fingerprinter};

@@ -21,11 +21,13 @@ use crate::agent::events::{
 };
 use crate::agent::link::{Emitter, Link};
 use crate::agent::model_slot::ModelSlot;
+use crate::agent::models::ModelDirectory;
 use crate::agent::session_state::SessionState;
+use crate::agent::spend::{Spend, add_cost};
 use crate::agent::task_list::TaskList;
 use crate::agent::toolbox::Toolbox;
 use crate::agent::workplace::Workplace;
-use crate::config::Redactor;
+use crate::config::{Pricing, Redactor};
 use crate::conversation::{Role, ToolCall, clip};
 use crate::prompt::{AgentType, AgentTypes, ModelChoice};
 use crate::store::NewSession;
@@ -87,6 +89,8 @@ impl Worker {
             call_id: call.id.clone(),
             place: self.place.clone(),
             model: self.model.clone(),
+            models: self.models.clone(),
+            pricing: self.spend.pricing().clone(),
             tools: self.tools.clone(),
             link: self.link.clone(),
             redactor: self.session.redactor().clone(),
@@ -132,6 +136,8 @@ struct Launcher {
     call_id: String,
     place: Workplace,
     model: ModelSlot,
+    models: ModelDirectory,
+    pricing: Pricing,
     tools: Toolbox,
     link: Link,
     redactor: Redactor,
@@ -187,6 +193,7 @@ impl Launcher {
             let mut tally = self.tally.lock().unwrap_or_else(|p| p.into_inner());
             tally.usage.add(&summary.stats.usage);
             tally.requests += summary.stats.all_requests;
+            tally.cost_usd = add_cost(tally.cost_usd, summary.stats.cost_usd);
         }
         let limit = self.place.config().subagents.report_max_chars;
         let (outcome, report) = report_of(&summary, limit, &session_id);
@@ -253,6 +260,8 @@ impl Launcher {
             place: self.place.clone(),
             session,
             model,
+            spend: Spend::new(self.pricing.clone()),
+            models: self.models.clone(),
             background: Background::default(),
             tools: self.tools.for_subagent(only, self.tools.gate().for_subagent(label)),
             link,
@@ -332,6 +341,10 @@ async fn forward(mut events: mpsc::UnboundedReceiver<AgentEvent>, parent: Emitte
             AgentEvent::Notice { .. }
             | AgentEvent::AssistantMessage(_)
             | AgentEvent::SessionReady { .. }
+            | AgentEvent::SessionStored(_)
+            | AgentEvent::Attached(_)
+            | AgentEvent::ModelRefused { .. }
+            | AgentEvent::Models(_)
             | AgentEvent::Queued { .. }
             | AgentEvent::TurnStarted { .. }
             | AgentEvent::TextDelta(_)

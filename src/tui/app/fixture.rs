@@ -67,6 +67,7 @@ pub fn app_with(theme: Theme) -> App {
         level: BudgetLevel::Ok,
         compacting: false,
         cache_hit_rate: Some(0.87),
+        cost_usd: None,
     });
     app
 }

@@ -1,6 +1,7 @@
 //! A tool call: one compact line (status, tool, what it touched, outcome, duration), the line
 //! saying what allowed or refused it (a rule, the user, the sandbox), the diff of an edit, and —
-//! expanded — the output as the model saw it, cut to a screenful.
+//! expanded — the output as the model saw it, cut to a screenful (the whole of it opens in a
+//! scrollable view).
 
 use std::time::Duration;
 
@@ -212,7 +213,8 @@ fn estimate_rows(lines: &[&str], width: u16) -> usize {
 
 fn more_line(hidden: usize, expanded: bool, theme: &Theme) -> Line<'static> {
     let hint = if expanded {
-        format!("  … {hidden} more rows (the model saw them; the full output is in the session store)")
+        let whole = crate::tui::keys::hint(Action::Global(GlobalAction::ShowToolOutput));
+        format!("  … {hidden} more rows · {whole} shows the whole output, scrollable")
     } else {
         let toggle = crate::tui::keys::hint(Action::Global(GlobalAction::ToggleToolOutput));
         format!("  … {hidden} more rows · {toggle} or click to expand")

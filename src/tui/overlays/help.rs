@@ -25,7 +25,8 @@ impl HelpView {
                 | OverlayAction::Open
                 | OverlayAction::TogglePin
                 | OverlayAction::ToggleGlobal
-                | OverlayAction::Delete,
+                | OverlayAction::Delete
+                | OverlayAction::Search,
             )
             | ViewKey::Other => {}
         }
@@ -44,6 +45,9 @@ const ORDER: &[KeyContext] = &[
     KeyContext::Approval,
     KeyContext::DenyReason,
     KeyContext::Overlay,
+    KeyContext::HistorySearch,
+    KeyContext::Search,
+    KeyContext::PlanReady,
 ];
 
 /// Every line of the help text at `width`, descriptions wrapped under their column.

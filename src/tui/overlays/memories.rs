@@ -58,7 +58,8 @@ impl MemoriesView {
                     OverlayAction::TogglePin
                     | OverlayAction::ToggleGlobal
                     | OverlayAction::Delete
-                    | OverlayAction::Close,
+                    | OverlayAction::Close
+                    | OverlayAction::Search,
                 ),
                 _,
             )
