@@ -548,3 +548,49 @@ fn the_turn_summary_says_what_the_turn_cost() {
         "1 request · 1k in · 20 out · 80% cached"
     );
 }
+
+#[test]
+fn a_resumed_session_shows_its_subagents_as_their_cells_with_reports() {
+    let mut app = app();
+    let mut assistant = Message::assistant("Delegating.");
+    let args = r#"{"description": "find callers", "prompt": "Find every caller of parse.", "agent_type": "explore"}"#;
+    assistant.content.push(Block::ToolCall(ToolCall::new("t1", "task", args)));
+    assistant.content.push(Block::ToolCall(ToolCall::new("t2", "task", args.replace("find callers", "find tests"))));
+    let history = vec![
+        Message::user("where is parse called?"),
+        assistant,
+        Message::tool(crate::conversation::ToolResult::ok("t1", "task", "parse is called in src/a.rs:3.")),
+    ];
+    let session = crate::store::SessionInfo {
+        id: "abc123".into(),
+        project: crate::store::ProjectId(1),
+        title: "where is parse called?".into(),
+        provider: crate::config::ProviderKind::Anthropic,
+        model: "m".into(),
+        mode: Mode::Edit,
+        created_at: String::new(),
+        updated_at: String::new(),
+    };
+    app.on_agent_event(AgentEvent::SessionReady {
+        session,
+        resumed: true,
+        history: history.into_iter().map(std::sync::Arc::new).collect(),
+        tool_display: [(
+            "t1".to_string(),
+            crate::store::ToolDisplay { diff: None, duration_ms: 4_000, not_run: false, decided_by: None },
+        )]
+        .into(),
+        mode: Mode::Edit,
+        model: "m".into(),
+        window: 200_000,
+        recap: Default::default(),
+    });
+    let t = texts(&app);
+    assert_eq!(t[1], "assistant: Delegating.");
+    assert_eq!(
+        t[2],
+        "subagent: explore find callers Done { is_error: false, duration: 4s } parse is called in src/a.rs:3."
+    );
+    // Its result never came (a crash mid-turn): not run, as a tool call would be.
+    assert_eq!(t[3], "subagent: explore find tests NotRun ");
+}
