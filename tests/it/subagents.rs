@@ -48,8 +48,13 @@ fn two_explorers() -> Script {
 
 #[tokio::test]
 async fn two_tasks_run_at_once_and_the_parent_gets_only_their_reports() {
-    // `explore` asks for the fast model: a cheaper one for searching is this one line.
-    let sandbox = Sandbox::with_config("[subagents]\nfast_model = \"claude-haiku-4-5\"\n");
+    // `explore` asks for the fast model: a cheaper one for searching is this one line. Priced so
+    // that the run's cost is the children's input alone: a dollar per million tokens of it.
+    let sandbox = Sandbox::with_config(
+        "[subagents]\nfast_model = \"scout-1\"\n\
+         [models.\"scout-1\"]\ncontext_window = 200000\ninput_price = 1.0\noutput_price = 0.0\n\
+         [models.\"claude-sonnet-4-5\"]\ninput_price = 0.0\noutput_price = 0.0\ncache_read_price = 0.0\ncache_write_price = 0.0\n",
+    );
     sandbox.write("src/a.rs", "// SECRET_ALPHA_BODY\nfn x() { alpha_fn(); }\n");
     sandbox.write("src/b.rs", "// SECRET_BETA_BODY\nfn y() { beta_fn(); }\n");
     let mock = MockLlm::start(two_explorers()).await;
@@ -76,7 +81,7 @@ async fn two_tasks_run_at_once_and_the_parent_gets_only_their_reports() {
         assert!(system.contains("## Your type: explore"));
         // Only its type's tools: read-only, no delegation, no task list, no writes.
         assert_eq!(tool_names(r), ["file_read", "glob", "grep", "bash", "memory_search"]);
-        assert_eq!(r.body["model"], "claude-haiku-4-5");
+        assert_eq!(r.body["model"], "scout-1");
     }
     let parent: Vec<&RecordedRequest> = requests.iter().filter(|r| !is_child(r)).collect();
     assert_eq!(parent.len(), 2);
@@ -103,6 +108,9 @@ async fn two_tasks_run_at_once_and_the_parent_gets_only_their_reports() {
     let parent_input: u64 =
         lines.iter().filter(|l| l["type"] == "context").map(|l| l["usage"]["input_tokens"].as_u64().unwrap()).sum();
     assert_eq!(result["usage"]["input_tokens"].as_u64().unwrap(), parent_input + child_input);
+    // And so is the cost: the children's, at their model's price.
+    let cost = result["cost_usd"].as_f64().expect("priced");
+    assert!((cost - child_input as f64 / 1e6).abs() < 1e-9, "cost {cost} for {child_input} child input tokens");
     assert!(lines.iter().any(|l| l["type"] == "subagent" && l["phase"] == "tool_started" && l["tool"] == "grep"));
 
     // The children's sessions are stored under the parent's, and exportable.
