@@ -53,6 +53,8 @@ impl AuxModel {
             max_tokens,
             cache: None,
             tail: None,
+            reasoning: None,
+            images: false,
         };
         // Nobody watches an auxiliary stream; its deltas are dropped.
         let (events, _ignored) = tokio::sync::mpsc::unbounded_channel();

@@ -152,6 +152,8 @@ mod tests {
             max_tokens: 10,
             cache: None,
             tail: None,
+            reasoning: None,
+            images: false,
         })
     }
 

@@ -256,7 +256,7 @@ pub const BINDINGS: &[Binding] = &[
     bind(
         &[ctrl('o')],
         Action::Global(GlobalAction::ToggleToolOutput),
-        "expand or collapse every tool call and subagent (click one to toggle it)",
+        "expand or collapse every tool call's output, subagent and the model's thinking (click one to toggle it)",
     ),
     bind(
         &[ctrl('t')],

@@ -348,6 +348,7 @@ async fn forward(mut events: mpsc::UnboundedReceiver<AgentEvent>, parent: Emitte
             | AgentEvent::Queued { .. }
             | AgentEvent::TurnStarted { .. }
             | AgentEvent::TextDelta(_)
+            | AgentEvent::ThinkingDelta(_)
             | AgentEvent::ToolCallStreaming { .. }
             | AgentEvent::Retrying { .. }
             | AgentEvent::Context(_)
