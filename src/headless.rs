@@ -130,7 +130,9 @@ fn answer_of(event: &AgentEvent) -> Option<Result<String, HeadlessError>> {
         | AgentEvent::ContextStage(_)
         | AgentEvent::Compaction(_)
         | AgentEvent::Notice { .. }
-        | AgentEvent::TurnFinished(_) => return None,
+        | AgentEvent::TurnFinished(_)
+        | AgentEvent::Subagent { .. }
+        | AgentEvent::Todo(_) => return None,
     })
 }
 
@@ -394,7 +396,9 @@ impl Printer {
                     | AgentEvent::ModeChanged(_)
                     | AgentEvent::ModelChanged { .. }
                     | AgentEvent::TurnFinished(_)
-                    | AgentEvent::Library(_) => {}
+                    | AgentEvent::Library(_)
+                    | AgentEvent::Subagent { .. }
+                    | AgentEvent::Todo(_) => {}
                 }
                 Ok(())
             }
@@ -437,6 +441,23 @@ impl Printer {
                     if let (Some(line), serde_json::Value::Object(fields)) = (
                         value.as_object_mut(),
                         serde_json::to_value(report).map_err(|e| HeadlessError::Failed(e.to_string()))?,
+                    ) {
+                        line.extend(fields);
+                    }
+                    self.line(value)
+                }
+                AgentEvent::Todo(list) => {
+                    let c = list.counts();
+                    self.line(json!({
+                        "type": "todo", "items": list.items,
+                        "counts": {"pending": c.pending, "in_progress": c.in_progress, "done": c.done},
+                    }))
+                }
+                AgentEvent::Subagent { call_id, event } => {
+                    let mut value = json!({"type": "subagent", "id": call_id});
+                    if let (Some(line), serde_json::Value::Object(fields)) = (
+                        value.as_object_mut(),
+                        serde_json::to_value(event).map_err(|e| HeadlessError::Failed(e.to_string()))?,
                     ) {
                         line.extend(fields);
                     }

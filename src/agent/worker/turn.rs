@@ -175,6 +175,7 @@ impl Worker {
             instructions,
             environment: &environment,
             recall: None,
+            role: self.subagent_role(),
         };
         (prompt::build(&parts), self.tools.specs(mode))
     }
@@ -252,6 +253,7 @@ impl Worker {
             tools,
             max_tokens,
             cache,
+            tail: self.todo.tail(),
             reasoning,
             images: self.model.takes_images(),
         };
