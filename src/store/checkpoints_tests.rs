@@ -10,7 +10,7 @@ fn store() -> (tempfile::TempDir, Store) {
 
 fn session(store: &Store) -> (ProjectId, String) {
     let p = store.project(std::path::Path::new("/work/a")).unwrap();
-    let s = store.create_session(p, NewSession { provider: "anthropic", model: "m", mode: "edit" }).unwrap();
+    let s = store.create_session(p, NewSession { provider: crate::config::ProviderKind::Anthropic, model: "m", mode: crate::conversation::Mode::Edit }).unwrap();
     (p, s.id)
 }
 
@@ -198,7 +198,7 @@ fn rewound_messages_stay_stored_but_leave_what_is_loaded_and_the_turn_list() {
     assert_eq!(turns.iter().map(|t| (t.number, t.user_seq)).collect::<Vec<_>>(), [(1, 1), (2, 3), (3, 5)]);
     assert_eq!(turns[0].prompt, "prompt 1");
     assert_eq!(turns[1].files_changed, 1);
-    let range = store.rewind_messages(&s, 3).unwrap().unwrap();
+    let range = store.rewind_messages(&s, 3, None).unwrap().unwrap();
     assert_eq!(range, RewoundRange { first_seq: 3, last_seq: 6 });
     assert_eq!(store.messages(&s).unwrap().len(), 6, "nothing is deleted");
     let live: Vec<i64> = store.live_messages(&s).unwrap().iter().map(|m| m.seq).collect();
@@ -207,7 +207,7 @@ fn rewound_messages_stay_stored_but_leave_what_is_loaded_and_the_turn_list() {
     let turns = store.turns(&s).unwrap();
     assert_eq!(turns.iter().map(|t| (t.number, t.user_seq)).collect::<Vec<_>>(), [(1, 1), (2, 7)]);
     assert_eq!(store.live_messages(&s).unwrap().iter().map(|m| m.seq).collect::<Vec<_>>(), [1, 2, 7]);
-    assert_eq!(store.rewind_messages(&s, 99).unwrap(), None);
+    assert_eq!(store.rewind_messages(&s, 99, None).unwrap(), None);
 }
 
 #[test]
