@@ -100,6 +100,18 @@ fn answer_of(event: &AgentEvent) -> Option<Result<String, HeadlessError>> {
             list.clone().map_err(HeadlessError::from).and_then(pretty)
         }
         AgentEvent::Library(LibraryAnswer::MemoryChanged(done)) => done.clone().map_err(HeadlessError::from),
+        AgentEvent::Library(LibraryAnswer::Turns(list)) => list.clone().map_err(HeadlessError::from).and_then(pretty),
+        AgentEvent::Library(LibraryAnswer::Diff(diff)) => match diff {
+            Ok(d) if d.diff.is_empty() => Ok(format!("{}: no file changes", d.title)),
+            Ok(d) => Ok(d.diff.trim_end().to_string()),
+            Err(e) => Err(e.clone().into()),
+        },
+        // A rewind that left files as they were says so and fails: nothing is lost quietly.
+        AgentEvent::Rewound(outcome) => match outcome {
+            Ok(o) if o.complete() => Ok(o.lines().join("\n")),
+            Ok(o) => Err(HeadlessError::Failed(o.lines().join("\n"))),
+            Err(e) => Err(e.clone().into()),
+        },
         AgentEvent::SessionReady { .. }
         | AgentEvent::Queued { .. }
         | AgentEvent::TurnStarted { .. }
@@ -116,6 +128,7 @@ fn answer_of(event: &AgentEvent) -> Option<Result<String, HeadlessError>> {
         | AgentEvent::Compaction(_)
         | AgentEvent::ContextBreakdown(_)
         | AgentEvent::Notice { .. }
+        | AgentEvent::RewindPlanned(_)
         | AgentEvent::TurnFinished(_) => return None,
     })
 }
@@ -150,7 +163,7 @@ pub async fn run(mut handle: AgentHandle, prompt: String, format: OutputFormat) 
     let work = match parse_slash(&prompt) {
         None => Work::Command(UserCommand::Submit(prompt)),
         Some(Err(message)) => return Err(HeadlessError::Usage(message)),
-        Some(Ok(command)) => slash_work(command)?,
+        Some(Ok(command)) => slash_work(command, &session_id)?,
     };
     let mut printer = Printer { format, out: std::io::stdout() };
     let command = match work {
@@ -163,7 +176,10 @@ pub async fn run(mut handle: AgentHandle, prompt: String, format: OutputFormat) 
         Work::Command(command) => command,
     };
     // A mode or model switch and the library answer at once; say so and stop.
-    let immediate = matches!(command, UserCommand::SetMode(_) | UserCommand::SetModel(_) | UserCommand::Library(_));
+    let immediate = matches!(
+        command,
+        UserCommand::SetMode(_) | UserCommand::SetModel(_) | UserCommand::Library(_) | UserCommand::Undo
+    );
     // Listening starts before the turn does and lasts the whole run, so no Ctrl+C is missed:
     // one that lands while an event is being printed is held until the loop comes back to it.
     let mut ctrl_c = listen_for_ctrl_c()?;
@@ -216,7 +232,7 @@ pub async fn run(mut handle: AgentHandle, prompt: String, format: OutputFormat) 
     }
 }
 
-fn slash_work(command: SlashCommand) -> Result<Work, HeadlessError> {
+fn slash_work(command: SlashCommand, session: &str) -> Result<Work, HeadlessError> {
     Ok(match command {
         SlashCommand::Compact => Work::Command(UserCommand::Compact),
         SlashCommand::Mode(m) => Work::Command(UserCommand::SetMode(m)),
@@ -224,12 +240,21 @@ fn slash_work(command: SlashCommand) -> Result<Work, HeadlessError> {
         SlashCommand::Sessions => Work::Command(UserCommand::Library(LibraryRequest::Sessions)),
         SlashCommand::Memories => Work::Command(UserCommand::Library(LibraryRequest::Memories)),
         SlashCommand::Forget(id) => Work::Command(UserCommand::Library(LibraryRequest::Forget(id))),
+        SlashCommand::Undo => Work::Command(UserCommand::Undo),
+        SlashCommand::Diff(target) => {
+            Work::Command(UserCommand::Library(LibraryRequest::Diff { session: session.to_string(), target }))
+        }
+        SlashCommand::Rewind => {
+            return Err(HeadlessError::Usage(format!(
+                "/rewind picks a turn in the interactive interface; headless, run `cairn rewind {session} --to TURN` (`cairn rewind {session}` lists the turns)"
+            )));
+        }
         SlashCommand::Help => Work::Answer(
             crate::agent::COMMANDS.iter().map(|(n, a, h)| format!("{n} {a}  {h}")).collect::<Vec<_>>().join("\n"),
         ),
         SlashCommand::Context | SlashCommand::Resume(_) | SlashCommand::New | SlashCommand::Quit => {
             return Err(HeadlessError::Usage(
-                "that command works in the interactive interface; headless runs take /compact, /mode, /model, /sessions, /memories, /forget and /help".into(),
+                "that command works in the interactive interface; headless runs take /compact, /mode, /model, /sessions, /memories, /forget, /undo, /diff and /help".into(),
             ));
         }
     })
@@ -286,7 +311,9 @@ impl Printer {
                     | AgentEvent::ModeChanged(_)
                     | AgentEvent::ModelChanged { .. }
                     | AgentEvent::TurnFinished(_)
-                    | AgentEvent::Library(_) => {}
+                    | AgentEvent::Library(_)
+                    | AgentEvent::RewindPlanned(_)
+                    | AgentEvent::Rewound(_) => {}
                 }
                 Ok(())
             }
@@ -332,6 +359,7 @@ impl Printer {
                     }
                     self.line(value)
                 }
+                AgentEvent::Rewound(Ok(outcome)) => self.line(json!({"type": "rewind", "outcome": outcome})),
                 AgentEvent::SessionReady { .. }
                 | AgentEvent::Context(_)
                 | AgentEvent::ContextBreakdown(_)
@@ -343,6 +371,8 @@ impl Printer {
                 | AgentEvent::ModeChanged(_)
                 | AgentEvent::ModelChanged { .. }
                 | AgentEvent::Library(_)
+                | AgentEvent::RewindPlanned(_)
+                | AgentEvent::Rewound(Err(_))
                 | AgentEvent::TurnFinished(_) => Ok(()),
             },
         }

@@ -1,11 +1,14 @@
-//! The project's sessions and memories, as every front end lists and changes them. The TUI's
-//! views (through the agent's queue), a headless `-p /forget 7` (the same queue) and `cairn
-//! forget 7` (directly) all end here, so each check and each message exists once.
+//! The project's sessions and memories, and what a session's turns changed, as every front end
+//! lists and changes them. The TUI's views (through the agent's queue), a headless `-p /forget
+//! 7` (the same queue) and `cairn forget 7` (directly) all end here, so each check and each
+//! message exists once.
 
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use crate::store::{MemoryRecord, ProjectId, SessionSummary, Store, ToolDisplay};
+use serde::Serialize;
+
+use crate::store::{MemoryRecord, ProjectId, SessionSummary, Store, ToolDisplay, TurnInfo};
 
 /// What a front end asks of the library (inside [`super::UserCommand::Library`]).
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -25,6 +28,35 @@ pub enum LibraryRequest {
         id: i64,
         global: bool,
     },
+    /// The session's turns, for the `/rewind` picker.
+    Turns {
+        session: String,
+    },
+    /// `/diff`, `cairn diff`: what the session, or one of its turns, changed.
+    Diff {
+        session: String,
+        target: DiffTarget,
+    },
+}
+
+/// Which changes `/diff` shows.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum DiffTarget {
+    /// Everything the session changed that still stands.
+    Session,
+    /// The latest turn that changed files.
+    LastTurn,
+    /// The turn with this number, as `/rewind` lists them.
+    Turn(u32),
+}
+
+/// A diff and what it covers.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct SessionDiff {
+    /// "the session", "turn 3 (“fix the parser”)".
+    pub title: String,
+    /// A unified diff; empty when nothing changed.
+    pub diff: String,
 }
 
 /// The library's answer (inside [`super::AgentEvent::Library`]).
@@ -34,6 +66,8 @@ pub enum LibraryAnswer {
     Memories(Result<Vec<MemoryRecord>, LibraryError>),
     /// A memory was forgotten, pinned or moved (or could not be): what to tell the user.
     MemoryChanged(Result<String, LibraryError>),
+    Turns(Result<Vec<TurnInfo>, LibraryError>),
+    Diff(Result<SessionDiff, LibraryError>),
 }
 
 /// Why a request failed, in words for the user.
@@ -102,6 +136,40 @@ impl Library {
         })
     }
 
+    /// The session's turns still in the conversation, with the files each changed.
+    pub fn turns(&self, session: &str) -> Result<Vec<TurnInfo>, LibraryError> {
+        self.store.turns(session).map_err(|e| LibraryError::Failed(format!("could not read the turns: {e}")))
+    }
+
+    /// What the session (or one turn) changed, as a unified diff from its checkpoints.
+    pub fn diff(&self, session: &str, target: DiffTarget) -> Result<SessionDiff, LibraryError> {
+        let failed = |e: crate::store::StoreError| LibraryError::Failed(format!("could not read the checkpoints: {e}"));
+        let turn = match target {
+            DiffTarget::Session => {
+                let diff = crate::checkpoint::session_diff(&self.store, session).map_err(failed)?;
+                return Ok(SessionDiff { title: "this session".into(), diff });
+            }
+            DiffTarget::LastTurn => {
+                let turns = self.turns(session)?;
+                turns.iter().rev().find(|t| t.files_changed + t.files_reverted > 0).or(turns.last()).cloned().ok_or_else(
+                    || LibraryError::Input(format!("session {session} has no turns yet; there is nothing to show")),
+                )?
+            }
+            DiffTarget::Turn(n) => {
+                let turns = self.turns(session)?;
+                let count = turns.len();
+                turns.into_iter().find(|t| t.number == n).ok_or_else(|| {
+                    LibraryError::Input(match count {
+                        0 => format!("session {session} has no turns yet; there is nothing to show"),
+                        c => format!("session {session} has no turn {n}; its turns are numbered 1 to {c}"),
+                    })
+                })?
+            }
+        };
+        let diff = crate::checkpoint::turn_diff(&self.store, session, turn.user_seq).map_err(failed)?;
+        Ok(SessionDiff { title: format!("turn {} (“{}”)", turn.number, turn.prompt), diff })
+    }
+
     pub fn answer(&self, request: LibraryRequest) -> LibraryAnswer {
         match request {
             LibraryRequest::Sessions => LibraryAnswer::Sessions(self.sessions()),
@@ -109,6 +177,8 @@ impl Library {
             LibraryRequest::Forget(id) => LibraryAnswer::MemoryChanged(self.forget(&id)),
             LibraryRequest::Pin { id, pinned } => LibraryAnswer::MemoryChanged(self.pin(id, pinned)),
             LibraryRequest::SetGlobal { id, global } => LibraryAnswer::MemoryChanged(self.set_global(id, global)),
+            LibraryRequest::Turns { session } => LibraryAnswer::Turns(self.turns(&session)),
+            LibraryRequest::Diff { session, target } => LibraryAnswer::Diff(self.diff(&session, target)),
         }
     }
 

@@ -5,6 +5,7 @@
 //! A [`worker::Worker`] is made of parts, each owning one concern: `workplace` (project,
 //! folders, config, store), `session_state` (the session, its pipeline and persistence),
 //! `model_slot` (provider, model, window, retries, the auxiliary model), `cache_watch`,
+//! `checkpoints` (the session's file checkpoints and capture around calls),
 //! `background` (compaction, extraction, segmenting), `toolbox` (tools, files read, the
 //! approval gate) and `link` (events, mode, turn control). `worker/` holds the `Worker`, whose
 //! fields only it sees, and its `impl` blocks that orchestrate the parts: `turn`, `dispatch`,
@@ -17,10 +18,12 @@ mod approvals;
 mod auxiliary;
 mod background;
 mod cache_watch;
+mod checkpoints;
 mod events;
 mod library;
 mod link;
 mod model_slot;
+mod rewind;
 mod runner;
 mod session_state;
 mod setup;
@@ -37,7 +40,8 @@ pub(crate) use events::{
 };
 #[cfg(test)]
 pub(crate) use events::{CacheReport, ContextPart, SegmentInfo, TurnStats};
-pub(crate) use library::{Library, LibraryAnswer, LibraryError, LibraryRequest};
+pub(crate) use library::{DiffTarget, Library, LibraryAnswer, LibraryError, LibraryRequest};
+pub(crate) use rewind::{RewindOutcome, RewindPreview, RewindScope, Rewinder};
 pub(crate) use runner::{AgentHandle, spawn};
 pub(crate) use setup::{AgentSetup, SessionChoice};
 pub(crate) use slash::{COMMANDS, SlashCommand, parse_slash};

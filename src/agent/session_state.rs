@@ -32,7 +32,7 @@ pub(super) struct SessionState {
 }
 
 impl SessionState {
-    /// Read a session's messages and context state into a fresh pipeline.
+    /// Read a session's messages (those not rewound) and context state into a fresh pipeline.
     pub(super) fn load(
         store: Arc<Store>,
         info: SessionInfo,
@@ -45,8 +45,10 @@ impl SessionState {
             Some(current) if current.lock.session() == info.id => current.lock.clone(),
             Some(_) | None => Arc::new(store.lock_session(&info.id)?),
         };
-        let stored = store.messages(&info.id)?;
-        let last_seq = stored.last().map(|m| m.seq).unwrap_or(0);
+        // What a conversation rewind took out is not sent; the next message still numbers
+        // after every stored one.
+        let stored = store.live_messages(&info.id)?;
+        let last_seq = store.last_seq(&info.id)?;
         let state = match store.context_state(&info.id)? {
             Some(json) => serde_json::from_str::<ContextState>(&json).unwrap_or_else(|e| {
                 tracing::error!(error = %e, session = %info.id, "unreadable context state; rebuilding from the history");

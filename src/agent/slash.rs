@@ -1,6 +1,7 @@
 //! Slash commands: one table that parsing, completion and `/help` all read, so they cannot
 //! drift apart.
 
+use super::library::DiffTarget;
 use crate::conversation::Mode;
 
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -14,6 +15,9 @@ pub enum SlashCommand {
     Mode(Mode),
     Model(String),
     Context,
+    Rewind,
+    Undo,
+    Diff(DiffTarget),
     Help,
     Quit,
 }
@@ -28,6 +32,9 @@ pub const COMMANDS: &[(&str, &str, &str)] = &[
     ("/new", "", "start a fresh session"),
     ("/mode", "edit|plan|ask", "switch mode (Shift+Tab cycles)"),
     ("/context", "", "what the model sees, token by token"),
+    ("/rewind", "", "take back code and/or conversation to before a turn"),
+    ("/undo", "", "take back the file changes of the last turn that made some"),
+    ("/diff", "[N|last]", "what this session (or turn N, or the last turn) changed"),
     ("/model", "NAME", "switch model"),
     ("/help", "", "keys and commands"),
     ("/quit", "", "leave cairn"),
@@ -62,6 +69,16 @@ pub fn parse_slash(input: &str) -> Option<Result<SlashCommand, String>> {
         "model" if arg.is_empty() => needs("a model name"),
         "model" => Ok(SlashCommand::Model(arg.to_string())),
         "context" => Ok(SlashCommand::Context),
+        "rewind" => Ok(SlashCommand::Rewind),
+        "undo" => Ok(SlashCommand::Undo),
+        "diff" => match arg {
+            "" => Ok(SlashCommand::Diff(DiffTarget::Session)),
+            "last" => Ok(SlashCommand::Diff(DiffTarget::LastTurn)),
+            n => match n.parse::<u32>() {
+                Ok(n) if n > 0 => Ok(SlashCommand::Diff(DiffTarget::Turn(n))),
+                Ok(_) | Err(_) => needs("nothing, a turn number (as /rewind lists them) or `last`"),
+            },
+        },
         "help" => Ok(SlashCommand::Help),
         "quit" | "exit" => Ok(SlashCommand::Quit),
         other => Err(format!("unknown command /{other}; /help lists the commands")),
@@ -83,6 +100,10 @@ mod tests {
         assert_eq!(parse_slash("fix /src/main.rs"), None);
         assert_eq!(parse_slash("/ not a command"), None);
         assert_eq!(parse_slash("//comment"), None);
+        assert_eq!(parse_slash("/diff"), Some(Ok(SlashCommand::Diff(DiffTarget::Session))));
+        assert_eq!(parse_slash("/diff 3"), Some(Ok(SlashCommand::Diff(DiffTarget::Turn(3)))));
+        assert_eq!(parse_slash("/diff last"), Some(Ok(SlashCommand::Diff(DiffTarget::LastTurn))));
+        assert!(parse_slash("/diff 0").unwrap().unwrap_err().contains("a turn number"));
     }
 
     #[test]
@@ -92,6 +113,7 @@ mod tests {
                 "ID" | "[ID]" => "abcd",
                 "edit|plan|ask" => "plan",
                 "NAME" => "m",
+                "[N|last]" => "2",
                 _ => "",
             };
             let line = format!("{name} {arg}");

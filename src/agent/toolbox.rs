@@ -35,6 +35,12 @@ impl Toolbox {
         &mut self.gate
     }
 
+    /// After a conversation rewind the model no longer saw what it read in the rewound turns;
+    /// what the user approved still stands.
+    pub(super) fn forget_reads(&mut self) {
+        self.files = Arc::new(FileTracker::default());
+    }
+
     /// A new session has read nothing and approved nothing.
     pub(super) fn new_session(&mut self) {
         self.files = Arc::new(FileTracker::default());

@@ -19,7 +19,7 @@ pub use capture::{CallGuard, CallKind, ChangedPath, CheckpointError, Checkpointe
 pub use diff::{session_diff, turn_diff};
 pub use observe::{KeepRules, still_holds};
 pub use plan::{Action, PathNote, PathPlan, RewindPlan, Verdict, plan};
-pub use restore::{RewindReport, apply_code_rewind, plan_code_rewind};
+pub use restore::{Overwrite, RewindReport, apply_code_rewind, plan_code_rewind};
 pub use scan::{Content, Delta, Entry, Stamp, Track, Tree};
 pub use walk::{ScanError, ScanLimits};
 

@@ -8,6 +8,7 @@ mod error;
 mod file_index;
 mod interactive;
 mod replay;
+mod rewind;
 mod startup;
 mod subcommands;
 
@@ -36,6 +37,18 @@ async fn dispatch(cli: Cli) -> Result<ExitCode, CliError> {
         Some(Command::Export { id }) => subcommands::export(&startup, id),
         Some(Command::Memories { json }) => subcommands::memories(&startup, *json),
         Some(Command::Forget { id }) => subcommands::forget(&startup, id),
+        Some(Command::Rewind { id, to, code, conversation, both: _, force, json }) => {
+            let scope = match (code, conversation) {
+                (true, _) => crate::agent::RewindScope::Code,
+                (false, true) => crate::agent::RewindScope::Conversation,
+                (false, false) => crate::agent::RewindScope::Both,
+            };
+            match to {
+                Some(turn) => rewind::rewind(&startup, id, *turn, scope, *force, *json),
+                None => rewind::list(&startup, id, *json),
+            }
+        }
+        Some(Command::Diff { id, turn }) => rewind::diff(&startup, id, *turn),
         Some(Command::Doctor) => subcommands::doctor(&startup).await,
         Some(Command::Context { command: ContextCommand::Replay { file, window, json, dump, offline, summaries } }) => {
             let summaries = if *offline { Some(args::ReplaySummaries::Extractive) } else { *summaries };

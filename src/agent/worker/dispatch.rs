@@ -9,11 +9,13 @@ use tokio_util::sync::CancellationToken;
 
 use super::Worker;
 use crate::agent::approvals::Approval;
+use crate::agent::checkpoints::Capture;
 use crate::agent::events::{AgentEvent, ToolFinished, TurnStats};
 use crate::context::{TruncationLimits, turn_overflow};
 use crate::conversation::{Message, ToolCall, ToolResult};
+use crate::checkpoint::CallKind;
 use crate::store::ToolRecord;
-use crate::tools::{Prepared, Tool, ToolContext, ToolOutput, Verdict, decide};
+use crate::tools::{Access, Prepared, Tool, ToolContext, ToolOutput, Verdict, decide};
 
 /// A call that passed every gate and will run.
 struct Cleared<'r> {
@@ -73,7 +75,8 @@ impl Worker {
             for call in &calls[i..end] {
                 gated.push(self.gate(call, &registry, &ctx, cancel, stats).await);
             }
-            let outcomes = join_all(gated.into_iter().map(|g| execute(g, &ctx))).await;
+            let capture = self.checkpoints.capture();
+            let outcomes = join_all(gated.into_iter().map(|g| execute(g, &ctx, &capture))).await;
             let sent = self.truncate_batch(&outcomes, &limits, cap, &mut sent_so_far, calls.len());
             for (outcome, content) in outcomes.into_iter().zip(sent) {
                 self.finish(outcome, content);
@@ -234,17 +237,32 @@ impl Worker {
     }
 }
 
-async fn execute(gate: Gate<'_>, ctx: &ToolContext) -> Outcome {
+async fn execute(gate: Gate<'_>, ctx: &ToolContext, capture: &Capture) -> Outcome {
     match gate {
         Gate::Done(outcome) => outcome,
         Gate::Run(Cleared { call, tool, args, prepared }) => {
             let summary = prepared.summary.clone();
+            // A call that writes or runs something is checkpointed around its execution,
+            // whatever its outcome; capture never changes the result.
+            let kind = match tool.access() {
+                Access::Write => Some(CallKind::Write(prepared.paths.iter().map(|p| p.absolute.clone()).collect())),
+                Access::Execute => Some(CallKind::Exec),
+                Access::Read | Access::Memory => None,
+            };
+            let guard = match kind {
+                Some(kind) => capture.before(kind).await,
+                None => None,
+            };
             let started = Instant::now();
             let output = match tool.execute(&args, prepared, ctx).await {
                 Ok(output) => output,
                 Err(e) => ToolOutput { content: e.0, is_error: true, ..Default::default() },
             };
-            Outcome { call, summary, output, duration: started.elapsed(), not_run: false }
+            let duration = started.elapsed();
+            if let Some(guard) = guard {
+                capture.after(guard, &call.name, &call.id).await;
+            }
+            Outcome { call, summary, output, duration, not_run: false }
         }
     }
 }

@@ -29,6 +29,7 @@ impl Worker {
         self.link.emit(AgentEvent::TurnStarted { prompt: prompt.clone() });
         let prompt = self.spill_long_prompt(prompt);
         self.session.persist(Message::user(prompt.clone()), None);
+        self.checkpoints.begin_turn(self.session.last_seq());
         self.auto_recall(self.session.last_seq(), &prompt);
         let mut overflow_retried = false;
         let outcome = loop {

@@ -2,13 +2,13 @@
 //! already decided everything these events report.
 
 use super::{Activity, App};
-use crate::tui::cells::{AssistantCell, Cell, NoticeKind, ToolCell, ToolStatus, UserCell};
-use crate::tui::overlays::{ApprovalDialog, ContextView, Overlay};
+use crate::tui::cells::{AssistantCell, Cell, ChangesCell, NoticeKind, ToolCell, ToolStatus, UserCell};
+use crate::tui::overlays::{ApprovalDialog, ContextView, Overlay, ViewOutcome};
 use std::collections::HashMap;
 
 use crate::agent::{
-    AgentEvent, CompactionEvent, CompactionTrigger, LibraryAnswer, LibraryRequest, NoticeLevel, ToolFinished,
-    TurnOutcome, TurnSummary, UserCommand,
+    AgentEvent, CompactionEvent, CompactionTrigger, LibraryAnswer, LibraryError, LibraryRequest, NoticeLevel,
+    RewindOutcome, ToolFinished, TurnOutcome, TurnSummary, UserCommand,
 };
 use crate::conversation::{Block, Message, Role, format_tokens};
 use crate::store::ToolDisplay;
@@ -149,7 +149,42 @@ impl App {
             }
             AgentEvent::TurnFinished(summary) => self.on_turn_finished(summary),
             AgentEvent::Library(answer) => self.on_library(answer),
+            AgentEvent::RewindPlanned(result) => {
+                let Some(Overlay::Rewind(view)) = &mut self.overlay else { return };
+                match result {
+                    Ok(preview) => {
+                        if let Some(ViewOutcome::Rewind { user_seq, scope, overwrite }) = view.planned(preview) {
+                            self.send(UserCommand::Rewind { user_seq, scope, overwrite });
+                        }
+                    }
+                    Err(e) => view.error = Some(e.to_string()),
+                }
+            }
+            AgentEvent::Rewound(result) => self.on_rewound(result),
         }
+    }
+
+    /// Say what a rewind did where the transcript continues; a rewound prompt goes back in the
+    /// prompt box (unless something is being typed there), ready to edit and send again.
+    fn on_rewound(&mut self, result: Result<RewindOutcome, LibraryError>) {
+        if matches!(self.overlay, Some(Overlay::Rewind(_))) {
+            self.overlay = None;
+        }
+        match result {
+            Ok(outcome) => {
+                let kind = if outcome.complete() { NoticeKind::Info } else { NoticeKind::Warning };
+                self.notice(kind, outcome.lines().join("\n"));
+                if let Some(c) = &outcome.conversation
+                    && self.composer.is_empty()
+                    && !c.prompt.trim().is_empty()
+                {
+                    self.composer.set_text(&c.prompt);
+                    self.flash("the rewound prompt is back in the prompt box: edit it and send, or clear it");
+                }
+            }
+            Err(e) => self.notice(NoticeKind::Error, format!("rewind failed: {e}")),
+        }
+        self.transcript.follow();
     }
 
     /// Lists fill the view that asked for them (a view closed meanwhile ignores its answer);
@@ -184,6 +219,25 @@ impl App {
                     }
                 }
             }
+            LibraryAnswer::Turns(result) => {
+                if let Some(Overlay::Rewind(view)) = &mut self.overlay {
+                    match result {
+                        Ok(turns) => view.show(turns),
+                        Err(e) => {
+                            view.loading = false;
+                            view.error = Some(e.to_string());
+                        }
+                    }
+                }
+            }
+            LibraryAnswer::Diff(result) => match result {
+                Ok(d) => {
+                    self.end_stream();
+                    self.transcript.push(Cell::Changes(ChangesCell::new(d.title, &d.diff)));
+                    self.transcript.follow();
+                }
+                Err(e) => self.notice(NoticeKind::Error, e.to_string()),
+            },
             LibraryAnswer::MemoryChanged(result) => {
                 let in_view = matches!(self.overlay, Some(Overlay::Memories(_)));
                 match (result, in_view) {
@@ -226,7 +280,7 @@ impl App {
             let void = match self.transcript.get(i) {
                 Some(Cell::Assistant(_)) => true,
                 Some(Cell::Tool(t)) => t.status == ToolStatus::Preparing,
-                Some(Cell::User(_) | Cell::Notice(_)) | None => false,
+                Some(Cell::User(_) | Cell::Notice(_) | Cell::Changes(_)) | None => false,
             };
             if void {
                 self.transcript.remove(i);

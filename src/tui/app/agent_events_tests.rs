@@ -21,6 +21,7 @@ fn texts(app: &App) -> Vec<String> {
             }
             Cell::Tool(t) => format!("tool: {} {} {:?}", t.tool, t.summary, t.status),
             Cell::Notice(n) => format!("notice {:?}: {}", n.kind, n.text),
+            Cell::Changes(c) => format!("changes of {}: {} parts", c.title, c.parts.len()),
         })
         .collect()
 }

@@ -12,7 +12,7 @@ use crate::tui::keys::{
     self, Action, ApprovalAction, CompletionAction, ComposerAction, GlobalAction, OverlayAction, ReasonAction,
 };
 use crate::tui::overlays::{
-    ContextView, HelpView, MemoriesView, Overlay, SessionsView, ViewKey, ViewOutcome, reason_editor,
+    ContextView, HelpView, MemoriesView, Overlay, RewindView, SessionsView, ViewKey, ViewOutcome, reason_editor,
 };
 
 /// Rows one wheel notch scrolls.
@@ -150,7 +150,7 @@ impl App {
             GlobalAction::CopyAnswer => {
                 let answer = self.transcript.cells().rev().find_map(|c| match c {
                     Cell::Assistant(a) if !a.text.as_str().trim().is_empty() => Some(a.text.as_str().to_string()),
-                    Cell::User(_) | Cell::Assistant(_) | Cell::Tool(_) | Cell::Notice(_) => None,
+                    Cell::User(_) | Cell::Assistant(_) | Cell::Tool(_) | Cell::Notice(_) | Cell::Changes(_) => None,
                 });
                 match answer {
                     Some(text) => {
@@ -273,7 +273,21 @@ impl App {
                     self.send(UserCommand::ResumeSession(id));
                 }
             }
+            ViewOutcome::PlanRewind { user_seq, scope } => self.send(UserCommand::PlanRewind { user_seq, scope }),
+            ViewOutcome::Rewind { user_seq, scope, overwrite } => {
+                self.send(UserCommand::Rewind { user_seq, scope, overwrite })
+            }
         }
+    }
+
+    /// A rewind changes files and the conversation: never under a running turn.
+    fn idle_for(&mut self, what: &str) -> bool {
+        if self.busy {
+            let interrupt = keys::hint(Action::Global(GlobalAction::Interrupt));
+            self.flash(format!("wait for the turn to finish (or {interrupt}), then {what}"));
+            return false;
+        }
+        true
     }
 
     pub(crate) fn on_paste(&mut self, text: &str) {
@@ -370,6 +384,20 @@ impl App {
                 self.overlay = Some(Overlay::Context(ContextView { breakdown: None }));
                 self.send(UserCommand::DescribeContext);
             }
+            SlashCommand::Rewind => self.open_rewind(),
+            SlashCommand::Undo => {
+                if self.idle_for("undo") && self.agent.is_some() {
+                    self.send(UserCommand::Undo);
+                } else if self.agent.is_none() {
+                    self.flash("still connecting to the model provider…");
+                }
+            }
+            SlashCommand::Diff(target) => match self.session.as_ref().map(|s| s.id.clone()) {
+                Some(session) => {
+                    self.ask_library(LibraryRequest::Diff { session, target });
+                }
+                None => self.flash("no session yet: nothing has changed"),
+            },
             SlashCommand::Help => self.overlay = Some(Overlay::Help(HelpView::default())),
             SlashCommand::Quit => self.quit = true,
         }
@@ -397,6 +425,19 @@ impl App {
                 error: None,
                 loading: true,
             }));
+        }
+    }
+
+    fn open_rewind(&mut self) {
+        if !self.idle_for("rewind") {
+            return;
+        }
+        let Some(session) = self.session.as_ref().map(|s| s.id.clone()) else {
+            self.flash("no session yet: there is nothing to rewind");
+            return;
+        };
+        if self.ask_library(LibraryRequest::Turns { session }) {
+            self.overlay = Some(Overlay::Rewind(RewindView::new(chrono::Utc::now())));
         }
     }
 

@@ -3,11 +3,13 @@
 //! each kind on its own. Cells hold display state only; nothing here decides anything.
 
 mod assistant;
+mod changes;
 mod notice;
 mod tool;
 mod user;
 
 pub use assistant::AssistantCell;
+pub use changes::ChangesCell;
 pub use notice::{NoticeCell, NoticeKind};
 pub use tool::{ToolCell, ToolStatus, format_duration};
 pub use user::UserCell;
@@ -23,6 +25,8 @@ pub enum Cell {
     Assistant(AssistantCell),
     Tool(ToolCell),
     Notice(NoticeCell),
+    /// `/diff`: what the session or a turn changed.
+    Changes(ChangesCell),
 }
 
 impl Cell {
@@ -34,6 +38,7 @@ impl Cell {
             Cell::Assistant(c) => c.lines(width, theme),
             Cell::Tool(c) => c.lines(width, theme),
             Cell::Notice(c) => c.lines(width, theme),
+            Cell::Changes(c) => c.lines(width, theme),
         }
     }
 
@@ -42,7 +47,7 @@ impl Cell {
     pub fn gap_after(&self, previous: &Cell) -> bool {
         match (previous, self) {
             (Cell::Tool(_), Cell::Tool(_)) => false,
-            (Cell::User(_) | Cell::Assistant(_) | Cell::Tool(_) | Cell::Notice(_), _) => true,
+            (Cell::User(_) | Cell::Assistant(_) | Cell::Tool(_) | Cell::Notice(_) | Cell::Changes(_), _) => true,
         }
     }
 }

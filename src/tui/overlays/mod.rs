@@ -1,5 +1,5 @@
 //! Views drawn over the transcript: `/help`, `/sessions` and `/resume`, `/memories`,
-//! `/context`, the approval dialog and the setup screen. Each owns its state, draws it, and
+//! `/context`, `/rewind`, the approval dialog and the setup screen. Each owns its state, draws it, and
 //! handles the keys meant for it; the app routes keys here through the one binding table and
 //! does what a view asks ([`ViewOutcome`]).
 
@@ -7,6 +7,7 @@ mod approval;
 mod context;
 mod help;
 mod memories;
+mod rewind;
 mod sessions;
 mod setup;
 
@@ -14,6 +15,7 @@ pub use approval::{ApprovalDialog, reason_editor};
 pub use context::{ContextView, level_style};
 pub use help::HelpView;
 pub use memories::MemoriesView;
+pub use rewind::RewindView;
 pub use sessions::SessionsView;
 pub use setup::render_setup;
 
@@ -24,7 +26,8 @@ use ratatui::widgets::{Block, BorderType, Borders, Clear, Widget};
 
 use super::keys::{self, Action, OverlayAction};
 use super::theme::Theme;
-use crate::agent::LibraryRequest;
+use crate::agent::{LibraryRequest, RewindScope};
+use crate::checkpoint::Overwrite;
 
 /// A view over the transcript.
 pub enum Overlay {
@@ -32,6 +35,7 @@ pub enum Overlay {
     Sessions(SessionsView),
     Memories(MemoriesView),
     Context(ContextView),
+    Rewind(RewindView),
 }
 
 /// A key as a view sees it.
@@ -56,11 +60,23 @@ pub enum ViewOutcome {
     Ask(LibraryRequest),
     /// Close, and switch to this session.
     Resume(String),
+    /// Check what rewinding to before this turn would do to the files.
+    PlanRewind {
+        user_seq: i64,
+        scope: RewindScope,
+    },
+    /// Rewind to before this turn.
+    Rewind {
+        user_seq: i64,
+        scope: RewindScope,
+        overwrite: Overwrite,
+    },
 }
 
 impl Overlay {
     pub fn on_key(&mut self, key: ViewKey) -> ViewOutcome {
-        if key == ViewKey::Action(OverlayAction::Close) {
+        // The rewind view steps back before it closes.
+        if key == ViewKey::Action(OverlayAction::Close) && !matches!(self, Overlay::Rewind(_)) {
             return ViewOutcome::Close;
         }
         match self {
@@ -69,6 +85,7 @@ impl Overlay {
             Overlay::Memories(v) => v.on_key(key),
             // Nothing to move or open: the view only shows.
             Overlay::Context(_) => ViewOutcome::Stay,
+            Overlay::Rewind(v) => v.on_key(key),
         }
     }
 
@@ -79,6 +96,7 @@ impl Overlay {
             Overlay::Sessions(v) => v.move_by(if up { -1 } else { 1 }),
             Overlay::Memories(v) => v.move_by(if up { -1 } else { 1 }),
             Overlay::Context(_) => {}
+            Overlay::Rewind(v) => v.move_by(if up { -1 } else { 1 }),
         }
     }
 
@@ -88,6 +106,7 @@ impl Overlay {
             Overlay::Sessions(v) => v.render(area, buf, theme),
             Overlay::Memories(v) => v.render(area, buf, theme),
             Overlay::Context(v) => v.render(area, buf, theme),
+            Overlay::Rewind(v) => v.render(area, buf, theme),
         }
     }
 }

@@ -1,6 +1,6 @@
-//! Checkpoints end to end at their own layer: the real tools (`file_read`, `file_edit`,
+//! Checkpoints end to end at the agent's layer: the real tools (`file_read`, `file_edit`,
 //! `file_write`, `bash` with a real shell) run in a project that is not a git repository, each
-//! wrapped in the checkpointer's before/after capture, into a real SQLite file; then a code
+//! wrapped in the capture the dispatcher runs around it, into a real SQLite file; then a code
 //! rewind puts every file back byte for byte.
 
 use std::collections::BTreeMap;
@@ -8,30 +8,33 @@ use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use cairn::checkpoint::{
-    CallKind, Checkpointer, apply_code_rewind, find_turn, plan_code_rewind, session_diff, turn_diff,
-};
-use cairn::config::{CheckpointsConfig, ToolsConfig};
-use cairn::conversation::Message;
-use cairn::store::{ContentHash, NewSession, Store};
-use cairn::tools::bash::Bash;
-use cairn::tools::file_edit::FileEdit;
-use cairn::tools::file_read::FileRead;
-use cairn::tools::file_write::FileWrite;
-use cairn::tools::{Access, FileTracker, Tool, ToolContext};
 use serde_json::json;
 use tokio_util::sync::CancellationToken;
 
+use super::{CheckpointSite, Checkpoints};
+use crate::agent::link::Emitter;
+use crate::checkpoint::{CallKind, Overwrite, RewindReport, apply_code_rewind, find_turn, plan_code_rewind, session_diff, turn_diff};
+use crate::config::{CheckpointsConfig, ProviderKind, ToolsConfig};
+use crate::conversation::{Message, Mode};
+use crate::store::{ContentHash, NewSession, Store};
+use crate::tools::bash::Bash;
+use crate::tools::file_edit::FileEdit;
+use crate::tools::file_read::FileRead;
+use crate::tools::file_write::FileWrite;
+use crate::tools::{Access, FileTracker, Tool, ToolContext};
+
 /// A project folder (not a git repository), a real database beside it, a session, and the
-/// checkpointer the agent would hold.
+/// checkpoints the agent would hold.
 struct Rig {
     _dirs: (tempfile::TempDir, tempfile::TempDir),
     root: PathBuf,
     store: Arc<Store>,
     session: String,
-    ckpt: Checkpointer,
+    checkpoints: Checkpoints,
     ctx: ToolContext,
     calls: u32,
+    /// What the agent would have told the user.
+    events: tokio::sync::mpsc::UnboundedReceiver<crate::agent::AgentEvent>,
 }
 
 impl Rig {
@@ -46,9 +49,19 @@ impl Rig {
         }
         let store = Arc::new(Store::open(&data.path().join("cairn.db")).unwrap());
         let project_id = store.project(&root).unwrap();
-        let session =
-            store.create_session(project_id, NewSession { provider: "anthropic", model: "m", mode: "edit" }).unwrap();
-        let ckpt = Checkpointer::new(store.clone(), &session.id, project_id, &root, &config, vec![]).unwrap();
+        let session = store
+            .create_session(project_id, NewSession { provider: ProviderKind::Anthropic, model: "m", mode: Mode::Edit })
+            .unwrap();
+        let (tx, events) = tokio::sync::mpsc::unbounded_channel();
+        let site = CheckpointSite {
+            store: store.clone(),
+            session: &session.id,
+            project: project_id,
+            root: &root,
+            config: &config,
+            exclude: vec![],
+        };
+        let checkpoints = Checkpoints::start(site, Emitter::new(tx));
         let ctx = ToolContext {
             root: root.clone(),
             config: ToolsConfig::default(),
@@ -56,13 +69,13 @@ impl Rig {
             cancel: CancellationToken::new(),
             memory: None,
         };
-        Rig { _dirs: (project, data), root, store, session: session.id, ckpt, ctx, calls: 0 }
+        Rig { _dirs: (project, data), root, store, session: session.id, checkpoints, ctx, calls: 0, events }
     }
 
     /// A user prompt opens a turn, as the agent does once the message is stored.
     fn prompt(&mut self, text: &str) -> i64 {
         let seq = self.store.append_message(&self.session, &Message::user(text)).unwrap().seq;
-        self.ckpt.begin_turn(seq);
+        self.checkpoints.begin_turn(seq);
         seq
     }
 
@@ -76,10 +89,17 @@ impl Rig {
             Access::Execute => Some(CallKind::Exec),
             Access::Read | Access::Memory => None,
         };
-        let guard = kind.map(|k| self.ckpt.before_call(&k).unwrap());
+        let capture = self.checkpoints.capture();
+        let guard = match kind {
+            Some(k) => Some(capture.before(k).await.expect("capture is on")),
+            None => None,
+        };
         let output = tool.execute(&args, prepared, &self.ctx).await;
         if let Some(guard) = guard {
-            self.ckpt.after_call(guard, tool.name(), &format!("call-{}", self.calls)).unwrap();
+            capture.after(guard, tool.name(), &format!("call-{}", self.calls)).await;
+        }
+        while let Ok(event) = self.events.try_recv() {
+            panic!("capture told the user something: {event:?}");
         }
         let output = output.unwrap_or_else(|e| panic!("{}: {e}", tool.name()));
         assert!(!output.is_error, "{}", output.content);
@@ -94,12 +114,13 @@ impl Rig {
         self.call(&Bash, json!({"command": command})).await
     }
 
-    fn rewind_code_to(&self, turn: u32, force: bool) -> cairn::checkpoint::RewindReport {
+    fn rewind_code_to(&self, turn: u32, overwrite: bool) -> RewindReport {
         let turn = find_turn(&self.store, &self.session, turn).unwrap();
         let plan =
             plan_code_rewind(&self.store, &self.session, &self.root, &CheckpointsConfig::default(), turn.user_seq)
                 .unwrap();
-        apply_code_rewind(&self.store, &self.root, &plan, force).unwrap()
+        let overwrite = if overwrite { Overwrite::All } else { Overwrite::Nothing };
+        apply_code_rewind(&self.store, &self.root, &plan, &overwrite).unwrap()
     }
 }
 
