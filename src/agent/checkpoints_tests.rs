@@ -111,7 +111,7 @@ impl Rig {
     }
 
     async fn bash(&mut self, command: &str) -> String {
-        self.call(&Bash, json!({"command": command})).await
+        self.call(&Bash::default(), json!({"command": command})).await
     }
 
     fn rewind_code_to(&self, turn: u32, overwrite: bool) -> RewindReport {

@@ -40,6 +40,10 @@ pub(crate) use events::{
 };
 #[cfg(test)]
 pub(crate) use events::{CacheReport, ContextPart, SegmentInfo, TurnStats};
+#[cfg(test)]
+pub(crate) use library::SessionDiff;
+#[cfg(test)]
+pub(crate) use rewind::ConversationRewound;
 pub(crate) use library::{DiffTarget, Library, LibraryAnswer, LibraryError, LibraryRequest};
 pub(crate) use rewind::{RewindOutcome, RewindPreview, RewindScope, Rewinder};
 pub(crate) use runner::{AgentHandle, spawn};

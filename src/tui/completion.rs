@@ -119,7 +119,9 @@ fn commands(typed: &str) -> Vec<Candidate> {
         .map(|(name, arg, help)| Candidate {
             label: if arg.is_empty() { name.to_string() } else { format!("{name} {arg}") },
             detail: help.to_string(),
-            insert: if arg.is_empty() { name.to_string() } else { format!("{name} ") },
+            // An optional argument (`[ID]`, `[N|last]`) need not be typed: Enter runs the
+            // command as it is; a required one waits for it.
+            insert: if arg.is_empty() || arg.starts_with('[') { name.to_string() } else { format!("{name} ") },
         })
         .collect()
 }

@@ -18,9 +18,9 @@ use crate::tui::theme::Theme;
 use crate::tui::wrap::{Para, truncate, truncate_spans, wrap_paras};
 
 const SCOPES: [(RewindScope, &str); 3] = [
-    (RewindScope::Both, "put the files back as they were before this turn, and take the turn out of the conversation"),
+    (RewindScope::Both, "restore the files, and take the turn out of the conversation"),
     (RewindScope::Conversation, "take the turn out of the conversation; the files stay as they are"),
-    (RewindScope::Code, "put the files back; the model still sees the whole conversation"),
+    (RewindScope::Code, "restore the files; the model still sees the whole conversation"),
 ];
 
 /// Where the view is.
@@ -222,9 +222,18 @@ impl RewindView {
                 for c in &preview.conflicts {
                     lines.push(Line::from(vec![Span::styled("  • ", theme.notice_warning), Span::styled(c.path.clone(), theme.text)]));
                 }
-                for u in &preview.unrestorable {
-                    lines.push(Line::from(vec![Span::styled("  – ", theme.faint), Span::styled(u.reason.clone(), theme.dim)]));
-                }
+                let unrestorable: Vec<Para> = preview
+                    .unrestorable
+                    .iter()
+                    .map(|u| {
+                        Para::prefixed(
+                            vec![Span::styled("  – ", theme.faint)],
+                            vec![Span::raw("    ")],
+                            vec![Span::styled(u.reason.clone(), theme.dim)],
+                        )
+                    })
+                    .collect();
+                lines.extend(wrap_paras(&unrestorable, w));
                 lines.push(Line::default());
                 let options = [
                     "Skip them: restore everything else and leave these as they are",
