@@ -21,6 +21,14 @@ pub(super) struct Checkpoints {
     events: Emitter,
     /// A capture failed and the user was told; later failures are only logged.
     warned: Arc<AtomicBool>,
+    /// Set when the session closes: a warm-up still reading stops (and cairn can exit).
+    stop: Arc<AtomicBool>,
+}
+
+impl Drop for Checkpoints {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::SeqCst);
+    }
 }
 
 /// Where the checkpointer of a session starts.
@@ -54,7 +62,7 @@ impl Checkpoints {
                     None
                 }
             };
-        let checkpoints = Checkpoints { inner, turn: None, events, warned };
+        let checkpoints = Checkpoints { inner, turn: None, events, warned, stop: Arc::new(AtomicBool::new(false)) };
         if site.config.enabled {
             checkpoints.warm_up();
         }
@@ -67,9 +75,10 @@ impl Checkpoints {
         let Ok(runtime) = tokio::runtime::Handle::try_current() else { return };
         let events = self.events.clone();
         let warned = self.warned.clone();
+        let stop = self.stop.clone();
         runtime.spawn_blocking(move || {
             let started = std::time::Instant::now();
-            let result = lock(&inner).warm_up();
+            let result = lock(&inner).warm_up_until(&stop);
             match result {
                 Ok(w) => {
                     tracing::info!(
@@ -77,6 +86,7 @@ impl Checkpoints {
                         files_read = w.files_read,
                         bytes_read = w.bytes_read,
                         watched = w.watched,
+                        stopped = w.stopped,
                         ms = started.elapsed().as_millis() as u64,
                         "checkpoints warmed up"
                     );

@@ -310,3 +310,25 @@ async fn an_edit_made_by_hand_between_commands_is_what_the_next_rewind_brings_ba
         assert_eq!(std::fs::read_to_string(rig.root.join("x.txt")).unwrap(), "made by hand\n");
     }
 }
+
+#[test]
+fn a_warm_up_stops_when_the_session_closes_and_the_next_one_goes_on() {
+    let files: Vec<(String, String)> = (0..50).map(|i| (format!("f{i}.txt"), format!("file {i}\n"))).collect();
+    let refs: Vec<(&str, &str)> = files.iter().map(|(p, c)| (p.as_str(), c.as_str())).collect();
+    let project = tempfile::tempdir().unwrap();
+    let data = tempfile::tempdir().unwrap();
+    let root = project.path().canonicalize().unwrap();
+    for (path, content) in &refs {
+        std::fs::write(root.join(path), content).unwrap();
+    }
+    let store = Arc::new(Store::open(&data.path().join("cairn.db")).unwrap());
+    let project_id = store.project(&root).unwrap();
+    let config = CheckpointsConfig::default();
+    let mut ckpt =
+        crate::checkpoint::Checkpointer::new(store.clone(), "s", project_id, &root, &config, vec![]).unwrap();
+    let stopped = ckpt.warm_up_until(&std::sync::atomic::AtomicBool::new(true)).unwrap();
+    assert!(stopped.stopped && stopped.files_read == 0, "{stopped:?}");
+    let done = ckpt.warm_up().unwrap();
+    assert!(!done.stopped && done.files_read == 50, "{done:?}");
+    assert_eq!(store.manifest(project_id).unwrap().len(), 50);
+}

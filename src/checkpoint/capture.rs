@@ -10,6 +10,7 @@
 use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use super::observe::{KeepRules, Observed, observe};
 use super::scan::{Content, Delta, Entry, Stamp, Tree};
@@ -89,6 +90,9 @@ pub struct WarmUp {
     pub scan_off: Option<String>,
     /// Folders are watched (Linux inotify): scans stat only where something happened.
     pub watched: bool,
+    /// Stopped before the end (the session closed): what was read is kept, and the next warm-up
+    /// (or the first command) goes on from the manifest.
+    pub stopped: bool,
 }
 
 /// The checkpoints of one session.
@@ -159,6 +163,12 @@ impl Checkpointer {
     /// Walk the tree and keep the content of every file not yet kept, so the first `bash` of the
     /// session has nothing left to read. Idempotent; run it on a blocking thread at session start.
     pub fn warm_up(&mut self) -> Result<WarmUp, CheckpointError> {
+        self.warm_up_until(&AtomicBool::new(false))
+    }
+
+    /// [`Checkpointer::warm_up`], stopping early once `stop` is set (checked between files), so
+    /// a session that closes does not wait for the first read of a large project.
+    pub fn warm_up_until(&mut self, stop: &AtomicBool) -> Result<WarmUp, CheckpointError> {
         if !self.config.enabled || self.scan_off.is_some() {
             return Ok(WarmUp { scan_off: self.scan_off.clone(), ..Default::default() });
         }
@@ -187,6 +197,10 @@ impl Checkpointer {
         let stale: Vec<String> = manifest.keys().filter(|p| !walked.contains(p)).cloned().collect();
         batch.removals = stale;
         for (rel, stamp) in &files {
+            if stop.load(Ordering::Relaxed) {
+                self.commit(batch, None)?;
+                return Ok(WarmUp { stopped: true, ..report });
+            }
             if let Some(known) = manifest.get(rel).filter(|m| same_stamp(m, stamp)) {
                 tree.set_content(rel, Content::Kept(known.hash));
                 continue;
