@@ -111,12 +111,7 @@ impl Checkpoints {
 
     /// What capture needs to run around one call, for the dispatcher's tasks.
     pub(super) fn capture(&self) -> Capture {
-        Capture {
-            inner: self.inner.clone(),
-            turn: self.turn,
-            events: self.events.clone(),
-            warned: self.warned.clone(),
-        }
+        Capture { inner: self.inner.clone(), turn: self.turn, events: self.events.clone(), warned: self.warned.clone() }
     }
 }
 
@@ -182,7 +177,9 @@ fn tell_once(events: &Emitter, warned: &AtomicBool, e: &CheckpointError) {
     if !warned.swap(true, Ordering::SeqCst) {
         events.notice(
             NoticeLevel::Warning,
-            format!("a checkpoint could not be recorded ({e}); /rewind may not restore every file this session changes"),
+            format!(
+                "a checkpoint could not be recorded ({e}); /rewind may not restore every file this session changes"
+            ),
         );
     }
 }

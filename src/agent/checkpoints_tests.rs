@@ -13,7 +13,9 @@ use tokio_util::sync::CancellationToken;
 
 use super::{CheckpointSite, Checkpoints};
 use crate::agent::link::Emitter;
-use crate::checkpoint::{CallKind, Overwrite, RewindReport, apply_code_rewind, find_turn, plan_code_rewind, session_diff, turn_diff};
+use crate::checkpoint::{
+    CallKind, Overwrite, RewindReport, apply_code_rewind, find_turn, plan_code_rewind, session_diff, turn_diff,
+};
 use crate::config::{CheckpointsConfig, ProviderKind, ToolsConfig};
 use crate::conversation::{Message, Mode};
 use crate::store::{ContentHash, NewSession, Store};
@@ -98,7 +100,7 @@ impl Rig {
         if let Some(guard) = guard {
             capture.after(guard, tool.name(), &format!("call-{}", self.calls)).await;
         }
-        while let Ok(event) = self.events.try_recv() {
+        if let Ok(event) = self.events.try_recv() {
             panic!("capture told the user something: {event:?}");
         }
         let output = output.unwrap_or_else(|e| panic!("{}: {e}", tool.name()));

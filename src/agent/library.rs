@@ -151,9 +151,15 @@ impl Library {
             }
             DiffTarget::LastTurn => {
                 let turns = self.turns(session)?;
-                turns.iter().rev().find(|t| t.files_changed + t.files_reverted > 0).or(turns.last()).cloned().ok_or_else(
-                    || LibraryError::Input(format!("session {session} has no turns yet; there is nothing to show")),
-                )?
+                turns
+                    .iter()
+                    .rev()
+                    .find(|t| t.files_changed + t.files_reverted > 0)
+                    .or(turns.last())
+                    .cloned()
+                    .ok_or_else(|| {
+                        LibraryError::Input(format!("session {session} has no turns yet; there is nothing to show"))
+                    })?
             }
             DiffTarget::Turn(n) => {
                 let turns = self.turns(session)?;

@@ -42,9 +42,9 @@ pub(crate) use events::{
 pub(crate) use events::{CacheReport, ContextPart, SegmentInfo, TurnStats};
 #[cfg(test)]
 pub(crate) use library::SessionDiff;
+pub(crate) use library::{DiffTarget, Library, LibraryAnswer, LibraryError, LibraryRequest};
 #[cfg(test)]
 pub(crate) use rewind::ConversationRewound;
-pub(crate) use library::{DiffTarget, Library, LibraryAnswer, LibraryError, LibraryRequest};
 pub(crate) use rewind::{RewindOutcome, RewindPreview, RewindScope, Rewinder};
 pub(crate) use runner::{AgentHandle, spawn};
 pub(crate) use setup::{AgentSetup, SessionChoice};

@@ -107,8 +107,7 @@ fn a_conversation_rewind_keeps_every_message_but_sends_none_of_the_turn_and_repa
     assert_eq!(rig.store.messages(&rig.session).unwrap().len(), 12, "nothing is deleted");
     let live: Vec<i64> = rig.store.live_messages(&rig.session).unwrap().iter().map(|m| m.seq).collect();
     assert_eq!(live, (t1..t2).collect::<Vec<_>>());
-    let saved: ContextState =
-        serde_json::from_str(&rig.store.context_state(&rig.session).unwrap().unwrap()).unwrap();
+    let saved: ContextState = serde_json::from_str(&rig.store.context_state(&rig.session).unwrap().unwrap()).unwrap();
     assert_eq!(saved.replacements.keys().collect::<Vec<_>>(), ["c1"]);
     assert_eq!(saved.recall.keys().copied().collect::<Vec<_>>(), [t1]);
     let segments = rig.store.segments(&rig.session).unwrap();

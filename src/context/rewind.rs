@@ -51,24 +51,20 @@ pub fn rewind_state(
         .map(|&(first, last)| (first, last.min(seq - 1)))
         .collect();
     let trimmed_changed = out.trimmed != state.trimmed;
-    out.carried.messages = state
-        .carried
-        .messages
-        .iter()
-        .filter(|(s, _)| *s < seq && !out.is_visible(*s))
-        .cloned()
-        .collect();
+    out.carried.messages =
+        state.carried.messages.iter().filter(|(s, _)| *s < seq && !out.is_visible(*s)).cloned().collect();
     out.clipped.retain(|s, _| *s < seq);
     out.recall.retain(|s, _| *s < seq);
 
     let calls: HashSet<&str> = live.iter().flat_map(|(_, m)| m.tool_calls().map(|c| c.id.as_str())).collect();
-    let results: HashSet<&str> =
-        live.iter().filter_map(|(_, m)| m.tool_result().map(|r| r.call_id.as_str())).collect();
+    let results: HashSet<&str> = live.iter().filter_map(|(_, m)| m.tool_result().map(|r| r.call_id.as_str())).collect();
     let justified = dedup_decisions(&live);
     out.replacements = state
         .replacements
         .iter()
-        .filter(|(id, r)| results.contains(id.as_str()) && (!r.kind.is_dedup() || still_justified(r, justified.get(*id))))
+        .filter(|(id, r)| {
+            results.contains(id.as_str()) && (!r.kind.is_dedup() || still_justified(r, justified.get(*id)))
+        })
         .map(|(id, r)| (id.clone(), r.clone()))
         .collect();
     out.shrunk_arguments.retain(|id, _| calls.contains(id.as_str()));

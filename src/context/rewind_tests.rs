@@ -171,6 +171,6 @@ fn what_stays_is_sent_exactly_as_before_so_its_cached_prefix_holds() {
     assert_eq!(rewound.prompt, state.prompt);
     let mut after = Pipeline::restore(config, rewound, h.before(t3));
     let sent_after = after.view(200_000);
-    assert_eq!(sent_after.len(), sent_before.len() - (h.messages.len() as usize - (t3 as usize - 1)));
+    assert_eq!(sent_after.len(), sent_before.len() - (h.messages.len() - (t3 as usize - 1)));
     assert_eq!(sent_after[..], sent_before[..sent_after.len()], "byte for byte the same prefix");
 }

@@ -10,7 +10,16 @@ fn store() -> (tempfile::TempDir, Store) {
 
 fn session(store: &Store) -> (ProjectId, String) {
     let p = store.project(std::path::Path::new("/work/a")).unwrap();
-    let s = store.create_session(p, NewSession { provider: crate::config::ProviderKind::Anthropic, model: "m", mode: crate::conversation::Mode::Edit }).unwrap();
+    let s = store
+        .create_session(
+            p,
+            NewSession {
+                provider: crate::config::ProviderKind::Anthropic,
+                model: "m",
+                mode: crate::conversation::Mode::Edit,
+            },
+        )
+        .unwrap();
     (p, s.id)
 }
 
@@ -237,8 +246,13 @@ fn a_summary_made_before_a_rewind_that_took_back_what_it_covers_is_not_put_back_
         store.append_message(&s, &Message::user(format!("m{i}"))).unwrap();
     }
     let compact = |through: i64, text: &str| {
-        let record =
-            crate::store::CompactionRecord { trigger: "auto", through_seq: through, tokens_before: 9, tokens_after: 3, summary: text };
+        let record = crate::store::CompactionRecord {
+            trigger: "auto",
+            through_seq: through,
+            tokens_before: 9,
+            tokens_after: 3,
+            summary: text,
+        };
         store.commit_compaction(&s, "{}", &record, None).unwrap();
     };
     compact(8, "covers 1-8, written while 5-8 were live");

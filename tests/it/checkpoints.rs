@@ -198,11 +198,8 @@ async fn a_conversation_rewind_leaves_the_files_and_the_next_request_and_a_resum
 
     // The stored history keeps everything; the export marks what was rewound.
     let export = text(&cairn(&sandbox, &["export", &id]).await.stdout);
-    let rewound: Vec<Value> = export
-        .lines()
-        .map(|l| serde_json::from_str::<Value>(l).unwrap())
-        .filter(|l| l["rewound"] == true)
-        .collect();
+    let rewound: Vec<Value> =
+        export.lines().map(|l| serde_json::from_str::<Value>(l).unwrap()).filter(|l| l["rewound"] == true).collect();
     assert_eq!(rewound.len(), 4);
     assert_eq!(rewound[0]["content"], "build it");
     // Turns are numbered over what is left: the rewound one is gone from the list.
@@ -220,9 +217,8 @@ async fn a_file_changed_by_hand_after_the_turn_is_a_conflict_left_as_it_is_until
             .turn(Turn::text("Generated.")),
     )
     .await;
-    let id = session_of(
-        &sandbox.run(Api::Anthropic, &mock, &["--yes", "-p", "generate", "--output-format", "json"]).await,
-    );
+    let id =
+        session_of(&sandbox.run(Api::Anthropic, &mock, &["--yes", "-p", "generate", "--output-format", "json"]).await);
     sandbox.write("gen.txt", "my own version\n");
 
     let out = cairn(&sandbox, &["rewind", &id, "--to", "1", "--code"]).await;
@@ -315,9 +311,7 @@ async fn rewind_in_the_terminal_takes_back_code_and_conversation() {
         let done = screen.wait("the report", |s| s.contains("rewound to before turn 2"));
         assert!(done.contains("no longer sent to the model"), "{done}");
         assert!(!done.contains("Reworked a and b"), "the rewound turn leaves the transcript:\n{done}");
-        screen.wait("the prompt offered again", |s| {
-            s.lines().rev().take(4).any(|l| l.contains("rework a and b"))
-        });
+        screen.wait("the prompt offered again", |s| s.lines().rev().take(4).any(|l| l.contains("rework a and b")));
     });
     assert_eq!(tree_hash(&root), before, "every file, folder, mode and link as before the turn");
     tokio::task::block_in_place(|| {

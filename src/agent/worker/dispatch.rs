@@ -11,9 +11,9 @@ use super::Worker;
 use crate::agent::approvals::Approval;
 use crate::agent::checkpoints::Capture;
 use crate::agent::events::{AgentEvent, ToolFinished, TurnStats};
+use crate::checkpoint::CallKind;
 use crate::context::{TruncationLimits, turn_overflow};
 use crate::conversation::{Message, ToolCall, ToolResult};
-use crate::checkpoint::CallKind;
 use crate::store::ToolRecord;
 use crate::tools::{Access, Prepared, Tool, ToolContext, ToolOutput, Verdict, decide};
 

@@ -52,8 +52,14 @@ impl Worker {
     ) -> Result<Worker, StoreError> {
         let model =
             ModelSlot::new(setup.provider, setup.provider_kind, setup.model, setup.window_override, &setup.config);
-        let session =
-            SessionState::load(setup.store.clone(), session, &setup.config.context, setup.redactor, link.emitter(), None)?;
+        let session = SessionState::load(
+            setup.store.clone(),
+            session,
+            &setup.config.context,
+            setup.redactor,
+            link.emitter(),
+            None,
+        )?;
         let place =
             Workplace::new(setup.store, setup.project, setup.root, setup.cwd, setup.config, setup.truncations_dir);
         let checkpoints = start_checkpoints(&place, session.id(), &link);

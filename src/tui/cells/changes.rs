@@ -11,7 +11,12 @@ use crate::tui::wrap::{Para, truncate_spans, wrap_paras};
 /// One file's part of the diff.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum FilePart {
-    Text { path: String, diff: Diff, created: bool, deleted: bool },
+    Text {
+        path: String,
+        diff: Diff,
+        created: bool,
+        deleted: bool,
+    },
     /// A line to show as it is: "Binary files … differ", "# x: changed; content not kept", a
     /// mode change.
     Note(String),
@@ -71,10 +76,8 @@ impl ChangesCell {
             FilePart::Text { diff, .. } => (a + diff.added, r + diff.removed),
             FilePart::Note(_) => (a, r),
         });
-        let mut head = vec![
-            Span::styled("± ", theme.accent),
-            Span::styled(format!("Changes of {}", self.title), theme.title),
-        ];
+        let mut head =
+            vec![Span::styled("± ", theme.accent), Span::styled(format!("Changes of {}", self.title), theme.title)];
         if self.parts.is_empty() {
             head.push(Span::styled("  no file changes", theme.dim));
             return vec![Line::from(truncate_spans(head, width as usize))];
@@ -88,7 +91,8 @@ impl ChangesCell {
         for part in &self.parts {
             match part {
                 FilePart::Text { path, diff, created, deleted } => {
-                    let mut spans = vec![Span::styled("  ", theme.faint), Span::styled(path.clone(), theme.diff_header)];
+                    let mut spans =
+                        vec![Span::styled("  ", theme.faint), Span::styled(path.clone(), theme.diff_header)];
                     if *created {
                         spans.push(Span::styled("  (new)", theme.dim));
                     } else if *deleted {
@@ -173,6 +177,9 @@ diff scripts/run.sh\nold mode 100755\nnew mode 100644\n\
 
     #[test]
     fn nothing_changed_says_so() {
-        assert_eq!(text(&ChangesCell::new("turn 2 (“look”)", ""), 80), ["± Changes of turn 2 (“look”)  no file changes"]);
+        assert_eq!(
+            text(&ChangesCell::new("turn 2 (“look”)", ""), 80),
+            ["± Changes of turn 2 (“look”)  no file changes"]
+        );
     }
 }

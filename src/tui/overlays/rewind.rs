@@ -114,7 +114,9 @@ impl RewindView {
                     let (user_seq, scope) = (preview.turn.user_seq, preview.scope);
                     (RewindStep::Working("rewinding…"), ViewOutcome::Rewind { user_seq, scope, overwrite })
                 }
-                other => (RewindStep::Conflicts { preview, choice: moved(choice, step_of(other), 2) }, ViewOutcome::Stay),
+                other => {
+                    (RewindStep::Conflicts { preview, choice: moved(choice, step_of(other), 2) }, ViewOutcome::Stay)
+                }
             },
         }
     }
@@ -202,9 +204,19 @@ impl RewindView {
                     put(
                         buf,
                         y,
-                        Line::from(vec![Span::styled(marker, theme.accent.patch(base)), Span::styled(label, theme.title.patch(base))]),
+                        Line::from(vec![
+                            Span::styled(marker, theme.accent.patch(base)),
+                            Span::styled(label, theme.title.patch(base)),
+                        ]),
                     );
-                    put(buf, y + 1, Line::from(vec![Span::styled("    ", base), Span::styled(truncate(what, w as usize - 4), theme.dim.patch(base))]));
+                    put(
+                        buf,
+                        y + 1,
+                        Line::from(vec![
+                            Span::styled("    ", base),
+                            Span::styled(truncate(what, w as usize - 4), theme.dim.patch(base)),
+                        ]),
+                    );
                     y += 3;
                 }
             }
@@ -220,7 +232,10 @@ impl RewindView {
                 );
                 let mut lines = wrap_paras(&[Para::plain(vec![Span::styled(intro, theme.text)])], w);
                 for c in &preview.conflicts {
-                    lines.push(Line::from(vec![Span::styled("  • ", theme.notice_warning), Span::styled(c.path.clone(), theme.text)]));
+                    lines.push(Line::from(vec![
+                        Span::styled("  • ", theme.notice_warning),
+                        Span::styled(c.path.clone(), theme.text),
+                    ]));
                 }
                 let unrestorable: Vec<Para> = preview
                     .unrestorable

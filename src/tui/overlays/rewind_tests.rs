@@ -89,7 +89,10 @@ fn a_turn_then_what_to_take_back_then_the_agent_is_asked() {
 fn no_conflict_goes_ahead_and_conflicts_are_skipped_or_overwritten_as_chosen() {
     let mut v = view();
     let clean = v.planned(preview(RewindScope::Both, &[]));
-    assert_eq!(clean, Some(ViewOutcome::Rewind { user_seq: 7, scope: RewindScope::Both, overwrite: Overwrite::Nothing }));
+    assert_eq!(
+        clean,
+        Some(ViewOutcome::Rewind { user_seq: 7, scope: RewindScope::Both, overwrite: Overwrite::Nothing })
+    );
 
     let mut v = view();
     assert_eq!(v.planned(preview(RewindScope::Both, &["src/cart.rs", "README.md"])), None);
