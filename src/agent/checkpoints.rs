@@ -10,7 +10,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use super::events::NoticeLevel;
 use super::link::Emitter;
 use crate::checkpoint::{CallGuard, CallKind, CheckpointError, Checkpointer};
-use crate::config::CheckpointsConfig;
+use crate::config::{CheckpointsConfig, Redactor};
 use crate::store::{ProjectId, Store};
 
 pub(super) struct Checkpoints {
@@ -41,6 +41,8 @@ pub(super) struct CheckpointSite<'a> {
     pub config: &'a CheckpointsConfig,
     /// Folders never scanned (cairn's own data when it sits inside the project).
     pub exclude: Vec<PathBuf>,
+    /// Key values no kept content may hold.
+    pub secrets: &'a Redactor,
 }
 
 impl Checkpoints {
@@ -51,7 +53,7 @@ impl Checkpoints {
         let warned = Arc::new(AtomicBool::new(false));
         let inner =
             match Checkpointer::new(site.store, site.session, site.project, site.root, site.config, site.exclude) {
-                Ok(c) => Some(Arc::new(Mutex::new(c))),
+                Ok(c) => Some(Arc::new(Mutex::new(c.keeping_out(site.secrets)))),
                 Err(e) => {
                     tracing::error!(error = %e, "checkpoints are off for this session");
                     warned.store(true, Ordering::SeqCst);

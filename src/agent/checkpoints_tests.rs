@@ -62,6 +62,7 @@ impl Rig {
             root: &root,
             config: &config,
             exclude: vec![],
+            secrets: &secrets(),
         };
         let checkpoints = Checkpoints::start(site, Emitter::new(tx));
         let ctx = ToolContext {
@@ -118,12 +119,27 @@ impl Rig {
 
     fn rewind_code_to(&self, turn: u32, overwrite: bool) -> RewindReport {
         let turn = find_turn(&self.store, &self.session, turn).unwrap();
-        let plan =
-            plan_code_rewind(&self.store, &self.session, &self.root, &CheckpointsConfig::default(), turn.user_seq)
-                .unwrap();
+        let plan = plan_code_rewind(
+            &self.store,
+            &self.session,
+            &self.root,
+            &CheckpointsConfig::default(),
+            &secrets(),
+            turn.user_seq,
+        )
+        .unwrap();
         let overwrite = if overwrite { Overwrite::All } else { Overwrite::Nothing };
         apply_code_rewind(&self.store, &self.root, &plan, &overwrite).unwrap()
     }
+}
+
+/// The provider key of these sessions.
+const KEY: &str = "sk-ant-api03-TESTKEYTESTKEY-42";
+
+fn secrets() -> crate::config::Redactor {
+    let mut r = crate::config::Redactor::default();
+    r.add("ANTHROPIC_API_KEY", KEY);
+    r
 }
 
 /// Every entry under `root`: its kind, permission bits, and the SHA-256 of its content (a link:
@@ -283,14 +299,18 @@ async fn secrets_are_never_copied_and_files_outside_the_project_are_not_touched(
     rig.prompt("configure");
     rig.bash(&format!("echo 'API_KEY=sk-other' > .env && echo b > a.txt && echo outside > {}", elsewhere.display()))
         .await;
+    // The model writes the provider key into a file: recorded as changed, never stored.
+    rig.call(&FileWrite, json!({"path": "pasted.txt", "content": format!("key = {KEY}\n")})).await;
     let db = std::fs::read(rig._dirs.1.path().join("cairn.db")).unwrap();
     let wal = std::fs::read(rig._dirs.1.path().join("cairn.db-wal")).unwrap_or_default();
     for bytes in [&db, &wal] {
         assert!(!bytes.windows(9).any(|w| w == b"sk-secret"), "a never_store file's content reached the database");
+        assert!(!bytes.windows(KEY.len()).any(|w| w == KEY.as_bytes()), "a provider key reached the database");
     }
     let report = rig.rewind_code_to(1, false);
     assert_eq!(report.unrestorable.len(), 1, "{report:?}");
     assert!(report.unrestorable[0].reason.contains("checkpoints.never_store"), "{report:?}");
+    assert_eq!(report.deleted, ["pasted.txt"], "a new file is deleted: nothing of it had to be kept");
     assert_eq!(std::fs::read_to_string(rig.root.join("a.txt")).unwrap(), "a\n");
     assert_eq!(std::fs::read_to_string(&elsewhere).unwrap(), "outside\n", "outside the project is not cairn's to undo");
     let diff = session_diff(&rig.store, &rig.session).unwrap();

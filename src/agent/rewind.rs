@@ -13,7 +13,7 @@ use serde::Serialize;
 
 use super::library::LibraryError;
 use crate::checkpoint::{Overwrite, PathNote, RewindReport, apply_code_rewind, plan_code_rewind};
-use crate::config::CheckpointsConfig;
+use crate::config::{CheckpointsConfig, Redactor};
 use crate::context::{ContextState, SummaryState, rewind_state};
 use crate::store::{Store, StoreError, TurnInfo};
 
@@ -129,6 +129,8 @@ pub struct Rewinder<'a> {
     /// The project root, canonical.
     pub root: &'a Path,
     pub config: &'a CheckpointsConfig,
+    /// The key values capture kept out of the store.
+    pub secrets: &'a Redactor,
 }
 
 impl Rewinder<'_> {
@@ -168,7 +170,7 @@ impl Rewinder<'_> {
     /// What taking back the code of `turn` and every later turn would do.
     pub fn preview(&self, turn: TurnInfo, scope: RewindScope) -> Result<RewindPreview, LibraryError> {
         let (files, conflicts, unrestorable) = if scope.code() {
-            let plan = plan_code_rewind(self.store, self.session, self.root, self.config, turn.user_seq)
+            let plan = plan_code_rewind(self.store, self.session, self.root, self.config, self.secrets, turn.user_seq)
                 .map_err(|e| LibraryError::Failed(format!("could not read the checkpoints: {e}")))?;
             (plan.paths.len(), plan.conflicts(), plan.unrestorable())
         } else {
@@ -186,7 +188,7 @@ impl Rewinder<'_> {
         overwrite: &Overwrite,
     ) -> Result<RewindOutcome, LibraryError> {
         let code = if scope.code() {
-            let plan = plan_code_rewind(self.store, self.session, self.root, self.config, turn.user_seq)
+            let plan = plan_code_rewind(self.store, self.session, self.root, self.config, self.secrets, turn.user_seq)
                 .map_err(|e| LibraryError::Failed(format!("could not read the checkpoints: {e}")))?;
             let report = apply_code_rewind(self.store, self.root, &plan, overwrite)
                 .map_err(|e| LibraryError::Failed(format!("could not restore the files: {e}")))?;

@@ -2,7 +2,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
 
 use super::*;
-use crate::config::ProviderKind;
+use crate::config::{ProviderKind, Redactor};
 use crate::context::{Replacement, ReplacementKind};
 use crate::conversation::{Block, Message, Mode, ToolCall, ToolResult};
 use crate::store::{CaptureBatch, ContentHash, NewBlob, NewChange, NewSession, PathState, TurnChanges};
@@ -13,6 +13,7 @@ struct Rig {
     store: Store,
     session: String,
     config: CheckpointsConfig,
+    secrets: Redactor,
 }
 
 impl Rig {
@@ -23,11 +24,18 @@ impl Rig {
         let store = Store::open(&data.path().join("cairn.db")).unwrap();
         let p = store.project(&root).unwrap();
         let s = store.create_session(p, NewSession { provider: ProviderKind::Anthropic, model: "m", mode: Mode::Edit });
-        Rig { _dirs: (project, data), root, store, session: s.unwrap().id, config: CheckpointsConfig::default() }
+        let (config, secrets) = (CheckpointsConfig::default(), Redactor::default());
+        Rig { _dirs: (project, data), root, store, session: s.unwrap().id, config, secrets }
     }
 
     fn rewinder(&self) -> Rewinder<'_> {
-        Rewinder { store: &self.store, session: &self.session, root: &self.root, config: &self.config }
+        Rewinder {
+            store: &self.store,
+            session: &self.session,
+            root: &self.root,
+            config: &self.config,
+            secrets: &self.secrets,
+        }
     }
 
     fn append(&self, m: Message) -> i64 {

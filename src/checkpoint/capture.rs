@@ -15,7 +15,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use super::observe::{KeepRules, Observed, observe};
 use super::scan::{Content, Delta, Entry, Stamp, Tree};
 use super::walk::{ScanError, ScanLimits};
-use crate::config::CheckpointsConfig;
+use crate::config::{CheckpointsConfig, Redactor};
 use crate::store::{
     CaptureBatch, ManifestDelta, ManifestEntry, NewBlob, NewChange, PathState, ProjectId, Store, StoreError,
     TurnChanges, Unkept,
@@ -140,6 +140,13 @@ impl Checkpointer {
             scan_off: None,
             turn: None,
         })
+    }
+
+    /// Contents holding one of these key values are never kept (they are recorded as changed,
+    /// and a rewind says it cannot restore them).
+    pub fn keeping_out(mut self, secrets: &Redactor) -> Checkpointer {
+        self.rules = self.rules.keeping_out(secrets);
+        self
     }
 
     pub fn root(&self) -> &Path {

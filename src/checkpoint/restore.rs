@@ -11,7 +11,7 @@ use serde::Serialize;
 use super::capture::CheckpointError;
 use super::observe::{KeepRules, observe};
 use super::plan::{Action, PathNote, RewindPlan, Verdict, plan};
-use crate::config::CheckpointsConfig;
+use crate::config::{CheckpointsConfig, Redactor};
 use crate::store::{BlobContent, ContentHash, Store};
 
 /// What a code rewind did.
@@ -69,15 +69,17 @@ impl RewindReport {
 }
 
 /// Plan taking back the code changes of every turn from the one opened by `from_user_seq` on.
+/// `secrets` are the key values capture kept out, so what is on disk is read as capture read it.
 pub fn plan_code_rewind(
     store: &Store,
     session: &str,
     root: &Path,
     config: &CheckpointsConfig,
+    secrets: &Redactor,
     from_user_seq: i64,
 ) -> Result<RewindPlan, CheckpointError> {
     let changes = store.checkpoint_changes(session, from_user_seq, None)?;
-    let rules = KeepRules::new(config).map_err(CheckpointError::Config)?;
+    let rules = KeepRules::new(config).map_err(CheckpointError::Config)?.keeping_out(secrets);
     let mut now = HashMap::new();
     let mut targets = Vec::new();
     for change in changes.iter().filter(|c| !c.reverted) {

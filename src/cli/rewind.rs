@@ -56,8 +56,15 @@ pub fn rewind(
         )),
         other => other.into(),
     })?;
-    let rewinder =
-        Rewinder { store: &store, session: &session.id, root: &startup.root, config: &startup.config.checkpoints };
+    // The same key values the agent kept out of the store, so files are read as it read them.
+    let secrets = crate::config::Redactor::from_env(&crate::config::env_var);
+    let rewinder = Rewinder {
+        store: &store,
+        session: &session.id,
+        root: &startup.root,
+        config: &startup.config.checkpoints,
+        secrets: &secrets,
+    };
     let chosen = rewinder.turn_numbered(turn)?;
     let overwrite = if force { Overwrite::All } else { Overwrite::Nothing };
     let outcome = rewinder.rewind(chosen, scope, &overwrite)?;

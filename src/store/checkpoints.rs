@@ -25,6 +25,8 @@ pub enum Unkept {
     Unreadable,
     /// Another cairn on the same project replaced the copy before this change was recorded.
     Missing,
+    /// It holds the value of a provider key: never copied into the database.
+    Secret,
 }
 
 impl Unkept {
@@ -35,6 +37,7 @@ impl Unkept {
             Unkept::IgnoredDir => "ignored_dir",
             Unkept::Unreadable => "unreadable",
             Unkept::Missing => "missing",
+            Unkept::Secret => "secret",
         }
     }
 
@@ -45,6 +48,7 @@ impl Unkept {
             "ignored_dir" => Unkept::IgnoredDir,
             "unreadable" => Unkept::Unreadable,
             "missing" => Unkept::Missing,
+            "secret" => Unkept::Secret,
             _ => return None,
         })
     }
@@ -57,6 +61,7 @@ impl Unkept {
             Unkept::IgnoredDir => "it is inside an ignored folder too large to checkpoint",
             Unkept::Unreadable => "it could not be read",
             Unkept::Missing => "another cairn on this project replaced the copy before it was recorded",
+            Unkept::Secret => "it holds the value of a provider key, which is never stored",
         }
     }
 }

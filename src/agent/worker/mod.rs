@@ -62,7 +62,7 @@ impl Worker {
         )?;
         let place =
             Workplace::new(setup.store, setup.project, setup.root, setup.cwd, setup.config, setup.truncations_dir);
-        let checkpoints = start_checkpoints(&place, session.id(), &link);
+        let checkpoints = start_checkpoints(&place, session.id(), session.redactor(), &link);
         let mut worker = Worker {
             cache: CacheWatch::new(place.config().cache.ttl),
             place,
@@ -89,7 +89,7 @@ impl Worker {
         self.replace_session(info)?;
         self.tools.new_session();
         if switching {
-            self.checkpoints = start_checkpoints(&self.place, self.session.id(), &self.link);
+            self.checkpoints = start_checkpoints(&self.place, self.session.id(), self.session.redactor(), &self.link);
         }
         Ok(())
     }
@@ -277,7 +277,7 @@ impl Worker {
 }
 
 /// The checkpoints of the session `id` opened in `place`.
-fn start_checkpoints(place: &Workplace, id: &str, link: &Link) -> Checkpoints {
+fn start_checkpoints(place: &Workplace, id: &str, secrets: &crate::config::Redactor, link: &Link) -> Checkpoints {
     let site = CheckpointSite {
         store: place.store().clone(),
         session: id,
@@ -285,6 +285,7 @@ fn start_checkpoints(place: &Workplace, id: &str, link: &Link) -> Checkpoints {
         root: place.root(),
         config: &place.config().checkpoints,
         exclude: place.checkpoint_exclusions(),
+        secrets,
     };
     Checkpoints::start(site, link.emitter())
 }

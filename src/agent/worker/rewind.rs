@@ -15,6 +15,7 @@ impl Worker {
             session: self.session.id(),
             root: self.place.root(),
             config: &self.place.config().checkpoints,
+            secrets: self.session.redactor(),
         }
     }
 
