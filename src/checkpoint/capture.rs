@@ -13,7 +13,8 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use super::observe::{KeepRules, Observed, observe};
-use super::scan::{Content, Delta, Entry, Stamp, Tree};
+use super::scan::{Content, Delta, Entry, Tree};
+use super::stamp::Stamp;
 use super::walk::{ScanError, ScanLimits};
 use crate::config::{CheckpointsConfig, Redactor};
 use crate::store::{

@@ -5,7 +5,7 @@ use std::path::Path;
 
 use globset::{GlobBuilder, GlobSet, GlobSetBuilder};
 
-use super::scan::Stamp;
+use super::stamp::Stamp;
 use super::walk;
 use crate::config::{CheckpointsConfig, Redactor};
 use crate::store::{NewBlob, PathState, Unkept};
