@@ -23,11 +23,14 @@ mod events;
 mod library;
 mod link;
 mod model_slot;
+mod models;
+mod recap;
 mod rewind;
 mod runner;
 mod session_state;
 mod setup;
 mod slash;
+mod spend;
 mod toolbox;
 mod worker;
 mod workplace;
@@ -35,18 +38,23 @@ mod workplace;
 pub(crate) use auxiliary::AuxModel;
 pub use events::AgentEvent;
 pub(crate) use events::{
-    ApprovalDecision, ApprovalRequest, CacheStats, CompactionEvent, CompactionTrigger, ContextBreakdown, ContextReport,
-    ContextStatus, NoticeLevel, ToolFinished, TurnOutcome, TurnSummary, UserCommand,
+    ApprovalDecision, ApprovalKind, ApprovalRequest, Attachment, CacheStats, CompactionEvent, CompactionTrigger,
+    ContextBreakdown, ContextReport, ContextStatus, HistoryMark, HistoryRecap, ModelList, NoticeLevel, ToolFinished,
+    TurnOutcome, TurnStats, TurnSummary, UserCommand,
 };
 #[cfg(test)]
-pub(crate) use events::{CacheReport, ContextPart, SegmentInfo, TurnStats};
+pub(crate) use events::{CacheReport, ContextPart, CostReport, ModelChoice, SegmentInfo};
 #[cfg(test)]
 pub(crate) use library::SessionDiff;
-pub(crate) use library::{DiffTarget, Library, LibraryAnswer, LibraryError, LibraryRequest};
+pub(crate) use library::{
+    DiffTarget, Library, LibraryAnswer, LibraryError, LibraryRequest, memory_origin, provenance_suffix, usage_lines,
+};
+pub(crate) use models::ModelLister;
+pub(crate) use recap::split_attachments;
 #[cfg(test)]
 pub(crate) use rewind::ConversationRewound;
 pub(crate) use rewind::{RewindOutcome, RewindPreview, RewindScope, Rewinder};
 pub(crate) use runner::{AgentHandle, spawn};
 pub(crate) use setup::{AgentSetup, SessionChoice};
-pub(crate) use slash::{COMMANDS, SlashCommand, parse_slash};
+pub(crate) use slash::{COMMANDS, SHELL_PREFIXES, SlashCommand, parse_shell, parse_slash};
 pub(crate) use worker::INTERRUPTED_MARK;

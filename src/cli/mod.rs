@@ -7,6 +7,7 @@ mod editor;
 mod error;
 mod file_index;
 mod interactive;
+mod mistyped;
 mod replay;
 mod rewind;
 mod startup;
@@ -23,6 +24,7 @@ use std::process::ExitCode;
 pub async fn run(cli: Cli) -> ExitCode {
     match dispatch(cli).await {
         Ok(code) => code,
+        Err(CliError::OutputClosed) => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("cairn: {e}");
             ExitCode::from(e.code())
@@ -35,6 +37,7 @@ async fn dispatch(cli: Cli) -> Result<ExitCode, CliError> {
     match &cli.command {
         Some(Command::Sessions { json }) => subcommands::sessions(&startup, *json),
         Some(Command::Export { id }) => subcommands::export(&startup, id),
+        Some(Command::Usage { json, days }) => subcommands::usage(&startup, *json, *days),
         Some(Command::Memories { json }) => subcommands::memories(&startup, *json),
         Some(Command::Forget { id }) => subcommands::forget(&startup, id),
         Some(Command::Rewind { id, to, code, conversation, both: _, force, json }) => {
@@ -60,7 +63,12 @@ async fn dispatch(cli: Cli) -> Result<ExitCode, CliError> {
                 let prompt = read_prompt(prompt)?;
                 startup.headless(&cli, prompt).await
             }
-            None => interactive::run(&startup, &cli).await,
+            None => {
+                if let Some(prompt) = &cli.prompt {
+                    mistyped::check(prompt)?;
+                }
+                interactive::run(&startup, &cli).await
+            }
         },
     }
 }
@@ -79,4 +87,12 @@ fn read_prompt(arg: &str) -> Result<String, CliError> {
         return Err(CliError::Usage("the prompt is empty; give it after -p, or pipe it in with -p -".into()));
     }
     Ok(prompt)
+}
+
+/// A stored time as the listings show it (`cairn sessions`, `cairn rewind`): local, to the
+/// minute; a time that does not parse is shown as stored.
+fn local_time(rfc3339: &str) -> String {
+    chrono::DateTime::parse_from_rfc3339(rfc3339)
+        .map(|t| t.with_timezone(&chrono::Local).format("%Y-%m-%d %H:%M").to_string())
+        .unwrap_or_else(|_| rfc3339.to_string())
 }

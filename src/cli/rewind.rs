@@ -5,8 +5,8 @@ use std::io::Write;
 use std::process::ExitCode;
 
 use super::error::CliError;
+use super::local_time;
 use super::startup::Startup;
-use super::subcommands::local_time;
 use crate::agent::{DiffTarget, Library, RewindScope, Rewinder};
 use crate::checkpoint::Overwrite;
 use crate::store::StoreError;

@@ -41,6 +41,39 @@ pub struct Config {
     /// The OS sandbox for `bash`.
     pub sandbox: SandboxConfig,
     pub checkpoints: CheckpointsConfig,
+    pub notify: NotifyConfig,
+}
+
+/// How the terminal tells the user cairn needs them.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum NotifyMethod {
+    /// The terminal bell (BEL): every terminal has one; most flag the tab or window.
+    #[default]
+    Bell,
+    /// A desktop notification through OSC 9 (iTerm2, WezTerm, Windows Terminal, Ghostty).
+    Osc9,
+    /// A desktop notification through OSC 777 (urxvt, foot, Konsole, VTE terminals).
+    Osc777,
+    Off,
+}
+
+/// `[notify]`: ringing or notifying when an approval waits or a long turn ends.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct NotifyConfig {
+    pub method: NotifyMethod,
+    /// A turn that ran at least this long ends with a notification: long enough that the user
+    /// has likely looked away, short enough that they are not kept waiting.
+    pub after_secs: u64,
+    /// An approval that waits notifies at once.
+    pub approvals: bool,
+}
+
+impl Default for NotifyConfig {
+    fn default() -> Self {
+        NotifyConfig { method: NotifyMethod::Bell, after_secs: 10, approvals: true }
+    }
 }
 
 /// `[memory]`: memories and recall.

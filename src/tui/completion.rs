@@ -119,8 +119,8 @@ fn commands(typed: &str) -> Vec<Candidate> {
         .map(|(name, arg, help)| Candidate {
             label: if arg.is_empty() { name.to_string() } else { format!("{name} {arg}") },
             detail: help.to_string(),
-            // An optional argument (`[ID]`, `[N|last]`) need not be typed: Enter runs the
-            // command as it is; a required one waits for it.
+            // A command whose argument is optional (`[ID]`, `[N|last]`) runs from the list at once
+            // (its picker opens, or it runs as it is); one that needs an argument waits for it.
             insert: if arg.is_empty() || arg.starts_with('[') { name.to_string() } else { format!("{name} ") },
         })
         .collect()
@@ -160,7 +160,7 @@ mod tests {
         assert_eq!(c.kind, CompletionKind::Command);
         assert_eq!(c.items[0].label, "/memories");
         let c = complete(&lines("/mo"), 0, 3, &FileIndex::default()).unwrap();
-        assert_eq!(c.items.iter().map(|i| i.insert.as_str()).collect::<Vec<_>>(), ["/mode ", "/model "]);
+        assert_eq!(c.items.iter().map(|i| i.insert.as_str()).collect::<Vec<_>>(), ["/mode ", "/model"]);
         assert!(complete(&lines("/"), 0, 1, &FileIndex::default()).unwrap().items.len() >= 8);
     }
 

@@ -30,6 +30,25 @@ pub struct ChangesCell {
 }
 
 impl ChangesCell {
+    /// The words a transcript search finds: the title, each file's name and its rows.
+    pub fn search_text(&self) -> String {
+        let mut text = self.title.clone();
+        for part in &self.parts {
+            text.push('\n');
+            match part {
+                FilePart::Text { path, diff, .. } => {
+                    text.push_str(path);
+                    for row in &diff.rows {
+                        text.push('\n');
+                        text.push_str(&row.text);
+                    }
+                }
+                FilePart::Note(note) => text.push_str(note),
+            }
+        }
+        text
+    }
+
     /// Split a multi-file unified diff (as `/diff` gets it) into files.
     pub fn new(title: impl Into<String>, text: &str) -> ChangesCell {
         let mut parts = Vec::new();

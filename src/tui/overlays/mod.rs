@@ -7,17 +7,21 @@ mod approval;
 mod context;
 mod help;
 mod memories;
+mod models;
 mod rewind;
 mod sessions;
 mod setup;
+mod text;
 
 pub use approval::{ApprovalDialog, reason_editor};
 pub use context::{ContextView, level_style};
 pub use help::HelpView;
 pub use memories::MemoriesView;
+pub use models::ModelsView;
 pub use rewind::RewindView;
 pub use sessions::SessionsView;
 pub use setup::render_setup;
+pub use text::TextView;
 
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
@@ -36,6 +40,9 @@ pub enum Overlay {
     Memories(MemoriesView),
     Context(ContextView),
     Rewind(RewindView),
+    Models(ModelsView),
+    /// A tool's whole output, or the `/usage` report.
+    Text(TextView),
 }
 
 /// A key as a view sees it.
@@ -71,6 +78,8 @@ pub enum ViewOutcome {
         scope: RewindScope,
         overwrite: Overwrite,
     },
+    /// Close, and switch to this model.
+    SetModel(String),
 }
 
 impl Overlay {
@@ -86,6 +95,8 @@ impl Overlay {
             // Nothing to move or open: the view only shows.
             Overlay::Context(_) => ViewOutcome::Stay,
             Overlay::Rewind(v) => v.on_key(key),
+            Overlay::Models(v) => v.on_key(key),
+            Overlay::Text(v) => v.on_key(key),
         }
     }
 
@@ -97,6 +108,8 @@ impl Overlay {
             Overlay::Memories(v) => v.move_by(if up { -1 } else { 1 }),
             Overlay::Context(_) => {}
             Overlay::Rewind(v) => v.move_by(if up { -1 } else { 1 }),
+            Overlay::Models(v) => v.move_by(if up { -1 } else { 1 }),
+            Overlay::Text(v) => v.scroll_by(if up { -3 } else { 3 }),
         }
     }
 
@@ -107,6 +120,8 @@ impl Overlay {
             Overlay::Memories(v) => v.render(area, buf, theme),
             Overlay::Context(v) => v.render(area, buf, theme),
             Overlay::Rewind(v) => v.render(area, buf, theme),
+            Overlay::Models(v) => v.render(area, buf, theme),
+            Overlay::Text(v) => v.render(area, buf, theme),
         }
     }
 }

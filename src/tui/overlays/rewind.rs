@@ -321,7 +321,8 @@ fn step_of(key: ViewKey) -> isize {
             | OverlayAction::Open
             | OverlayAction::TogglePin
             | OverlayAction::ToggleGlobal
-            | OverlayAction::Delete,
+            | OverlayAction::Delete
+            | OverlayAction::Search,
         )
         | ViewKey::Other => 0,
     }

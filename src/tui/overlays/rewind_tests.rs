@@ -1,3 +1,5 @@
+#![cfg(test)]
+
 use std::collections::{BTreeSet, HashMap};
 use std::sync::Arc;
 
@@ -169,6 +171,7 @@ fn connected() -> (App, mpsc::UnboundedReceiver<UserCommand>) {
         mode: Mode::Edit,
         model: "m".into(),
         window: 200_000,
+        recap: Default::default(),
     });
     (app, rx)
 }
