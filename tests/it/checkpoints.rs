@@ -135,6 +135,12 @@ async fn cairn_rewind_code_puts_every_file_back_byte_for_byte_without_git() {
     assert!(after.starts_with("No file changes in this session"), "{after}");
     let listed = text(&cairn(&sandbox, &["rewind", &id]).await.stdout);
     assert!(listed.contains("rework a and b"), "{listed}");
+    // `cairn doctor` says what the checkpoints hold and the space they take against the cap.
+    let doctor = text(&cairn(&sandbox, &["doctor"]).await.stdout);
+    let section = doctor.split("\nCheckpoints\n").nth(1).unwrap_or_else(|| panic!("{doctor}"));
+    assert!(section.contains("enabled            yes"), "{section}");
+    assert!(section.contains("MB stored of the 1024 MB cap"), "{section}");
+    assert!(section.contains("recorded           1 checkpoints, "), "one turn changed files: {section}");
     assert!(mock.problems().is_empty(), "{:#?}", mock.problems());
 }
 
@@ -202,6 +208,16 @@ async fn a_conversation_rewind_leaves_the_files_and_the_next_request_and_a_resum
         export.lines().map(|l| serde_json::from_str::<Value>(l).unwrap()).filter(|l| l["rewound"] == true).collect();
     assert_eq!(rewound.len(), 4);
     assert_eq!(rewound[0]["content"], "build it");
+    // `context replay` of the export skips them too, and says so: its requests are the ones
+    // the session sent (the first, then the two after the rewind).
+    let file = tempfile::NamedTempFile::new().unwrap();
+    std::fs::write(file.path(), &export).unwrap();
+    let path = file.path().to_str().unwrap();
+    let replay = cairn(&sandbox, &["context", "replay", path, "--window", "32000", "--json", "--offline"]).await;
+    assert!(replay.status.success(), "{}", text(&replay.stderr));
+    assert!(text(&replay.stderr).contains("4 message(s) a rewind took out"), "{}", text(&replay.stderr));
+    let report: Value = serde_json::from_slice(&replay.stdout).unwrap();
+    assert_eq!(report["totals"]["requests"], 3, "{}", report["totals"]);
     // Turns are numbered over what is left: the rewound one is gone from the list.
     let turns: Value = serde_json::from_slice(&cairn(&sandbox, &["rewind", &id, "--json"]).await.stdout).unwrap();
     let prompts: Vec<&str> = turns.as_array().unwrap().iter().map(|t| t["prompt"].as_str().unwrap()).collect();
