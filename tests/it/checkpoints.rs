@@ -3,7 +3,7 @@
 //! creates, modifies and deletes files; `cairn rewind --code` puts the whole tree back byte for
 //! byte, `--conversation` takes the turn out of what is sent (and a resume sends the same),
 //! and a file changed by hand since is a conflict left as it is. The same through the
-//! interface, typed into a pseudo-terminal.
+//! interface, typed into a pseudo-terminal: "code and conversation" and "code only".
 
 use std::collections::BTreeMap;
 use std::os::unix::fs::PermissionsExt;
@@ -352,5 +352,61 @@ async fn rewind_in_the_terminal_takes_back_code_and_conversation() {
     let sent_messages = messages(sent);
     assert_eq!(messages(resumed)[..sent_messages.len()], sent_messages[..]);
     assert_eq!(resumed.body["system"], sent.body["system"]);
+    assert!(mock.problems().is_empty(), "{:#?}", mock.problems());
+}
+
+/// `/rewind`, the turn, "code only": the files are back byte for byte, the transcript and what
+/// the model is sent keep the turn (the next request still carries the rework), and `/diff`
+/// then has nothing left to show.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn rewind_code_only_in_the_terminal_restores_the_files_and_keeps_the_conversation() {
+    let sandbox = project();
+    let root = sandbox.root();
+    let mock = MockLlm::start(
+        changing_turn(Script::new().turn(Turn::text("It is a small Rust project.")))
+            .turn(Turn::text("Understood, the files are as before.")),
+    )
+    .await;
+    let mut screen = tokio::task::block_in_place(|| Screen::start(&sandbox, &mock, &["--yes"]));
+    let before = tokio::task::block_in_place(|| {
+        screen.wait("the status line", |s| s.lines().last().is_some_and(|l| l.contains("EDIT")));
+        screen.type_text("what is here?");
+        screen.send("\r");
+        screen.wait("the turn to end", |s| s.contains("It is a small Rust project.") && s.contains("1 request"));
+        tree_hash(&root)
+    });
+    tokio::task::block_in_place(|| {
+        screen.type_text("rework a and b");
+        screen.send("\r");
+        screen.wait("the rework", |s| s.contains("Reworked a and b") && s.contains("4 requests"));
+        screen.type_text("/rewind");
+        screen.send("\r");
+        screen.wait("the turns", |s| s.contains("Rewind: choose a turn (2)"));
+        screen.send("\r");
+        screen.wait("what to take back", |s| s.contains("Code only"));
+        // Down twice: "code only".
+        screen.send("\x1b[B");
+        screen.send("\x1b[B");
+        screen.send("\r");
+        let done = screen.wait("the report", |s| s.contains("rewound to before turn 2"));
+        assert!(done.contains("code only"), "{done}");
+        assert!(!done.contains("no longer sent to the model"), "the conversation stays:\n{done}");
+        assert!(done.contains("Reworked a and b"), "the turn stays in the transcript:\n{done}");
+    });
+    assert_eq!(tree_hash(&root), before, "every file, folder, mode and link as before the turn");
+    tokio::task::block_in_place(|| {
+        screen.type_text("/diff");
+        screen.send("\r");
+        screen.wait("nothing left to show", |s| s.contains("Changes of this session  no file changes"));
+        screen.type_text("are the files back?");
+        screen.send("\r");
+        screen.wait("the answer", |s| s.contains("Understood, the files are as before."));
+        screen.type_text("/quit");
+        screen.send("\r");
+    });
+    assert!(tokio::task::block_in_place(|| screen.wait_exit()).success());
+    let requests = mock.requests();
+    let last = requests.last().unwrap();
+    assert_eq!(user_texts(last), ["what is here?", "rework a and b", "are the files back?"]);
     assert!(mock.problems().is_empty(), "{:#?}", mock.problems());
 }
