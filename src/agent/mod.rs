@@ -15,6 +15,7 @@
 //! interface; the rest is the crate's.
 
 mod approvals;
+mod attachments;
 mod auxiliary;
 mod background;
 mod cache_watch;

@@ -57,6 +57,11 @@ pub fn parse_slash(input: &str) -> Option<Result<SlashCommand, String>> {
         Some((n, a)) => (n, a.trim()),
         None => (rest, ""),
     };
+    // A path (`/tmp/shot.png what is this?`, as a terminal pastes a dragged file) is text:
+    // no command's name has a slash.
+    if name.contains('/') {
+        return None;
+    }
     let needs = |what: &str| Err(format!("/{name} needs {what}"));
     Some(match name {
         "compact" => Ok(SlashCommand::Compact),
@@ -146,6 +151,8 @@ mod tests {
         assert_eq!(parse_slash("/diff 3"), Some(Ok(SlashCommand::Diff(DiffTarget::Turn(3)))));
         assert_eq!(parse_slash("/diff last"), Some(Ok(SlashCommand::Diff(DiffTarget::LastTurn))));
         assert!(parse_slash("/diff 0").unwrap().unwrap_err().contains("a turn number"));
+        assert_eq!(parse_slash("/tmp/Screen\\ Shot.png what is this?"), None, "a pasted path");
+        assert_eq!(parse_slash("/home/me/notes.md"), None);
     }
 
     #[test]

@@ -5,12 +5,14 @@
 mod assistant;
 mod changes;
 mod notice;
+mod thinking;
 mod tool;
 mod user;
 
 pub use assistant::AssistantCell;
 pub use changes::ChangesCell;
 pub use notice::{NoticeCell, NoticeKind};
+pub use thinking::ThinkingCell;
 pub use tool::{ToolCell, ToolStatus, format_duration};
 pub use user::UserCell;
 
@@ -27,6 +29,8 @@ pub enum Cell {
     Notice(NoticeCell),
     /// `/diff`: what the session or a turn changed.
     Changes(ChangesCell),
+    /// The model's thinking, collapsed to a line until expanded.
+    Thinking(ThinkingCell),
 }
 
 impl Cell {
@@ -39,6 +43,7 @@ impl Cell {
             Cell::Tool(c) => c.lines(width, theme),
             Cell::Notice(c) => c.lines(width, theme),
             Cell::Changes(c) => c.lines(width, theme),
+            Cell::Thinking(c) => c.lines(width, theme),
         }
     }
 
@@ -57,6 +62,7 @@ impl Cell {
             Cell::Tool(c) => format!("{} {}\n{}", c.tool, c.summary, c.output),
             Cell::Notice(c) => c.text.clone(),
             Cell::Changes(c) => c.search_text(),
+            Cell::Thinking(c) => c.text.clone(),
         }
     }
 
@@ -65,7 +71,17 @@ impl Cell {
     pub fn gap_after(&self, previous: &Cell) -> bool {
         match (previous, self) {
             (Cell::Tool(_), Cell::Tool(_)) => false,
-            (Cell::User(_) | Cell::Assistant(_) | Cell::Tool(_) | Cell::Notice(_) | Cell::Changes(_), _) => true,
+            // Thinking sits right above what it led to.
+            (Cell::Thinking(_), Cell::Assistant(_) | Cell::Tool(_)) => false,
+            (
+                Cell::User(_)
+                | Cell::Assistant(_)
+                | Cell::Tool(_)
+                | Cell::Notice(_)
+                | Cell::Thinking(_)
+                | Cell::Changes(_),
+                _,
+            ) => true,
         }
     }
 }
