@@ -143,7 +143,9 @@ fn answer_of(event: &AgentEvent) -> Option<Result<String, HeadlessError>> {
         | AgentEvent::ContextBreakdown(_)
         | AgentEvent::Notice { .. }
         | AgentEvent::RewindPlanned(_)
-        | AgentEvent::TurnFinished(_) => return None,
+        | AgentEvent::TurnFinished(_)
+        | AgentEvent::Subagent { .. }
+        | AgentEvent::Todo(_) => return None,
     })
 }
 
@@ -341,7 +343,9 @@ impl Printer {
                     | AgentEvent::TurnFinished(_)
                     | AgentEvent::Library(_)
                     | AgentEvent::RewindPlanned(_)
-                    | AgentEvent::Rewound(_) => {}
+                    | AgentEvent::Rewound(_)
+                    | AgentEvent::Subagent { .. }
+                    | AgentEvent::Todo(_) => {}
                 }
                 Ok(())
             }
@@ -390,6 +394,23 @@ impl Printer {
                     self.line(value)
                 }
                 AgentEvent::Rewound(Ok(outcome)) => self.line(json!({"type": "rewind", "outcome": outcome})),
+                AgentEvent::Todo(list) => {
+                    let c = list.counts();
+                    self.line(json!({
+                        "type": "todo", "items": list.items,
+                        "counts": {"pending": c.pending, "in_progress": c.in_progress, "done": c.done},
+                    }))
+                }
+                AgentEvent::Subagent { call_id, event } => {
+                    let mut value = json!({"type": "subagent", "id": call_id});
+                    if let (Some(line), serde_json::Value::Object(fields)) = (
+                        value.as_object_mut(),
+                        serde_json::to_value(event).map_err(|e| HeadlessError::Failed(e.to_string()))?,
+                    ) {
+                        line.extend(fields);
+                    }
+                    self.line(value)
+                }
                 AgentEvent::Attached(items) => self.line(json!({"type": "attached", "items": items})),
                 AgentEvent::SessionReady { .. }
                 | AgentEvent::SessionStored(_)

@@ -23,6 +23,8 @@ pub(super) struct Checkpoints {
     warned: Arc<AtomicBool>,
     /// Set when the session closes: a warm-up still reading stops (and cairn can exit).
     stop: Arc<AtomicBool>,
+    /// A subagent's: its changes belong to the parent's turn, whatever its own prompts are.
+    follows_parent: bool,
 }
 
 impl Drop for Checkpoints {
@@ -64,7 +66,14 @@ impl Checkpoints {
                     None
                 }
             };
-        let checkpoints = Checkpoints { inner, turn: None, events, warned, stop: Arc::new(AtomicBool::new(false)) };
+        let checkpoints = Checkpoints {
+            inner,
+            turn: None,
+            events,
+            warned,
+            stop: Arc::new(AtomicBool::new(false)),
+            follows_parent: false,
+        };
         if site.config.enabled {
             checkpoints.warm_up();
         }
@@ -106,9 +115,26 @@ impl Checkpoints {
         });
     }
 
-    /// The changes from now on belong to the turn opened by the prompt stored at `user_seq`.
+    /// The changes from now on belong to the turn opened by the prompt stored at `user_seq`
+    /// (a subagent's stay in the parent's turn).
     pub(super) fn begin_turn(&mut self, user_seq: i64) {
-        self.turn = Some(user_seq);
+        if !self.follows_parent {
+            self.turn = Some(user_seq);
+        }
+    }
+
+    /// A subagent's checkpoints: the parent's checkpointer and the parent's current turn, so
+    /// what a subagent changes is taken back with the parent's turn that started it. Closing
+    /// the subagent stops nothing of the parent's.
+    pub(super) fn for_subagent(&self) -> Checkpoints {
+        Checkpoints {
+            inner: self.inner.clone(),
+            turn: self.turn,
+            events: self.events.clone(),
+            warned: self.warned.clone(),
+            stop: Arc::new(AtomicBool::new(false)),
+            follows_parent: true,
+        }
     }
 
     /// What capture needs to run around one call, for the dispatcher's tasks.

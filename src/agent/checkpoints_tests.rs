@@ -71,6 +71,8 @@ impl Rig {
             files: Arc::new(FileTracker::default()),
             cancel: CancellationToken::new(),
             memory: None,
+            subagents: None,
+            todo: None,
         };
         Rig { _dirs: (project, data), root, store, session: session.id, checkpoints, ctx, calls: 0, events }
     }

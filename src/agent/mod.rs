@@ -7,7 +7,8 @@
 //! `model_slot` (provider, model, window, retries, the auxiliary model), `cache_watch`,
 //! `checkpoints` (the session's file checkpoints and capture around calls),
 //! `background` (compaction, extraction, segmenting), `toolbox` (tools, files read, the
-//! approval gate) and `link` (events, mode, turn control). `worker/` holds the `Worker`, whose
+//! approval gate), `task_list` (the `todo` tool's list) and `link` (events, mode, turn
+//! control). `worker/` holds the `Worker`, whose
 //! fields only it sees, and its `impl` blocks that orchestrate the parts: `turn`, `dispatch`,
 //! `compaction`, `memory`, `segments`, `context_view` and `spill`.
 //!
@@ -32,6 +33,7 @@ mod session_state;
 mod setup;
 mod slash;
 mod spend;
+mod task_list;
 mod toolbox;
 mod worker;
 mod workplace;
@@ -40,8 +42,8 @@ pub(crate) use auxiliary::AuxModel;
 pub use events::AgentEvent;
 pub(crate) use events::{
     ApprovalDecision, ApprovalKind, ApprovalRequest, Attachment, CacheStats, CompactionEvent, CompactionTrigger,
-    ContextBreakdown, ContextReport, ContextStatus, HistoryMark, HistoryRecap, ModelList, NoticeLevel, ToolFinished,
-    TurnOutcome, TurnStats, TurnSummary, UserCommand,
+    ContextBreakdown, ContextReport, ContextStatus, HistoryMark, HistoryRecap, ModelList, NoticeLevel, SubagentEvent,
+    SubagentOutcome, ToolFinished, TurnOutcome, TurnStats, TurnSummary, UserCommand,
 };
 #[cfg(test)]
 pub(crate) use events::{CacheReport, ContextPart, CostReport, ModelChoice, SegmentInfo};

@@ -47,6 +47,8 @@ pub struct AgentSetup {
     pub redactor: Redactor,
     /// Where full outputs of truncated results go.
     pub truncations_dir: PathBuf,
+    /// The agent types the `task` tool may start (built-in and from files).
+    pub agent_types: Arc<crate::prompt::AgentTypes>,
     /// Asks the provider which models it serves (`/model`); `None` when it cannot be asked.
     pub model_lister: Option<super::models::ModelLister>,
 }

@@ -10,8 +10,12 @@ use crate::conversation::{Mode, ToolSpec};
 use crate::tools::permissions::{Effect, Level, Origin, Policy, Rule};
 use crate::tools::{FileTracker, Registry, SandboxPolicy};
 
+#[derive(Clone)]
 pub(super) struct Toolbox {
     registry: Arc<Registry>,
+    /// A subagent's tools: only these of the registry are offered and run (its type's, less
+    /// what it may not have); `None` offers them all.
+    only: Option<Vec<String>>,
     files: Arc<FileTracker>,
     gate: ApprovalGate,
     /// Every file level, the command line's `--allow`/`--deny`, and this session's approvals.
@@ -22,7 +26,26 @@ pub(super) struct Toolbox {
 
 impl Toolbox {
     pub(super) fn new(registry: Arc<Registry>, gate: ApprovalGate, policy: Policy, sandbox: SandboxPolicy) -> Toolbox {
-        Toolbox { registry, files: Arc::new(FileTracker::default()), gate, policy, sandbox }
+        Toolbox { registry, only: None, files: Arc::new(FileTracker::default()), gate, policy, sandbox }
+    }
+
+    /// A subagent's toolbox: these tools of `registry` only, a gate labelled with it, the rules
+    /// of its parent (the session's approvals so far included) and its sandbox, and files read
+    /// of its own.
+    pub(super) fn for_subagent(&self, only: Vec<String>, gate: ApprovalGate) -> Toolbox {
+        Toolbox {
+            registry: self.registry.clone(),
+            only: Some(only),
+            files: Arc::new(FileTracker::default()),
+            gate,
+            policy: self.policy.clone(),
+            sandbox: self.sandbox.clone(),
+        }
+    }
+
+    /// Whether the model may call `name` here (it is offered).
+    pub(super) fn offers(&self, name: &str) -> bool {
+        self.only.as_ref().is_none_or(|only| only.iter().any(|n| n == name))
     }
 
     pub(super) fn registry(&self) -> &Arc<Registry> {
@@ -31,15 +54,17 @@ impl Toolbox {
 
     /// The tools `mode` offers, as the model sees them.
     pub(super) fn specs(&self, mode: Mode) -> Vec<ToolSpec> {
-        self.registry.specs(mode)
+        let mut specs = self.registry.specs(mode);
+        specs.retain(|s| self.offers(&s.name));
+        specs
     }
 
     pub(super) fn files(&self) -> &Arc<FileTracker> {
         &self.files
     }
 
-    pub(super) fn gate(&mut self) -> &mut ApprovalGate {
-        &mut self.gate
+    pub(super) fn gate(&self) -> &ApprovalGate {
+        &self.gate
     }
 
     /// After a conversation rewind the model no longer saw what it read in the rewound turns;
@@ -98,10 +123,9 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let root = dir.path().canonicalize().unwrap();
         let rules = load_rules(&Config::default(), &root.join("config.toml"), &ProjectSettings::default()).unwrap();
-        let (_answers, rx) = tokio::sync::mpsc::unbounded_channel();
         let mut toolbox = Toolbox::new(
             Arc::new(Registry::builtin()),
-            ApprovalGate::new(ApprovalPolicy::Ask, rx),
+            ApprovalGate::new(ApprovalPolicy::Ask, Arc::default()),
             Policy::new(rules, &root),
             SandboxPolicy::full_access(),
         );

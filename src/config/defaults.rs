@@ -10,6 +10,7 @@ use super::models::ModelOverride;
 use super::permissions::{PermissionsConfig, SandboxConfig};
 use super::provider::ProviderKind;
 use super::reasoning::ThinkingSetting;
+use super::subagents::{SubagentsConfig, TodoConfig};
 use crate::conversation::Mode;
 
 /// The whole of `config.toml`. Unknown keys are errors, so a typo is reported instead of
@@ -48,6 +49,10 @@ pub struct Config {
     /// The OS sandbox for `bash`.
     pub sandbox: SandboxConfig,
     pub checkpoints: CheckpointsConfig,
+    /// The `task` tool's subagents.
+    pub subagents: SubagentsConfig,
+    /// The `todo` tool's task list.
+    pub todo: TodoConfig,
     pub notify: NotifyConfig,
 }
 

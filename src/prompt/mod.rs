@@ -6,11 +6,15 @@
 //!
 //! Knows no provider's wire format: it returns provider-neutral `SystemBlock`s.
 
+mod agent_types;
 mod environment;
 mod instructions;
+mod subagent;
 
+pub use agent_types::{AgentType, AgentTypes, DEFAULT_TYPE, ModelChoice};
 pub use environment::Environment;
 pub use instructions::{InstructionFile, fingerprint, read_instruction_files, render_instructions};
+pub use subagent::{subagent_section, todo_tail};
 
 use crate::conversation::Mode;
 use crate::conversation::SystemBlock;
@@ -51,11 +55,19 @@ pub struct PromptParts<'a> {
     pub environment: &'a str,
     /// Session recall, frozen with the memories.
     pub recall: Option<&'a str>,
+    /// A subagent's role and parent brief ([`subagent_section`]): fixed for its life, so it
+    /// joins the static part.
+    pub role: Option<&'a str>,
 }
 
 /// The system prompt for one request.
 pub fn build(parts: &PromptParts<'_>) -> Vec<SystemBlock> {
-    let mut blocks = vec![SystemBlock { text: static_prompt(parts.mode), cache_breakpoint: true }];
+    let mut first = static_prompt(parts.mode);
+    if let Some(role) = parts.role.filter(|r| !r.trim().is_empty()) {
+        first.push_str("\n\n");
+        first.push_str(role.trim_end());
+    }
+    let mut blocks = vec![SystemBlock { text: first, cache_breakpoint: true }];
     if let Some(memories) = parts.memories.filter(|m| !m.trim().is_empty()) {
         blocks.push(SystemBlock { text: memories.to_string(), cache_breakpoint: true });
     }
@@ -103,6 +115,7 @@ mod tests {
             instructions: &files,
             environment: &environment,
             recall: None,
+            role: None,
         };
         let blocks = build(&parts);
         assert_eq!(blocks.len(), 3);
@@ -126,6 +139,7 @@ mod tests {
             instructions: &[],
             environment: &environment,
             recall: None,
+            role: None,
         };
         let blocks = build(&parts);
         assert_eq!(blocks.len(), 2);

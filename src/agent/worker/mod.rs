@@ -11,18 +11,21 @@ mod rewind;
 mod segments;
 mod shell;
 mod spill;
+mod subagent;
 mod turn;
 
 pub use spill::clean_truncations;
 pub use turn::INTERRUPTED_MARK;
 
+use std::sync::Arc;
+
 use tokio::sync::mpsc;
 
-use super::approvals::ApprovalGate;
+use super::approvals::{ApprovalDesk, ApprovalGate};
 use super::background::Background;
 use super::cache_watch::CacheWatch;
 use super::checkpoints::{CheckpointSite, Checkpoints};
-use super::events::{AgentEvent, ApprovalDecision, NoticeLevel, UserCommand};
+use super::events::{AgentEvent, NoticeLevel, UserCommand};
 use super::library::Library;
 use super::link::Link;
 use super::model_slot::ModelSlot;
@@ -30,6 +33,7 @@ use super::models::ModelDirectory;
 use super::session_state::SessionState;
 use super::setup::AgentSetup;
 use super::spend::Spend;
+use super::task_list::TaskList;
 use super::toolbox::Toolbox;
 use super::workplace::Workplace;
 use crate::store::{NewSession, SessionInfo, StoreError};
@@ -60,6 +64,11 @@ pub(super) struct Worker {
     models: ModelDirectory,
     /// Most model requests per prompt.
     max_turns: Option<u32>,
+    /// Subagents: this worker's depth, the agent types, the running ones' slots, and (for a
+    /// subagent) its role.
+    delegation: subagent::Delegation,
+    /// The session's task list.
+    todo: TaskList,
 }
 
 impl Worker {
@@ -67,7 +76,7 @@ impl Worker {
         setup: AgentSetup,
         session: SessionInfo,
         link: Link,
-        approvals: mpsc::UnboundedReceiver<(u64, ApprovalDecision)>,
+        approvals: Arc<ApprovalDesk>,
         models: ModelDirectory,
     ) -> Result<Worker, StoreError> {
         let spend = Spend::new(crate::config::Pricing::from_config(&setup.config));
@@ -81,6 +90,8 @@ impl Worker {
             link.emitter(),
             None,
         )?;
+        let todo = TaskList::load(setup.store.clone(), session.id(), session.redactor().clone(), link.emitter());
+        let delegation = subagent::Delegation::main(setup.agent_types, setup.config.subagents.max_parallel);
         let place =
             Workplace::new(setup.store, setup.project, setup.root, setup.cwd, setup.config, setup.truncations_dir);
         let checkpoints = start_checkpoints(&place, session.id(), session.redactor(), &link);
@@ -101,6 +112,8 @@ impl Worker {
             spend,
             models,
             max_turns: setup.max_turns,
+            delegation,
+            todo,
         };
         worker.settle_loaded_session()?;
         Ok(worker)
@@ -135,6 +148,8 @@ impl Worker {
             Some(&self.session),
         )?;
         self.background.abort_compaction();
+        self.todo =
+            TaskList::load(self.place.store().clone(), session.id(), session.redactor().clone(), self.link.emitter());
         self.session = session;
         self.cache = CacheWatch::new(config.cache.ttl);
         self.settle_loaded_session()
@@ -207,10 +222,15 @@ impl Worker {
             window: self.model.window(),
             recap,
         });
+        // Also when empty: a session switched to has its own list, or none.
+        self.link.emit(AgentEvent::Todo(self.todo.get()));
         let status = self.context_status();
         self.link.emit(AgentEvent::Context(status));
         if let Some((level, text)) = self.model.window_notice() {
             self.link.notice(level, text);
+        }
+        for warning in &self.delegation.types().warnings {
+            self.link.notice(NoticeLevel::Warning, warning.clone());
         }
     }
 

@@ -176,6 +176,7 @@ impl Worker {
             instructions,
             environment: &environment,
             recall: None,
+            role: self.subagent_role(),
         };
         (prompt::build(&parts), self.tools.specs(mode))
     }
@@ -253,6 +254,7 @@ impl Worker {
             tools,
             max_tokens,
             cache,
+            tail: self.todo.tail(),
             reasoning,
             images: self.model.takes_images(),
         };

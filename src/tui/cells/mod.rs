@@ -5,6 +5,7 @@
 mod assistant;
 mod changes;
 mod notice;
+mod subagent;
 mod thinking;
 mod tool;
 mod user;
@@ -12,6 +13,7 @@ mod user;
 pub use assistant::AssistantCell;
 pub use changes::ChangesCell;
 pub use notice::{NoticeCell, NoticeKind};
+pub use subagent::{EntryState, SubagentCell, SubagentEntry, SubagentStatus};
 pub use thinking::ThinkingCell;
 pub use tool::{ToolCell, ToolStatus, format_duration};
 pub use user::UserCell;
@@ -26,6 +28,8 @@ pub enum Cell {
     User(UserCell),
     Assistant(AssistantCell),
     Tool(ToolCell),
+    /// A `task` call: the subagent it started.
+    Subagent(SubagentCell),
     Notice(NoticeCell),
     /// `/diff`: what the session or a turn changed.
     Changes(ChangesCell),
@@ -41,6 +45,7 @@ impl Cell {
             Cell::User(c) => c.lines(width, theme),
             Cell::Assistant(c) => c.lines(width, theme),
             Cell::Tool(c) => c.lines(width, theme),
+            Cell::Subagent(c) => c.lines(width, theme),
             Cell::Notice(c) => c.lines(width, theme),
             Cell::Changes(c) => c.lines(width, theme),
             Cell::Thinking(c) => c.lines(width, theme),
@@ -60,6 +65,7 @@ impl Cell {
             }
             Cell::Assistant(c) => c.text.as_str().replace(['*', '`', '_', '#'], ""),
             Cell::Tool(c) => format!("{} {}\n{}", c.tool, c.summary, c.output),
+            Cell::Subagent(c) => format!("{} agent {}\n{}\n{}", c.agent_type, c.description, c.brief, c.report),
             Cell::Notice(c) => c.text.clone(),
             Cell::Changes(c) => c.search_text(),
             Cell::Thinking(c) => c.text.clone(),
@@ -77,6 +83,7 @@ impl Cell {
                 Cell::User(_)
                 | Cell::Assistant(_)
                 | Cell::Tool(_)
+                | Cell::Subagent(_)
                 | Cell::Notice(_)
                 | Cell::Thinking(_)
                 | Cell::Changes(_),
