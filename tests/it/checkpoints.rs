@@ -410,3 +410,39 @@ async fn rewind_code_only_in_the_terminal_restores_the_files_and_keeps_the_conve
     assert_eq!(user_texts(last), ["what is here?", "rework a and b", "are the files back?"]);
     assert!(mock.problems().is_empty(), "{:#?}", mock.problems());
 }
+
+/// A subagent's changes belong to the parent's turn that started it: taking that turn back
+/// takes them back too.
+#[tokio::test]
+async fn what_a_subagent_changed_is_taken_back_with_the_parents_turn() {
+    let sandbox = project();
+    let root = sandbox.root();
+    let before = tree_hash(&root);
+    let task =
+        json!({"description": "tidy up", "prompt": "Write a.md and append to notes.txt.", "agent_type": "general"});
+    let mock = MockLlm::start(
+        Script::new()
+            .turn(Turn::tools(vec![MockCall::new("task", task)]))
+            .route(
+                "tidy up",
+                [
+                    Turn::tool("file_write", json!({"path": "docs/a.md", "content": "# A\n"})).into(),
+                    Turn::tool("bash", json!({"command": "printf 'tidied\\n' >> notes.txt; rm src/b.rs"})).into(),
+                    Turn::text("Wrote docs/a.md, appended to notes.txt, removed src/b.rs.").into(),
+                ],
+            )
+            .turn(Turn::text("The subagent tidied up.")),
+    )
+    .await;
+    let id = session_of(&sandbox.run(Api::Anthropic, &mock, &["--yes", "-p", "tidy", "--output-format", "json"]).await);
+    assert_eq!(sandbox.read("docs/a.md"), "# A\n", "the subagent ran");
+    assert!(!sandbox.exists("src/b.rs"));
+
+    let turns: Value = serde_json::from_slice(&cairn(&sandbox, &["rewind", &id, "--json"]).await.stdout).unwrap();
+    assert_eq!(turns.as_array().unwrap().len(), 1, "the subagent's prompts are not the parent's turns: {turns}");
+    assert!(turns[0]["files_changed"].as_u64().unwrap() >= 3, "{turns}");
+    let out = cairn(&sandbox, &["rewind", &id, "--to", "1", "--code"]).await;
+    assert!(out.status.success(), "stdout:\n{}\nstderr:\n{}", text(&out.stdout), text(&out.stderr));
+    assert_eq!(tree_hash(&root), before, "every file as before the turn, the subagent's changes too");
+    assert!(mock.problems().is_empty(), "{:#?}", mock.problems());
+}
