@@ -112,6 +112,18 @@ fn answer_of(event: &AgentEvent) -> Option<Result<String, HeadlessError>> {
         }
         AgentEvent::Library(LibraryAnswer::MemoryChanged(done)) => done.clone().map_err(HeadlessError::from),
         AgentEvent::ContextBreakdown(breakdown) => pretty(breakdown),
+        AgentEvent::Library(LibraryAnswer::Turns(list)) => list.clone().map_err(HeadlessError::from).and_then(pretty),
+        AgentEvent::Library(LibraryAnswer::Diff(diff)) => match diff {
+            Ok(d) if d.diff.is_empty() => Ok(format!("{}: no file changes", d.title)),
+            Ok(d) => Ok(d.diff.trim_end().to_string()),
+            Err(e) => Err(e.clone().into()),
+        },
+        // A rewind that left files as they were says so and fails: nothing is lost quietly.
+        AgentEvent::Rewound(outcome) => match outcome {
+            Ok(o) if o.complete() => Ok(o.lines().join("\n")),
+            Ok(o) => Err(HeadlessError::Failed(o.lines().join("\n"))),
+            Err(e) => Err(e.clone().into()),
+        },
         AgentEvent::SessionReady { .. }
         | AgentEvent::SessionStored(_)
         | AgentEvent::Attached(_)
@@ -130,6 +142,7 @@ fn answer_of(event: &AgentEvent) -> Option<Result<String, HeadlessError>> {
         | AgentEvent::ContextStage(_)
         | AgentEvent::Compaction(_)
         | AgentEvent::Notice { .. }
+        | AgentEvent::RewindPlanned(_)
         | AgentEvent::TurnFinished(_)
         | AgentEvent::Subagent { .. }
         | AgentEvent::Todo(_) => return None,
@@ -207,7 +220,7 @@ pub async fn run(mut handle: AgentHandle, prompt: String, format: OutputFormat) 
     let work = match (parse_shell(&prompt), parse_slash(&prompt)) {
         (Some(Ok(shell)), _) => Work::Command(shell),
         (Some(Err(message)), _) | (None, Some(Err(message))) => return Err(HeadlessError::Usage(message)),
-        (None, Some(Ok(command))) => slash_work(command)?,
+        (None, Some(Ok(command))) => slash_work(command, &session_id)?,
         (None, None) => Work::Command(UserCommand::Submit(prompt)),
     };
     let mut printer = Printer::new(format);
@@ -228,6 +241,7 @@ pub async fn run(mut handle: AgentHandle, prompt: String, format: OutputFormat) 
             | UserCommand::ListModels
             | UserCommand::Library(_)
             | UserCommand::DescribeContext
+            | UserCommand::Undo
     );
     // Listening starts before the turn does and lasts the whole run, so no stop signal is
     // missed: one that lands while an event is being printed is held until the loop comes back.
@@ -291,7 +305,7 @@ pub async fn run(mut handle: AgentHandle, prompt: String, format: OutputFormat) 
     }
 }
 
-fn slash_work(command: SlashCommand) -> Result<Work, HeadlessError> {
+fn slash_work(command: SlashCommand, session: &str) -> Result<Work, HeadlessError> {
     Ok(match command {
         SlashCommand::Compact => Work::Command(UserCommand::Compact),
         SlashCommand::Mode(m) => Work::Command(UserCommand::SetMode(m)),
@@ -301,13 +315,22 @@ fn slash_work(command: SlashCommand) -> Result<Work, HeadlessError> {
         SlashCommand::Sessions => Work::Command(UserCommand::Library(LibraryRequest::Sessions)),
         SlashCommand::Memories => Work::Command(UserCommand::Library(LibraryRequest::Memories)),
         SlashCommand::Forget(id) => Work::Command(UserCommand::Library(LibraryRequest::Forget(id))),
+        SlashCommand::Undo => Work::Command(UserCommand::Undo),
+        SlashCommand::Diff(target) => {
+            Work::Command(UserCommand::Library(LibraryRequest::Diff { session: session.to_string(), target }))
+        }
+        SlashCommand::Rewind => {
+            return Err(HeadlessError::Usage(format!(
+                "/rewind picks a turn in the interactive interface; headless, run `cairn rewind {session} --to TURN` (`cairn rewind {session}` lists the turns)"
+            )));
+        }
         SlashCommand::Help => Work::Answer(
             crate::agent::COMMANDS.iter().map(|(n, a, h)| format!("{n} {a}  {h}")).collect::<Vec<_>>().join("\n"),
         ),
         SlashCommand::Context => Work::Command(UserCommand::DescribeContext),
         SlashCommand::Resume(_) | SlashCommand::New | SlashCommand::Quit => {
             return Err(HeadlessError::Usage(
-                "that command works in the interactive interface; headless runs take /compact, /context, /mode, /model, /usage, /sessions, /memories, /forget and /help".into(),
+                "that command works in the interactive interface; headless runs take /compact, /context, /mode, /model, /usage, /sessions, /memories, /forget, /undo, /diff and /help".into(),
             ));
         }
     })
@@ -397,6 +420,8 @@ impl Printer {
                     | AgentEvent::ModelChanged { .. }
                     | AgentEvent::TurnFinished(_)
                     | AgentEvent::Library(_)
+                    | AgentEvent::RewindPlanned(_)
+                    | AgentEvent::Rewound(_)
                     | AgentEvent::Subagent { .. }
                     | AgentEvent::Todo(_) => {}
                 }
@@ -446,6 +471,7 @@ impl Printer {
                     }
                     self.line(value)
                 }
+                AgentEvent::Rewound(Ok(outcome)) => self.line(json!({"type": "rewind", "outcome": outcome})),
                 AgentEvent::Todo(list) => {
                     let c = list.counts();
                     self.line(json!({
@@ -478,6 +504,8 @@ impl Printer {
                 | AgentEvent::ModeChanged(_)
                 | AgentEvent::ModelChanged { .. }
                 | AgentEvent::Library(_)
+                | AgentEvent::RewindPlanned(_)
+                | AgentEvent::Rewound(Err(_))
                 | AgentEvent::TurnFinished(_) => Ok(()),
             },
         }

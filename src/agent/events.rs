@@ -6,7 +6,9 @@ use std::time::Duration;
 
 use serde::Serialize;
 
-use super::library::{LibraryAnswer, LibraryRequest};
+use super::library::{LibraryAnswer, LibraryError, LibraryRequest};
+use super::rewind::{RewindOutcome, RewindPreview, RewindScope};
+use crate::checkpoint::Overwrite;
 use crate::context::{BudgetLevel, ContextBudget};
 use crate::conversation::{Message, Mode, Usage};
 use crate::store::{SessionInfo, ToolDisplay};
@@ -54,6 +56,22 @@ pub enum UserCommand {
     /// List or change the project's sessions and memories; answered at once, even mid-turn,
     /// with [`AgentEvent::Library`].
     Library(LibraryRequest),
+    /// What rewinding to before the turn opened by the prompt at `user_seq` would do (its
+    /// conflicts), answered with [`AgentEvent::RewindPlanned`].
+    PlanRewind {
+        user_seq: i64,
+        scope: RewindScope,
+    },
+    /// `/rewind`: take back that turn and every later one; answered with
+    /// [`AgentEvent::Rewound`] (after [`AgentEvent::SessionReady`] when the conversation was
+    /// rewound).
+    Rewind {
+        user_seq: i64,
+        scope: RewindScope,
+        overwrite: Overwrite,
+    },
+    /// `/undo`: take back the file changes of the latest turn that made some.
+    Undo,
     Shutdown,
 }
 
@@ -567,6 +585,10 @@ pub enum AgentEvent {
     TurnFinished(TurnSummary),
     /// The answer to a [`UserCommand::Library`] request.
     Library(LibraryAnswer),
+    /// The answer to [`UserCommand::PlanRewind`].
+    RewindPlanned(Result<RewindPreview, LibraryError>),
+    /// What a [`UserCommand::Rewind`] or [`UserCommand::Undo`] did.
+    Rewound(Result<RewindOutcome, LibraryError>),
     /// A subagent started by the `task` call `call_id` made progress.
     Subagent {
         call_id: String,

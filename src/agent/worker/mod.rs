@@ -7,6 +7,7 @@ mod context_view;
 mod dispatch;
 mod memory;
 mod permit;
+mod rewind;
 mod segments;
 mod shell;
 mod spill;
@@ -23,6 +24,7 @@ use tokio::sync::mpsc;
 use super::approvals::{ApprovalDesk, ApprovalGate};
 use super::background::Background;
 use super::cache_watch::CacheWatch;
+use super::checkpoints::{CheckpointSite, Checkpoints};
 use super::events::{AgentEvent, NoticeLevel, UserCommand};
 use super::library::Library;
 use super::link::Link;
@@ -49,6 +51,8 @@ fn prose(text: &str) -> String {
 pub(super) struct Worker {
     place: Workplace,
     session: SessionState,
+    /// The session's file checkpoints; replaced with the session.
+    checkpoints: Checkpoints,
     model: ModelSlot,
     cache: CacheWatch,
     background: Background,
@@ -88,17 +92,14 @@ impl Worker {
         )?;
         let todo = TaskList::load(setup.store.clone(), session.id(), session.redactor().clone(), link.emitter());
         let delegation = subagent::Delegation::main(setup.agent_types, setup.config.subagents.max_parallel);
+        let place =
+            Workplace::new(setup.store, setup.project, setup.root, setup.cwd, setup.config, setup.truncations_dir);
+        let checkpoints = start_checkpoints(&place, session.id(), session.redactor(), &link);
         let mut worker = Worker {
-            cache: CacheWatch::new(setup.config.cache.ttl),
-            place: Workplace::new(
-                setup.store,
-                setup.project,
-                setup.root,
-                setup.cwd,
-                setup.config,
-                setup.truncations_dir,
-            ),
+            cache: CacheWatch::new(place.config().cache.ttl),
+            place,
             session,
+            checkpoints,
             model,
             background: Background::default(),
             tools: Toolbox::new(
@@ -123,8 +124,20 @@ impl Worker {
     }
 
     /// Switch to `info`: everything of the session left (its compaction, cache history, files
-    /// read, approvals) ends with it. On failure the current session stays.
+    /// read, approvals, checkpoints) ends with it. On failure the current session stays.
     fn load_session(&mut self, info: SessionInfo) -> Result<(), StoreError> {
+        let switching = info.id != self.session.id();
+        self.replace_session(info)?;
+        self.tools.new_session();
+        if switching {
+            self.checkpoints = start_checkpoints(&self.place, self.session.id(), self.session.redactor(), &self.link);
+        }
+        Ok(())
+    }
+
+    /// Load `info` from the store in place of the session held: what a resume does, and what
+    /// a conversation rewind does to the session it rewound.
+    fn replace_session(&mut self, info: SessionInfo) -> Result<(), StoreError> {
         let config = self.place.config();
         let session = SessionState::load(
             self.place.store().clone(),
@@ -139,7 +152,6 @@ impl Worker {
             TaskList::load(self.place.store().clone(), session.id(), session.redactor().clone(), self.link.emitter());
         self.session = session;
         self.cache = CacheWatch::new(config.cache.ttl);
-        self.tools.new_session();
         self.settle_loaded_session()
     }
 
@@ -287,6 +299,12 @@ impl Worker {
                 },
                 UserCommand::NewSession => self.open_new_session(),
                 UserCommand::ResumeSession(id) => self.open_existing_session(&id),
+                UserCommand::PlanRewind { user_seq, scope } => {
+                    let preview = self.plan_rewind(user_seq, scope);
+                    self.link.emit(AgentEvent::RewindPlanned(preview));
+                }
+                UserCommand::Rewind { user_seq, scope, overwrite } => self.rewind(user_seq, scope, &overwrite),
+                UserCommand::Undo => self.undo(),
                 UserCommand::Shutdown => break,
                 // The router answers these itself; they never reach the worker.
                 UserCommand::Interrupt
@@ -364,4 +382,18 @@ impl Worker {
         };
         self.model.auxiliary(cancel, recorder)
     }
+}
+
+/// The checkpoints of the session `id` opened in `place`.
+fn start_checkpoints(place: &Workplace, id: &str, secrets: &crate::config::Redactor, link: &Link) -> Checkpoints {
+    let site = CheckpointSite {
+        store: place.store().clone(),
+        session: id,
+        project: place.project(),
+        root: place.root(),
+        config: &place.config().checkpoints,
+        exclude: place.checkpoint_exclusions(),
+        secrets,
+    };
+    Checkpoints::start(site, link.emitter())
 }

@@ -1,5 +1,5 @@
 //! Views drawn over the transcript: `/help`, `/sessions` and `/resume`, `/memories`,
-//! `/context`, the approval dialog and the setup screen. Each owns its state, draws it, and
+//! `/context`, `/rewind`, the approval dialog and the setup screen. Each owns its state, draws it, and
 //! handles the keys meant for it; the app routes keys here through the one binding table and
 //! does what a view asks ([`ViewOutcome`]).
 
@@ -8,6 +8,7 @@ mod context;
 mod help;
 mod memories;
 mod models;
+mod rewind;
 mod sessions;
 mod setup;
 mod text;
@@ -17,6 +18,7 @@ pub use context::{ContextView, level_style};
 pub use help::HelpView;
 pub use memories::MemoriesView;
 pub use models::ModelsView;
+pub use rewind::RewindView;
 pub use sessions::SessionsView;
 pub use setup::render_setup;
 pub use text::TextView;
@@ -28,7 +30,8 @@ use ratatui::widgets::{Block, BorderType, Borders, Clear, Widget};
 
 use super::keys::{self, Action, OverlayAction};
 use super::theme::Theme;
-use crate::agent::LibraryRequest;
+use crate::agent::{LibraryRequest, RewindScope};
+use crate::checkpoint::Overwrite;
 
 /// A view over the transcript.
 pub enum Overlay {
@@ -36,6 +39,7 @@ pub enum Overlay {
     Sessions(SessionsView),
     Memories(MemoriesView),
     Context(ContextView),
+    Rewind(RewindView),
     Models(ModelsView),
     /// A tool's whole output, or the `/usage` report.
     Text(TextView),
@@ -63,13 +67,25 @@ pub enum ViewOutcome {
     Ask(LibraryRequest),
     /// Close, and switch to this session.
     Resume(String),
+    /// Check what rewinding to before this turn would do to the files.
+    PlanRewind {
+        user_seq: i64,
+        scope: RewindScope,
+    },
+    /// Rewind to before this turn.
+    Rewind {
+        user_seq: i64,
+        scope: RewindScope,
+        overwrite: Overwrite,
+    },
     /// Close, and switch to this model.
     SetModel(String),
 }
 
 impl Overlay {
     pub fn on_key(&mut self, key: ViewKey) -> ViewOutcome {
-        if key == ViewKey::Action(OverlayAction::Close) {
+        // The rewind view steps back before it closes.
+        if key == ViewKey::Action(OverlayAction::Close) && !matches!(self, Overlay::Rewind(_)) {
             return ViewOutcome::Close;
         }
         match self {
@@ -78,6 +94,7 @@ impl Overlay {
             Overlay::Memories(v) => v.on_key(key),
             // Nothing to move or open: the view only shows.
             Overlay::Context(_) => ViewOutcome::Stay,
+            Overlay::Rewind(v) => v.on_key(key),
             Overlay::Models(v) => v.on_key(key),
             Overlay::Text(v) => v.on_key(key),
         }
@@ -90,6 +107,7 @@ impl Overlay {
             Overlay::Sessions(v) => v.move_by(if up { -1 } else { 1 }),
             Overlay::Memories(v) => v.move_by(if up { -1 } else { 1 }),
             Overlay::Context(_) => {}
+            Overlay::Rewind(v) => v.move_by(if up { -1 } else { 1 }),
             Overlay::Models(v) => v.move_by(if up { -1 } else { 1 }),
             Overlay::Text(v) => v.scroll_by(if up { -3 } else { 3 }),
         }
@@ -101,6 +119,7 @@ impl Overlay {
             Overlay::Sessions(v) => v.render(area, buf, theme),
             Overlay::Memories(v) => v.render(area, buf, theme),
             Overlay::Context(v) => v.render(area, buf, theme),
+            Overlay::Rewind(v) => v.render(area, buf, theme),
             Overlay::Models(v) => v.render(area, buf, theme),
             Overlay::Text(v) => v.render(area, buf, theme),
         }
