@@ -9,7 +9,7 @@ use serde_json::json;
 
 use crate::agent::{
     AgentEvent, AgentHandle, ContextReport, LibraryAnswer, LibraryError, LibraryRequest, SlashCommand, TurnOutcome,
-    TurnSummary, UserCommand, parse_slash,
+    TurnSummary, UserCommand, parse_shell, parse_slash,
 };
 use crate::conversation::Usage;
 
@@ -30,6 +30,9 @@ pub struct HeadlessResult {
     pub denied_tool_calls: u32,
     /// Added to docs/INTERFACE.md's shape: the run's prompt-cache figures.
     pub cache: crate::agent::CacheStats,
+    /// The run's cost in dollars at the model catalog's prices, auxiliary calls included;
+    /// `null` for models without a price.
+    pub cost_usd: Option<f64>,
 }
 
 #[derive(Debug, Default, Serialize)]
@@ -93,6 +96,14 @@ fn answer_of(event: &AgentEvent) -> Option<Result<String, HeadlessError>> {
     Some(match event {
         AgentEvent::ModeChanged(m) => Ok(format!("mode is now {m}")),
         AgentEvent::ModelChanged { model, window } => Ok(format!("model is now {model} ({window} tokens)")),
+        AgentEvent::ModelRefused { name, known } => {
+            Err(HeadlessError::Usage(format!("there is no model {name:?}; choose one of: {}", known.join(", "))))
+        }
+        AgentEvent::Models(list) => pretty(list),
+        AgentEvent::Library(LibraryAnswer::Usage(report)) => {
+            report.clone().map_err(HeadlessError::from).and_then(pretty)
+        }
+        AgentEvent::Library(LibraryAnswer::ToolOutput { output, .. }) => output.clone().map_err(HeadlessError::from),
         AgentEvent::Library(LibraryAnswer::Sessions(list)) => {
             list.clone().map_err(HeadlessError::from).and_then(pretty)
         }
@@ -101,9 +112,12 @@ fn answer_of(event: &AgentEvent) -> Option<Result<String, HeadlessError>> {
         }
         AgentEvent::Library(LibraryAnswer::MemoryChanged(done)) => done.clone().map_err(HeadlessError::from),
         AgentEvent::SessionReady { .. }
+        | AgentEvent::SessionStored(_)
+        | AgentEvent::Attached(_)
         | AgentEvent::Queued { .. }
         | AgentEvent::TurnStarted { .. }
         | AgentEvent::TextDelta(_)
+        | AgentEvent::ThinkingDelta(_)
         | AgentEvent::ToolCallStreaming { .. }
         | AgentEvent::Retrying { .. }
         | AgentEvent::AssistantMessage(_)
@@ -144,13 +158,14 @@ fn ctrl_c_error(e: std::io::Error) -> HeadlessError {
 /// Run `prompt` (or its slash command) on the agent behind `handle` to the end, printing as
 /// `format` says.
 pub async fn run(mut handle: AgentHandle, prompt: String, format: OutputFormat) -> Result<ExitCode, HeadlessError> {
-    let session_id = handle.session.id.clone();
+    let mut session_id = handle.session.id.clone();
     let mut mode = handle.session.mode.to_string();
     let mut model = handle.session.model.clone();
-    let work = match parse_slash(&prompt) {
-        None => Work::Command(UserCommand::Submit(prompt)),
-        Some(Err(message)) => return Err(HeadlessError::Usage(message)),
-        Some(Ok(command)) => slash_work(command)?,
+    let work = match (parse_shell(&prompt), parse_slash(&prompt)) {
+        (Some(Ok(shell)), _) => Work::Command(shell),
+        (Some(Err(message)), _) | (None, Some(Err(message))) => return Err(HeadlessError::Usage(message)),
+        (None, Some(Ok(command))) => slash_work(command)?,
+        (None, None) => Work::Command(UserCommand::Submit(prompt)),
     };
     let mut printer = Printer { format, out: std::io::stdout() };
     let command = match work {
@@ -163,7 +178,10 @@ pub async fn run(mut handle: AgentHandle, prompt: String, format: OutputFormat) 
         Work::Command(command) => command,
     };
     // A mode or model switch and the library answer at once; say so and stop.
-    let immediate = matches!(command, UserCommand::SetMode(_) | UserCommand::SetModel(_) | UserCommand::Library(_));
+    let immediate = matches!(
+        command,
+        UserCommand::SetMode(_) | UserCommand::SetModel(_) | UserCommand::ListModels | UserCommand::Library(_)
+    );
     // Listening starts before the turn does and lasts the whole run, so no Ctrl+C is missed:
     // one that lands while an event is being printed is held until the loop comes back to it.
     let mut ctrl_c = listen_for_ctrl_c()?;
@@ -190,6 +208,8 @@ pub async fn run(mut handle: AgentHandle, prompt: String, format: OutputFormat) 
         if let AgentEvent::SessionReady { mode: m, model: name, .. } = &event {
             mode = m.to_string();
             model = name.clone();
+        } else if let AgentEvent::SessionStored(info) = &event {
+            session_id = info.id.clone();
         } else if let AgentEvent::ModeChanged(m) = &event {
             mode = m.to_string();
         } else if let AgentEvent::ModelChanged { model: m, .. } = &event {
@@ -220,7 +240,9 @@ fn slash_work(command: SlashCommand) -> Result<Work, HeadlessError> {
     Ok(match command {
         SlashCommand::Compact => Work::Command(UserCommand::Compact),
         SlashCommand::Mode(m) => Work::Command(UserCommand::SetMode(m)),
-        SlashCommand::Model(name) => Work::Command(UserCommand::SetModel(name)),
+        SlashCommand::Model(Some(name)) => Work::Command(UserCommand::SetModel(name)),
+        SlashCommand::Model(None) => Work::Command(UserCommand::ListModels),
+        SlashCommand::Usage => Work::Command(UserCommand::Library(LibraryRequest::Usage { days: 30 })),
         SlashCommand::Sessions => Work::Command(UserCommand::Library(LibraryRequest::Sessions)),
         SlashCommand::Memories => Work::Command(UserCommand::Library(LibraryRequest::Memories)),
         SlashCommand::Forget(id) => Work::Command(UserCommand::Library(LibraryRequest::Forget(id))),
@@ -229,7 +251,7 @@ fn slash_work(command: SlashCommand) -> Result<Work, HeadlessError> {
         ),
         SlashCommand::Context | SlashCommand::Resume(_) | SlashCommand::New | SlashCommand::Quit => {
             return Err(HeadlessError::Usage(
-                "that command works in the interactive interface; headless runs take /compact, /mode, /model, /sessions, /memories, /forget and /help".into(),
+                "that command works in the interactive interface; headless runs take /compact, /mode, /model, /usage, /sessions, /memories, /forget and /help".into(),
             ));
         }
     })
@@ -272,9 +294,14 @@ impl Printer {
                         crate::agent::CompactionEvent::Started { .. } | crate::agent::CompactionEvent::Progress { .. },
                     )
                     | AgentEvent::SessionReady { .. }
+                    | AgentEvent::SessionStored(_)
+                    | AgentEvent::Attached(_)
+                    | AgentEvent::ModelRefused { .. }
+                    | AgentEvent::Models(_)
                     | AgentEvent::Queued { .. }
                     | AgentEvent::TurnStarted { .. }
                     | AgentEvent::TextDelta(_)
+                    | AgentEvent::ThinkingDelta(_)
                     | AgentEvent::ToolCallStreaming { .. }
                     | AgentEvent::AssistantMessage(_)
                     | AgentEvent::ToolStarted { .. }
@@ -292,6 +319,7 @@ impl Printer {
             }
             OutputFormat::StreamJson => match event {
                 AgentEvent::TextDelta(text) => self.line(json!({"type": "assistant_delta", "text": text})),
+                AgentEvent::ThinkingDelta(text) => self.line(json!({"type": "thinking_delta", "text": text})),
                 AgentEvent::ToolStarted { call_id, tool, summary, arguments } => {
                     let arguments: serde_json::Value =
                         serde_json::from_str(arguments).unwrap_or_else(|_| json!(arguments));
@@ -300,6 +328,7 @@ impl Printer {
                 AgentEvent::ToolFinished(f) => self.line(json!({
                     "type": "tool_result", "id": f.call_id, "name": f.tool, "is_error": f.is_error,
                     "exit_code": f.exit_code, "not_run": f.not_run, "duration_ms": f.duration.as_millis() as u64,
+                    "decided_by": f.decided_by, "approval": f.approval,
                     "content": f.content,
                 })),
                 AgentEvent::Usage { usage, context } => {
@@ -332,7 +361,11 @@ impl Printer {
                     }
                     self.line(value)
                 }
+                AgentEvent::Attached(items) => self.line(json!({"type": "attached", "items": items})),
                 AgentEvent::SessionReady { .. }
+                | AgentEvent::SessionStored(_)
+                | AgentEvent::ModelRefused { .. }
+                | AgentEvent::Models(_)
                 | AgentEvent::Context(_)
                 | AgentEvent::ContextBreakdown(_)
                 | AgentEvent::Queued { .. }
@@ -368,6 +401,8 @@ impl Printer {
             context: stats.context,
             denied_tool_calls: stats.denied_tool_calls,
             cache: stats.cache,
+            // A run that made no request (a slash command) cost nothing.
+            cost_usd: if stats.all_requests == 0 { Some(0.0) } else { stats.cost_usd },
         };
         match self.format {
             OutputFormat::Text => {

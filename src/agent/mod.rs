@@ -14,6 +14,7 @@
 //! interface; the rest is the crate's.
 
 mod approvals;
+mod attachments;
 mod auxiliary;
 mod background;
 mod cache_watch;
@@ -21,10 +22,13 @@ mod events;
 mod library;
 mod link;
 mod model_slot;
+mod models;
+mod recap;
 mod runner;
 mod session_state;
 mod setup;
 mod slash;
+mod spend;
 mod toolbox;
 mod worker;
 mod workplace;
@@ -32,13 +36,18 @@ mod workplace;
 pub(crate) use auxiliary::AuxModel;
 pub use events::AgentEvent;
 pub(crate) use events::{
-    ApprovalDecision, ApprovalRequest, CacheStats, CompactionEvent, CompactionTrigger, ContextBreakdown, ContextReport,
-    ContextStatus, NoticeLevel, ToolFinished, TurnOutcome, TurnSummary, UserCommand,
+    ApprovalDecision, ApprovalKind, ApprovalRequest, Attachment, CacheStats, CompactionEvent, CompactionTrigger,
+    ContextBreakdown, ContextReport, ContextStatus, HistoryMark, HistoryRecap, ModelList, NoticeLevel, ToolFinished,
+    TurnOutcome, TurnStats, TurnSummary, UserCommand,
 };
 #[cfg(test)]
-pub(crate) use events::{CacheReport, ContextPart, SegmentInfo, TurnStats};
-pub(crate) use library::{Library, LibraryAnswer, LibraryError, LibraryRequest};
+pub(crate) use events::{CacheReport, ContextPart, CostReport, ModelChoice, SegmentInfo};
+pub(crate) use library::{
+    Library, LibraryAnswer, LibraryError, LibraryRequest, memory_origin, provenance_suffix, usage_lines,
+};
+pub(crate) use models::ModelLister;
+pub(crate) use recap::split_attachments;
 pub(crate) use runner::{AgentHandle, spawn};
 pub(crate) use setup::{AgentSetup, SessionChoice};
-pub(crate) use slash::{COMMANDS, SlashCommand, parse_slash};
+pub(crate) use slash::{COMMANDS, SHELL_PREFIXES, SlashCommand, parse_shell, parse_slash};
 pub(crate) use worker::INTERRUPTED_MARK;

@@ -75,6 +75,22 @@ impl ModelSlot {
         cost_model(&self.info, self.kind, cache_enabled)
     }
 
+    /// What the model can do with thinking, as the catalog says.
+    pub(super) fn thinking_support(&self) -> crate::config::ThinkingSupport {
+        self.info.thinking
+    }
+
+    /// Whether the model takes images.
+    pub(super) fn takes_images(&self) -> bool {
+        self.info.images
+    }
+
+    /// Whether requests may carry `cache_control` breakpoints (Anthropic, and OpenAI-compatible
+    /// endpoints that honour them).
+    pub(super) fn honours_cache_control(&self) -> bool {
+        self.provider.honours_cache_control(&self.info.name)
+    }
+
     /// `/model NAME`: the new model, and a warning when its window is only assumed.
     pub(super) fn switch(&mut self, name: &str) -> Option<String> {
         let mut info = lookup_model(name, &self.catalog);
@@ -185,7 +201,7 @@ fn cost_model(info: &ModelInfo, kind: ProviderKind, cache_enabled: bool) -> Cost
         };
     let caching = match kind {
         ProviderKind::Anthropic => cache_enabled,
-        ProviderKind::Openai => true,
+        ProviderKind::Openai | ProviderKind::OpenaiResponses => true,
     };
     CostModel::for_session(info.prices.as_ref(), local, caching)
 }
@@ -196,12 +212,20 @@ mod tests {
     use crate::config::Prices;
 
     fn info(prices: Option<Prices>, window_source: WindowSource) -> ModelInfo {
-        ModelInfo { name: "m".into(), context_window: 32_000, window_source, max_output_tokens: 4_096, prices }
+        ModelInfo {
+            name: "m".into(),
+            context_window: 32_000,
+            window_source,
+            max_output_tokens: 4_096,
+            prices,
+            thinking: crate::config::ThinkingSupport::None,
+            images: false,
+        }
     }
 
     #[test]
     fn the_pipeline_is_priced_from_the_catalog_and_the_provider_cache() {
-        let sonnet = Prices { input: 3.0, output: 15.0, cache_read: 0.3, cache_write: 3.75 };
+        let sonnet = Prices { input: 3.0, output: 15.0, cache_read: 0.3, cache_write: 3.75, cache_write_1h: 6.0 };
         let priced = info(Some(sonnet), WindowSource::Catalog);
         assert_eq!(cost_model(&priced, ProviderKind::Anthropic, true), CostModel::from_prices(&sonnet, true));
         // `[cache] enabled = false`: every re-sent token is full input, so reductions pay at once.

@@ -9,6 +9,7 @@ use super::checkpoints::CheckpointsConfig;
 use super::models::ModelOverride;
 use super::permissions::{PermissionsConfig, SandboxConfig};
 use super::provider::ProviderKind;
+use super::reasoning::ThinkingSetting;
 use crate::conversation::Mode;
 
 /// The whole of `config.toml`. Unknown keys are errors, so a typo is reported instead of
@@ -24,6 +25,12 @@ pub struct Config {
     pub base_url: Option<String>,
     /// Context window in tokens, overriding the catalog.
     pub context_window: Option<u64>,
+    /// `off`, `low`, `medium`, `high` or a budget in tokens; unset leaves the model's default
+    /// (`--thinking` overrides it).
+    pub thinking: Option<ThinkingSetting>,
+    /// Whether the OpenAI-compatible endpoint honours Anthropic-style `cache_control` marks
+    /// (OpenRouter does for `anthropic/*` models, which is assumed when unset).
+    pub cache_control: Option<bool>,
     /// Mode a new session starts in.
     pub mode: Mode,
     /// Colour theme name (a file in `themes/`).
@@ -41,6 +48,39 @@ pub struct Config {
     /// The OS sandbox for `bash`.
     pub sandbox: SandboxConfig,
     pub checkpoints: CheckpointsConfig,
+    pub notify: NotifyConfig,
+}
+
+/// How the terminal tells the user cairn needs them.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum NotifyMethod {
+    /// The terminal bell (BEL): every terminal has one; most flag the tab or window.
+    #[default]
+    Bell,
+    /// A desktop notification through OSC 9 (iTerm2, WezTerm, Windows Terminal, Ghostty).
+    Osc9,
+    /// A desktop notification through OSC 777 (urxvt, foot, Konsole, VTE terminals).
+    Osc777,
+    Off,
+}
+
+/// `[notify]`: ringing or notifying when an approval waits or a long turn ends.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct NotifyConfig {
+    pub method: NotifyMethod,
+    /// A turn that ran at least this long ends with a notification: long enough that the user
+    /// has likely looked away, short enough that they are not kept waiting.
+    pub after_secs: u64,
+    /// An approval that waits notifies at once.
+    pub approvals: bool,
+}
+
+impl Default for NotifyConfig {
+    fn default() -> Self {
+        NotifyConfig { method: NotifyMethod::Bell, after_secs: 10, approvals: true }
+    }
 }
 
 /// `[memory]`: memories and recall.
@@ -112,6 +152,12 @@ pub struct ToolsConfig {
     pub glob_max_results: usize,
     /// Lines file_read returns when no limit is given.
     pub read_default_lines: usize,
+    /// Images (read or attached) are scaled down to at most this many pixels on their longer
+    /// side: Anthropic's recommended size, past which it scales them down itself anyway.
+    pub image_max_edge_px: u32,
+    /// Images are re-encoded until they take at most this many bytes: well under every API's
+    /// limit (Anthropic 5 MB), and a request carries them again each turn.
+    pub image_max_bytes: usize,
 }
 
 impl Default for ToolsConfig {
@@ -123,6 +169,8 @@ impl Default for ToolsConfig {
             glob_max_results: 500,
             // Matches the truncation line limit (KosmoKrator's default), so a default read never needs spilling.
             read_default_lines: 2_000,
+            image_max_edge_px: 1_568,
+            image_max_bytes: 1_000_000,
         }
     }
 }

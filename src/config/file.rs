@@ -1,7 +1,7 @@
 use std::path::Path;
 
 use super::defaults::Config;
-use super::error::ConfigError;
+use super::error::{ConfigError, key_at};
 
 /// Load `path`; a missing file is the default config, a malformed one an error naming the line
 /// and key.
@@ -38,28 +38,6 @@ pub fn parse(text: &str) -> Result<Config, (usize, Option<String>, String)> {
     })?;
     config.permissions.locate(text);
     Ok(config)
-}
-
-/// The dotted key written on `line` (1-based), prefixed by the table header in effect.
-pub(super) fn key_at(text: &str, line: usize) -> Option<String> {
-    let mut table = String::new();
-    for (i, raw) in text.lines().enumerate() {
-        let l = raw.trim();
-        if l.starts_with('[') && !l.starts_with("[[") {
-            table = l.trim_matches(|c| c == '[' || c == ']').trim().to_string();
-        }
-        if i + 1 == line {
-            if l.starts_with('[') {
-                return (!table.is_empty()).then(|| table.clone());
-            }
-            let key = l.split('=').next()?.trim().trim_matches('"');
-            if key.is_empty() {
-                return None;
-            }
-            return Some(if table.is_empty() { key.to_string() } else { format!("{table}.{key}") });
-        }
-    }
-    None
 }
 
 /// The 1-based line on which the dotted `key` is written (`table.key` under `[table]`).
@@ -135,6 +113,12 @@ fn validate(config: &Config) -> Result<(), Problem> {
     ];
     if let Some((key, _, why)) = zero_ms.iter().find(|(_, ms, _)| *ms == 0) {
         return Err(problem(key, format!("0 ms is not a timeout ({why}); remove the line for the default")));
+    }
+    if config.tools.image_max_edge_px < 64 {
+        return Err(problem("tools.image_max_edge_px", "must be at least 64 pixels (the default is 1568)"));
+    }
+    if config.tools.image_max_bytes < 16_384 {
+        return Err(problem("tools.image_max_bytes", "must be at least 16384 bytes (the default is 1000000)"));
     }
     if config.context_window.is_some_and(|w| w < 4_096) {
         return Err(problem("context_window", "must be at least 4096 tokens"));

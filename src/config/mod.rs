@@ -11,23 +11,30 @@ mod file;
 mod models;
 mod paths;
 mod permissions;
+mod pricing;
 mod provider;
+mod reasoning;
 mod secrets;
 
 pub use checkpoints::CheckpointsConfig;
 pub use defaults::{
-    CacheConfig, CacheTtl, CompactionConfig, Config, ContextConfig, MemoryConfig, RetryConfig, ToolsConfig,
+    CacheConfig, CacheTtl, CompactionConfig, Config, ContextConfig, MemoryConfig, NotifyConfig, NotifyMethod,
+    RetryConfig, ToolsConfig,
 };
 pub use error::ConfigError;
 pub use file::load;
-pub use models::{ModelInfo, ModelOverride, Prices, WindowSource, lookup_model};
+pub use models::{
+    CatalogModel, ModelInfo, ModelOverride, Prices, WindowSource, catalog, is_known_model, lookup_model, price_of,
+};
 pub use paths::Paths;
 pub use permissions::{
     PermissionsConfig, ProjectSettings, RuleText, SandboxConfig, SandboxMode, SettingsFile, load_project_settings,
     load_settings, local_settings_path, parse_settings, shared_settings_path,
 };
+pub use pricing::{Pricing, format_usd};
 pub use provider::{
     Detected, LocalCandidate, ProviderKind, ProviderOverrides, ResolvedProvider, detect_provider, local_candidates,
     model_info, resolve_provider,
 };
+pub use reasoning::{MIN_THINKING_BUDGET, ThinkingSetting, ThinkingSupport};
 pub use secrets::{KEY_VARS, Redactor, Secret, env_var, take_keys_from_env};

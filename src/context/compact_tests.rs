@@ -177,7 +177,7 @@ fn a_large_result_that_would_cross_the_tail_budget_is_summarised_not_kept_whole(
     let mut l = Ledger::new(3.2);
     l.push(1, Message::user("fix the build"));
     let mut seq = 1;
-    let mut group = |l: &mut Ledger, seq: &mut i64, id: &str, out: String| {
+    let group = |l: &mut Ledger, seq: &mut i64, id: &str, out: String| {
         let mut a = Message::assistant("");
         a.content.push(Block::ToolCall(ToolCall::new(id, "bash", "{}")));
         *seq += 1;

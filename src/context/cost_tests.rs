@@ -2,7 +2,7 @@ use super::*;
 
 /// Claude Sonnet's prices: input 3, output 15, cache read 0.30, cache write 3.75 ($/M).
 fn sonnet() -> Prices {
-    Prices { input: 3.0, output: 15.0, cache_read: 0.3, cache_write: 3.75 }
+    Prices { input: 3.0, output: 15.0, cache_read: 0.3, cache_write: 3.75, cache_write_1h: 6.0 }
 }
 
 fn horizon(requests_so_far: u64, room: u64) -> Horizon {
@@ -38,7 +38,7 @@ fn a_local_server_never_rewrites_for_savings_alone() {
 
 #[test]
 fn openai_style_prices_have_no_write_surcharge() {
-    let gpt = Prices { input: 1.25, output: 10.0, cache_read: 0.125, cache_write: 1.25 };
+    let gpt = Prices { input: 1.25, output: 10.0, cache_read: 0.125, cache_write: 1.25, cache_write_1h: 1.25 };
     let m = CostModel::from_prices(&gpt, true);
     // A million tokens written again at input instead of read: $1.125.
     assert!((m.rewrite_cost(1_000_000) / 1e6 - 1.125).abs() < 1e-9);

@@ -41,7 +41,7 @@ enum Event {
 }
 
 const SONNET: crate::config::Prices =
-    crate::config::Prices { input: 3.0, output: 15.0, cache_read: 0.3, cache_write: 3.75 };
+    crate::config::Prices { input: 3.0, output: 15.0, cache_read: 0.3, cache_write: 3.75, cache_write_1h: 6.0 };
 
 const TOOLS: [&str; 6] = ["file_read", "grep", "glob", "bash", "file_edit", "other_tool"];
 const PATHS: [&str; 3] = ["src/a.rs", "src/b.rs", "README.md"];

@@ -115,7 +115,8 @@ fn at_warning(model: CostModel) -> (Session, PreflightInput) {
 
 #[test]
 fn a_cached_provider_keeps_its_prefix_when_no_reduction_repays_the_rewrite() {
-    let sonnet = crate::config::Prices { input: 3.0, output: 15.0, cache_read: 0.3, cache_write: 3.75 };
+    let sonnet =
+        crate::config::Prices { input: 3.0, output: 15.0, cache_read: 0.3, cache_write: 3.75, cache_write_1h: 6.0 };
     let (mut s, input) = at_warning(CostModel::from_prices(&sonnet, true));
     let tokens = s.p.estimate(input.overhead, 60_000);
     assert!(tokens >= input.budget.warning && tokens < input.budget.auto_compact);
@@ -366,7 +367,7 @@ fn on_a_paid_cached_api_a_long_span_is_compacted_before_the_window_forces_it() {
     // to the blocking threshold; the same point on a local server waits.
     let mut s = busy_session(ContextConfig { prune: false, ..Default::default() }, 1, 100);
     s.p.set_cost_model(CostModel::from_prices(
-        &crate::config::Prices { input: 3.0, output: 15.0, cache_read: 0.3, cache_write: 3.75 },
+        &crate::config::Prices { input: 3.0, output: 15.0, cache_read: 0.3, cache_write: 3.75, cache_write_1h: 6.0 },
         true,
     ));
     let input = s.input(32_000);

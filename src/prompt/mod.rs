@@ -10,10 +10,7 @@ mod environment;
 mod instructions;
 
 pub use environment::Environment;
-pub use instructions::{
-    INSTRUCTION_FILE_NAMES, InstructionFile, InstructionScan, SkipReason, SkippedInstruction, fingerprint,
-    read_instruction_files, render_instructions, scan_instruction_files,
-};
+pub use instructions::{InstructionFile, fingerprint, read_instruction_files, render_instructions};
 
 use crate::conversation::Mode;
 use crate::conversation::SystemBlock;

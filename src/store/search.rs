@@ -30,6 +30,9 @@ pub fn searchable_text(message: &Message) -> String {
                 let end = crate::conversation::floor_char_boundary(&result.content, 4_000);
                 out.push_str(&result.content[..end]);
             }
+            // Thinking is the model's scratch work, and an image has no words to find.
+            Block::Thinking(_) => {}
+            Block::Image(image) => out.push_str(&image.source),
         }
         out.push(' ');
     }
@@ -47,7 +50,7 @@ impl Store {
         let conn = self.conn();
         let mut stmt = conn.prepare(
             "SELECT m.id, m.kind, m.class, m.pinned, m.title, m.content, m.project_id IS NULL, m.session_id,
-                    m.created_at, m.updated_at, m.expires_at
+                    m.created_at, m.updated_at, m.expires_at, m.approved_by
              FROM memories_fts f JOIN memories m ON m.id = f.rowid
              WHERE memories_fts MATCH ?1 AND (m.project_id = ?2 OR m.project_id IS NULL)
              ORDER BY bm25(memories_fts, 2.0, 1.0) LIMIT ?3",

@@ -52,10 +52,6 @@ impl Bash {
         Bash { sandbox }
     }
 
-    pub fn sandbox(&self) -> &SandboxPolicy {
-        &self.sandbox
-    }
-
     async fn run_with(
         &self,
         args: &serde_json::Value,
@@ -196,7 +192,14 @@ impl Run {
                 -1
             }
         };
-        ToolOutput { content, is_error: code != 0, exit_code: Some(code), diff: None, sandbox_denial: None }
+        ToolOutput {
+            content,
+            is_error: code != 0,
+            exit_code: Some(code),
+            diff: None,
+            sandbox_denial: None,
+            image: None,
+        }
     }
 }
 
@@ -417,3 +420,7 @@ impl OutputBuffer {
 #[cfg(test)]
 #[path = "bash_tests.rs"]
 mod tests;
+
+#[cfg(test)]
+#[path = "bash_sandbox_tests.rs"]
+mod sandbox_tests;

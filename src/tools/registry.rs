@@ -17,6 +17,7 @@ pub struct Registry {
 
 impl Registry {
     /// The built-in tools, in the order the model sees them, with `bash` unconfined.
+    #[cfg(test)]
     pub fn builtin() -> Registry {
         Registry::builtin_with(Bash::default())
     }
@@ -47,15 +48,17 @@ impl Registry {
         self.tools.iter().map(|t| t.name())
     }
 
-    /// The tools the model is told about in `mode`: none in ask mode, read-only and memory
-    /// tools in plan mode, all in edit mode. Order is registration order, so the list is
-    /// byte-stable from request to request (it sits in the cached prefix).
+    /// The tools the model is told about in `mode`: none in ask mode; in plan mode the
+    /// read-only and memory tools, and `bash`, whose commands the permission policy checks one
+    /// by one against the read-only set (and which runs in the read-only sandbox); all in edit
+    /// mode. Order is registration order, so the list is byte-stable from request to request
+    /// (it sits in the cached prefix).
     pub fn specs(&self, mode: Mode) -> Vec<ToolSpec> {
         self.tools
             .iter()
             .filter(|t| match mode {
                 Mode::Ask => false,
-                Mode::Plan => t.access().is_read_only(),
+                Mode::Plan => t.access().is_read_only() || t.access() == Access::Execute,
                 Mode::Edit => true,
             })
             .map(|t| ToolSpec {
@@ -96,8 +99,8 @@ mod tests {
     }
 
     #[test]
-    fn plan_mode_gets_only_the_read_only_and_memory_tools() {
+    fn plan_mode_gets_the_read_only_tools_bash_and_the_memory_tools() {
         let names: Vec<_> = Registry::builtin().specs(Mode::Plan).into_iter().map(|s| s.name).collect();
-        assert_eq!(names, ["file_read", "glob", "grep", "memory_save", "memory_search"]);
+        assert_eq!(names, ["file_read", "glob", "grep", "bash", "memory_save", "memory_search"]);
     }
 }

@@ -1,11 +1,13 @@
 #[path = "../support/mod.rs"]
 mod support;
 
-mod checkpoints;
+//mod checkpoints;
 mod context_arguments;
 mod context_facts;
 mod context_pipeline;
 mod context_replay;
+mod first_day;
+mod first_day_screen;
 mod front_ends;
 mod headless_faults;
 mod headless_modes;
@@ -21,9 +23,15 @@ mod llm_openai;
 mod llm_retry;
 mod memory_and_prompt;
 mod minors;
+mod models_cache;
+mod models_images;
+mod models_mock_strict;
+mod models_pipeline;
+mod models_responses;
+mod models_thinking;
 mod permissions;
 mod prompt_cache;
-mod sandbox;
+mod readme;
 mod store_concurrency;
 mod stream_deadlines;
 mod tui_e2e;

@@ -4,7 +4,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::Worker;
 use crate::agent::events::{AgentEvent, CompactionTrigger, NoticeLevel, TurnOutcome, TurnStats, TurnSummary};
-use crate::config::ProviderKind;
+use crate::agent::spend::add_cost;
 use crate::context::{BudgetLevel, PreflightInput, StageReport, Urgency, check_request};
 use crate::conversation::{Message, Mode};
 use crate::llm::{ChatRequest, ChatResponse, LlmError, StopReason, StreamEvent};
@@ -27,8 +27,20 @@ impl Worker {
         let mut stats = TurnStats::default();
         self.session.clear_failure();
         self.link.emit(AgentEvent::TurnStarted { prompt: prompt.clone() });
+        let (attached, shown) = self.attach_mentions(&prompt, &cancel).await;
         let prompt = self.spill_long_prompt(prompt);
-        self.session.persist(Message::user(prompt.clone()), None);
+        let limits = crate::tools::image::ImageLimits::from_config(&self.place.config().tools);
+        let images =
+            crate::agent::attachments::user_message(&prompt, self.place.root(), self.place.cwd(), limits).await;
+        // Images first (as Anthropic recommends), then the prompt, then the files it attached.
+        let mut shown_all = images.items;
+        shown_all.extend(shown);
+        if !shown_all.is_empty() {
+            self.link.emit(AgentEvent::Attached(shown_all));
+        }
+        let mut message = images.message;
+        message.content.extend(attached);
+        self.session.persist(message, None);
         self.auto_recall(self.session.last_seq(), &prompt);
         let mut overflow_retried = false;
         let outcome = loop {
@@ -72,6 +84,7 @@ impl Worker {
             stats.all_requests += 1;
             stats.usage.add(&response.usage);
             self.record_response(&response, prepared.raw_tokens);
+            stats.cost_usd = add_cost(stats.cost_usd, self.spend.request(&response.model, &response.usage));
             if let Some((level, text)) = self.model.learn_served_window().await {
                 self.link.notice(level, text);
             }
@@ -117,6 +130,8 @@ impl Worker {
         let tally = self.background.take_usage();
         stats.usage.add(&tally.usage);
         stats.all_requests += tally.requests;
+        stats.cost_usd = add_cost(stats.cost_usd, tally.cost_usd);
+        self.spend.add(tally.cost_usd);
     }
 
     /// Store the assistant message and its usage; calibrate the estimate on the usage.
@@ -224,16 +239,21 @@ impl Worker {
                 "request larger than the window after every stage"
             );
         }
-        let cache = (self.model.kind() == ProviderKind::Anthropic && self.place.config().cache.enabled)
+        let cache = (self.model.honours_cache_control() && self.place.config().cache.enabled)
             .then_some(self.place.config().cache.ttl);
+        let max_tokens = self.max_output_tokens();
+        let reasoning =
+            crate::llm::reasoning_for(self.place.config().thinking, self.model.thinking_support(), max_tokens);
         let raw_tokens = self.session.pipeline_mut().raw_tokens(input.overhead, window);
         let request = ChatRequest {
             model: self.model.name().to_string(),
             system,
             messages,
             tools,
-            max_tokens: self.max_output_tokens(),
+            max_tokens,
             cache,
+            reasoning,
+            images: self.model.takes_images(),
         };
         let fingerprint = self.cache.fingerprint(&request);
         Ok(Prepared { request, raw_tokens, fingerprint })
@@ -328,6 +348,7 @@ impl Worker {
                 partial.push_str(&text);
                 self.link.emit(AgentEvent::TextDelta(text));
             }
+            StreamEvent::ThinkingDelta(text) => self.link.emit(AgentEvent::ThinkingDelta(text)),
             StreamEvent::ToolCallStarted { id, name } => {
                 self.link.emit(AgentEvent::ToolCallStreaming { call_id: id, tool: name })
             }

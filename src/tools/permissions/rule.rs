@@ -158,10 +158,6 @@ impl Rule {
         Ok(Rule { tool: tool.to_string(), pattern, text: text.to_string() })
     }
 
-    pub fn tool(&self) -> &str {
-        &self.tool
-    }
-
     pub fn text(&self) -> &str {
         &self.text
     }

@@ -5,18 +5,25 @@
 use ratatui::crossterm::event::{KeyEvent, KeyEventKind, MouseButton, MouseEvent, MouseEventKind};
 
 use super::{Activity, App, Phase};
-use crate::agent::{ApprovalDecision, LibraryRequest, SlashCommand, UserCommand, parse_slash};
+use crate::agent::{ApprovalDecision, LibraryRequest, SlashCommand, UserCommand, parse_shell, parse_slash};
 use crate::tui::cells::Cell;
 use crate::tui::completion::CompletionKind;
 use crate::tui::keys::{
-    self, Action, ApprovalAction, CompletionAction, ComposerAction, GlobalAction, OverlayAction, ReasonAction,
+    self, Action, ApprovalAction, CompletionAction, ComposerAction, GlobalAction, OverlayAction, PlanAction,
+    ReasonAction,
 };
 use crate::tui::overlays::{
-    ContextView, HelpView, MemoriesView, Overlay, SessionsView, ViewKey, ViewOutcome, reason_editor,
+    ContextView, HelpView, MemoriesView, ModelsView, Overlay, SessionsView, TextView, ViewKey, ViewOutcome,
+    reason_editor,
 };
+use crate::tui::search::SearchBar;
+
+use super::search_input::typed_char;
 
 /// Rows one wheel notch scrolls.
 const WHEEL_ROWS: usize = 3;
+/// Days `/usage` reports.
+pub(super) const USAGE_DAYS: u32 = 30;
 
 impl App {
     pub fn on_key(&mut self, key: KeyEvent) {
@@ -39,6 +46,20 @@ impl App {
         }
         if self.overlay.is_some() {
             self.overlay_key(key, global);
+            return;
+        }
+        if self.search.is_some() {
+            self.search_key(key, global);
+            return;
+        }
+        if self.composer.history_search().is_some() {
+            if self.history_search_key(key, global) {
+                return;
+            }
+        } else if self.plan_ready().is_some()
+            && let Some(action) = keys::plan(&key)
+        {
+            self.plan_key(action);
             return;
         }
         if self.composer.completion.is_some()
@@ -82,12 +103,24 @@ impl App {
                     }
                 }
                 ComposerAction::OpenEditor => self.editor_request = Some(self.composer.text()),
+                ComposerAction::DeleteToLineStart => self.composer.delete_to_line_start(&self.files),
+                ComposerAction::Undo => self.composer.undo(&self.files),
+                ComposerAction::SearchHistory => self.composer.start_history_search(),
             }
             return;
         }
         if let Some(action) = global {
-            // End edits the prompt unless the transcript is scrolled back.
-            if !(action == GlobalAction::FollowTail && self.transcript.is_following()) {
+            // End edits the prompt, and `/` starts a command, unless the transcript is
+            // scrolled back (and, for `/`, nothing is being written).
+            let following = self.transcript.is_following();
+            let types = match action {
+                GlobalAction::FollowTail => following,
+                GlobalAction::SearchTranscript => {
+                    typed_char(&key) == Some('/') && (following || !self.composer.is_empty())
+                }
+                _ => false,
+            };
+            if !types {
                 self.global(action);
                 return;
             }
@@ -96,7 +129,7 @@ impl App {
         self.composer.input(key, &self.files);
     }
 
-    fn global(&mut self, action: GlobalAction) {
+    pub(super) fn global(&mut self, action: GlobalAction) {
         let page = self.transcript.page();
         match action {
             GlobalAction::ClearOrQuit => {
@@ -137,11 +170,16 @@ impl App {
                 self.expand_all = !self.expand_all;
                 let expand = self.expand_all;
                 for i in 0..self.transcript.len() {
-                    if matches!(self.transcript.get(i), Some(Cell::Tool(t)) if t.expanded != expand) {
-                        self.transcript.update(i, |c| {
-                            if let Cell::Tool(t) = c {
-                                t.expanded = expand;
-                            }
+                    let differs = match self.transcript.get(i) {
+                        Some(Cell::Tool(t)) => t.expanded != expand,
+                        Some(Cell::Thinking(t)) => t.expanded != expand,
+                        Some(Cell::User(_) | Cell::Assistant(_) | Cell::Notice(_)) | None => false,
+                    };
+                    if differs {
+                        self.transcript.update(i, |c| match c {
+                            Cell::Tool(t) => t.expanded = expand,
+                            Cell::Thinking(t) => t.expanded = expand,
+                            Cell::User(_) | Cell::Assistant(_) | Cell::Notice(_) => {}
                         });
                     }
                 }
@@ -150,7 +188,7 @@ impl App {
             GlobalAction::CopyAnswer => {
                 let answer = self.transcript.cells().rev().find_map(|c| match c {
                     Cell::Assistant(a) if !a.text.as_str().trim().is_empty() => Some(a.text.as_str().to_string()),
-                    Cell::User(_) | Cell::Assistant(_) | Cell::Tool(_) | Cell::Notice(_) => None,
+                    Cell::User(_) | Cell::Assistant(_) | Cell::Tool(_) | Cell::Notice(_) | Cell::Thinking(_) => None,
                 });
                 match answer {
                     Some(text) => {
@@ -172,6 +210,51 @@ impl App {
                 });
             }
             GlobalAction::Redraw => self.repaint = true,
+            GlobalAction::SearchTranscript => {
+                self.composer.dismiss_completion();
+                self.search = Some(SearchBar::default());
+            }
+            GlobalAction::ShowToolOutput => self.show_tool_output(),
+        }
+    }
+
+    /// Alt+O: the whole output of the newest tool call on screen (or in the session).
+    fn show_tool_output(&mut self) {
+        let is_tool = |i: &usize| matches!(self.transcript.get(*i), Some(Cell::Tool(t)) if t.is_finished());
+        let on_screen = self.transcript.cells_on_screen().into_iter().rev().find(is_tool);
+        let newest = on_screen.or_else(|| (0..self.transcript.len()).rev().find(is_tool));
+        let Some(Cell::Tool(tool)) = newest.and_then(|i| self.transcript.get(i)) else {
+            self.flash("no tool output to show yet");
+            return;
+        };
+        let (call_id, title) = (tool.call_id.clone(), format!("{}  {}", tool.tool, tool.summary));
+        let Some(session) = self.session.as_ref().map(|s| s.id.clone()) else { return };
+        if self.ask_library(LibraryRequest::ToolOutput { session, call_id: call_id.clone() }) {
+            self.overlay = Some(Overlay::Text(TextView::output(title, call_id)));
+        }
+    }
+
+    /// A key while a plan waits to be carried out (the prompt empty).
+    fn plan_key(&mut self, action: PlanAction) {
+        let Some(ready) = self.plan_ready.clone() else { return };
+        match action {
+            PlanAction::CarryOut => {
+                if self.agent.is_none() {
+                    self.flash("still connecting to the model provider…");
+                    return;
+                }
+                self.plan_ready = None;
+                self.mode = crate::conversation::Mode::Edit;
+                self.busy = true;
+                self.activity = Activity::Thinking;
+                self.turn_started.get_or_insert(self.now);
+                self.send(UserCommand::CarryOutPlan { edited: ready.edited.then_some(ready.plan) });
+            }
+            PlanAction::EditPlan => {
+                self.editing_plan = true;
+                self.editor_request = Some(ready.plan);
+            }
+            PlanAction::Dismiss => self.plan_ready = None,
         }
     }
 
@@ -193,15 +276,35 @@ impl App {
             return;
         }
         let action = keys::approval(&key);
-        let answering =
-            matches!(action, Some(ApprovalAction::Approve | ApprovalAction::ApproveForSession | ApprovalAction::Deny));
+        let answering = matches!(
+            action,
+            Some(
+                ApprovalAction::Approve
+                    | ApprovalAction::ApproveForSession
+                    | ApprovalAction::ApproveForProject
+                    | ApprovalAction::Deny
+            )
+        );
         if answering && dialog.guard_until.is_some_and(|until| self.now < until) {
             self.flash("this dialog opened while you were typing; press the key again to answer it");
             return;
         }
         match action {
             Some(ApprovalAction::Approve) => self.answer(ApprovalDecision::Approve),
-            Some(ApprovalAction::ApproveForSession) => self.answer(ApprovalDecision::ApproveForSession),
+            // Nothing to remember (a global memory, a re-run outside the sandbox): not offered.
+            Some(ApprovalAction::ApproveForSession | ApprovalAction::ApproveForProject) if !dialog.offers_rules() => {
+                self.flash("nothing to remember for this call: y approves it once")
+            }
+            Some(ApprovalAction::ApproveForSession) => {
+                let prefix = dialog.prefix;
+                self.answer(ApprovalDecision::ApproveForSession { prefix })
+            }
+            Some(ApprovalAction::ApproveForProject) => {
+                let prefix = dialog.prefix;
+                self.answer(ApprovalDecision::ApproveForProject { prefix })
+            }
+            Some(ApprovalAction::TogglePrefix) if dialog.offers_prefix() => dialog.prefix = !dialog.prefix,
+            Some(ApprovalAction::TogglePrefix) => {}
             Some(ApprovalAction::Deny) => dialog.reason = Some(reason_editor(&self.theme)),
             Some(ApprovalAction::ToggleDiffView) => dialog.side_by_side = !dialog.side_by_side,
             Some(ApprovalAction::ScrollUp) => dialog.scroll_by(-1),
@@ -223,7 +326,9 @@ impl App {
                     | GlobalAction::FollowTail
                     | GlobalAction::ToggleToolOutput
                     | GlobalAction::CopyAnswer
-                    | GlobalAction::ToggleMouse,
+                    | GlobalAction::ToggleMouse
+                    | GlobalAction::SearchTranscript
+                    | GlobalAction::ShowToolOutput,
                 )
                 | None => {}
             },
@@ -232,11 +337,16 @@ impl App {
 
     fn answer(&mut self, decision: ApprovalDecision) {
         if let Some(dialog) = self.approvals.pop_front() {
-            let verb = match &decision {
-                ApprovalDecision::Approve | ApprovalDecision::ApproveForSession => "approved",
-                ApprovalDecision::Deny { .. } => "denied",
+            let rules = dialog.shown_rules().join(", ");
+            let text = match &decision {
+                ApprovalDecision::Approve => format!("approved {} {}", dialog.request.tool, dialog.request.summary),
+                ApprovalDecision::ApproveForSession { .. } => format!("approved; for this session: {rules}"),
+                ApprovalDecision::ApproveForProject { .. } => {
+                    format!("approved; saving {rules} to .cairn/settings.local.toml")
+                }
+                ApprovalDecision::Deny { .. } => format!("denied {} {}", dialog.request.tool, dialog.request.summary),
             };
-            self.flash(format!("{verb} {} {}", dialog.request.tool, dialog.request.summary));
+            self.flash(text);
             self.send(UserCommand::Approval { id: dialog.request.id, decision });
             if self.busy {
                 self.activity = Activity::Thinking;
@@ -246,6 +356,9 @@ impl App {
 
     /// A key for the view on screen: the view handles it, the app does what it asks.
     fn overlay_key(&mut self, key: KeyEvent, global: Option<GlobalAction>) {
+        if self.text_view_search_key(&key) {
+            return;
+        }
         let view_key = match (keys::overlay(&key), global) {
             (Some(action), _) => ViewKey::Action(action),
             (None, Some(GlobalAction::ClearOrQuit)) => ViewKey::Action(OverlayAction::Close),
@@ -263,6 +376,10 @@ impl App {
             }
             ViewOutcome::Ask(request) => {
                 self.ask_library(request);
+            }
+            ViewOutcome::SetModel(name) => {
+                self.overlay = None;
+                self.send(UserCommand::SetModel(name));
             }
             ViewOutcome::Resume(id) => {
                 self.overlay = None;
@@ -306,12 +423,12 @@ impl App {
             MouseEventKind::ScrollDown => self.transcript.scroll_down(WHEEL_ROWS, &self.theme),
             MouseEventKind::Down(MouseButton::Left) => {
                 if let Some(i) = self.transcript.cell_at_row(ev.row)
-                    && matches!(self.transcript.get(i), Some(Cell::Tool(_)))
+                    && matches!(self.transcript.get(i), Some(Cell::Tool(_) | Cell::Thinking(_)))
                 {
-                    self.transcript.update(i, |c| {
-                        if let Cell::Tool(t) = c {
-                            t.expanded = !t.expanded;
-                        }
+                    self.transcript.update(i, |c| match c {
+                        Cell::Tool(t) => t.expanded = !t.expanded,
+                        Cell::Thinking(t) => t.expanded = !t.expanded,
+                        Cell::User(_) | Cell::Assistant(_) | Cell::Notice(_) => {}
                     });
                 }
             }
@@ -324,6 +441,16 @@ impl App {
         if text.trim().is_empty() {
             return;
         }
+        if let Some(shell) = parse_shell(&text) {
+            match shell {
+                Err(message) => self.flash(message),
+                Ok(command) => {
+                    let typed = self.composer.take();
+                    self.send_work(typed, command);
+                }
+            }
+            return;
+        }
         match parse_slash(&text) {
             Some(Err(message)) => self.flash(message),
             Some(Ok(command)) => {
@@ -332,19 +459,24 @@ impl App {
             }
             None => {
                 let prompt = self.composer.take();
-                self.transcript.follow();
-                if self.busy || self.agent.is_none() {
-                    self.pending.push(prompt.clone());
-                }
-                if self.agent.is_some() {
-                    self.busy = true;
-                    if self.activity == Activity::Idle {
-                        self.activity = Activity::Thinking;
-                        self.turn_started.get_or_insert(self.now);
-                    }
-                    self.send(UserCommand::Submit(prompt));
-                }
+                self.send_work(prompt.clone(), UserCommand::Submit(prompt));
             }
+        }
+    }
+
+    /// A prompt or a `!cmd` for the agent: queued while it is busy or still connecting.
+    fn send_work(&mut self, typed: String, command: UserCommand) {
+        self.transcript.follow();
+        if self.busy || self.agent.is_none() {
+            self.pending.push(typed);
+        }
+        if self.agent.is_some() {
+            self.busy = true;
+            if self.activity == Activity::Idle {
+                self.activity = Activity::Thinking;
+                self.turn_started.get_or_insert(self.now);
+            }
+            self.send(command);
         }
     }
 
@@ -365,7 +497,20 @@ impl App {
                 self.mode = mode;
                 self.send(UserCommand::SetMode(mode));
             }
-            SlashCommand::Model(name) => self.send(UserCommand::SetModel(name)),
+            SlashCommand::Model(Some(name)) => self.send(UserCommand::SetModel(name)),
+            SlashCommand::Model(None) => {
+                if self.agent.is_some() {
+                    self.overlay = Some(Overlay::Models(ModelsView::default()));
+                    self.send(UserCommand::ListModels);
+                } else {
+                    self.flash("still connecting to the model provider…");
+                }
+            }
+            SlashCommand::Usage => {
+                if self.ask_library(LibraryRequest::Usage { days: USAGE_DAYS }) {
+                    self.overlay = Some(Overlay::Text(TextView::loading("Usage (cost and tokens)")));
+                }
+            }
             SlashCommand::Context => {
                 self.overlay = Some(Overlay::Context(ContextView { breakdown: None }));
                 self.send(UserCommand::DescribeContext);

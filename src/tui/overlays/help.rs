@@ -25,7 +25,8 @@ impl HelpView {
                 | OverlayAction::Open
                 | OverlayAction::TogglePin
                 | OverlayAction::ToggleGlobal
-                | OverlayAction::Delete,
+                | OverlayAction::Delete
+                | OverlayAction::Search,
             )
             | ViewKey::Other => {}
         }
@@ -44,6 +45,9 @@ const ORDER: &[KeyContext] = &[
     KeyContext::Approval,
     KeyContext::DenyReason,
     KeyContext::Overlay,
+    KeyContext::HistorySearch,
+    KeyContext::Search,
+    KeyContext::PlanReady,
 ];
 
 /// Every line of the help text at `width`, descriptions wrapped under their column.
@@ -71,6 +75,11 @@ pub fn help_lines(theme: &Theme, width: u16) -> Vec<Line<'static>> {
     for (name, arg, what) in crate::agent::COMMANDS {
         let usage = if arg.is_empty() { name.to_string() } else { format!("{name} {arg}") };
         out.extend(row(usage, what));
+    }
+    out.push(Line::default());
+    out.push(Line::from(Span::styled("Shell commands", theme.heading2)));
+    for (usage, what) in crate::agent::SHELL_PREFIXES {
+        out.extend(row(usage.to_string(), what));
     }
     for context in ORDER {
         out.push(Line::default());

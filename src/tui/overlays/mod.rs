@@ -7,15 +7,19 @@ mod approval;
 mod context;
 mod help;
 mod memories;
+mod models;
 mod sessions;
 mod setup;
+mod text;
 
 pub use approval::{ApprovalDialog, reason_editor};
 pub use context::{ContextView, level_style};
 pub use help::HelpView;
 pub use memories::MemoriesView;
+pub use models::ModelsView;
 pub use sessions::SessionsView;
 pub use setup::render_setup;
+pub use text::TextView;
 
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
@@ -32,6 +36,9 @@ pub enum Overlay {
     Sessions(SessionsView),
     Memories(MemoriesView),
     Context(ContextView),
+    Models(ModelsView),
+    /// A tool's whole output, or the `/usage` report.
+    Text(TextView),
 }
 
 /// A key as a view sees it.
@@ -56,6 +63,8 @@ pub enum ViewOutcome {
     Ask(LibraryRequest),
     /// Close, and switch to this session.
     Resume(String),
+    /// Close, and switch to this model.
+    SetModel(String),
 }
 
 impl Overlay {
@@ -69,6 +78,8 @@ impl Overlay {
             Overlay::Memories(v) => v.on_key(key),
             // Nothing to move or open: the view only shows.
             Overlay::Context(_) => ViewOutcome::Stay,
+            Overlay::Models(v) => v.on_key(key),
+            Overlay::Text(v) => v.on_key(key),
         }
     }
 
@@ -79,6 +90,8 @@ impl Overlay {
             Overlay::Sessions(v) => v.move_by(if up { -1 } else { 1 }),
             Overlay::Memories(v) => v.move_by(if up { -1 } else { 1 }),
             Overlay::Context(_) => {}
+            Overlay::Models(v) => v.move_by(if up { -1 } else { 1 }),
+            Overlay::Text(v) => v.scroll_by(if up { -3 } else { 3 }),
         }
     }
 
@@ -88,6 +101,8 @@ impl Overlay {
             Overlay::Sessions(v) => v.render(area, buf, theme),
             Overlay::Memories(v) => v.render(area, buf, theme),
             Overlay::Context(v) => v.render(area, buf, theme),
+            Overlay::Models(v) => v.render(area, buf, theme),
+            Overlay::Text(v) => v.render(area, buf, theme),
         }
     }
 }
