@@ -20,6 +20,7 @@ pub use turn::INTERRUPTED_MARK;
 use std::sync::Arc;
 
 use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
 
 use super::approvals::{ApprovalDesk, ApprovalGate};
 use super::background::Background;
@@ -158,10 +159,18 @@ impl Worker {
     /// A loaded session starts from its last reported usage and, when the cache is cold, with
     /// its pending deduplication applied.
     fn settle_loaded_session(&mut self) -> Result<(), StoreError> {
+        self.price_context();
         let per_model = self.place.store().usage_by_model(self.session.id())?;
         self.spend.load(&per_model);
         self.calibrate_from_store()?;
         self.dedup_if_cache_is_cold()
+    }
+
+    /// Give the pipeline the prices of the model in use, so every rewrite of what was sent is
+    /// weighed against what it saves on this provider (after a load and a `/model` switch).
+    pub(super) fn price_context(&mut self) {
+        let model = self.model.cost_model(self.place.config().cache.enabled);
+        self.session.pipeline_mut().set_cost_model(model);
     }
 
     /// Start the estimate from the last reported usage, as if that request had just been made.
@@ -256,7 +265,27 @@ impl Worker {
     }
 
     pub(super) async fn run(mut self, mut work: mpsc::UnboundedReceiver<UserCommand>) {
-        while let Some(command) = work.recv().await {
+        loop {
+            // While the user is idle, a background compaction that finishes lands at once (the
+            // status line and `/context` show it); the next request is the first to send it, so
+            // landing now breaks no cache that waiting would keep.
+            let never = CancellationToken::new();
+            let command = if self.background.compacting() {
+                tokio::select! {
+                    command = work.recv() => command,
+                    landed = self.background.wait_compaction(&never) => {
+                        if let Some((job, result)) = landed {
+                            let input = self.preflight_input(self.link.mode(), false);
+                            // A failure is logged and shown by `finish_compaction` itself.
+                            let _ = self.finish_compaction(job, result, &input);
+                        }
+                        continue;
+                    }
+                }
+            } else {
+                work.recv().await
+            };
+            let Some(command) = command else { break };
             match command {
                 UserCommand::Submit(prompt) => self.turn(prompt).await,
                 UserCommand::CarryOutPlan { edited } => {
@@ -339,6 +368,7 @@ impl Worker {
         if let Some(warning) = self.model.switch(name) {
             self.link.notice(NoticeLevel::Warning, warning);
         }
+        self.price_context();
         self.cache.expect_break(format!("the model changed to {name}"));
         self.models.set_current(name);
         self.save_session_settings();
