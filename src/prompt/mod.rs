@@ -13,7 +13,9 @@ mod subagent;
 
 pub use agent_types::{AgentType, AgentTypes, DEFAULT_TYPE, ModelChoice};
 pub use environment::Environment;
-pub use instructions::{InstructionFile, fingerprint, read_instruction_files, render_instructions};
+pub use instructions::{
+    InstructionFile, InstructionScan, fingerprint, read_instruction_files, render_instructions, scan_instruction_files,
+};
 pub use subagent::{subagent_section, todo_tail};
 
 use crate::conversation::Mode;
