@@ -144,6 +144,7 @@ fn answer_of(event: &AgentEvent) -> Option<Result<String, HeadlessError>> {
         | AgentEvent::Notice { .. }
         | AgentEvent::RewindPlanned(_)
         | AgentEvent::TurnFinished(_)
+        | AgentEvent::Settled(_)
         | AgentEvent::Subagent { .. }
         | AgentEvent::Todo(_) => return None,
     })
@@ -248,6 +249,8 @@ pub async fn run(mut handle: AgentHandle, prompt: String, format: OutputFormat) 
     let mut stops = StopSignals::listen()?;
     let _ = handle.commands.send(command);
     let mut interrupted_once = false;
+    // The turn's summary while its background work lands (answered by `Settled`).
+    let mut unsettled: Option<TurnSummary> = None;
     loop {
         let event = tokio::select! {
             // Events first: what the worker said before it ended is printed before its end is.
@@ -286,6 +289,18 @@ pub async fn run(mut handle: AgentHandle, prompt: String, format: OutputFormat) 
         }
         printer.event(&event)?;
         let summary = if let AgentEvent::TurnFinished(summary) = event {
+            if immediate || interrupted_once {
+                summary
+            } else {
+                // Background work (a compaction, memory extraction) may still be running: let it
+                // land so the result counts every call of the run.
+                let _ = handle.commands.send(UserCommand::Settle);
+                unsettled = Some(summary);
+                continue;
+            }
+        } else if let AgentEvent::Settled(later) = &event {
+            let Some(mut summary) = unsettled.take() else { continue };
+            summary.stats.absorb(later);
             summary
         } else if immediate {
             match answer_of(&event) {
@@ -419,6 +434,7 @@ impl Printer {
                     | AgentEvent::ModeChanged(_)
                     | AgentEvent::ModelChanged { .. }
                     | AgentEvent::TurnFinished(_)
+                    | AgentEvent::Settled(_)
                     | AgentEvent::Library(_)
                     | AgentEvent::RewindPlanned(_)
                     | AgentEvent::Rewound(_)
@@ -506,7 +522,8 @@ impl Printer {
                 | AgentEvent::Library(_)
                 | AgentEvent::RewindPlanned(_)
                 | AgentEvent::Rewound(Err(_))
-                | AgentEvent::TurnFinished(_) => Ok(()),
+                | AgentEvent::TurnFinished(_)
+                | AgentEvent::Settled(_) => Ok(()),
             },
         }
     }

@@ -46,6 +46,11 @@ pub enum UserCommand {
     },
     /// Compact the conversation now (`/compact`).
     Compact,
+    /// Let the background work of the turns so far land — a running compaction applied, memory
+    /// extraction and segment summaries finished — and report what it added: answered with
+    /// [`AgentEvent::Settled`]. Headless sends it before printing its result, so the result
+    /// counts every call the run made.
+    Settle,
     /// Report what the model sees, part by part (`/context`): answered with
     /// [`AgentEvent::ContextBreakdown`].
     DescribeContext,
@@ -339,6 +344,26 @@ pub struct TurnStats {
     pub cost_usd: Option<f64>,
 }
 
+impl TurnStats {
+    /// Add what background work did after this summary was made ([`AgentEvent::Settled`]):
+    /// its calls, usage and cost, and the context stages it ran.
+    pub fn absorb(&mut self, later: &TurnStats) {
+        self.requests += later.requests;
+        self.all_requests += later.all_requests;
+        self.usage.add(&later.usage);
+        self.denied_tool_calls += later.denied_tool_calls;
+        self.cost_usd = super::spend::add_cost(self.cost_usd, later.cost_usd);
+        let (c, l) = (&mut self.context, &later.context);
+        c.truncations += l.truncations;
+        c.dedup_replacements += l.dedup_replacements;
+        c.pruned_results += l.pruned_results;
+        c.compactions += l.compactions;
+        c.trimmed_messages += l.trimmed_messages;
+        c.compaction_failures += l.compaction_failures;
+        self.cache.read_share = self.usage.cache_hit_rate();
+    }
+}
+
 /// Prompt-cache figures of a run, for headless JSON.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Serialize)]
 pub struct CacheStats {
@@ -583,6 +608,9 @@ pub enum AgentEvent {
         text: String,
     },
     TurnFinished(TurnSummary),
+    /// The answer to [`UserCommand::Settle`]: the usage and context counters of the background
+    /// work that landed since the last turn's summary.
+    Settled(TurnStats),
     /// The answer to a [`UserCommand::Library`] request.
     Library(LibraryAnswer),
     /// The answer to [`UserCommand::PlanRewind`].

@@ -191,6 +191,7 @@ impl Router {
                 }
                 other @ (UserCommand::SetModel(_)
                 | UserCommand::Compact
+                | UserCommand::Settle
                 | UserCommand::DescribeContext
                 | UserCommand::NewSession
                 | UserCommand::ResumeSession(_)

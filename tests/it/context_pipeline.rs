@@ -79,6 +79,7 @@ async fn twenty_large_results_finish_inside_a_32k_window() {
     let context = &result["context"];
     assert!(context["compactions"].as_u64().unwrap() >= 1, "{context}");
     assert!(context["truncations"].as_u64().unwrap() >= 1, "{context}");
+    assert_eq!(result["usage"]["requests"].as_u64().unwrap(), mock.requests().len() as u64, "every call is counted");
     assert_eq!(context["window"], 32_000);
     // No request over the window (the mock refuses and records those), none with an orphaned
     // or unanswered tool pair.
@@ -139,7 +140,12 @@ async fn the_first_prompt_survives_one_two_and_five_compactions() {
             assert!(!sent.contains("run 0 step 0000"), "the oldest output is gone after compaction {n}");
         }
     }
-    assert!(json_result(&out)["context"]["compactions"].as_u64().unwrap() >= 5);
+    let result = json_result(&out);
+    assert!(result["context"]["compactions"].as_u64().unwrap() >= 5);
+    // The result counts every call the provider saw, a compaction still running when the last
+    // answer came (and the memory extraction after it) included.
+    assert_eq!(result["usage"]["requests"].as_u64().unwrap(), mock.requests().len() as u64, "{result}");
+    assert_eq!(result["context"]["compactions"].as_u64().unwrap(), summaries as u64, "{result}");
 }
 
 #[tokio::test]
@@ -156,13 +162,17 @@ async fn compact_by_hand_then_a_new_prompt_keeps_the_goal_and_survives_a_restart
     assert!(first.status.success(), "{}", text(&first.stderr));
     let id = json_result(&first)["session_id"].as_str().unwrap().to_string();
 
+    let before = mock.requests().len();
     let compacted =
         sandbox.run(Api::Anthropic, &mock, &["--session", &id, "-p", "/compact", "--output-format", "json"]).await;
     assert!(compacted.status.success(), "{}", text(&compacted.stdout));
     let result = json_result(&compacted);
     assert_eq!(result["context"]["compactions"], 1, "{result}");
     assert!(result["result"].as_str().unwrap().starts_with("compacted "), "{result}");
-    assert_eq!(result["usage"]["requests"], 1, "the summariser call is counted");
+    // The summariser's call and the memory extraction after it.
+    let calls = mock.requests()[before..].to_vec();
+    assert!(calls.iter().any(is_compaction), "the summariser was called");
+    assert_eq!(result["usage"]["requests"].as_u64().unwrap(), calls.len() as u64, "every call is counted");
     let memory: String = sandbox
         .database()
         .query_row("SELECT content FROM memories WHERE kind = 'compaction' AND class = 'working'", [], |r| r.get(0))

@@ -69,6 +69,25 @@ impl Worker {
         }
     }
 
+    /// [`crate::agent::UserCommand::Settle`]: let a running compaction land and the memory
+    /// extraction and segment summaries finish, and say what they added (an interrupt stops
+    /// the wait; the compaction keeps running).
+    pub(super) async fn settle(&mut self, cancel: CancellationToken) -> TurnStats {
+        let start = self.session.pipeline().counters();
+        let input = self.preflight_input(self.link.mode(), false);
+        if self.await_compaction(&input, &cancel).await.is_some() {
+            let status = self.context_status();
+            self.link.emit(AgentEvent::Context(status));
+        }
+        if !cancel.is_cancelled() {
+            self.background.finish().await;
+        }
+        let mut stats = TurnStats::default();
+        self.take_aux_usage(&mut stats);
+        stats.context = self.context_report(&start);
+        stats
+    }
+
     /// Wait for the running compaction and apply it. `None` when none runs or the wait was
     /// interrupted (the compaction keeps running).
     pub(super) async fn await_compaction(

@@ -312,6 +312,12 @@ impl Worker {
                     self.link.control().end();
                     self.link.emit(AgentEvent::TurnFinished(summary));
                 }
+                UserCommand::Settle => {
+                    let cancel = self.link.control().begin();
+                    let stats = self.settle(cancel).await;
+                    self.link.control().end();
+                    self.link.emit(AgentEvent::Settled(stats));
+                }
                 UserCommand::SetMode(mode) => {
                     self.cache.expect_break(format!("the mode changed to {mode}"));
                     self.save_session_settings();

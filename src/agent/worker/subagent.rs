@@ -363,6 +363,7 @@ async fn forward(mut events: mpsc::UnboundedReceiver<AgentEvent>, parent: Emitte
             | AgentEvent::ModeChanged(_)
             | AgentEvent::ModelChanged { .. }
             | AgentEvent::TurnFinished(_)
+            | AgentEvent::Settled(_)
             | AgentEvent::Library(_)
             | AgentEvent::RewindPlanned(_)
             | AgentEvent::Rewound(_)
