@@ -16,6 +16,7 @@ pub mod context;
 pub mod conversation;
 mod headless;
 pub mod llm;
+mod mcp;
 mod memory;
 mod prompt;
 pub mod store;

@@ -6,6 +6,7 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 
 use super::checkpoints::CheckpointsConfig;
+use super::extensions::{HooksConfig, McpConfig, McpServerConfig};
 use super::models::ModelOverride;
 use super::permissions::{PermissionsConfig, SandboxConfig};
 use super::provider::ProviderKind;
@@ -41,6 +42,12 @@ pub struct Config {
     /// The OS sandbox for `bash`.
     pub sandbox: SandboxConfig,
     pub checkpoints: CheckpointsConfig,
+    /// How MCP servers are used (budget, timeouts).
+    pub mcp: McpConfig,
+    /// MCP servers by name; the project's settings files add theirs.
+    pub mcp_servers: BTreeMap<String, McpServerConfig>,
+    /// Shell commands run at events (`[[hooks.PreToolUse]]`, …).
+    pub hooks: HooksConfig,
 }
 
 /// `[memory]`: memories and recall.

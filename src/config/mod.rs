@@ -7,6 +7,7 @@
 mod checkpoints;
 mod defaults;
 mod error;
+mod extensions;
 mod file;
 mod models;
 mod paths;
@@ -19,6 +20,9 @@ pub use defaults::{
     CacheConfig, CacheTtl, CompactionConfig, Config, ContextConfig, MemoryConfig, RetryConfig, ToolsConfig,
 };
 pub use error::ConfigError;
+pub use extensions::{
+    HookConfig, HooksConfig, McpConfig, McpServerConfig, parse_mcp_json, read_mcp_json, valid_server_name,
+};
 pub use file::load;
 pub use models::{ModelInfo, ModelOverride, Prices, WindowSource, lookup_model};
 pub use paths::Paths;
