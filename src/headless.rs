@@ -9,7 +9,7 @@ use serde_json::json;
 
 use crate::agent::{
     AgentEvent, AgentHandle, ContextReport, LibraryAnswer, LibraryError, LibraryRequest, SlashCommand, TurnOutcome,
-    TurnSummary, UserCommand, parse_slash,
+    TurnSummary, UserCommand, parse_slash_with,
 };
 use crate::conversation::Usage;
 
@@ -100,6 +100,7 @@ fn answer_of(event: &AgentEvent) -> Option<Result<String, HeadlessError>> {
             list.clone().map_err(HeadlessError::from).and_then(pretty)
         }
         AgentEvent::Library(LibraryAnswer::MemoryChanged(done)) => done.clone().map_err(HeadlessError::from),
+        AgentEvent::Mcp(panel) => pretty(panel),
         AgentEvent::SessionReady { .. }
         | AgentEvent::Queued { .. }
         | AgentEvent::TurnStarted { .. }
@@ -116,6 +117,7 @@ fn answer_of(event: &AgentEvent) -> Option<Result<String, HeadlessError>> {
         | AgentEvent::Compaction(_)
         | AgentEvent::ContextBreakdown(_)
         | AgentEvent::Notice { .. }
+        | AgentEvent::Commands(_)
         | AgentEvent::TurnFinished(_) => return None,
     })
 }
@@ -147,10 +149,10 @@ pub async fn run(mut handle: AgentHandle, prompt: String, format: OutputFormat) 
     let session_id = handle.session.id.clone();
     let mut mode = handle.session.mode.to_string();
     let mut model = handle.session.model.clone();
-    let work = match parse_slash(&prompt) {
+    let work = match parse_slash_with(&prompt, &handle.custom_commands) {
         None => Work::Command(UserCommand::Submit(prompt)),
         Some(Err(message)) => return Err(HeadlessError::Usage(message)),
-        Some(Ok(command)) => slash_work(command)?,
+        Some(Ok(command)) => slash_work(command, &handle.custom_commands)?,
     };
     let mut printer = Printer { format, out: std::io::stdout() };
     let command = match work {
@@ -163,7 +165,10 @@ pub async fn run(mut handle: AgentHandle, prompt: String, format: OutputFormat) 
         Work::Command(command) => command,
     };
     // A mode or model switch and the library answer at once; say so and stop.
-    let immediate = matches!(command, UserCommand::SetMode(_) | UserCommand::SetModel(_) | UserCommand::Library(_));
+    let immediate = matches!(
+        command,
+        UserCommand::SetMode(_) | UserCommand::SetModel(_) | UserCommand::Library(_) | UserCommand::Mcp(_)
+    );
     // Listening starts before the turn does and lasts the whole run, so no Ctrl+C is missed:
     // one that lands while an event is being printed is held until the loop comes back to it.
     let mut ctrl_c = listen_for_ctrl_c()?;
@@ -216,7 +221,7 @@ pub async fn run(mut handle: AgentHandle, prompt: String, format: OutputFormat) 
     }
 }
 
-fn slash_work(command: SlashCommand) -> Result<Work, HeadlessError> {
+fn slash_work(command: SlashCommand, custom: &[crate::agent::CommandInfo]) -> Result<Work, HeadlessError> {
     Ok(match command {
         SlashCommand::Compact => Work::Command(UserCommand::Compact),
         SlashCommand::Mode(m) => Work::Command(UserCommand::SetMode(m)),
@@ -225,8 +230,15 @@ fn slash_work(command: SlashCommand) -> Result<Work, HeadlessError> {
         SlashCommand::Memories => Work::Command(UserCommand::Library(LibraryRequest::Memories)),
         SlashCommand::Forget(id) => Work::Command(UserCommand::Library(LibraryRequest::Forget(id))),
         SlashCommand::Help => Work::Answer(
-            crate::agent::COMMANDS.iter().map(|(n, a, h)| format!("{n} {a}  {h}")).collect::<Vec<_>>().join("\n"),
+            crate::agent::COMMANDS
+                .iter()
+                .map(|(n, a, h)| format!("{n} {a}  {h}"))
+                .chain(custom.iter().map(|c| format!("{} {}  {}", c.name, c.argument_hint, c.description)))
+                .collect::<Vec<_>>()
+                .join("\n"),
         ),
+        SlashCommand::Mcp(request) => Work::Command(UserCommand::Mcp(request)),
+        SlashCommand::Custom { name, args } => Work::Command(UserCommand::RunCommand { name, args }),
         SlashCommand::Context | SlashCommand::Resume(_) | SlashCommand::New | SlashCommand::Quit => {
             return Err(HeadlessError::Usage(
                 "that command works in the interactive interface; headless runs take /compact, /mode, /model, /sessions, /memories, /forget and /help".into(),
@@ -286,6 +298,8 @@ impl Printer {
                     | AgentEvent::ModeChanged(_)
                     | AgentEvent::ModelChanged { .. }
                     | AgentEvent::TurnFinished(_)
+                    | AgentEvent::Commands(_)
+                    | AgentEvent::Mcp(_)
                     | AgentEvent::Library(_) => {}
                 }
                 Ok(())
@@ -343,6 +357,8 @@ impl Printer {
                 | AgentEvent::ModeChanged(_)
                 | AgentEvent::ModelChanged { .. }
                 | AgentEvent::Library(_)
+                | AgentEvent::Commands(_)
+                | AgentEvent::Mcp(_)
                 | AgentEvent::TurnFinished(_) => Ok(()),
             },
         }

@@ -15,6 +15,7 @@ pub mod config;
 pub mod context;
 pub mod conversation;
 mod headless;
+mod hooks;
 pub mod llm;
 mod mcp;
 mod memory;

@@ -33,6 +33,14 @@ impl ApprovalGate {
         ApprovalGate { policy, answers, session_approved: HashSet::new(), next_id: 1 }
     }
 
+    /// Whether a person answers (the TUI), so a "needs input" notification makes sense.
+    pub(super) fn asks_the_user(&self) -> bool {
+        match self.policy {
+            ApprovalPolicy::Ask => true,
+            ApprovalPolicy::ApproveAll | ApprovalPolicy::DenyAll => false,
+        }
+    }
+
     /// Approvals for the session end with it.
     pub(super) fn new_session(&mut self) {
         self.session_approved.clear();

@@ -6,7 +6,9 @@ use std::time::Duration;
 
 use serde::Serialize;
 
+use super::extensions::CommandInfo;
 use super::library::{LibraryAnswer, LibraryRequest};
+use super::mcp_desk::{McpPanel, McpRequest};
 use crate::context::{BudgetLevel, ContextBudget};
 use crate::conversation::{Message, Mode, Usage};
 use crate::store::{SessionInfo, ToolDisplay};
@@ -38,6 +40,13 @@ pub enum UserCommand {
     /// List or change the project's sessions and memories; answered at once, even mid-turn,
     /// with [`AgentEvent::Library`].
     Library(LibraryRequest),
+    /// A custom command or skill, `/NAME ARGS`: expanded and run as a prompt (queued like one).
+    RunCommand {
+        name: String,
+        args: String,
+    },
+    /// `/mcp`: show or change the MCP servers; answered at once with [`AgentEvent::Mcp`].
+    Mcp(McpRequest),
     Shutdown,
 }
 
@@ -334,4 +343,9 @@ pub enum AgentEvent {
     TurnFinished(TurnSummary),
     /// The answer to a [`UserCommand::Library`] request.
     Library(LibraryAnswer),
+    /// The custom commands and user-invocable skills, for completion and `/help` (after
+    /// every `SessionReady`).
+    Commands(Vec<CommandInfo>),
+    /// The answer to a [`UserCommand::Mcp`] request.
+    Mcp(McpPanel),
 }

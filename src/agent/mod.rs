@@ -18,18 +18,23 @@ mod auxiliary;
 mod background;
 mod cache_watch;
 mod events;
+mod extensions;
 mod library;
 mod link;
+mod mcp_desk;
 mod model_slot;
 mod runner;
 mod session_state;
 mod setup;
 mod slash;
+mod tool_section;
 mod toolbox;
 mod worker;
 mod workplace;
 
 pub(crate) use auxiliary::AuxModel;
+pub(crate) use extensions::CommandInfo;
+pub(crate) use mcp_desk::{McpPanel, McpRequest, McpServerInfo};
 pub use events::AgentEvent;
 pub(crate) use events::{
     ApprovalDecision, ApprovalRequest, CacheStats, CompactionEvent, CompactionTrigger, ContextBreakdown, ContextReport,
@@ -40,5 +45,5 @@ pub(crate) use events::{CacheReport, ContextPart, SegmentInfo, TurnStats};
 pub(crate) use library::{Library, LibraryAnswer, LibraryError, LibraryRequest};
 pub(crate) use runner::{AgentHandle, spawn};
 pub(crate) use setup::{AgentSetup, SessionChoice};
-pub(crate) use slash::{COMMANDS, SlashCommand, parse_slash};
+pub(crate) use slash::{COMMANDS, SlashCommand, parse_slash_with};
 pub(crate) use worker::INTERRUPTED_MARK;

@@ -18,6 +18,8 @@ pub struct AgentHandle {
     pub events: mpsc::UnboundedReceiver<AgentEvent>,
     /// The session the agent opened, for the front end's first frame and headless output.
     pub session: SessionInfo,
+    /// The custom commands and skills `/NAME` runs, as found at start.
+    pub custom_commands: Vec<super::extensions::CommandInfo>,
     worker: tokio::task::JoinHandle<()>,
 }
 
@@ -54,21 +56,17 @@ pub fn spawn(setup: AgentSetup) -> Result<AgentHandle, StoreError> {
     let (mode_tx, mode_rx) = watch::channel(setup.mode);
     let control = TurnControl::default();
     let events = Emitter::new(events_tx);
-    let router = Router {
-        work: work_tx,
-        approvals: approvals_tx,
-        mode: mode_tx,
-        events: events.clone(),
-        control: control.clone(),
-        library: Library::new(setup.store.clone(), setup.project),
-    };
-    let mut worker = Worker::new(setup, session, Link::new(events, mode_rx, control), approvals_rx)?;
+    let library = Library::new(setup.store.clone(), setup.project);
+    let mut worker = Worker::new(setup, session, Link::new(events.clone(), mode_rx, control.clone()), approvals_rx)?;
+    let router =
+        Router { work: work_tx, approvals: approvals_tx, mode: mode_tx, events, control, library, mcp: worker.mcp_desk() };
     worker.announce_session(resumed);
     // As announced: a resume may have changed its mode or model.
     let session = worker.session_info().clone();
+    let custom_commands = worker.command_list();
     let worker = tokio::spawn(worker.run(work_rx));
     tokio::spawn(router.run(commands_rx));
-    Ok(AgentHandle { commands: commands_tx, events: events_rx, session, worker })
+    Ok(AgentHandle { commands: commands_tx, events: events_rx, session, worker, custom_commands })
 }
 
 /// Takes every command first: answers what must not wait for a turn, queues the rest.
@@ -79,6 +77,7 @@ struct Router {
     events: Emitter,
     control: TurnControl,
     library: Library,
+    mcp: super::mcp_desk::McpDesk,
 }
 
 impl Router {
@@ -97,6 +96,8 @@ impl Router {
                 }
                 // Quick reads and single-row writes: answered here, so a view opens even mid-turn.
                 UserCommand::Library(request) => self.events.emit(AgentEvent::Library(self.library.answer(request))),
+                // The hub is shared: a server switched on or off counts from the next request.
+                UserCommand::Mcp(request) => self.events.emit(AgentEvent::Mcp(self.mcp.answer(request))),
                 UserCommand::Shutdown => {
                     self.control.interrupt();
                     let _ = self.work.send(UserCommand::Shutdown);
@@ -107,6 +108,12 @@ impl Router {
                         self.events.emit(AgentEvent::Queued { prompt: prompt.clone() });
                     }
                     let _ = self.work.send(UserCommand::Submit(prompt));
+                }
+                UserCommand::RunCommand { name, args } => {
+                    if self.control.is_busy() {
+                        self.events.emit(AgentEvent::Queued { prompt: format!("/{name} {args}").trim_end().to_string() });
+                    }
+                    let _ = self.work.send(UserCommand::RunCommand { name, args });
                 }
                 other @ (UserCommand::SetModel(_)
                 | UserCommand::Compact

@@ -41,4 +41,7 @@ pub struct AgentSetup {
     pub redactor: Redactor,
     /// Where full outputs of truncated results go.
     pub truncations_dir: PathBuf,
+    /// The user's folders of custom commands and skills (`commands/`, `skills/` in each):
+    /// cairn's config folder, and `~/.claude` unless CAIRN_HOME keeps cairn to one folder.
+    pub user_dirs: Vec<PathBuf>,
 }

@@ -166,6 +166,7 @@ impl Startup {
             session,
             redactor: crate::config::Redactor::from_env(&crate::config::env_var),
             truncations_dir: self.paths.truncations(),
+            user_dirs: self.paths.user_extension_dirs(),
         }
     }
 

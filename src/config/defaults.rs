@@ -119,6 +119,11 @@ pub struct ToolsConfig {
     pub glob_max_results: usize,
     /// Lines file_read returns when no limit is given.
     pub read_default_lines: usize,
+    /// web_fetch gives up on a page after this long.
+    pub web_fetch_timeout_ms: u64,
+    /// web_fetch reads at most this much of a response body (bytes); what is read is then cut
+    /// and spilled like any tool output.
+    pub web_fetch_max_bytes: usize,
 }
 
 impl Default for ToolsConfig {
@@ -130,6 +135,10 @@ impl Default for ToolsConfig {
             glob_max_results: 500,
             // Matches the truncation line limit (KosmoKrator's default), so a default read never needs spilling.
             read_default_lines: 2_000,
+            // A page that has not arrived in half a minute is not worth holding a turn for.
+            web_fetch_timeout_ms: 30_000,
+            // Ten megabytes of HTML is already far past anything the model should read whole.
+            web_fetch_max_bytes: 10 << 20,
         }
     }
 }

@@ -27,6 +27,9 @@ pub struct McpConfig {
     /// A server that failed is tried again on demand (a call to one of its tools, `/mcp`),
     /// at most this often.
     pub retry_after_ms: u64,
+    /// The session's first request waits this long at most for servers still starting, so
+    /// their tools are in it rather than changing the tool list (and the cache) later.
+    pub startup_wait_ms: u64,
 }
 
 impl Default for McpConfig {
@@ -38,6 +41,8 @@ impl Default for McpConfig {
             // not hold a turn for the bash maximum.
             call_timeout_ms: 120_000,
             retry_after_ms: 10_000,
+            // Most local servers answer within a second; a slow one joins later.
+            startup_wait_ms: 3_000,
         }
     }
 }
@@ -49,17 +54,24 @@ impl Default for McpConfig {
 #[serde(default, deny_unknown_fields)]
 pub struct McpServerConfig {
     /// The program of a stdio server.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub command: Option<String>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub args: Vec<String>,
     /// Environment variables for the server process, on top of cairn's own.
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
     pub env: BTreeMap<String, String>,
     /// Working folder of the server process; relative to the project root. Unset: the root.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub cwd: Option<String>,
     /// The endpoint of a streamable-HTTP server.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub url: Option<String>,
     /// HTTP headers sent with every request, e.g. `Authorization = "Bearer ${GITHUB_TOKEN}"`.
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
     pub headers: BTreeMap<String, String>,
     /// Off: configured but not started (switch it on in `/mcp`).
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub enabled: Option<bool>,
 }
 

@@ -120,6 +120,7 @@ fn validate(config: &Config) -> Result<(), Problem> {
         ("retry.stream_total_timeout_ms", r.stream_total_timeout_ms, "every response would fail at once"),
         ("tools.bash_timeout_ms", config.tools.bash_timeout_ms, "every command would time out at once"),
         ("tools.bash_max_timeout_ms", config.tools.bash_max_timeout_ms, "every command would time out at once"),
+        ("tools.web_fetch_timeout_ms", config.tools.web_fetch_timeout_ms, "every fetch would time out at once"),
     ];
     if let Some((key, _, why)) = zero_ms.iter().find(|(_, ms, _)| *ms == 0) {
         return Err(problem(key, format!("0 ms is not a timeout ({why}); remove the line for the default")));

@@ -9,7 +9,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use rmcp::model::{
-    CallToolRequestParams, ClientCapabilities, ClientInfo, ContentBlock, Implementation, ResourceContents,
+    CallToolRequestParams, ClientCapabilities, ClientConfig, ContentBlock, Implementation, ResourceContents,
 };
 use rmcp::service::{RoleClient, RunningService, RunningServiceCancellationToken, ServiceExt};
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
@@ -80,8 +80,8 @@ pub struct Connected {
     pub closed: futures_util::future::BoxFuture<'static, String>,
 }
 
-fn client_info() -> ClientInfo {
-    ClientInfo::new(ClientCapabilities::default(), Implementation::new("cairn", env!("CARGO_PKG_VERSION")))
+fn client_info() -> ClientConfig {
+    ClientConfig::new(ClientCapabilities::default(), Implementation::new("cairn", env!("CARGO_PKG_VERSION")))
 }
 
 /// Start (stdio) or reach (HTTP) the server, shake hands and list its tools.
@@ -151,7 +151,7 @@ pub async fn connect(
     Ok(Connected { connection: Connection { peer, stop: Some(stop) }, tools, closed })
 }
 
-async fn closed(running: RunningService<RoleClient, ClientInfo>) -> String {
+async fn closed(running: RunningService<RoleClient, ClientConfig>) -> String {
     match running.waiting().await {
         Ok(reason) => format!("the connection ended ({reason:?})"),
         Err(e) => format!("the connection ended ({e})"),

@@ -128,28 +128,8 @@ impl McpHub {
         }
     }
 
-    /// A hub with no servers.
-    pub fn empty() -> McpHub {
-        McpHub::new(
-            McpConfig::default(),
-            BTreeMap::new(),
-            PathBuf::new(),
-            Arc::new(|_: &str| Err("no HTTP".to_string())),
-            Arc::new(|_: &str| None),
-            Arc::new(|_| {}),
-        )
-    }
-
     fn slots(&self) -> MutexGuard<'_, BTreeMap<String, Slot>> {
         self.inner.slots.lock().unwrap_or_else(|p| p.into_inner())
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.slots().is_empty()
-    }
-
-    pub fn config(&self) -> &McpConfig {
-        &self.inner.config
     }
 
     /// Start every enabled server in the background. Returns at once (needs a tokio runtime).
@@ -329,6 +309,27 @@ impl McpHub {
         self.inner.generation.fetch_add(1, Ordering::SeqCst);
         self.spawn_connect(name);
         Ok(())
+    }
+
+    /// Add a server (an import from `.mcp.json`) and start it; false when the name is taken.
+    pub fn add(&self, name: &str, config: McpServerConfig) -> bool {
+        {
+            let mut slots = self.slots();
+            if slots.contains_key(name) {
+                return false;
+            }
+            let enabled = config.is_enabled();
+            let state = if enabled { ServerState::Starting } else { ServerState::Disabled };
+            slots.insert(
+                name.to_string(),
+                Slot { config, state, tools: None, connection: None, attempt: 0, started: Instant::now(), reported: false },
+            );
+            if !enabled {
+                return true;
+            }
+        }
+        self.spawn_connect(name);
+        true
     }
 
     /// Try a failed server again now (`/mcp`).

@@ -10,6 +10,6 @@ mod client;
 mod expand;
 mod hub;
 
-pub use client::{HttpClientFactory, McpError, McpOutput, McpToolInfo};
+pub use client::{McpError, McpToolInfo};
 pub use expand::variables;
-pub use hub::{EnvReader, McpHub, McpReport, Reporter, ServerState, ServerView};
+pub use hub::{McpHub, McpReport, Reporter, ServerState};

@@ -6,10 +6,16 @@
 //!
 //! Knows no provider's wire format: it returns provider-neutral `SystemBlock`s.
 
+mod arguments;
+pub mod commands;
 mod environment;
+mod frontmatter;
 mod instructions;
+pub mod skills;
 
+pub use commands::CustomCommand;
 pub use environment::Environment;
+pub use skills::Skill;
 pub use instructions::{
     INSTRUCTION_FILE_NAMES, InstructionFile, InstructionScan, SkipReason, SkippedInstruction, fingerprint,
     read_instruction_files, render_instructions, scan_instruction_files,
@@ -54,11 +60,19 @@ pub struct PromptParts<'a> {
     pub environment: &'a str,
     /// Session recall, frozen with the memories.
     pub recall: Option<&'a str>,
+    /// The skills' names and descriptions ([`skills::listing`]), read once per session: part
+    /// of the static, cached prefix. Empty: no skills layer.
+    pub skills: &'a str,
 }
 
 /// The system prompt for one request.
 pub fn build(parts: &PromptParts<'_>) -> Vec<SystemBlock> {
-    let mut blocks = vec![SystemBlock { text: static_prompt(parts.mode), cache_breakpoint: true }];
+    let mut first = static_prompt(parts.mode);
+    if parts.mode != Mode::Ask && !parts.skills.trim().is_empty() {
+        first.push_str("\n\n");
+        first.push_str(parts.skills.trim_end());
+    }
+    let mut blocks = vec![SystemBlock { text: first, cache_breakpoint: true }];
     if let Some(memories) = parts.memories.filter(|m| !m.trim().is_empty()) {
         blocks.push(SystemBlock { text: memories.to_string(), cache_breakpoint: true });
     }
@@ -106,6 +120,7 @@ mod tests {
             instructions: &files,
             environment: &environment,
             recall: None,
+            skills: "",
         };
         let blocks = build(&parts);
         assert_eq!(blocks.len(), 3);
@@ -121,6 +136,23 @@ mod tests {
     }
 
     #[test]
+    fn skills_are_listed_in_the_cached_static_block_and_not_in_ask_mode() {
+        let environment = env().render();
+        let mut parts = PromptParts {
+            mode: Mode::Edit,
+            memories: None,
+            instructions: &[],
+            environment: &environment,
+            recall: None,
+            skills: "# Skills\n- pdf: Fill PDF forms",
+        };
+        let blocks = build(&parts);
+        assert!(blocks[0].cache_breakpoint && blocks[0].text.ends_with("- pdf: Fill PDF forms"));
+        parts.mode = Mode::Ask;
+        assert!(!build(&parts)[0].text.contains("pdf"), "ask mode has no skill tool");
+    }
+
+    #[test]
     fn without_memories_there_is_one_boundary() {
         let environment = env().render();
         let parts = PromptParts {
@@ -129,6 +161,7 @@ mod tests {
             instructions: &[],
             environment: &environment,
             recall: None,
+            skills: "",
         };
         let blocks = build(&parts);
         assert_eq!(blocks.len(), 2);

@@ -62,6 +62,7 @@ pub fn decide(mode: Mode, tool: &str, access: Access, paths: &[ProjectPath]) -> 
             }
             Access::Write => Verdict::NeedsApproval { reason: "changes a file".into() },
             Access::Execute => Verdict::NeedsApproval { reason: "runs a command".into() },
+            Access::Network => Verdict::NeedsApproval { reason: "fetches from the network".into() },
         },
     }
 }

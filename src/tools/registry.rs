@@ -7,12 +7,14 @@ use super::file_write::FileWrite;
 use super::glob::Glob;
 use super::grep::Grep;
 use super::memory::{MemorySave, MemorySearch};
+use super::web_fetch::WebFetch;
 use super::{Access, Tool};
+use std::sync::Arc;
 use crate::conversation::Mode;
 use crate::conversation::ToolSpec;
 
 pub struct Registry {
-    tools: Vec<Box<dyn Tool>>,
+    tools: Vec<Arc<dyn Tool>>,
 }
 
 impl Registry {
@@ -32,11 +34,17 @@ impl Registry {
             Box::new(bash),
             Box::new(MemorySave),
             Box::new(MemorySearch),
+            Box::new(WebFetch),
         ])
     }
 
     pub fn new(tools: Vec<Box<dyn Tool>>) -> Registry {
-        Registry { tools }
+        Registry { tools: tools.into_iter().map(Arc::from).collect() }
+    }
+
+    /// These tools followed by `extra` (skills, MCP servers' tools), in that order.
+    pub fn extended(&self, extra: Vec<Arc<dyn Tool>>) -> Registry {
+        Registry { tools: self.tools.iter().cloned().chain(extra).collect() }
     }
 
     pub fn get(&self, name: &str) -> Option<&dyn Tool> {
@@ -55,7 +63,8 @@ impl Registry {
             .iter()
             .filter(|t| match mode {
                 Mode::Ask => false,
-                Mode::Plan => t.access().is_read_only(),
+                // web_fetch is offered: plan mode runs it where a rule allows its domain.
+                Mode::Plan => t.access().is_read_only() || t.access() == Access::Network,
                 Mode::Edit => true,
             })
             .map(|t| ToolSpec {
@@ -81,7 +90,7 @@ mod tests {
         let names: Vec<_> = registry.names().collect();
         assert_eq!(
             names,
-            ["file_read", "glob", "grep", "file_write", "file_edit", "bash", "memory_save", "memory_search"]
+            ["file_read", "glob", "grep", "file_write", "file_edit", "bash", "memory_save", "memory_search", "web_fetch"]
         );
         for name in names {
             let tool = registry.get(name).unwrap();
@@ -98,6 +107,6 @@ mod tests {
     #[test]
     fn plan_mode_gets_only_the_read_only_and_memory_tools() {
         let names: Vec<_> = Registry::builtin().specs(Mode::Plan).into_iter().map(|s| s.name).collect();
-        assert_eq!(names, ["file_read", "glob", "grep", "memory_save", "memory_search"]);
+        assert_eq!(names, ["file_read", "glob", "grep", "memory_save", "memory_search", "web_fetch"]);
     }
 }

@@ -8,6 +8,7 @@ use futures_util::future::join_all;
 use tokio_util::sync::CancellationToken;
 
 use super::Worker;
+use super::hooks::PreTool;
 use crate::agent::approvals::Approval;
 use crate::agent::events::{AgentEvent, ToolFinished, TurnStats};
 use crate::context::{TruncationLimits, turn_overflow};
@@ -61,7 +62,9 @@ impl Worker {
             cancel: cancel.clone(),
             memory: Some(std::sync::Arc::new(self.memory_access())),
         };
-        let concurrent = |call: &ToolCall| registry.access_of(&call.name).is_none_or(|access| access.is_read_only());
+        let concurrent = |call: &ToolCall| {
+            registry.access_of(&super::commands::called_name(call)).is_none_or(|access| access.is_read_only())
+        };
         let limits = self.truncation_limits();
         let cap = TruncationLimits::turn_cap(&self.place.config().context, &self.budget());
         let mut sent_so_far = 0usize;
@@ -76,6 +79,12 @@ impl Worker {
             let outcomes = join_all(gated.into_iter().map(|g| execute(g, &ctx))).await;
             let sent = self.truncate_batch(&outcomes, &limits, cap, &mut sent_so_far, calls.len());
             for (outcome, content) in outcomes.into_iter().zip(sent) {
+                let content = if outcome.not_run {
+                    content
+                } else {
+                    let (output, is_error) = (&outcome.output.content, outcome.output.is_error);
+                    self.post_tool_hooks(&outcome.call, output, is_error, content, cancel).await
+                };
                 self.finish(outcome, content);
             }
             i = end;
@@ -93,6 +102,12 @@ impl Worker {
         if cancel.is_cancelled() {
             return Gate::Done(Outcome::not_run(call, call.name.clone(), INTERRUPTED_BEFORE_RUN.into()));
         }
+        // `tool_call` names the tool it calls: from here on it is that tool's call.
+        let resolved = match super::commands::resolve_tool_call(call) {
+            Ok(resolved) => resolved,
+            Err(message) => return Gate::Done(Outcome::not_run(call, call.name.clone(), message)),
+        };
+        let call = resolved.as_ref().unwrap_or(call);
         let Some(tool) = registry.get(&call.name) else {
             let known: Vec<_> = registry.names().collect();
             return Gate::Done(Outcome::not_run(
@@ -106,7 +121,7 @@ impl Worker {
         if let Verdict::Refuse { message } = decide(mode, tool.name(), tool.access(), &[]) {
             return Gate::Done(Outcome::not_run(call, call.name.clone(), message));
         }
-        let args = match call.parsed_arguments() {
+        let mut args = match call.parsed_arguments() {
             Ok(args) => args,
             Err(e) => {
                 return Gate::Done(Outcome::not_run(
@@ -123,19 +138,41 @@ impl Worker {
             Ok(p) => p,
             Err(e) => return Gate::Done(Outcome::not_run(call, call.name.clone(), e.0)),
         };
+        let allowed_by_hook;
+        match self.pre_tool_hooks(call, tool.access(), args, &prepared.paths, cancel).await {
+            PreTool::Deny(message) => {
+                stats.denied_tool_calls += 1;
+                return Gate::Done(Outcome::not_run(call, prepared.summary, message));
+            }
+            PreTool::Go { args: hooked, rewritten, allowed } => {
+                args = hooked;
+                allowed_by_hook = allowed;
+                if rewritten {
+                    prepared = match tool.prepare(&args, ctx) {
+                        Ok(p) => p,
+                        Err(e) => return Gate::Done(Outcome::not_run(call, call.name.clone(), e.0)),
+                    };
+                }
+            }
+        }
         if tool.access() == crate::tools::Access::Read {
             // Saved full outputs are cairn's own files, and truncation notices send the model
-            // to them: reading them is as free as reading the project.
+            // to them: reading them is as free as reading the project. So are skills' files.
             for path in &mut prepared.paths {
-                if path.absolute.starts_with(self.place.truncations_dir()) {
+                if path.absolute.starts_with(self.place.truncations_dir()) || self.ext.is_skill_file(&path.absolute) {
                     path.inside_project = true;
                 }
             }
         }
         match decide(mode, tool.name(), tool.access(), &prepared.paths) {
             Verdict::Run => {}
+            // A PreToolUse hook allowed it: no question (a refusal above still stands).
+            Verdict::NeedsApproval { .. } if allowed_by_hook.is_some() => {}
             Verdict::Refuse { message } => return Gate::Done(Outcome::not_run(call, prepared.summary, message)),
             Verdict::NeedsApproval { reason } => {
+                if self.tools.gate().asks_the_user() {
+                    self.notify_hooks(format!("cairn needs your approval: {} {}", call.name, prepared.summary));
+                }
                 match self.tools.gate().ask(call, &prepared, reason, cancel, &self.link.emitter()).await {
                     Approval::Approved => {}
                     Approval::Denied(message) => {
@@ -152,7 +189,7 @@ impl Worker {
             call_id: call.id.clone(),
             tool: call.name.clone(),
             summary: prepared.summary.clone(),
-            arguments: call.arguments.clone(),
+            arguments: args.to_string(),
         });
         Gate::Run(Cleared { call: call.clone(), tool, args, prepared })
     }

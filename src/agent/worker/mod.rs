@@ -3,7 +3,9 @@
 
 mod compaction;
 mod context_view;
+mod commands;
 mod dispatch;
+mod hooks;
 mod memory;
 mod segments;
 mod spill;
@@ -18,6 +20,8 @@ use super::approvals::ApprovalGate;
 use super::background::Background;
 use super::cache_watch::CacheWatch;
 use super::events::{AgentEvent, ApprovalDecision, NoticeLevel, UserCommand};
+use super::extensions::Extensions;
+use super::tool_section::ToolSection;
 use super::library::Library;
 use super::link::Link;
 use super::model_slot::ModelSlot;
@@ -34,6 +38,8 @@ pub(super) struct Worker {
     cache: CacheWatch,
     background: Background,
     tools: Toolbox,
+    /// MCP servers, hooks, skills and custom commands.
+    ext: Extensions,
     link: Link,
     /// Most model requests per prompt.
     max_turns: Option<u32>,
@@ -48,8 +54,19 @@ impl Worker {
     ) -> Result<Worker, StoreError> {
         let model =
             ModelSlot::new(setup.provider, setup.provider_kind, setup.model, setup.window_override, &setup.config);
+        let mut redactor = setup.redactor;
+        super::extensions::redact_server_variables(&setup.config, &setup.root, &mut redactor);
         let session =
-            SessionState::load(setup.store.clone(), session, &setup.config.context, setup.redactor, link.emitter(), None)?;
+            SessionState::load(setup.store.clone(), session, &setup.config.context, redactor, link.emitter(), None)?;
+        let ext = Extensions::load(&setup.config, &setup.root, &setup.user_dirs, link.emitter());
+        ext.hub.start();
+        let section = ToolSection::new(
+            setup.registry,
+            ext.hub.clone(),
+            ext.skills.clone(),
+            setup.config.mcp.tool_budget_tokens,
+            setup.config.context.chars_per_token,
+        );
         let mut worker = Worker {
             cache: CacheWatch::new(setup.config.cache.ttl),
             place: Workplace::new(
@@ -63,7 +80,8 @@ impl Worker {
             session,
             model,
             background: Background::default(),
-            tools: Toolbox::new(setup.registry, ApprovalGate::new(setup.approval, approvals)),
+            tools: Toolbox::new(section, ApprovalGate::new(setup.approval, approvals)),
+            ext,
             link,
             max_turns: setup.max_turns,
         };
@@ -161,18 +179,26 @@ impl Worker {
         if let Some((level, text)) = self.model.window_notice() {
             self.link.notice(level, text);
         }
+        self.link.emit(AgentEvent::Commands(self.ext.command_list()));
+        for problem in std::mem::take(&mut self.ext.problems) {
+            self.link.notice(NoticeLevel::Warning, problem);
+        }
     }
 
     pub(super) async fn run(mut self, mut work: mpsc::UnboundedReceiver<UserCommand>) {
+        let source = if self.session.last_seq() > 0 { "resume" } else { "startup" };
+        self.session_start_hooks(source).await;
         while let Some(command) = work.recv().await {
             match command {
                 UserCommand::Submit(prompt) => {
                     let cancel = self.link.control().begin();
                     let summary = self.run_turn(prompt, cancel).await;
-                    self.link.control().end();
-                    self.link.emit(AgentEvent::TurnFinished(summary));
-                    self.update_segments();
-                    self.summarize_hidden_segments();
+                    self.end_turn(summary);
+                }
+                UserCommand::RunCommand { name, args } => {
+                    let cancel = self.link.control().begin();
+                    let summary = self.run_custom_command(&name, &args, cancel).await;
+                    self.end_turn(summary);
                 }
                 UserCommand::Compact => {
                     let cancel = self.link.control().begin();
@@ -191,17 +217,50 @@ impl Worker {
                     self.link.emit(AgentEvent::ContextBreakdown(breakdown));
                 }
                 UserCommand::SetModel(name) => self.switch_model(&name),
-                UserCommand::NewSession => self.open_new_session(),
-                UserCommand::ResumeSession(id) => self.open_existing_session(&id),
+                UserCommand::NewSession => {
+                    self.open_new_session();
+                    self.session_start_hooks("clear").await;
+                }
+                UserCommand::ResumeSession(id) => {
+                    self.open_existing_session(&id);
+                    self.session_start_hooks("resume").await;
+                }
                 UserCommand::Shutdown => break,
                 // The router answers these itself; they never reach the worker.
-                UserCommand::Interrupt | UserCommand::Approval { .. } | UserCommand::Library(_) => {}
+                UserCommand::Interrupt
+                | UserCommand::Approval { .. }
+                | UserCommand::Library(_)
+                | UserCommand::Mcp(_) => {}
             }
         }
         // Let a background compaction finish and commit, so its work is not lost; the same
         // for memories being extracted and segments being summarised.
         self.finish_compaction_on_exit().await;
         self.background.finish().await;
+    }
+
+    fn end_turn(&mut self, summary: super::events::TurnSummary) {
+        self.link.control().end();
+        if self.tools.gate().asks_the_user() {
+            self.notify_hooks("cairn finished the turn and is waiting for you".into());
+        }
+        self.link.emit(AgentEvent::TurnFinished(summary));
+        self.update_segments();
+        self.summarize_hidden_segments();
+    }
+
+    /// What the router needs to answer `/mcp` by itself.
+    pub(super) fn mcp_desk(&self) -> super::mcp_desk::McpDesk {
+        super::mcp_desk::McpDesk {
+            hub: self.ext.hub.clone(),
+            chars_per_token: self.place.config().context.chars_per_token,
+            budget_tokens: self.place.config().mcp.tool_budget_tokens,
+            root: self.place.root().to_path_buf(),
+        }
+    }
+
+    pub(super) fn command_list(&self) -> Vec<super::extensions::CommandInfo> {
+        self.ext.command_list()
     }
 
     /// Keep the mode and model with the session.

@@ -149,6 +149,18 @@ impl App {
             }
             AgentEvent::TurnFinished(summary) => self.on_turn_finished(summary),
             AgentEvent::Library(answer) => self.on_library(answer),
+            AgentEvent::Commands(list) => {
+                self.custom_commands = list.clone();
+                self.composer.set_custom_commands(list);
+            }
+            AgentEvent::Mcp(panel) => match &mut self.overlay {
+                Some(Overlay::Mcp(view)) => view.panel = Some(panel),
+                _ => {
+                    if let Some(message) = &panel.message {
+                        self.notice(NoticeKind::Info, message.clone());
+                    }
+                }
+            },
         }
     }
 

@@ -5,14 +5,14 @@
 use ratatui::crossterm::event::{KeyEvent, KeyEventKind, MouseButton, MouseEvent, MouseEventKind};
 
 use super::{Activity, App, Phase};
-use crate::agent::{ApprovalDecision, LibraryRequest, SlashCommand, UserCommand, parse_slash};
+use crate::agent::{ApprovalDecision, LibraryRequest, SlashCommand, UserCommand, parse_slash_with};
 use crate::tui::cells::Cell;
 use crate::tui::completion::CompletionKind;
 use crate::tui::keys::{
     self, Action, ApprovalAction, CompletionAction, ComposerAction, GlobalAction, OverlayAction, ReasonAction,
 };
 use crate::tui::overlays::{
-    ContextView, HelpView, MemoriesView, Overlay, SessionsView, ViewKey, ViewOutcome, reason_editor,
+    ContextView, HelpView, McpView, MemoriesView, Overlay, SessionsView, ViewKey, ViewOutcome, reason_editor,
 };
 
 /// Rows one wheel notch scrolls.
@@ -264,6 +264,7 @@ impl App {
             ViewOutcome::Ask(request) => {
                 self.ask_library(request);
             }
+            ViewOutcome::Mcp(request) => self.send(UserCommand::Mcp(request)),
             ViewOutcome::Resume(id) => {
                 self.overlay = None;
                 if self.busy {
@@ -324,7 +325,7 @@ impl App {
         if text.trim().is_empty() {
             return;
         }
-        match parse_slash(&text) {
+        match parse_slash_with(&text, &self.custom_commands) {
             Some(Err(message)) => self.flash(message),
             Some(Ok(command)) => {
                 self.composer.take();
@@ -332,19 +333,24 @@ impl App {
             }
             None => {
                 let prompt = self.composer.take();
-                self.transcript.follow();
-                if self.busy || self.agent.is_none() {
-                    self.pending.push(prompt.clone());
-                }
-                if self.agent.is_some() {
-                    self.busy = true;
-                    if self.activity == Activity::Idle {
-                        self.activity = Activity::Thinking;
-                        self.turn_started.get_or_insert(self.now);
-                    }
-                    self.send(UserCommand::Submit(prompt));
-                }
+                self.start_turn(prompt.clone(), UserCommand::Submit(prompt));
             }
+        }
+    }
+
+    /// Send a prompt (or a custom command, shown as typed) that starts a turn.
+    fn start_turn(&mut self, shown: String, command: UserCommand) {
+        self.transcript.follow();
+        if self.busy || self.agent.is_none() {
+            self.pending.push(shown);
+        }
+        if self.agent.is_some() {
+            self.busy = true;
+            if self.activity == Activity::Idle {
+                self.activity = Activity::Thinking;
+                self.turn_started.get_or_insert(self.now);
+            }
+            self.send(command);
         }
     }
 
@@ -370,8 +376,20 @@ impl App {
                 self.overlay = Some(Overlay::Context(ContextView { breakdown: None }));
                 self.send(UserCommand::DescribeContext);
             }
-            SlashCommand::Help => self.overlay = Some(Overlay::Help(HelpView::default())),
+            SlashCommand::Help => {
+                self.overlay = Some(Overlay::Help(HelpView { scroll: 0, custom: self.custom_commands.clone() }))
+            }
             SlashCommand::Quit => self.quit = true,
+            SlashCommand::Mcp(request) => {
+                if !matches!(self.overlay, Some(Overlay::Mcp(_))) {
+                    self.overlay = Some(Overlay::Mcp(McpView { panel: None, selected: 0 }));
+                }
+                self.send(UserCommand::Mcp(request));
+            }
+            SlashCommand::Custom { name, args } => {
+                let shown = format!("/{name} {args}").trim_end().to_string();
+                self.start_turn(shown, UserCommand::RunCommand { name, args });
+            }
         }
     }
 

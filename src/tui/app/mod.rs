@@ -89,6 +89,8 @@ pub struct App {
     now: Instant,
     /// When the interface started: the spinner's phase when nothing is timed.
     epoch: Instant,
+    /// The custom commands and skills the agent found, for `/` completion and `/help`.
+    custom_commands: Vec<crate::agent::CommandInfo>,
 }
 
 impl App {
@@ -129,6 +131,7 @@ impl App {
             mouse_capture: true,
             now,
             epoch: now,
+            custom_commands: Vec::new(),
         }
     }
 

@@ -6,6 +6,7 @@
 mod approval;
 mod context;
 mod help;
+mod mcp;
 mod memories;
 mod sessions;
 mod setup;
@@ -13,6 +14,7 @@ mod setup;
 pub use approval::{ApprovalDialog, reason_editor};
 pub use context::{ContextView, level_style};
 pub use help::HelpView;
+pub use mcp::McpView;
 pub use memories::MemoriesView;
 pub use sessions::SessionsView;
 pub use setup::render_setup;
@@ -24,7 +26,7 @@ use ratatui::widgets::{Block, BorderType, Borders, Clear, Widget};
 
 use super::keys::{self, Action, OverlayAction};
 use super::theme::Theme;
-use crate::agent::LibraryRequest;
+use crate::agent::{LibraryRequest, McpRequest};
 
 /// A view over the transcript.
 pub enum Overlay {
@@ -32,6 +34,7 @@ pub enum Overlay {
     Sessions(SessionsView),
     Memories(MemoriesView),
     Context(ContextView),
+    Mcp(McpView),
 }
 
 /// A key as a view sees it.
@@ -56,6 +59,8 @@ pub enum ViewOutcome {
     Ask(LibraryRequest),
     /// Close, and switch to this session.
     Resume(String),
+    /// Ask the agent to change an MCP server (the view stays, and shows the answer).
+    Mcp(McpRequest),
 }
 
 impl Overlay {
@@ -69,6 +74,7 @@ impl Overlay {
             Overlay::Memories(v) => v.on_key(key),
             // Nothing to move or open: the view only shows.
             Overlay::Context(_) => ViewOutcome::Stay,
+            Overlay::Mcp(v) => v.on_key(key),
         }
     }
 
@@ -79,6 +85,7 @@ impl Overlay {
             Overlay::Sessions(v) => v.move_by(if up { -1 } else { 1 }),
             Overlay::Memories(v) => v.move_by(if up { -1 } else { 1 }),
             Overlay::Context(_) => {}
+            Overlay::Mcp(v) => v.move_by(if up { -1 } else { 1 }),
         }
     }
 
@@ -88,6 +95,7 @@ impl Overlay {
             Overlay::Sessions(v) => v.render(area, buf, theme),
             Overlay::Memories(v) => v.render(area, buf, theme),
             Overlay::Context(v) => v.render(area, buf, theme),
+            Overlay::Mcp(v) => v.render(area, buf, theme),
         }
     }
 }
