@@ -46,8 +46,16 @@ fn build_tree(root: &Path, files: usize) {
 
 fn checkpointer(store: &Arc<Store>, root: &Path, watch_folders: bool) -> Checkpointer {
     let project = store.project(root).expect("project");
-    let session =
-        store.create_session(project, NewSession { provider: "p", model: "m", mode: "edit" }).expect("session");
+    let session = store
+        .create_session(
+            project,
+            NewSession {
+                provider: cairn::config::ProviderKind::Anthropic,
+                model: "m",
+                mode: cairn::conversation::Mode::Edit,
+            },
+        )
+        .expect("session");
     let seq = store.append_message(&session.id, &Message::user("bench")).expect("message").seq;
     let config = CheckpointsConfig { watch_folders, ..CheckpointsConfig::default() };
     let mut ckpt = Checkpointer::new(store.clone(), &session.id, project, root, &config, vec![]).expect("ckpt");

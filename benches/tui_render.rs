@@ -75,6 +75,7 @@ fn loaded_app(history: &[Message]) -> App {
         mode: Mode::Edit,
         model: "claude-sonnet-4-5".into(),
         window: 200_000,
+        recap: Default::default(),
     });
     app
 }

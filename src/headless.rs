@@ -9,7 +9,7 @@ use serde_json::json;
 
 use crate::agent::{
     AgentEvent, AgentHandle, ContextReport, LibraryAnswer, LibraryError, LibraryRequest, SlashCommand, TurnOutcome,
-    TurnSummary, UserCommand, parse_slash_with,
+    TurnSummary, UserCommand, parse_shell, parse_slash_with,
 };
 use crate::conversation::Usage;
 
@@ -30,6 +30,9 @@ pub struct HeadlessResult {
     pub denied_tool_calls: u32,
     /// Added to docs/INTERFACE.md's shape: the run's prompt-cache figures.
     pub cache: crate::agent::CacheStats,
+    /// The run's cost in dollars at the model catalog's prices, auxiliary calls included;
+    /// `null` for models without a price.
+    pub cost_usd: Option<f64>,
 }
 
 #[derive(Debug, Default, Serialize)]
@@ -93,6 +96,14 @@ fn answer_of(event: &AgentEvent) -> Option<Result<String, HeadlessError>> {
     Some(match event {
         AgentEvent::ModeChanged(m) => Ok(format!("mode is now {m}")),
         AgentEvent::ModelChanged { model, window } => Ok(format!("model is now {model} ({window} tokens)")),
+        AgentEvent::ModelRefused { name, known } => {
+            Err(HeadlessError::Usage(format!("there is no model {name:?}; choose one of: {}", known.join(", "))))
+        }
+        AgentEvent::Models(list) => pretty(list),
+        AgentEvent::Library(LibraryAnswer::Usage(report)) => {
+            report.clone().map_err(HeadlessError::from).and_then(pretty)
+        }
+        AgentEvent::Library(LibraryAnswer::ToolOutput { output, .. }) => output.clone().map_err(HeadlessError::from),
         AgentEvent::Library(LibraryAnswer::Sessions(list)) => {
             list.clone().map_err(HeadlessError::from).and_then(pretty)
         }
@@ -102,6 +113,8 @@ fn answer_of(event: &AgentEvent) -> Option<Result<String, HeadlessError>> {
         AgentEvent::Library(LibraryAnswer::MemoryChanged(done)) => done.clone().map_err(HeadlessError::from),
         AgentEvent::Mcp(panel) => pretty(panel),
         AgentEvent::SessionReady { .. }
+        | AgentEvent::SessionStored(_)
+        | AgentEvent::Attached(_)
         | AgentEvent::Queued { .. }
         | AgentEvent::TurnStarted { .. }
         | AgentEvent::TextDelta(_)
@@ -146,13 +159,14 @@ fn ctrl_c_error(e: std::io::Error) -> HeadlessError {
 /// Run `prompt` (or its slash command) on the agent behind `handle` to the end, printing as
 /// `format` says.
 pub async fn run(mut handle: AgentHandle, prompt: String, format: OutputFormat) -> Result<ExitCode, HeadlessError> {
-    let session_id = handle.session.id.clone();
+    let mut session_id = handle.session.id.clone();
     let mut mode = handle.session.mode.to_string();
     let mut model = handle.session.model.clone();
-    let work = match parse_slash_with(&prompt, &handle.custom_commands) {
-        None => Work::Command(UserCommand::Submit(prompt)),
-        Some(Err(message)) => return Err(HeadlessError::Usage(message)),
-        Some(Ok(command)) => slash_work(command, &handle.custom_commands)?,
+    let work = match (parse_shell(&prompt), parse_slash_with(&prompt, &handle.custom_commands)) {
+        (Some(Ok(shell)), _) => Work::Command(shell),
+        (Some(Err(message)), _) | (None, Some(Err(message))) => return Err(HeadlessError::Usage(message)),
+        (None, Some(Ok(command))) => slash_work(command, &handle.custom_commands)?,
+        (None, None) => Work::Command(UserCommand::Submit(prompt)),
     };
     let mut printer = Printer { format, out: std::io::stdout() };
     let command = match work {
@@ -167,7 +181,11 @@ pub async fn run(mut handle: AgentHandle, prompt: String, format: OutputFormat) 
     // A mode or model switch and the library answer at once; say so and stop.
     let immediate = matches!(
         command,
-        UserCommand::SetMode(_) | UserCommand::SetModel(_) | UserCommand::Library(_) | UserCommand::Mcp(_)
+        UserCommand::SetMode(_)
+            | UserCommand::SetModel(_)
+            | UserCommand::ListModels
+            | UserCommand::Library(_)
+            | UserCommand::Mcp(_)
     );
     // Listening starts before the turn does and lasts the whole run, so no Ctrl+C is missed:
     // one that lands while an event is being printed is held until the loop comes back to it.
@@ -195,6 +213,8 @@ pub async fn run(mut handle: AgentHandle, prompt: String, format: OutputFormat) 
         if let AgentEvent::SessionReady { mode: m, model: name, .. } = &event {
             mode = m.to_string();
             model = name.clone();
+        } else if let AgentEvent::SessionStored(info) = &event {
+            session_id = info.id.clone();
         } else if let AgentEvent::ModeChanged(m) = &event {
             mode = m.to_string();
         } else if let AgentEvent::ModelChanged { model: m, .. } = &event {
@@ -225,7 +245,9 @@ fn slash_work(command: SlashCommand, custom: &[crate::agent::CommandInfo]) -> Re
     Ok(match command {
         SlashCommand::Compact => Work::Command(UserCommand::Compact),
         SlashCommand::Mode(m) => Work::Command(UserCommand::SetMode(m)),
-        SlashCommand::Model(name) => Work::Command(UserCommand::SetModel(name)),
+        SlashCommand::Model(Some(name)) => Work::Command(UserCommand::SetModel(name)),
+        SlashCommand::Model(None) => Work::Command(UserCommand::ListModels),
+        SlashCommand::Usage => Work::Command(UserCommand::Library(LibraryRequest::Usage { days: 30 })),
         SlashCommand::Sessions => Work::Command(UserCommand::Library(LibraryRequest::Sessions)),
         SlashCommand::Memories => Work::Command(UserCommand::Library(LibraryRequest::Memories)),
         SlashCommand::Forget(id) => Work::Command(UserCommand::Library(LibraryRequest::Forget(id))),
@@ -241,7 +263,7 @@ fn slash_work(command: SlashCommand, custom: &[crate::agent::CommandInfo]) -> Re
         SlashCommand::Custom { name, args } => Work::Command(UserCommand::RunCommand { name, args }),
         SlashCommand::Context | SlashCommand::Resume(_) | SlashCommand::New | SlashCommand::Quit => {
             return Err(HeadlessError::Usage(
-                "that command works in the interactive interface; headless runs take /compact, /mode, /model, /sessions, /memories, /forget and /help".into(),
+                "that command works in the interactive interface; headless runs take /compact, /mode, /model, /usage, /sessions, /memories, /forget, /mcp, /help and the custom commands".into(),
             ));
         }
     })
@@ -284,6 +306,10 @@ impl Printer {
                         crate::agent::CompactionEvent::Started { .. } | crate::agent::CompactionEvent::Progress { .. },
                     )
                     | AgentEvent::SessionReady { .. }
+                    | AgentEvent::SessionStored(_)
+                    | AgentEvent::Attached(_)
+                    | AgentEvent::ModelRefused { .. }
+                    | AgentEvent::Models(_)
                     | AgentEvent::Queued { .. }
                     | AgentEvent::TurnStarted { .. }
                     | AgentEvent::TextDelta(_)
@@ -314,6 +340,7 @@ impl Printer {
                 AgentEvent::ToolFinished(f) => self.line(json!({
                     "type": "tool_result", "id": f.call_id, "name": f.tool, "is_error": f.is_error,
                     "exit_code": f.exit_code, "not_run": f.not_run, "duration_ms": f.duration.as_millis() as u64,
+                    "decided_by": f.decided_by, "approval": f.approval,
                     "content": f.content,
                 })),
                 AgentEvent::Usage { usage, context } => {
@@ -346,7 +373,11 @@ impl Printer {
                     }
                     self.line(value)
                 }
+                AgentEvent::Attached(items) => self.line(json!({"type": "attached", "items": items})),
                 AgentEvent::SessionReady { .. }
+                | AgentEvent::SessionStored(_)
+                | AgentEvent::ModelRefused { .. }
+                | AgentEvent::Models(_)
                 | AgentEvent::Context(_)
                 | AgentEvent::ContextBreakdown(_)
                 | AgentEvent::Queued { .. }
@@ -384,6 +415,8 @@ impl Printer {
             context: stats.context,
             denied_tool_calls: stats.denied_tool_calls,
             cache: stats.cache,
+            // A run that made no request (a slash command) cost nothing.
+            cost_usd: if stats.all_requests == 0 { Some(0.0) } else { stats.cost_usd },
         };
         match self.format {
             OutputFormat::Text => {

@@ -9,8 +9,8 @@
 //! nothing uses.
 
 pub mod agent;
-mod cli;
 pub mod checkpoint;
+mod cli;
 pub mod config;
 pub mod context;
 pub mod conversation;

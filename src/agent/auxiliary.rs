@@ -17,6 +17,8 @@ use crate::store::Store;
 pub struct UsageTally {
     pub usage: Usage,
     pub requests: u32,
+    /// Dollars of those calls at the catalog's prices (`None`: none had a price).
+    pub cost_usd: Option<f64>,
 }
 
 /// Where an auxiliary call's usage goes: the session's usage rows and the turn's tally.
@@ -25,6 +27,7 @@ pub struct UsageRecorder {
     pub store: Arc<Store>,
     pub session: String,
     pub tally: Arc<Mutex<UsageTally>>,
+    pub pricing: crate::config::Pricing,
 }
 
 /// A model used for auxiliary calls.
@@ -60,6 +63,7 @@ impl AuxModel {
             let mut tally = r.tally.lock().unwrap_or_else(|p| p.into_inner());
             tally.usage.add(&response.usage);
             tally.requests += 1;
+            tally.cost_usd = super::spend::add_cost(tally.cost_usd, r.pricing.cost(&response.model, &response.usage));
         }
         Ok(response.message.text())
     }

@@ -14,6 +14,8 @@ pub(super) struct CacheWatch {
     expected: Vec<String>,
     /// The instruction files as the last request carried them.
     instructions: Option<u64>,
+    /// The outline of earlier topics (which background summaries update) as last sent.
+    outline: Option<u64>,
     /// Usage of the last agent request, for the cache figure.
     last_usage: Option<Usage>,
     /// The provider has reported cache reads or writes in this session: until it does, there
@@ -32,6 +34,7 @@ impl CacheWatch {
             tracker: CacheTracker::default(),
             expected: Vec::new(),
             instructions: None,
+            outline: None,
             last_usage: None,
             seen: false,
             ttl_secs,
@@ -59,6 +62,24 @@ impl CacheWatch {
         self.instructions = Some(fingerprint);
     }
 
+    /// The outline of earlier topics as the next request carries it: background summaries
+    /// rewrite it, and that break is cairn's own doing, not a surprise.
+    pub(super) fn outline_is(&mut self, text: &str) {
+        use std::hash::{Hash, Hasher};
+        let mut h = std::collections::hash_map::DefaultHasher::new();
+        text.hash(&mut h);
+        let fingerprint = h.finish();
+        if self.outline.is_some_and(|before| before != fingerprint) {
+            self.expect_break("a background summary updated the outline of earlier topics".into());
+        }
+        self.outline = Some(fingerprint);
+    }
+
+    /// The request's block hashes, each message hashed once over the session.
+    pub(super) fn fingerprint(&mut self, request: &crate::llm::ChatRequest) -> Fingerprint {
+        self.tracker.fingerprint(request)
+    }
+
     /// A request's usage, as reported (or as last stored, on load).
     pub(super) fn record(&mut self, usage: Usage) {
         self.last_usage = Some(usage);
@@ -66,26 +87,22 @@ impl CacheWatch {
     }
 
     /// Classify the cache behaviour of the request just answered; returns the warning for a
-    /// break nobody expected (it costs money and means a volatile prefix).
-    /// The request's block hashes, each message hashed once over the session.
-    pub(super) fn fingerprint(&mut self, request: &crate::llm::ChatRequest) -> Fingerprint {
-        self.tracker.fingerprint(request)
-    }
-
+    /// break cairn caused without meaning to — a block before the cached position changed
+    /// unannounced, which costs money and means something volatile in the prefix. A break
+    /// the user can do nothing about (the provider dropped its cache, the cache expired, a
+    /// change cairn named) is only counted, for `/context`.
     pub(super) fn observe(&mut self, fingerprint: Fingerprint, usage: &Usage) -> Option<String> {
         let expected = std::mem::take(&mut self.expected);
         let seen =
             self.tracker.observe(fingerprint, usage, chrono::Utc::now().timestamp(), self.ttl_secs, &expected)?;
         let text = format!("prompt cache break, {}", seen.describe());
-        match seen.kind {
-            BreakKind::Unexpected => {
-                tracing::warn!("{text}");
-                Some(text)
-            }
-            BreakKind::Expected | BreakKind::TtlExpiry => {
-                tracing::info!("{text}");
-                None
-            }
+        let ours = seen.kind == BreakKind::Unexpected && seen.first_difference.is_some();
+        if ours {
+            tracing::warn!("{text}");
+            Some(text)
+        } else {
+            tracing::info!("{text}");
+            None
         }
     }
 
@@ -117,5 +134,45 @@ impl CacheWatch {
     /// Every break of the session, each explained in one line.
     pub(super) fn breaks(&self) -> Vec<String> {
         self.tracker.breaks.iter().map(|b| b.describe()).collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::conversation::{Message, SystemBlock};
+    use crate::llm::{ChatRequest, fingerprint};
+
+    fn request(system: &str, messages: usize) -> Fingerprint {
+        fingerprint(&ChatRequest {
+            model: "m".into(),
+            system: vec![SystemBlock { text: system.into(), cache_breakpoint: true }],
+            messages: (0..messages).map(|i| std::sync::Arc::new(Message::user(format!("m{i}")))).collect(),
+            tools: Vec::new(),
+            max_tokens: 10,
+            cache: None,
+        })
+    }
+
+    fn read(tokens: u64) -> Usage {
+        Usage { cache_read_input_tokens: tokens, input_tokens: 100, ..Usage::default() }
+    }
+
+    #[test]
+    fn only_a_break_cairn_caused_unannounced_is_a_warning() {
+        let mut watch = CacheWatch::new(CacheTtl::FiveMinutes);
+        assert_eq!(watch.observe(request("static", 2), &read(9_000)), None);
+        // The provider lost its cache (a restart): same prefix, nothing read. Counted only.
+        assert_eq!(watch.observe(request("static", 4), &read(0)), None);
+        assert_eq!(watch.observe(request("static", 6), &read(9_000)), None);
+        // A background summary rewrote the outline: cairn's own, announced change.
+        watch.outline_is("outline v1");
+        watch.outline_is("outline v2");
+        assert_eq!(watch.observe(request("static v2", 8), &read(0)), None);
+        assert_eq!(watch.observe(request("static v2", 10), &read(9_000)), None);
+        // Something in the prefix changed and nobody said why: that is worth a warning.
+        let warning = watch.observe(request("static v3", 12), &read(0)).unwrap();
+        assert!(warning.contains("UNEXPECTED"), "{warning}");
+        assert_eq!(watch.breaks().len(), 3, "every break is listed in /context");
     }
 }

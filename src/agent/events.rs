@@ -18,6 +18,13 @@ use crate::store::{SessionInfo, ToolDisplay};
 pub enum UserCommand {
     /// A prompt. Queued when a turn is running.
     Submit(String),
+    /// `!cmd` (kept out of the context) or `!!cmd` (added to it): the user runs a shell command
+    /// in the project. Queued like a prompt; `typed` is the line as entered.
+    Shell {
+        typed: String,
+        command: String,
+        into_context: bool,
+    },
     /// The answer to an [`AgentEvent::ApprovalRequested`].
     Approval {
         id: u64,
@@ -27,7 +34,16 @@ pub enum UserCommand {
     Interrupt,
     /// Takes effect at once, even mid-turn: the next tool call is judged by the new mode.
     SetMode(Mode),
+    /// Switch to a model the catalog or the provider knows; any other name is refused with
+    /// the list ([`AgentEvent::ModelRefused`]).
     SetModel(String),
+    /// The models to choose from (`/model` alone): answered with [`AgentEvent::Models`].
+    ListModels,
+    /// After a plan-mode turn: switch to edit mode and carry the plan out — the one above, or
+    /// this text when the user edited it first.
+    CarryOutPlan {
+        edited: Option<String>,
+    },
     /// Compact the conversation now (`/compact`).
     Compact,
     /// Report what the model sees, part by part (`/context`): answered with
@@ -50,14 +66,35 @@ pub enum UserCommand {
     Shutdown,
 }
 
+/// The user's answer in the approval dialog.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum ApprovalDecision {
+    /// This call only (`y`).
     Approve,
-    /// Approve this call and every later call of the same tool in this session.
-    ApproveForSession,
+    /// This call, and for the rest of the session the rule the dialog showed (`a`): the exact
+    /// one, or its prefix when the user switched the dialog to it (`prefix`). Never every call
+    /// of the tool.
+    ApproveForSession {
+        prefix: bool,
+    },
+    /// The same rule, written to `.cairn/settings.local.toml` for every later session (`p`).
+    ApproveForProject {
+        prefix: bool,
+    },
     Deny {
         reason: Option<String>,
     },
+}
+
+/// What a dialog asks.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum ApprovalKind {
+    /// May this call run?
+    Call,
+    /// The command ran in the OS sandbox and most likely failed because of it (`why`): may it
+    /// run again outside the sandbox?
+    OutsideSandbox { why: String },
 }
 
 /// A tool call waiting for the user.
@@ -70,10 +107,21 @@ pub struct ApprovalRequest {
     pub summary: String,
     /// The call's arguments as the model wrote them (a multi-line command, the new content).
     pub arguments: String,
-    /// Why approval is needed: "changes a file", "runs a command", "reads outside the project: …".
+    /// Why approval is needed: "creates notes.txt", "runs a command", "reads outside the
+    /// project: …", "`git push`: the rule `ask bash(git push *)` asks for it".
     pub reason: String,
     /// Unified diff of a write or edit.
     pub diff: Option<String>,
+    /// What left the call to the user, as the approval line names it: `mode: edit`,
+    /// `rule: ask bash(git push *) (project, …)`, `unparsable command`.
+    pub asked_by: String,
+    /// The rules `a` (session) and `p` (project) would add for exactly this call. Empty when
+    /// nothing can be remembered: then only once (`y`) or no (`n`) is offered.
+    pub exact: Vec<String>,
+    /// The broader rules the dialog can switch to before `a` or `p` (`git push *`, `src/`);
+    /// empty when none is offered.
+    pub prefix: Vec<String>,
+    pub kind: ApprovalKind,
 }
 
 /// The context pipeline's counters and the budget figures, as headless JSON prints them.
@@ -90,7 +138,7 @@ pub struct ContextReport {
 }
 
 /// The figures of the status line's context bar: one number, shared with `/context`, the
-/// thresholds and headless JSON.
+/// thresholds and headless JSON; and what the session has cost so far.
 #[derive(Clone, Copy, Debug, PartialEq, Serialize)]
 pub struct ContextStatus {
     /// Tokens the next request is estimated to carry (calibrated on the provider's usage).
@@ -101,11 +149,14 @@ pub struct ContextStatus {
     pub compacting: bool,
     /// Share of the last request's prompt read from cache, when the provider reported it.
     pub cache_hit_rate: Option<f64>,
+    /// Dollars the session has cost at the catalog's prices; `None` when no request had a
+    /// price (local models show tokens only).
+    pub cost_usd: Option<f64>,
 }
 
 impl ContextStatus {
     pub fn percent(&self) -> u64 {
-        (self.tokens * 100).checked_div(self.window).unwrap_or(0)
+        crate::conversation::percent_of(self.tokens, self.window)
     }
 }
 
@@ -150,6 +201,14 @@ pub struct ContextBreakdown {
     pub cache: CacheReport,
     /// The segment tree, highest level first.
     pub segments: Vec<SegmentInfo>,
+    pub cost: CostReport,
+}
+
+/// Money, for `/context`: `None` where no price is known.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize)]
+pub struct CostReport {
+    pub session_usd: Option<f64>,
+    pub last_request_usd: Option<f64>,
 }
 
 /// Why a compaction runs.
@@ -230,6 +289,9 @@ pub struct TurnStats {
     pub denied_tool_calls: u32,
     pub context: ContextReport,
     pub cache: CacheStats,
+    /// Dollars for every request counted in `usage`, at the catalog's prices; `None` when no
+    /// request had a price.
+    pub cost_usd: Option<f64>,
 }
 
 /// Prompt-cache figures of a run, for headless JSON.
@@ -262,6 +324,17 @@ pub struct ToolFinished {
     pub duration: Duration,
     /// The call never ran: refused by policy, denied, or its arguments did not parse.
     pub not_run: bool,
+    /// What allowed or refused the call, for headless `decided_by`: the rule
+    /// (`allow bash(git log *) (project-local, …:2)`), `read-only set`, `mode`, `user`,
+    /// `user: --yes` or `sandbox`. `None` when nothing had to decide (an unknown tool,
+    /// arguments that did not parse, an interrupt).
+    pub decided_by: Option<String>,
+    /// The transcript's approval line, stored with the call so a resumed session shows it too:
+    /// `allowed by rule: …`, `approved by you for this session: bash(git push)`,
+    /// `stopped by the sandbox: …`. `None` for calls the mode's defaults let through unasked.
+    pub approval: Option<String>,
+    /// The user's own `!cmd`, not the model's call: its output is shown whole.
+    pub by_user: bool,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
@@ -270,6 +343,63 @@ pub enum NoticeLevel {
     Info,
     Warning,
     Error,
+}
+
+/// A model to choose in the `/model` picker.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct ModelChoice {
+    pub name: String,
+    pub window: u64,
+    /// The window is cairn's guess (a model neither the catalog nor the config describes).
+    pub window_assumed: bool,
+    pub prices: Option<crate::config::Prices>,
+    /// The provider lists it (else it comes from the catalog alone).
+    pub listed: bool,
+}
+
+/// The answer to [`UserCommand::ListModels`].
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct ModelList {
+    pub current: String,
+    pub models: Vec<ModelChoice>,
+    /// Why the provider could not be asked, when it could not.
+    pub provider_error: Option<String>,
+}
+
+/// What a transcript shows of a stored session beyond its messages, so a resumed session
+/// reads like the live one: each call's summary as its tool gave it, and where turns ended
+/// and compactions happened.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct HistoryRecap {
+    /// Call id → the tool's one-line summary (`$ cargo test`, `fn total in src`).
+    pub summaries: HashMap<String, String>,
+    /// After the message at `after` (an index into the history), in order.
+    pub marks: Vec<(usize, HistoryMark)>,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum HistoryMark {
+    /// A turn ended: its figures, as the live turn summary showed them.
+    TurnEnd {
+        elapsed: Duration,
+        stats: TurnStats,
+    },
+    Compaction {
+        trigger: CompactionTrigger,
+        tokens_before: u64,
+        tokens_after: u64,
+        summary_tokens: u64,
+    },
+}
+
+/// A file or folder an `@path` in the prompt attached, as the transcript lists it.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct Attachment {
+    /// The path as the project shows it; a folder ends with `/`.
+    pub path: String,
+    /// `120 lines`, `14 entries`, `cut to 2,000 lines`, or why it was not attached.
+    pub detail: String,
+    pub attached: bool,
 }
 
 /// Everything the agent reports.
@@ -287,7 +417,11 @@ pub enum AgentEvent {
         mode: Mode,
         model: String,
         window: u64,
+        recap: HistoryRecap,
     },
+    /// The session was written to the store with its first message: from now on it can be
+    /// resumed (a session nobody typed into is never stored).
+    SessionStored(SessionInfo),
     /// A prompt was accepted while a turn runs; it starts when the turn ends.
     Queued {
         prompt: String,
@@ -295,6 +429,8 @@ pub enum AgentEvent {
     TurnStarted {
         prompt: String,
     },
+    /// What the prompt's `@path` mentions attached (right after `TurnStarted`).
+    Attached(Vec<Attachment>),
     TextDelta(String),
     /// The model began a tool call (its arguments still streaming).
     ToolCallStreaming {
@@ -336,6 +472,13 @@ pub enum AgentEvent {
         model: String,
         window: u64,
     },
+    /// `/model NAME` named no model the catalog or the provider knows: nothing changed.
+    ModelRefused {
+        name: String,
+        known: Vec<String>,
+    },
+    /// The answer to [`UserCommand::ListModels`].
+    Models(ModelList),
     Notice {
         level: NoticeLevel,
         text: String,

@@ -42,7 +42,11 @@ pub(super) struct Extensions {
 }
 
 /// The servers of every level, a later level replacing an earlier one of the same name.
-fn servers(config: &Config, root: &Path, problems: &mut Vec<String>) -> (BTreeMap<String, McpServerConfig>, HooksConfig) {
+fn servers(
+    config: &Config,
+    root: &Path,
+    problems: &mut Vec<String>,
+) -> (BTreeMap<String, McpServerConfig>, HooksConfig) {
     let mut servers = config.mcp_servers.clone();
     let mut hooks = config.hooks.clone();
     match crate::config::load_project_settings(root) {

@@ -5,7 +5,36 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use crate::store::{MemoryRecord, ProjectId, SessionSummary, Store, ToolDisplay};
+use serde::Serialize;
+
+use super::spend::add_cost;
+use crate::config::Pricing;
+use crate::conversation::Usage;
+use crate::store::{DailyUsage, MemoryRecord, ProjectId, SessionSummary, Store, ToolDisplay};
+
+/// The approval a memory made global by hand (`g` in `/memories`) carries.
+const MADE_GLOBAL_BY_HAND: &str = "you, in /memories";
+
+/// Where a memory came from, for `/memories`: the session that saved it and, for a global
+/// one, who approved that it is seen by every project.
+pub fn memory_origin(m: &MemoryRecord) -> String {
+    let from = match &m.session_id {
+        Some(id) => format!("from session {}", id.get(..8).unwrap_or(id)),
+        // Its session was deleted (or it predates sessions).
+        None => "from an unknown session".to_string(),
+    };
+    format!("{from}{}", provenance_suffix(m))
+}
+
+/// `cairn memories`' note after a global memory's title: who approved it being global.
+pub fn provenance_suffix(m: &MemoryRecord) -> String {
+    match (m.global, &m.approved_by) {
+        (true, Some(by)) => format!(" (global, approved by {by})"),
+        // Made global before cairn kept who approved it.
+        (true, None) => " (global, approval not recorded)".to_string(),
+        (false, _) => String::new(),
+    }
+}
 
 /// What a front end asks of the library (inside [`super::UserCommand::Library`]).
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -25,15 +54,136 @@ pub enum LibraryRequest {
         id: i64,
         global: bool,
     },
+    /// `/usage`, `cairn usage`: cost and tokens per day, project and session.
+    Usage {
+        days: u32,
+    },
+    /// The whole stored output of a call (the scrollable output view).
+    ToolOutput {
+        session: String,
+        call_id: String,
+    },
 }
 
 /// The library's answer (inside [`super::AgentEvent::Library`]).
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq)]
 pub enum LibraryAnswer {
     Sessions(Result<Vec<SessionSummary>, LibraryError>),
     Memories(Result<Vec<MemoryRecord>, LibraryError>),
     /// A memory was forgotten, pinned or moved (or could not be): what to tell the user.
     MemoryChanged(Result<String, LibraryError>),
+    Usage(Result<UsageReport, LibraryError>),
+    ToolOutput {
+        call_id: String,
+        output: Result<String, LibraryError>,
+    },
+}
+
+/// Tokens and money, as `cairn usage` and `/usage` report them.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize)]
+pub struct Spent {
+    /// Dollars at the catalog's prices; `null` when no request had a price.
+    pub cost_usd: Option<f64>,
+    pub input_tokens: u64,
+    pub output_tokens: u64,
+    pub cache_read_input_tokens: u64,
+    pub cache_creation_input_tokens: u64,
+    pub requests: u64,
+}
+
+impl Spent {
+    fn add(&mut self, usage: &Usage, requests: u64, cost: Option<f64>) {
+        self.cost_usd = add_cost(self.cost_usd, cost);
+        self.input_tokens += usage.input_tokens;
+        self.output_tokens += usage.output_tokens;
+        self.cache_read_input_tokens += usage.cache_read_input_tokens;
+        self.cache_creation_input_tokens += usage.cache_creation_input_tokens;
+        self.requests += requests;
+    }
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct UsageSession {
+    pub id: String,
+    pub title: String,
+    pub project: String,
+    #[serde(flatten)]
+    pub spent: Spent,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct UsageProject {
+    pub root: String,
+    pub sessions: u64,
+    #[serde(flatten)]
+    pub spent: Spent,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct UsageDay {
+    /// `YYYY-MM-DD`, local time.
+    pub date: String,
+    #[serde(flatten)]
+    pub spent: Spent,
+    pub projects: Vec<UsageProject>,
+    pub sessions: Vec<UsageSession>,
+}
+
+/// Cost and tokens per day (newest first), and in each day per project and per session.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct UsageReport {
+    pub days: Vec<UsageDay>,
+}
+
+impl UsageReport {
+    /// Sum `rows` (per day, session and model) up to sessions, projects and days, pricing
+    /// each model's part.
+    pub fn from_rows(rows: &[DailyUsage], pricing: &Pricing) -> UsageReport {
+        let mut days: Vec<UsageDay> = Vec::new();
+        for row in rows {
+            let cost = pricing.cost(&row.model, &row.usage);
+            if days.last().is_none_or(|d| d.date != row.date) {
+                days.push(UsageDay {
+                    date: row.date.clone(),
+                    spent: Spent::default(),
+                    projects: Vec::new(),
+                    sessions: Vec::new(),
+                });
+            }
+            let Some(day) = days.last_mut() else { continue };
+            day.spent.add(&row.usage, row.requests, cost);
+            let session = match day.sessions.iter_mut().position(|s| s.id == row.session_id) {
+                Some(i) => &mut day.sessions[i],
+                None => {
+                    day.sessions.push(UsageSession {
+                        id: row.session_id.clone(),
+                        title: row.title.clone(),
+                        project: row.project_root.clone(),
+                        spent: Spent::default(),
+                    });
+                    let Some(last) = day.sessions.last_mut() else { continue };
+                    last
+                }
+            };
+            let new_session = session.spent.requests == 0;
+            session.spent.add(&row.usage, row.requests, cost);
+            let project = match day.projects.iter_mut().position(|p| p.root == row.project_root) {
+                Some(i) => &mut day.projects[i],
+                None => {
+                    day.projects.push(UsageProject {
+                        root: row.project_root.clone(),
+                        sessions: 0,
+                        spent: Spent::default(),
+                    });
+                    let Some(last) = day.projects.last_mut() else { continue };
+                    last
+                }
+            };
+            project.sessions += u64::from(new_session);
+            project.spent.add(&row.usage, row.requests, cost);
+        }
+        UsageReport { days }
+    }
 }
 
 /// Why a request failed, in words for the user.
@@ -48,15 +198,86 @@ pub enum LibraryError {
 }
 
 /// One project's sessions and memories in the store.
+/// The report in words, one line each: a day, its projects, their sessions.
+pub fn usage_lines(report: &UsageReport, days: u32) -> Vec<String> {
+    use crate::conversation::format_tokens;
+    let money = |s: &Spent| s.cost_usd.map(crate::config::format_usd).unwrap_or_else(|| "—".into());
+    let tokens = |s: &Spent| {
+        let prompt = s.input_tokens + s.cache_read_input_tokens + s.cache_creation_input_tokens;
+        let cached = crate::conversation::percent_of(s.cache_read_input_tokens, prompt);
+        format!("{} in · {} out · {cached}% cached", format_tokens(prompt), format_tokens(s.output_tokens))
+    };
+    if report.days.is_empty() {
+        return vec![format!("No usage in the last {days} days.")];
+    }
+    let mut out = vec![format!("The last {days} days at the catalog's prices (— where a model has none)")];
+    for day in &report.days {
+        out.push(String::new());
+        let requests = day.spent.requests;
+        out.push(format!(
+            "{}  {:>9}  {} · {requests} request{}",
+            day.date,
+            money(&day.spent),
+            tokens(&day.spent),
+            if requests == 1 { "" } else { "s" }
+        ));
+        for project in &day.projects {
+            let n = project.sessions;
+            out.push(format!(
+                "  {:>9}  {} ({n} session{})",
+                money(&project.spent),
+                project.root,
+                if n == 1 { "" } else { "s" }
+            ));
+            for session in day.sessions.iter().filter(|s| s.project == project.root) {
+                let title = if session.title.is_empty() { "(untitled)" } else { &session.title };
+                out.push(format!("    {:>9}  {}  {title}", money(&session.spent), session.id));
+            }
+        }
+    }
+    out
+}
+
 #[derive(Clone)]
 pub struct Library {
     store: Arc<Store>,
     project: ProjectId,
+    pricing: Pricing,
 }
 
 impl Library {
     pub fn new(store: Arc<Store>, project: ProjectId) -> Library {
-        Library { store, project }
+        Library { store, project, pricing: Pricing::default() }
+    }
+
+    /// Price usage with the config's overrides and cache lifetime (the catalog alone without).
+    pub fn with_pricing(mut self, pricing: Pricing) -> Library {
+        self.pricing = pricing;
+        self
+    }
+
+    /// Cost and tokens of every project over the last `days` days, per day, project and
+    /// session.
+    pub fn usage(&self, days: u32) -> Result<UsageReport, LibraryError> {
+        let since = chrono::Utc::now() - chrono::Duration::days(i64::from(days.max(1)));
+        let rows = self
+            .store
+            .daily_usage(&since.to_rfc3339_opts(chrono::SecondsFormat::Millis, true))
+            .map_err(|e| LibraryError::Failed(format!("could not read the usage: {e}")))?;
+        Ok(UsageReport::from_rows(&rows, &self.pricing))
+    }
+
+    /// The whole stored output of `call_id` in `session` (a session of this project).
+    pub fn tool_output(&self, session: &str, call_id: &str) -> Result<String, LibraryError> {
+        let missing = || {
+            LibraryError::Input("that call's output is not stored (it never ran, or the session is not saved)".into())
+        };
+        let session = self.store.resolve_session(self.project, session).map_err(|_| missing())?;
+        match self.store.tool_record(&session.id, call_id) {
+            Ok(Some(record)) => Ok(record.output),
+            Ok(None) => Err(missing()),
+            Err(e) => Err(LibraryError::Failed(format!("could not read the output: {e}"))),
+        }
     }
 
     /// The project's sessions, most recently active first.
@@ -90,8 +311,13 @@ impl Library {
         Ok(format!("memory #{id} {}", if pinned { "pinned" } else { "unpinned" }))
     }
 
+    /// Make a memory global (recording that the user did it) or this project's own.
     pub fn set_global(&self, id: i64, global: bool) -> Result<String, LibraryError> {
-        let changed = self.store.set_memory_global(self.project, id, global).map_err(|e| change_failed(id, e))?;
+        // The user made it global by hand: that is their approval.
+        let changed = self
+            .store
+            .set_memory_global(self.project, id, global, Some(MADE_GLOBAL_BY_HAND))
+            .map_err(|e| change_failed(id, e))?;
         if !changed {
             return Err(no_memory(id));
         }
@@ -109,6 +335,11 @@ impl Library {
             LibraryRequest::Forget(id) => LibraryAnswer::MemoryChanged(self.forget(&id)),
             LibraryRequest::Pin { id, pinned } => LibraryAnswer::MemoryChanged(self.pin(id, pinned)),
             LibraryRequest::SetGlobal { id, global } => LibraryAnswer::MemoryChanged(self.set_global(id, global)),
+            LibraryRequest::Usage { days } => LibraryAnswer::Usage(self.usage(days)),
+            LibraryRequest::ToolOutput { session, call_id } => {
+                let output = self.tool_output(&session, &call_id);
+                LibraryAnswer::ToolOutput { call_id, output }
+            }
         }
     }
 
@@ -161,6 +392,7 @@ mod tests {
                 content: "the user prefers tabs",
                 session_id: None,
                 expires_at: None,
+                approved_by: None,
             })
             .unwrap()
             .id
@@ -187,6 +419,32 @@ mod tests {
             assert!(matches!(answer, Err(LibraryError::Input(_))), "{answer:?}");
         }
         assert!(store.memory(other, id).unwrap().is_some_and(|m| !m.pinned && !m.global));
+    }
+
+    #[test]
+    fn usage_adds_up_per_day_project_and_session_at_catalog_prices() {
+        let (library, store, project) = library();
+        let new = || crate::store::NewSession {
+            provider: crate::config::ProviderKind::Anthropic,
+            model: "m",
+            mode: crate::conversation::Mode::Edit,
+        };
+        let a = store.create_session(project, new()).unwrap();
+        let b = store.create_session(project, new()).unwrap();
+        let million = Usage { input_tokens: 1_000_000, ..Usage::default() };
+        store.record_usage(&a.id, None, "turn", "claude-sonnet-4-5", &million).unwrap();
+        store.record_usage(&a.id, None, "compaction", "claude-haiku-4-5", &million).unwrap();
+        store.record_usage(&b.id, None, "turn", "llama3.2", &million).unwrap();
+        let report = library.usage(1).unwrap();
+        assert_eq!(report.days.len(), 1);
+        let day = &report.days[0];
+        assert_eq!(day.spent.cost_usd, Some(4.0), "sonnet input $3 + haiku input $1; llama has no price");
+        assert_eq!((day.spent.requests, day.sessions.len(), day.projects.len()), (3, 2, 1));
+        assert_eq!(day.projects[0].sessions, 2);
+        assert_eq!(day.sessions.iter().find(|s| s.id == b.id).unwrap().spent.cost_usd, None);
+        let json = serde_json::to_value(&report).unwrap();
+        assert_eq!(json["days"][0]["cost_usd"], 4.0);
+        assert_eq!(json["days"][0]["sessions"].as_array().unwrap().len(), 2);
     }
 
     #[test]

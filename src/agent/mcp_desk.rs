@@ -77,7 +77,9 @@ impl McpDesk {
     pub(super) fn answer(&self, request: McpRequest) -> McpPanel {
         let message = match request {
             McpRequest::Show => Ok(None),
-            McpRequest::Enable(name) => self.hub.set_enabled(&name, true).map(|()| Some(format!("{name} is switching on"))),
+            McpRequest::Enable(name) => {
+                self.hub.set_enabled(&name, true).map(|()| Some(format!("{name} is switching on")))
+            }
             McpRequest::Disable(name) => self.hub.set_enabled(&name, false).map(|()| Some(format!("{name} is off"))),
             McpRequest::Retry(name) => self.hub.retry(&name).map(|()| Some(format!("trying {name} again"))),
             McpRequest::Import => self.import().map(Some),
@@ -166,7 +168,9 @@ impl McpDesk {
         }
         for (name, _) in &new {
             if !crate::config::valid_server_name(name) {
-                return Err(format!("`{name}` cannot be a server name here (letters, digits, -, _; no `__`); rename it in .mcp.json"));
+                return Err(format!(
+                    "`{name}` cannot be a server name here (letters, digits, -, _; no `__`); rename it in .mcp.json"
+                ));
             }
         }
         let path = write_servers(&self.root, &new)?;
@@ -192,7 +196,8 @@ fn write_servers(root: &Path, servers: &[(String, McpServerConfig)]) -> Result<P
     crate::config::parse_settings(&text).map_err(|(line, _, m)| {
         format!("{}, line {line}: {m}; fix it, then import again (nothing was written)", path.display())
     })?;
-    let mut doc: toml_edit::DocumentMut = text.parse().map_err(|e| format!("{} is not valid TOML: {e}", path.display()))?;
+    let mut doc: toml_edit::DocumentMut =
+        text.parse().map_err(|e| format!("{} is not valid TOML: {e}", path.display()))?;
     let table = doc
         .entry("mcp_servers")
         .or_insert_with(|| {
@@ -241,7 +246,10 @@ mod tests {
         let text = std::fs::read_to_string(local_settings_path(root)).unwrap();
         assert!(text.starts_with("# mine\n[permissions]"), "{text}");
         let settings = crate::config::parse_settings(&text).unwrap();
-        assert_eq!(settings.mcp_servers["api"].headers["Authorization"], "Bearer ${API_KEY}", "the variable, not its value");
+        assert_eq!(
+            settings.mcp_servers["api"].headers["Authorization"], "Bearer ${API_KEY}",
+            "the variable, not its value"
+        );
         assert_eq!(settings.permissions.allow.len(), 1);
         assert!(std::fs::read_to_string(root.join(".cairn/.gitignore")).unwrap().contains("settings.local.toml"));
     }

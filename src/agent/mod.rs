@@ -23,27 +23,35 @@ mod library;
 mod link;
 mod mcp_desk;
 mod model_slot;
+mod models;
+mod recap;
 mod runner;
 mod session_state;
 mod setup;
 mod slash;
+mod spend;
 mod tool_section;
 mod toolbox;
 mod worker;
 mod workplace;
 
 pub(crate) use auxiliary::AuxModel;
-pub(crate) use extensions::CommandInfo;
-pub(crate) use mcp_desk::{McpPanel, McpRequest, McpServerInfo};
 pub use events::AgentEvent;
 pub(crate) use events::{
-    ApprovalDecision, ApprovalRequest, CacheStats, CompactionEvent, CompactionTrigger, ContextBreakdown, ContextReport,
-    ContextStatus, NoticeLevel, ToolFinished, TurnOutcome, TurnSummary, UserCommand,
+    ApprovalDecision, ApprovalKind, ApprovalRequest, Attachment, CacheStats, CompactionEvent, CompactionTrigger,
+    ContextBreakdown, ContextReport, ContextStatus, HistoryMark, HistoryRecap, ModelList, NoticeLevel, ToolFinished,
+    TurnOutcome, TurnStats, TurnSummary, UserCommand,
 };
 #[cfg(test)]
-pub(crate) use events::{CacheReport, ContextPart, SegmentInfo, TurnStats};
-pub(crate) use library::{Library, LibraryAnswer, LibraryError, LibraryRequest};
+pub(crate) use events::{CacheReport, ContextPart, CostReport, ModelChoice, SegmentInfo};
+pub(crate) use extensions::CommandInfo;
+pub(crate) use library::{
+    Library, LibraryAnswer, LibraryError, LibraryRequest, memory_origin, provenance_suffix, usage_lines,
+};
+pub(crate) use mcp_desk::{McpPanel, McpRequest, McpServerInfo};
+pub(crate) use models::ModelLister;
+pub(crate) use recap::split_attachments;
 pub(crate) use runner::{AgentHandle, spawn};
 pub(crate) use setup::{AgentSetup, SessionChoice};
-pub(crate) use slash::{COMMANDS, SlashCommand, parse_slash_with};
+pub(crate) use slash::{COMMANDS, SHELL_PREFIXES, SlashCommand, parse_shell, parse_slash_with};
 pub(crate) use worker::INTERRUPTED_MARK;

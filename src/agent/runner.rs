@@ -7,6 +7,7 @@ use tokio::sync::{mpsc, watch};
 use super::events::{AgentEvent, ApprovalDecision, UserCommand};
 use super::library::Library;
 use super::link::{Emitter, Link, TurnControl};
+use super::models::ModelDirectory;
 use super::setup::{AgentSetup, SessionChoice};
 use super::worker::Worker;
 use crate::conversation::Mode;
@@ -31,15 +32,26 @@ impl AgentHandle {
     }
 }
 
-/// Open the session and start the agent's tasks. Emits `SessionReady` first.
+/// Sessions left without a message this long ago are gone for good (older versions stored
+/// one per launch); younger ones may belong to a cairn still starting up elsewhere.
+const EMPTY_SESSION_GRACE: chrono::TimeDelta = chrono::TimeDelta::days(1);
+
+/// Open the session and start the agent's tasks. Emits `SessionReady` first. A new session
+/// is only drafted: it is written with its first message.
 pub fn spawn(setup: AgentSetup) -> Result<AgentHandle, StoreError> {
     let session = match setup.session.clone() {
-        SessionChoice::New => setup.store.create_session(
+        SessionChoice::New => setup.store.draft_session(
             setup.project,
             NewSession { provider: setup.provider_kind, model: &setup.model.name, mode: setup.mode },
         )?,
         SessionChoice::Resume(info) => info,
     };
+    let before = (chrono::Utc::now() - EMPTY_SESSION_GRACE).to_rfc3339_opts(chrono::SecondsFormat::Millis, true);
+    match setup.store.purge_empty_sessions(setup.project, &before) {
+        Ok(0) => {}
+        Ok(n) => tracing::info!(removed = n, "removed empty sessions"),
+        Err(e) => tracing::warn!(error = %e, "could not remove empty sessions"),
+    }
     let resumed = matches!(setup.session, SessionChoice::Resume(_));
     let removed = super::worker::clean_truncations(
         &setup.truncations_dir,
@@ -56,10 +68,26 @@ pub fn spawn(setup: AgentSetup) -> Result<AgentHandle, StoreError> {
     let (mode_tx, mode_rx) = watch::channel(setup.mode);
     let control = TurnControl::default();
     let events = Emitter::new(events_tx);
-    let library = Library::new(setup.store.clone(), setup.project);
-    let mut worker = Worker::new(setup, session, Link::new(events.clone(), mode_rx, control.clone()), approvals_rx)?;
-    let router =
-        Router { work: work_tx, approvals: approvals_tx, mode: mode_tx, events, control, library, mcp: worker.mcp_desk() };
+    let models = ModelDirectory::new(
+        setup.provider_kind,
+        setup.model_lister.clone(),
+        setup.config.models.clone(),
+        &setup.model.name,
+    );
+    let library = Library::new(setup.store.clone(), setup.project)
+        .with_pricing(crate::config::Pricing::from_config(&setup.config));
+    let mut worker =
+        Worker::new(setup, session, Link::new(events.clone(), mode_rx, control.clone()), approvals_rx, models.clone())?;
+    let router = Router {
+        work: work_tx,
+        approvals: approvals_tx,
+        mode: mode_tx,
+        events,
+        control,
+        library,
+        models,
+        mcp: worker.mcp_desk(),
+    };
     worker.announce_session(resumed);
     // As announced: a resume may have changed its mode or model.
     let session = worker.session_info().clone();
@@ -77,6 +105,7 @@ struct Router {
     events: Emitter,
     control: TurnControl,
     library: Library,
+    models: ModelDirectory,
     mcp: super::mcp_desk::McpDesk,
 }
 
@@ -98,6 +127,16 @@ impl Router {
                 UserCommand::Library(request) => self.events.emit(AgentEvent::Library(self.library.answer(request))),
                 // The hub is shared: a server switched on or off counts from the next request.
                 UserCommand::Mcp(request) => self.events.emit(AgentEvent::Mcp(self.mcp.answer(request))),
+                // Asking the provider takes a moment: answered beside everything else.
+                UserCommand::ListModels => {
+                    let (models, events) = (self.models.clone(), self.events.clone());
+                    tokio::spawn(async move { events.emit(AgentEvent::Models(models.list().await)) });
+                }
+                UserCommand::CarryOutPlan { edited } => {
+                    self.mode.send_replace(Mode::Edit);
+                    self.events.emit(AgentEvent::ModeChanged(Mode::Edit));
+                    let _ = self.work.send(UserCommand::CarryOutPlan { edited });
+                }
                 UserCommand::Shutdown => {
                     self.control.interrupt();
                     let _ = self.work.send(UserCommand::Shutdown);
@@ -111,9 +150,16 @@ impl Router {
                 }
                 UserCommand::RunCommand { name, args } => {
                     if self.control.is_busy() {
-                        self.events.emit(AgentEvent::Queued { prompt: format!("/{name} {args}").trim_end().to_string() });
+                        self.events
+                            .emit(AgentEvent::Queued { prompt: format!("/{name} {args}").trim_end().to_string() });
                     }
                     let _ = self.work.send(UserCommand::RunCommand { name, args });
+                }
+                UserCommand::Shell { typed, command, into_context } => {
+                    if self.control.is_busy() {
+                        self.events.emit(AgentEvent::Queued { prompt: typed.clone() });
+                    }
+                    let _ = self.work.send(UserCommand::Shell { typed, command, into_context });
                 }
                 other @ (UserCommand::SetModel(_)
                 | UserCommand::Compact

@@ -1,11 +1,14 @@
 //! The session the agent works in: its record, its stored history and the context pipeline
 //! over it, and their persistence. Every message is redacted, committed, then handed to the
 //! pipeline, so what is stored and what is sent stay the same.
+//!
+//! A new session is a draft until its first message: only then is it written, so launching
+//! cairn and leaving without typing stores nothing, and `--resume` never finds an empty one.
 
 use std::collections::HashSet;
 use std::sync::Arc;
 
-use super::events::NoticeLevel;
+use super::events::{AgentEvent, NoticeLevel};
 use super::link::Emitter;
 use crate::config::{ContextConfig, ProviderKind, Redactor};
 use crate::context::{ContextState, Pipeline};
@@ -28,7 +31,12 @@ pub(super) struct SessionState {
     failure: Option<String>,
     /// This process's claim on the session: a second cairn opening it is refused. Shared when
     /// the same session is loaded again, since the lock belongs to the process.
-    lock: Arc<SessionLock>,
+    /// `None` for a drafted session, which nobody else can know of until it is stored.
+    lock: Option<Arc<SessionLock>>,
+    /// Written to the store (a new session is not, until its first message).
+    stored: bool,
+    /// When each loaded message was stored, for the transcript's recap; taken once.
+    loaded_times: Vec<String>,
 }
 
 impl SessionState {
@@ -41,11 +49,14 @@ impl SessionState {
         events: Emitter,
         held: Option<&SessionState>,
     ) -> Result<SessionState, StoreError> {
+        let exists = store.session(&info.id)?.is_some();
+        let stored = if exists { store.messages(&info.id)? } else { Vec::new() };
+        let loaded_times = stored.iter().map(|m| m.created_at.clone()).collect();
         let lock = match held {
-            Some(current) if current.lock.session() == info.id => current.lock.clone(),
-            Some(_) | None => Arc::new(store.lock_session(&info.id)?),
+            Some(current) if current.info.id == info.id => current.lock.clone(),
+            Some(_) | None if exists => Some(Arc::new(store.lock_session(&info.id)?)),
+            Some(_) | None => None,
         };
-        let stored = store.messages(&info.id)?;
         let last_seq = stored.last().map(|m| m.seq).unwrap_or(0);
         let state = match store.context_state(&info.id)? {
             Some(json) => serde_json::from_str::<ContextState>(&json).unwrap_or_else(|e| {
@@ -55,7 +66,57 @@ impl SessionState {
             None => ContextState::default(),
         };
         let pipeline = Pipeline::restore(config.clone(), state, stored.into_iter().map(|m| (m.seq, m.message)));
-        Ok(SessionState { store, info, pipeline, last_seq, redactor, events, store_failed: false, failure: None, lock })
+        Ok(SessionState {
+            store,
+            info,
+            pipeline,
+            last_seq,
+            redactor,
+            events,
+            store_failed: false,
+            stored: exists,
+            failure: None,
+            lock,
+            loaded_times,
+        })
+    }
+
+    /// When each loaded message was stored (empty after the first call).
+    pub(super) fn take_loaded_times(&mut self) -> Vec<String> {
+        std::mem::take(&mut self.loaded_times)
+    }
+
+    /// Write a drafted session, just before its first message. Reported once to the front
+    /// end, which can now offer to resume it.
+    fn ensure_stored(&mut self) -> Result<(), StoreError> {
+        if self.stored {
+            return Ok(());
+        }
+        if !self.store.insert_session(&self.info)? {
+            // Someone took the drafted id meanwhile (astronomically unlikely): draft another.
+            let fresh = self.store.draft_session(
+                self.info.project,
+                crate::store::NewSession {
+                    provider: self.info.provider,
+                    model: &self.info.model,
+                    mode: self.info.mode,
+                },
+            )?;
+            self.info.id = fresh.id;
+            if !self.store.insert_session(&self.info)? {
+                return Err(StoreError::Corrupt("could not allocate a unique session id".into()));
+            }
+        }
+        self.stored = true;
+        // Nobody else could know a drafted id, so the lock is taken once the row exists.
+        if self.lock.is_none() {
+            self.lock = Some(Arc::new(self.store.lock_session(&self.info.id)?));
+        }
+        if let Ok(Some(written)) = self.store.session(&self.info.id) {
+            self.info = written;
+        }
+        self.events.emit(AgentEvent::SessionStored(self.info.clone()));
+        Ok(())
     }
 
     pub(super) fn info(&self) -> &SessionInfo {
@@ -107,10 +168,10 @@ impl SessionState {
             }
             r
         });
-        let stored = match &record {
+        let stored = self.ensure_stored().and_then(|()| match &record {
             Some(r) => self.store.append_tool_message(&self.info.id, &message, r),
             None => self.store.append_message(&self.info.id, &message),
-        };
+        });
         let (seq, id) = match stored {
             Ok(s) => (s.seq, Some(s.id)),
             Err(e) => {
@@ -148,8 +209,11 @@ impl SessionState {
         }
     }
 
-    /// Persist the context state after a stage changed it.
+    /// Persist the context state after a stage changed it (a draft has none to keep).
     pub(super) fn save_state(&mut self) {
+        if !self.stored {
+            return;
+        }
         let json = match serde_json::to_string(self.pipeline.state()) {
             Ok(json) => json,
             Err(e) => {
@@ -164,13 +228,23 @@ impl SessionState {
 
     /// Record a request's usage under `purpose`, against the message it produced.
     pub(super) fn record_usage(&mut self, message_id: Option<i64>, purpose: &str, model: &str, usage: &Usage) {
-        if let Err(e) = self.store.record_usage(&self.info.id, message_id, purpose, model, usage) {
+        if let Err(e) = self
+            .ensure_stored()
+            .and_then(|()| self.store.record_usage(&self.info.id, message_id, purpose, model, usage))
+        {
             self.store_error(&e);
         }
     }
 
     /// Keep the mode and model with the session, so a resume starts where it was left.
     pub(super) fn save_settings(&mut self, mode: Mode, provider: ProviderKind, model: &str) {
+        if !self.stored {
+            // Written with the session at its first message.
+            self.info.mode = mode;
+            self.info.provider = provider;
+            self.info.model = model.to_string();
+            return;
+        }
         let result = self
             .store
             .set_session_mode(&self.info.id, mode)

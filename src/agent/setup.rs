@@ -7,7 +7,8 @@ use crate::config::{Config, ModelInfo, ProviderKind, Redactor};
 use crate::conversation::Mode;
 use crate::llm::Provider;
 use crate::store::{ProjectId, SessionInfo, Store};
-use crate::tools::{ApprovalPolicy, Registry};
+use crate::tools::permissions::Policy;
+use crate::tools::{ApprovalPolicy, Registry, SandboxPolicy};
 
 /// Which session the agent opens.
 #[derive(Clone, Debug)]
@@ -31,7 +32,12 @@ pub struct AgentSetup {
     pub model: ModelInfo,
     /// `--context-window`, kept across `/model` switches.
     pub window_override: Option<u64>,
+    /// The tools, `bash` sandboxed as `sandbox` says.
     pub registry: Arc<Registry>,
+    /// The permission rules of every level (files and command line).
+    pub permissions: Policy,
+    /// The OS sandbox for `bash` (the registry's `bash` runs in it; plan mode tightens it).
+    pub sandbox: SandboxPolicy,
     pub approval: ApprovalPolicy,
     /// Most model requests per prompt.
     pub max_turns: Option<u32>,
@@ -44,4 +50,6 @@ pub struct AgentSetup {
     /// The user's folders of custom commands and skills (`commands/`, `skills/` in each):
     /// cairn's config folder, and `~/.claude` unless CAIRN_HOME keeps cairn to one folder.
     pub user_dirs: Vec<PathBuf>,
+    /// Asks the provider which models it serves (`/model`); `None` when it cannot be asked.
+    pub model_lister: Option<super::models::ModelLister>,
 }

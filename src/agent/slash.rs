@@ -1,6 +1,7 @@
 //! Slash commands: one table that parsing, completion and `/help` all read, so they cannot
-//! drift apart.
+//! drift apart. Also `!cmd` / `!!cmd`, the user's own shell commands.
 
+use super::events::UserCommand;
 use super::extensions::CommandInfo;
 use super::mcp_desk::McpRequest;
 use crate::conversation::Mode;
@@ -14,14 +15,19 @@ pub enum SlashCommand {
     Resume(Option<String>),
     New,
     Mode(Mode),
-    Model(String),
+    /// A model by name, or the picker.
+    Model(Option<String>),
     Context,
+    Usage,
     Help,
     Quit,
     /// `/mcp`, `/mcp on|off|retry NAME`, `/mcp import`.
     Mcp(McpRequest),
     /// A custom command or skill: `/NAME ARGS`.
-    Custom { name: String, args: String },
+    Custom {
+        name: String,
+        args: String,
+    },
 }
 
 /// Name, argument hint, and what it does.
@@ -34,8 +40,9 @@ pub const COMMANDS: &[(&str, &str, &str)] = &[
     ("/new", "", "start a fresh session"),
     ("/mode", "edit|plan|ask", "switch mode (Shift+Tab cycles)"),
     ("/context", "", "what the model sees, token by token"),
-    ("/model", "NAME", "switch model"),
-    ("/mcp", "[on|off|retry NAME | import]", "MCP servers: state, tools, tokens; switch one on or off"),
+    ("/model", "[NAME]", "switch model (the picker, with windows and prices, when no name)"),
+    ("/usage", "", "cost and tokens per day, project and session"),
+    ("/mcp", "[on|off|retry|import]", "MCP servers: state, tools, tokens; /mcp on|off|retry NAME, /mcp import"),
     ("/help", "", "keys and commands"),
     ("/quit", "", "leave cairn"),
 ];
@@ -43,7 +50,7 @@ pub const COMMANDS: &[(&str, &str, &str)] = &[
 /// `None` when `input` is not a slash command (so it is a prompt); otherwise the command or a
 /// message saying what is wrong with it. Knows only the built-in commands.
 #[cfg(test)]
-pub fn parse_slash(input: &str) -> Option<Result<SlashCommand, String>> {
+pub(crate) fn parse_slash(input: &str) -> Option<Result<SlashCommand, String>> {
     parse_slash_with(input, &[])
 }
 
@@ -72,8 +79,8 @@ pub fn parse_slash_with(input: &str, custom: &[CommandInfo]) -> Option<Result<Sl
             Some(mode) => Ok(SlashCommand::Mode(mode)),
             None => needs("one of edit, plan, ask"),
         },
-        "model" if arg.is_empty() => needs("a model name"),
-        "model" => Ok(SlashCommand::Model(arg.to_string())),
+        "model" => Ok(SlashCommand::Model((!arg.is_empty()).then(|| arg.to_string()))),
+        "usage" => Ok(SlashCommand::Usage),
         "context" => Ok(SlashCommand::Context),
         "help" => Ok(SlashCommand::Help),
         "quit" | "exit" => Ok(SlashCommand::Quit),
@@ -107,9 +114,45 @@ fn parse_mcp(arg: &str) -> Result<SlashCommand, String> {
     }
 }
 
+/// The shell prefixes, with what they do, for `/help` and the README.
+pub const SHELL_PREFIXES: &[(&str, &str)] = &[
+    (
+        "!CMD",
+        "run CMD in the project (bash's permission rules and sandbox apply; typing it is your approval); the output is shown, not sent to the model",
+    ),
+    ("!!CMD", "the same, and the command with its output goes into the conversation for the model"),
+];
+
+/// `None` when `input` is not a shell command; otherwise the command to run it, or a message
+/// saying what is missing.
+pub fn parse_shell(input: &str) -> Option<Result<UserCommand, String>> {
+    let typed = input.trim();
+    let rest = typed.strip_prefix('!')?;
+    let (command, into_context) = match rest.strip_prefix('!') {
+        Some(command) => (command.trim(), true),
+        None => (rest.trim(), false),
+    };
+    if command.is_empty() {
+        return Some(Err("! needs a command, e.g. !git status (or !!git status to show it to the model too)".into()));
+    }
+    Some(Ok(UserCommand::Shell { typed: typed.to_string(), command: command.to_string(), into_context }))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn shell_lines_say_whether_the_output_enters_the_context() {
+        let shell = |typed: &str, command: &str, into_context| {
+            Some(Ok(UserCommand::Shell { typed: typed.into(), command: command.into(), into_context }))
+        };
+        assert_eq!(parse_shell(" !git status "), shell("!git status", "git status", false));
+        assert_eq!(parse_shell("!! cargo test -q"), shell("!! cargo test -q", "cargo test -q", true));
+        assert!(parse_shell("!").unwrap().unwrap_err().contains("needs a command"));
+        assert!(parse_shell("!!  ").unwrap().is_err());
+        assert_eq!(parse_shell("fix it!"), None);
+    }
 
     #[test]
     fn parses_commands_arguments_and_mistakes() {
@@ -117,6 +160,8 @@ mod tests {
         assert_eq!(parse_slash(" /mode  PLAN "), Some(Ok(SlashCommand::Mode(Mode::Plan))));
         assert_eq!(parse_slash("/resume"), Some(Ok(SlashCommand::Resume(None))));
         assert_eq!(parse_slash("/resume ab12"), Some(Ok(SlashCommand::Resume(Some("ab12".into())))));
+        assert_eq!(parse_slash("/model"), Some(Ok(SlashCommand::Model(None))), "the picker");
+        assert_eq!(parse_slash("/model gpt-5"), Some(Ok(SlashCommand::Model(Some("gpt-5".into())))));
         assert!(parse_slash("/mode fast").unwrap().unwrap_err().contains("edit, plan, ask"));
         assert!(parse_slash("/frobnicate").unwrap().unwrap_err().contains("/help"));
         assert_eq!(parse_slash("fix /src/main.rs"), None);
@@ -144,8 +189,8 @@ mod tests {
             let arg = match *arg {
                 "ID" | "[ID]" => "abcd",
                 "edit|plan|ask" => "plan",
-                "NAME" => "m",
-                "[on|off|retry NAME | import]" => "off m",
+                "[NAME]" => "m",
+                "[on|off|retry|import]" => "off m",
                 _ => "",
             };
             let line = format!("{name} {arg}");

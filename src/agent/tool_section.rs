@@ -51,7 +51,10 @@ pub(crate) struct ToolSection {
 
 /// Tokens of a tool's spec, counted as the `/context` overhead counts them.
 pub(crate) fn spec_tokens(spec: &ToolSpec, chars_per_token: f64) -> u64 {
-    estimate_text_tokens(spec.name.len() + spec.description.len() + spec.input_schema.to_string().len(), chars_per_token)
+    estimate_text_tokens(
+        spec.name.len() + spec.description.len() + spec.input_schema.to_string().len(),
+        chars_per_token,
+    )
 }
 
 fn spec_of(tool: &dyn Tool) -> ToolSpec {
@@ -75,6 +78,20 @@ impl ToolSection {
             built: Mutex::new(None),
             sent: std::sync::atomic::AtomicU64::new(0),
         }
+    }
+
+    /// Just `base`: no MCP server, no skill.
+    #[cfg(test)]
+    pub(crate) fn plain(base: Arc<Registry>) -> ToolSection {
+        let hub = McpHub::new(
+            Default::default(),
+            Default::default(),
+            std::path::PathBuf::new(),
+            Arc::new(|_: &str| Err("no servers here".to_string())),
+            Arc::new(|_: &str| None),
+            Arc::new(|_| {}),
+        );
+        ToolSection::new(base, hub, Arc::new(Vec::new()), 0, 4.0)
     }
 
     /// Build (or reuse) the registry for the hub's current tools.

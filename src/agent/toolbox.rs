@@ -1,23 +1,30 @@
 //! What the model's tool calls go through: the tools (the built-in ones and the MCP servers',
 //! as one cache-stable section), what they have read this session (so an edit of a file never
-//! read, or changed since, is caught), and the approval gate.
+//! read, or changed since, is caught), the permission rules in force, the OS sandbox of `bash`,
+//! and the approval gate.
 
+use std::path::PathBuf;
 use std::sync::Arc;
 
 use super::approvals::ApprovalGate;
 use super::tool_section::ToolSection;
 use crate::conversation::{Mode, ToolSpec};
-use crate::tools::{FileTracker, Registry};
+use crate::tools::permissions::{Effect, Level, Origin, Policy, Rule};
+use crate::tools::{FileTracker, Registry, SandboxPolicy};
 
 pub(super) struct Toolbox {
     section: ToolSection,
     files: Arc<FileTracker>,
     gate: ApprovalGate,
+    /// Every file level, the command line's `--allow`/`--deny`, and this session's approvals.
+    policy: Policy,
+    /// The sandbox `bash` runs in; plan mode runs it in the read-only form.
+    sandbox: SandboxPolicy,
 }
 
 impl Toolbox {
-    pub(super) fn new(section: ToolSection, gate: ApprovalGate) -> Toolbox {
-        Toolbox { section, files: Arc::new(FileTracker::default()), gate }
+    pub(super) fn new(section: ToolSection, gate: ApprovalGate, policy: Policy, sandbox: SandboxPolicy) -> Toolbox {
+        Toolbox { section, files: Arc::new(FileTracker::default()), gate, policy, sandbox }
     }
 
     /// Every tool a call may name, as of now (MCP servers come and go).
@@ -42,9 +49,75 @@ impl Toolbox {
         &mut self.gate
     }
 
-    /// A new session has read nothing and approved nothing.
+    pub(super) fn policy(&self) -> &Policy {
+        &self.policy
+    }
+
+    /// The sandbox a command runs in, in `mode`.
+    pub(super) fn sandbox_for(&self, mode: Mode) -> SandboxPolicy {
+        match mode {
+            Mode::Plan => self.sandbox.for_plan_mode(),
+            Mode::Edit | Mode::Ask => self.sandbox.clone(),
+        }
+    }
+
+    /// `a` in the dialog: allow these for the rest of the session.
+    pub(super) fn allow_for_session(&mut self, rules: &[Rule]) {
+        for rule in rules {
+            self.policy.rules.push(Effect::Allow, Level::Session, rule.clone(), Origin::Unwritten);
+        }
+    }
+
+    /// `p` in the dialog: write these to `.cairn/settings.local.toml` and allow them now.
+    pub(super) fn allow_for_project(&mut self, rules: &[Rule]) -> Result<PathBuf, String> {
+        self.policy.remember(rules)
+    }
+
+    /// A new session has read nothing and approved nothing (rules written to the project's
+    /// files stay).
     pub(super) fn new_session(&mut self) {
         self.files = Arc::new(FileTracker::default());
-        self.gate.new_session();
+        self.policy.rules.forget(Level::Session);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::{Config, ProjectSettings};
+    use crate::tools::permissions::{Call, Permission, load_rules};
+    use crate::tools::{Access, ApprovalPolicy};
+
+    fn decide(toolbox: &Toolbox, command: &str) -> Permission {
+        let args = serde_json::json!({ "command": command });
+        let call = Call { tool: "bash", access: Access::Execute, args: &args, paths: &[] };
+        toolbox.policy().decide(Mode::Edit, &call).permission
+    }
+
+    #[test]
+    fn a_session_rule_ends_with_the_session_and_a_project_rule_stays() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().canonicalize().unwrap();
+        let rules = load_rules(&Config::default(), &root.join("config.toml"), &ProjectSettings::default()).unwrap();
+        let (_answers, rx) = tokio::sync::mpsc::unbounded_channel();
+        let mut toolbox = Toolbox::new(
+            ToolSection::plain(Arc::new(Registry::builtin())),
+            ApprovalGate::new(ApprovalPolicy::Ask, rx),
+            Policy::new(rules, &root),
+            SandboxPolicy::full_access(),
+        );
+        assert_eq!(decide(&toolbox, "touch a"), Permission::Ask);
+        toolbox.allow_for_session(&[Rule::parse("bash(touch a)").unwrap()]);
+        let written = toolbox.allow_for_project(&[Rule::parse("bash(touch b *)").unwrap()]).unwrap();
+        assert_eq!(written, root.join(".cairn/settings.local.toml"));
+        assert_eq!(
+            (decide(&toolbox, "touch a"), decide(&toolbox, "touch b c")),
+            (Permission::Allow, Permission::Allow)
+        );
+        assert_eq!(decide(&toolbox, "touch a b"), Permission::Ask, "the exact rule covers exactly that command");
+
+        toolbox.new_session();
+        assert_eq!(decide(&toolbox, "touch a"), Permission::Ask, "the session's approvals ended with it");
+        assert_eq!(decide(&toolbox, "touch b"), Permission::Allow, "the project's rule stays");
     }
 }

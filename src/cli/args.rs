@@ -4,7 +4,7 @@ use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
-use crate::config::ProviderKind;
+use crate::config::{ProviderKind, SandboxMode};
 use crate::conversation::Mode;
 
 #[derive(Debug, Parser)]
@@ -12,19 +12,23 @@ use crate::conversation::Mode;
     name = "cairn",
     version,
     about = "A terminal coding assistant that keeps long sessions on track",
-    long_about = "A terminal coding assistant that keeps long sessions on track.\n\nWith no arguments, opens the full-screen interface for the project in the current directory. With -p, runs one prompt headless and prints the result.",
+    long_about = "A terminal coding assistant that keeps long sessions on track.\n\nWith no arguments, opens the full-screen interface for the project in the current directory; `cairn \"fix the test\"` opens it with that prompt sent. With -p, runs one prompt headless and prints the result.",
     after_help = "Environment: ANTHROPIC_API_KEY, OPENAI_API_KEY, ANTHROPIC_BASE_URL, OPENAI_BASE_URL, CAIRN_HOME, NO_COLOR.\n`cairn doctor` shows what cairn resolved."
 )]
 pub struct Cli {
     #[command(subcommand)]
     pub command: Option<Command>,
 
+    /// Open the interface with PROMPT sent as the first message
+    #[arg(value_name = "PROMPT", conflicts_with = "print")]
+    pub prompt: Option<String>,
+
     /// Run PROMPT headless and print the result ("-" reads it from stdin; "/compact" etc. run a command)
     #[arg(short = 'p', long = "print", value_name = "PROMPT")]
     pub print: Option<String>,
 
-    /// Resume the most recent session of this project
-    #[arg(long, conflicts_with = "session")]
+    /// Resume the session of this project you were last in
+    #[arg(short = 'c', long, visible_alias = "continue", conflicts_with = "session")]
     pub resume: bool,
 
     /// Resume session ID (a unique prefix is enough)
@@ -73,6 +77,23 @@ pub struct CommonArgs {
     /// Project directory (default: the current one)
     #[arg(short = 'C', global = true, value_name = "DIR")]
     pub dir: Option<PathBuf>,
+
+    /// Allow tool calls matching RULE for this run, e.g. 'bash(cargo test *)' (repeatable)
+    #[arg(long = "allow", global = true, value_name = "RULE")]
+    pub allow: Vec<String>,
+
+    /// Refuse tool calls matching RULE for this run, e.g. 'bash(git push *)' (repeatable; deny beats allow)
+    #[arg(long = "deny", global = true, value_name = "RULE")]
+    pub deny: Vec<String>,
+
+    /// The OS sandbox for bash: read-only, workspace-write (default) or full-access
+    #[arg(long, global = true, value_name = "MODE", value_parser = parse_sandbox)]
+    pub sandbox: Option<SandboxMode>,
+}
+
+fn parse_sandbox(text: &str) -> Result<SandboxMode, String> {
+    SandboxMode::parse(text)
+        .ok_or_else(|| format!("{text:?} is not a sandbox mode; use read-only, workspace-write or full-access"))
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -109,6 +130,14 @@ pub enum Command {
         /// The memory's id, as `cairn memories` shows it
         id: String,
     },
+    /// Cost and tokens per day, project and session (every project)
+    Usage {
+        #[arg(long)]
+        json: bool,
+        /// Days back from today
+        #[arg(long, default_value_t = 30, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+        days: u32,
+    },
     /// Print a session as JSONL (one message a line)
     Export {
         /// Session id (a unique prefix is enough)
@@ -140,9 +169,21 @@ pub enum ContextCommand {
         #[arg(long, value_name = "DIR")]
         dump: Option<PathBuf>,
         /// Summarise with the built-in extractive summariser instead of the configured model
-        #[arg(long)]
+        #[arg(long, conflicts_with = "summaries")]
         offline: bool,
+        /// Who writes the summaries: the configured model, the extractive summariser, or a
+        /// scripted one that fills exactly the length asked for (for cost benchmarks)
+        #[arg(long, value_enum, value_name = "WHO")]
+        summaries: Option<ReplaySummaries>,
     },
+}
+
+/// Who writes a replay's summaries.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ReplaySummaries {
+    Model,
+    Extractive,
+    Scripted,
 }
 
 #[cfg(test)]
@@ -153,6 +194,18 @@ mod tests {
     #[test]
     fn command_line_is_well_formed() {
         Cli::command().debug_assert();
+    }
+
+    #[test]
+    fn a_bare_prompt_opens_the_interface_with_it_and_subcommands_still_win() {
+        let cli = Cli::try_parse_from(["cairn", "fix the test", "--mode", "plan"]).unwrap();
+        assert_eq!(cli.prompt.as_deref(), Some("fix the test"));
+        assert!(cli.command.is_none());
+        let cli = Cli::try_parse_from(["cairn", "sessions", "--json"]).unwrap();
+        assert!(matches!(cli.command, Some(Command::Sessions { json: true })) && cli.prompt.is_none());
+        let cli = Cli::try_parse_from(["cairn", "usage", "--json"]).unwrap();
+        assert!(matches!(cli.command, Some(Command::Usage { json: true, days: 30 })));
+        assert!(Cli::try_parse_from(["cairn", "hi", "-p", "other"]).is_err());
     }
 
     #[test]
@@ -181,6 +234,25 @@ mod tests {
         assert_eq!(cli.output_format, OutputFormat::StreamJson);
         assert_eq!(cli.max_turns, 3);
         assert!(Cli::try_parse_from(["cairn", "--resume", "--session", "x"]).is_err());
+        let rules = Cli::try_parse_from([
+            "cairn",
+            "--allow",
+            "bash(git log *)",
+            "--deny",
+            "bash(rm *)",
+            "--allow",
+            "file_edit(src/)",
+            "--sandbox",
+            "read-only",
+        ])
+        .unwrap();
+        assert_eq!(rules.common.allow, ["bash(git log *)", "file_edit(src/)"]);
+        assert_eq!(rules.common.deny, ["bash(rm *)"]);
+        assert_eq!(rules.common.sandbox, Some(SandboxMode::ReadOnly));
+        let err = Cli::try_parse_from(["cairn", "--sandbox", "readonly"]).unwrap_err().to_string();
+        assert!(err.contains("read-only, workspace-write or full-access"), "{err}");
+        assert!(Cli::try_parse_from(["cairn", "-c"]).unwrap().resume);
+        assert!(Cli::try_parse_from(["cairn", "--continue"]).unwrap().resume);
         assert!(Cli::try_parse_from(["cairn", "--context-window", "100"]).is_err());
     }
 }

@@ -7,6 +7,10 @@ pub enum CliError {
     /// The run failed: exit 1.
     #[error("{0}")]
     Failed(String),
+    /// Whoever read the output stopped reading (`cairn export ID | head`): nothing is wrong,
+    /// so cairn stops quietly with success.
+    #[error("the output was closed")]
+    OutputClosed,
 }
 
 impl CliError {
@@ -14,6 +18,7 @@ impl CliError {
         match self {
             CliError::Usage(_) => 2,
             CliError::Failed(_) => 1,
+            CliError::OutputClosed => 0,
         }
     }
 }

@@ -13,9 +13,15 @@ use crate::tools::ApprovalPolicy;
 use crate::tui::{App, ConnectError, Exit, FrameRequester, Theme, Tui, UserTheme};
 
 pub async fn run(startup: &Startup, cli: &Cli) -> Result<ExitCode, CliError> {
+    // A bad rule or settings file stops cairn here, before the screen is taken over.
+    let permissions = startup.permissions()?;
     let (store, project) = startup.open_store()?;
     // An unknown --session fails here, before the screen is taken over.
     let session = startup.session_choice(&store, project, cli)?;
+    if let crate::agent::SessionChoice::Resume(info) = &session {
+        // The session opened on screen is the one `cairn -c` continues next time.
+        store.touch_session(&info.id)?;
+    }
     let no_color = std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty());
     let themes_dir = startup.paths.config_file.parent().map(|d| d.join("themes"));
     let user_themes = |name: &str| user_theme(themes_dir.as_deref(), name);
@@ -30,13 +36,21 @@ pub async fn run(startup: &Startup, cli: &Cli) -> Result<ExitCode, CliError> {
     if let Some(mode) = startup.mode_flag {
         app.start_in(mode);
     }
+    app.set_notifications(startup.config.notify.clone());
+    if let Some(prompt) = &cli.prompt {
+        // Sent as soon as the agent is there, as if typed at once.
+        app.send_first(prompt.clone());
+    }
     if let Some(problem) = theme_problem {
         app.notice(crate::tui::NoticeKind::Warning, problem);
+    }
+    for notice in permissions.notices() {
+        app.notice(crate::tui::NoticeKind::Warning, notice);
     }
     let approval = if cli.yes { ApprovalPolicy::ApproveAll } else { ApprovalPolicy::Ask };
     let connect = async {
         let provider = startup.provider().await.map_err(|e| ConnectError::Setup(e.to_string()))?;
-        let setup = startup.agent_setup(store.clone(), project, provider, session, approval, None);
+        let setup = startup.agent_setup((store.clone(), project), provider, session, permissions, approval, None);
         spawn(setup).map_err(|e| ConnectError::Failed(e.to_string()))
     };
     let mut tui = Tui::enter().map_err(|e| {
@@ -49,8 +63,9 @@ pub async fn run(startup: &Startup, cli: &Cli) -> Result<ExitCode, CliError> {
     tui.leave();
     match exit {
         Ok(Exit::Quit) => {
-            if let Some(s) = app.session() {
-                println!("cairn: session {} saved; continue it with cairn --resume (or --session {})", s.id, s.id);
+            // The session the user was last in, if anything was ever said in it.
+            if let Some(s) = app.stored_session() {
+                println!("cairn: session {} saved; continue it with cairn -c (or cairn --session {})", s.id, s.id);
             }
             Ok(ExitCode::SUCCESS)
         }

@@ -7,6 +7,7 @@ mod editor;
 mod error;
 mod file_index;
 mod interactive;
+mod mistyped;
 mod replay;
 mod startup;
 mod subcommands;
@@ -22,6 +23,7 @@ use std::process::ExitCode;
 pub async fn run(cli: Cli) -> ExitCode {
     match dispatch(cli).await {
         Ok(code) => code,
+        Err(CliError::OutputClosed) => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("cairn: {e}");
             ExitCode::from(e.code())
@@ -34,22 +36,26 @@ async fn dispatch(cli: Cli) -> Result<ExitCode, CliError> {
     match &cli.command {
         Some(Command::Sessions { json }) => subcommands::sessions(&startup, *json),
         Some(Command::Export { id }) => subcommands::export(&startup, id),
+        Some(Command::Usage { json, days }) => subcommands::usage(&startup, *json, *days),
         Some(Command::Memories { json }) => subcommands::memories(&startup, *json),
         Some(Command::Forget { id }) => subcommands::forget(&startup, id),
         Some(Command::Doctor) => subcommands::doctor(&startup).await,
-        Some(Command::Context { command: ContextCommand::Replay { file, window, json, dump, offline } }) => {
-            replay::run(
-                &startup,
-                replay::Args { file, window: *window, json: *json, dump: dump.as_deref(), offline: *offline },
-            )
-            .await
+        Some(Command::Context { command: ContextCommand::Replay { file, window, json, dump, offline, summaries } }) => {
+            let summaries = if *offline { Some(args::ReplaySummaries::Extractive) } else { *summaries };
+            replay::run(&startup, replay::Args { file, window: *window, json: *json, dump: dump.as_deref(), summaries })
+                .await
         }
         None => match &cli.print {
             Some(prompt) => {
                 let prompt = read_prompt(prompt)?;
                 startup.headless(&cli, prompt).await
             }
-            None => interactive::run(&startup, &cli).await,
+            None => {
+                if let Some(prompt) = &cli.prompt {
+                    mistyped::check(prompt)?;
+                }
+                interactive::run(&startup, &cli).await
+            }
         },
     }
 }

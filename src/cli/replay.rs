@@ -4,12 +4,13 @@ use std::io::Write;
 use std::path::Path;
 use std::process::ExitCode;
 
+use super::args::ReplaySummaries;
 use super::error::CliError;
 use super::startup::Startup;
 use crate::config::{ModelInfo, lookup_model};
 use crate::context::{
-    DumpedRequest, ExtractiveSummarizer, ReplayOptions, ReplayReport, Summarizer, parse_trajectory, thousands,
-    trajectory_line,
+    DumpedRequest, ExtractiveSummarizer, ReplayOptions, ReplayReport, ScriptedSummarizer, Summarizer,
+    USAGE_CHARS_PER_TOKEN, parse_trajectory, thousands, trajectory_line,
 };
 use crate::conversation::Message;
 use crate::llm::RetryPolicy;
@@ -19,7 +20,8 @@ pub struct Args<'a> {
     pub window: Option<u64>,
     pub json: bool,
     pub dump: Option<&'a Path>,
-    pub offline: bool,
+    /// `None`: the configured model, else the extractive summariser.
+    pub summaries: Option<ReplaySummaries>,
 }
 
 fn write_jsonl(path: &Path, system: &str, messages: &[Message], reply: Option<&str>) -> std::io::Result<()> {
@@ -57,10 +59,16 @@ pub async fn run(startup: &Startup, args: Args<'_>) -> Result<ExitCode, CliError
         model.context_window = w;
     }
     let window = args.window.unwrap_or(model.context_window);
-    let (summarizer, summaries_by): (Box<dyn Summarizer>, String) = if args.offline {
-        (Box::new(ExtractiveSummarizer { window }), "the offline extractive summariser (--offline)".into())
-    } else {
-        match startup.provider().await {
+    let extractive = |why: &str| -> (Box<dyn Summarizer>, String) {
+        (Box::new(ExtractiveSummarizer { window }), format!("the offline extractive summariser ({why})"))
+    };
+    let (summarizer, summaries_by): (Box<dyn Summarizer>, String) = match args.summaries {
+        Some(ReplaySummaries::Extractive) => extractive("--summaries extractive"),
+        Some(ReplaySummaries::Scripted) => (
+            Box::new(ScriptedSummarizer { window, chars_per_token: USAGE_CHARS_PER_TOKEN }),
+            "a scripted summariser that fills the length asked for (--summaries scripted)".into(),
+        ),
+        Some(ReplaySummaries::Model) | None => match startup.provider().await {
             Ok(p) => {
                 let by = format!("{} via {}", p.model.name, p.resolved.kind.as_str());
                 // A replay is not a session: its calls are not recorded as anyone's usage.
@@ -74,11 +82,11 @@ pub async fn run(startup: &Startup, args: Args<'_>) -> Result<ExitCode, CliError
                 };
                 (Box::new(summarizer), by)
             }
-            Err(_) => (
-                Box::new(ExtractiveSummarizer { window }),
-                "the offline extractive summariser (no provider is configured)".into(),
-            ),
-        }
+            Err(e) if args.summaries == Some(ReplaySummaries::Model) => {
+                return Err(CliError::Usage(format!("--summaries model needs a provider: {e}")));
+            }
+            Err(_) => extractive("no provider is configured"),
+        },
     };
     let spill_dir = match args.dump {
         Some(dir) => dir.join("truncations"),
@@ -106,7 +114,7 @@ pub async fn run(startup: &Startup, args: Args<'_>) -> Result<ExitCode, CliError
             dump_error.get_or_insert(format!("cannot write {name}: {e}"));
         }
     };
-    let options = ReplayOptions { window, config: startup.config.context.clone(), prices: model.prices };
+    let options = ReplayOptions::new(window, startup.config.context.clone(), model.prices);
     let report = crate::context::replay(&trajectory, &options, summarizer.as_ref(), &mut spill, &mut dump).await;
     if args.dump.is_none() {
         let _ = std::fs::remove_dir_all(&spill_dir);
@@ -129,8 +137,8 @@ pub async fn run(startup: &Startup, args: Args<'_>) -> Result<ExitCode, CliError
 fn render(report: &ReplayReport, file: &Path, model: &str, summaries_by: &str) -> String {
     let name = file.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
     let mut out = format!(
-        "replay of {name}: {} messages, {} lines skipped, {} orphaned results\nwindow {} tokens; summaries by {summaries_by}\n\n",
-        report.messages, report.skipped_lines, report.orphans, report.window
+        "replay of {name}: {} messages, {} lines skipped, {} orphaned results\nwindow {} tokens; summaries by {summaries_by}; usage as a provider counting {} characters a token reports it\n\n",
+        report.messages, report.skipped_lines, report.orphans, report.window, USAGE_CHARS_PER_TOKEN
     );
     out.push_str("    #  msgs   tokens  level     cache  stages\n");
     for r in &report.requests {
@@ -169,8 +177,16 @@ fn render(report: &ReplayReport, file: &Path, model: &str, summaries_by: &str) -
         t.cache_read_share * 100.0
     ));
     out.push_str(&format!(
-        "stages: {} truncations, {} dedup replacements, {} pruned results, {} compactions ({} failed), {} trimmed messages; {} auxiliary requests\n",
-        t.truncations, t.dedup_replacements, t.pruned_results, t.compactions, t.compaction_failures, t.trimmed_messages, t.aux_requests
+        "stages: {} truncations, {} dedup replacements, {} pruned results, {} compactions ({} failed), {} trimmed messages; {} auxiliary requests ({} tokens in, {} out)\n",
+        t.truncations,
+        t.dedup_replacements,
+        t.pruned_results,
+        t.compactions,
+        t.compaction_failures,
+        t.trimmed_messages,
+        t.aux_requests,
+        thousands(t.aux_input_tokens),
+        thousands(t.aux_output_tokens)
     ));
     out.push_str(&format!("invariant violations: {}\n", t.violations));
     out

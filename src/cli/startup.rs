@@ -13,7 +13,10 @@ use crate::config::{
 };
 use crate::llm::{AnthropicClient, OpenAiClient, Provider, ServedWindow};
 use crate::store::{ProjectId, Store};
-use crate::tools::{ApprovalPolicy, Registry};
+use crate::tools::bash::Bash;
+use crate::tools::permissions::{self, Effect, Policy};
+use crate::tools::sandbox::{self, SandboxMode};
+use crate::tools::{ApprovalPolicy, Registry, SandboxPolicy};
 
 pub struct Startup {
     pub paths: Paths,
@@ -24,7 +27,29 @@ pub struct Startup {
     pub cwd: PathBuf,
     /// The project root: the nearest folder with `.git`, else `cwd`. Canonical.
     pub root: PathBuf,
+    /// `--allow`, `--deny`, `--sandbox`.
+    allow: Vec<String>,
+    deny: Vec<String>,
+    sandbox_flag: Option<SandboxMode>,
     _log_guard: Option<tracing_appender::non_blocking::WorkerGuard>,
+}
+
+/// What this run's tool calls are held to.
+pub struct Permissions {
+    /// The rules of every level: user config, `.cairn/settings.toml`,
+    /// `.cairn/settings.local.toml`, `--allow`/`--deny`, and built-in.
+    pub policy: Policy,
+    pub sandbox: SandboxPolicy,
+}
+
+impl Permissions {
+    /// What to tell the user once at start: the sandbox cannot be enforced here, or a setting
+    /// of the committed project file was not applied.
+    pub fn notices(&self) -> Vec<String> {
+        let mut out: Vec<String> = sandbox::take_unavailable_notice(&self.sandbox).into_iter().collect();
+        out.extend(self.sandbox.notes.iter().cloned());
+        out
+    }
 }
 
 /// A provider ready to use.
@@ -61,7 +86,35 @@ impl Startup {
             context_window: common.context_window,
         };
         tracing::info!(root = %root.display(), version = env!("CARGO_PKG_VERSION"), "cairn starting");
-        Ok(Startup { paths, config, overrides, mode_flag: common.mode, cwd, root, _log_guard: log_guard })
+        Ok(Startup {
+            paths,
+            config,
+            overrides,
+            mode_flag: common.mode,
+            cwd,
+            root,
+            allow: common.allow.clone(),
+            deny: common.deny.clone(),
+            sandbox_flag: common.sandbox,
+            _log_guard: log_guard,
+        })
+    }
+
+    /// The permission rules and the sandbox, from the files and the flags. A settings file
+    /// that cannot be read, or a rule that cannot be parsed, stops cairn with the file, the line
+    /// and what to fix (exit 2).
+    pub fn permissions(&self) -> Result<Permissions, CliError> {
+        let settings = config::load_project_settings(&self.root)?;
+        let bad_rule = |e: permissions::RuleError| CliError::Usage(e.to_string());
+        let mut rules = permissions::load_rules(&self.config, &self.paths.config_file, &settings).map_err(bad_rule)?;
+        for rule in &self.allow {
+            rules.add_flag(Effect::Allow, rule).map_err(bad_rule)?;
+        }
+        for rule in &self.deny {
+            rules.add_flag(Effect::Deny, rule).map_err(bad_rule)?;
+        }
+        let sandbox = SandboxPolicy::resolve(&self.config.sandbox, &settings, self.sandbox_flag);
+        Ok(Permissions { policy: Policy::new(rules, &self.root), sandbox })
     }
 
     pub fn open_store(&self) -> Result<(Arc<Store>, ProjectId), CliError> {
@@ -135,10 +188,10 @@ impl Startup {
     /// Everything the agent needs, for a new or resumed session.
     pub fn agent_setup(
         &self,
-        store: Arc<Store>,
-        project: ProjectId,
+        (store, project): (Arc<Store>, ProjectId),
         provider: ProviderSetup,
         session: SessionChoice,
+        permissions: Permissions,
         approval: ApprovalPolicy,
         max_turns: Option<u32>,
     ) -> AgentSetup {
@@ -159,7 +212,9 @@ impl Startup {
             provider_kind: provider.resolved.kind,
             model: provider.model,
             window_override: self.overrides.context_window,
-            registry: Arc::new(Registry::builtin()),
+            registry: Arc::new(Registry::builtin_with(Bash::sandboxed(permissions.sandbox.clone()))),
+            permissions: permissions.policy,
+            sandbox: permissions.sandbox,
             approval,
             max_turns,
             mode,
@@ -167,6 +222,7 @@ impl Startup {
             redactor: crate::config::Redactor::from_env(&crate::config::env_var),
             truncations_dir: self.paths.truncations(),
             user_dirs: self.paths.user_extension_dirs(),
+            model_lister: Some(model_lister(&provider.resolved)),
         }
     }
 
@@ -176,7 +232,7 @@ impl Startup {
             return Ok(SessionChoice::Resume(store.resolve_session(project, id)?));
         }
         if cli.resume {
-            return match store.latest_session(project)? {
+            return match store.latest_conversation(project)? {
                 Some(info) => Ok(SessionChoice::Resume(info)),
                 None => Err(CliError::Usage(format!(
                     "there is no session to resume in {}; start one without --resume",
@@ -188,14 +244,27 @@ impl Startup {
     }
 
     pub async fn headless(&self, cli: &Cli, prompt: String) -> Result<ExitCode, CliError> {
+        let permissions = self.permissions()?;
+        for notice in permissions.notices() {
+            eprintln!("cairn: {notice}");
+        }
         let (store, project) = self.open_store()?;
         let session = self.session_choice(&store, project, cli)?;
         let provider = self.provider().await?;
         let approval = if cli.yes { ApprovalPolicy::ApproveAll } else { ApprovalPolicy::DenyAll };
-        let setup = self.agent_setup(store, project, provider, session, approval, Some(cli.max_turns));
+        let setup = self.agent_setup((store, project), provider, session, permissions, approval, Some(cli.max_turns));
         let handle = crate::agent::spawn(setup)?;
         Ok(crate::headless::run(handle, prompt, cli.output_format.into()).await?)
     }
+}
+
+/// Asks the resolved provider for its models (`/model`).
+fn model_lister(resolved: &ResolvedProvider) -> crate::agent::ModelLister {
+    let (kind, base, key) = (resolved.kind, resolved.base_url.clone(), resolved.api_key.clone());
+    Arc::new(move || {
+        let (base, key) = (base.clone(), key.clone());
+        Box::pin(async move { crate::llm::list_models(kind, &base, key.as_ref()).await })
+    })
 }
 
 /// The nearest ancestor of `dir` (itself included) holding `.git`, else `dir`.

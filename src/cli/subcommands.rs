@@ -1,4 +1,5 @@
-//! `cairn sessions`, `cairn export`, `cairn doctor`.
+//! `cairn sessions`, `cairn memories`, `cairn forget`, `cairn export`, `cairn usage`,
+//! `cairn doctor`.
 
 use std::io::Write;
 use std::process::ExitCode;
@@ -60,19 +61,24 @@ pub fn memories(startup: &Startup, json: bool) -> Result<ExitCode, CliError> {
         .map_err(io_failed)?;
         return Ok(ExitCode::SUCCESS);
     }
-    writeln!(out, "{:>5}  {:<10}  {:<8}  {:<3}  {:<10}  TITLE", "ID", "TYPE", "CLASS", "PIN", "CREATED")
-        .map_err(io_failed)?;
+    writeln!(
+        out,
+        "{:>5}  {:<10}  {:<8}  {:<3}  {:<10}  {:<8}  TITLE",
+        "ID", "TYPE", "CLASS", "PIN", "CREATED", "SESSION"
+    )
+    .map_err(io_failed)?;
     for m in list {
         writeln!(
             out,
-            "{:>5}  {:<10}  {:<8}  {:<3}  {:<10}  {}{}",
+            "{:>5}  {:<10}  {:<8}  {:<3}  {:<10}  {:<8}  {}{}",
             m.id,
             m.kind,
             m.class,
             if m.pinned { "yes" } else { "" },
             m.created_at.get(..10).unwrap_or(""),
+            m.session_id.as_deref().and_then(|s| s.get(..8)).unwrap_or("-"),
             m.title,
-            if m.global { " (global)" } else { "" }
+            crate::agent::provenance_suffix(&m)
         )
         .map_err(io_failed)?;
     }
@@ -123,6 +129,8 @@ pub async fn doctor(startup: &Startup) -> Result<ExitCode, CliError> {
         Err(e) => line(&mut out, "schema", format!("cannot open: {e}")),
     }
 
+    let mut ok = permissions_report(startup, &mut out);
+
     out.push_str("\nProvider\n");
     let env = crate::config::env_var;
     let detected = crate::config::detect_provider(&startup.config, &startup.overrides, &env);
@@ -138,7 +146,6 @@ pub async fn doctor(startup: &Startup) -> Result<ExitCode, CliError> {
         let names: Vec<_> = candidates.iter().map(|c| format!("{} ({})", c.name, c.base_url)).collect();
         line(&mut out, "detection", format!("nothing configured; probing {}", names.join(", ")));
     }
-    let mut ok = true;
     match startup.provider().await {
         Ok(p) => {
             line(&mut out, "provider", format!("{} ({})", p.resolved.kind.as_str(), p.resolved.reason));
@@ -173,8 +180,51 @@ pub async fn doctor(startup: &Startup) -> Result<ExitCode, CliError> {
         Ok((w, h)) => line(&mut out, "size", format!("{w}×{h}")),
         Err(_) => line(&mut out, "size", "unknown (not a terminal)".into()),
     }
-    print!("{out}");
+    std::io::stdout().lock().write_all(out.as_bytes()).map_err(io_failed)?;
     Ok(if ok { ExitCode::SUCCESS } else { ExitCode::from(1) })
+}
+
+/// The sandbox and every permission rule in force, each with its level and where it is
+/// written. False when the settings or a rule cannot be read (the error says where).
+fn permissions_report(startup: &Startup, out: &mut String) -> bool {
+    let line = |out: &mut String, k: &str, v: String| out.push_str(&format!("  {k:<18} {v}\n"));
+    out.push_str("\nPermissions\n");
+    let permissions = match startup.permissions() {
+        Ok(p) => p,
+        Err(e) => {
+            out.push_str(&format!("  {e}\n"));
+            return false;
+        }
+    };
+    line(out, "sandbox", permissions.sandbox.describe());
+    let enforcement = match crate::tools::sandbox::support() {
+        crate::tools::sandbox::Support::Available { detail } => detail.clone(),
+        crate::tools::sandbox::Support::Unavailable { reason } => format!("unavailable: {reason}"),
+    };
+    line(out, "enforced by", enforcement);
+    for note in &permissions.sandbox.notes {
+        line(out, "note", note.clone());
+    }
+    for (i, rule) in permissions.policy.rules.iter().enumerate() {
+        line(out, if i == 0 { "rules" } else { "" }, rule.describe());
+    }
+    true
+}
+
+/// `cairn usage`: cost and tokens per day, and in each day per project and session.
+pub fn usage(startup: &Startup, json: bool, days: u32) -> Result<ExitCode, CliError> {
+    let library = library(startup)?.with_pricing(crate::config::Pricing::from_config(&startup.config));
+    let report = library.usage(days)?;
+    let mut out = std::io::stdout().lock();
+    if json {
+        let text = serde_json::to_string_pretty(&report).map_err(|e| CliError::Failed(e.to_string()))?;
+        writeln!(out, "{text}").map_err(io_failed)?;
+        return Ok(ExitCode::SUCCESS);
+    }
+    for line in crate::agent::usage_lines(&report, days) {
+        writeln!(out, "{line}").map_err(io_failed)?;
+    }
+    Ok(ExitCode::SUCCESS)
 }
 
 fn window_source_text(source: crate::config::WindowSource) -> &'static str {
@@ -205,6 +255,9 @@ async fn reachability(base_url: &str, kind: crate::config::ProviderKind) -> Stri
 }
 
 fn io_failed(e: std::io::Error) -> CliError {
+    if e.kind() == std::io::ErrorKind::BrokenPipe {
+        return CliError::OutputClosed;
+    }
     CliError::Failed(format!("cannot write output: {e}"))
 }
 

@@ -48,6 +48,39 @@ pub struct Config {
     pub mcp_servers: BTreeMap<String, McpServerConfig>,
     /// Shell commands run at events (`[[hooks.PreToolUse]]`, …).
     pub hooks: HooksConfig,
+    pub notify: NotifyConfig,
+}
+
+/// How the terminal tells the user cairn needs them.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum NotifyMethod {
+    /// The terminal bell (BEL): every terminal has one; most flag the tab or window.
+    #[default]
+    Bell,
+    /// A desktop notification through OSC 9 (iTerm2, WezTerm, Windows Terminal, Ghostty).
+    Osc9,
+    /// A desktop notification through OSC 777 (urxvt, foot, Konsole, VTE terminals).
+    Osc777,
+    Off,
+}
+
+/// `[notify]`: ringing or notifying when an approval waits or a long turn ends.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct NotifyConfig {
+    pub method: NotifyMethod,
+    /// A turn that ran at least this long ends with a notification: long enough that the user
+    /// has likely looked away, short enough that they are not kept waiting.
+    pub after_secs: u64,
+    /// An approval that waits notifies at once.
+    pub approvals: bool,
+}
+
+impl Default for NotifyConfig {
+    fn default() -> Self {
+        NotifyConfig { method: NotifyMethod::Bell, after_secs: 10, approvals: true }
+    }
 }
 
 /// `[memory]`: memories and recall.
@@ -184,7 +217,9 @@ pub struct ContextConfig {
     pub prune_min_savings_tokens: u64,
     /// Tool-call arguments longer than this are shrunk in old groups.
     pub prune_max_argument_chars: usize,
-    /// Compaction tail: share of the compaction threshold kept verbatim (Hermes Agent's default).
+    /// Compaction tail: share of the compaction threshold kept verbatim (Hermes Agent keeps 20 %
+    /// of its threshold, 15 % of the window; the tail is rewritten at every compaction and read on
+    /// every request until the next, so cairn keeps 15 % of its own threshold).
     pub compaction_tail_share: f64,
     /// Compaction tail: at least this many user turns (KosmoKrator's default).
     pub compaction_min_tail_turns: usize,
@@ -194,6 +229,28 @@ pub struct ContextConfig {
     pub breaker_failures: u32,
     /// Circuit breaker: seconds before it half-opens.
     pub breaker_cooldown_secs: u64,
+    /// Circuit breaker: compactions in a row that free too little before it opens (001).
+    pub breaker_ineffective_in_row: u32,
+    /// Circuit breaker: a compaction freeing less than this share of the effective window is
+    /// ineffective (**cairn**: a share, so it scales with the window; the next one reaches
+    /// further back).
+    pub breaker_useful_share: f64,
+    /// Cost model: further requests expected in a session, as a share of those sent so far
+    /// (half the median a session of unknown length has left: conservative).
+    pub expected_requests_share: f64,
+    /// Pruning never clears a result under this many tokens: the saving is small and its exact
+    /// lines are what a short output is for.
+    pub prune_floor_tokens: u64,
+    /// A pruned command's placeholder keeps the command up to this many characters.
+    pub placeholder_command_chars: usize,
+    /// A pruned result that reported an error keeps its error lines, up to this many characters.
+    pub placeholder_error_chars: usize,
+    /// What the summariser reads per compaction, at most, as a multiple of the summary it writes
+    /// (a summary is ~5:1 (002); more input than this buys little and is paid in full).
+    pub compaction_input_ratio: f64,
+    /// Tool-call arguments longer than this are sent clipped (valid JSON, with a note) from the
+    /// first request on; the stored call and what the tool received stay whole.
+    pub max_sent_argument_chars: usize,
 }
 
 impl Default for ContextConfig {
@@ -217,11 +274,19 @@ impl Default for ContextConfig {
             prune_protect_tokens: 40_000,
             prune_min_savings_tokens: 20_000,
             prune_max_argument_chars: 500,
-            compaction_tail_share: 0.2,
+            compaction_tail_share: 0.15,
             compaction_min_tail_turns: 3,
             compaction_min_tail_messages: 4,
             breaker_failures: 3,
             breaker_cooldown_secs: 300,
+            breaker_ineffective_in_row: 2,
+            breaker_useful_share: 0.2,
+            expected_requests_share: 0.5,
+            prune_floor_tokens: 200,
+            placeholder_command_chars: 300,
+            placeholder_error_chars: 600,
+            compaction_input_ratio: 4.0,
+            max_sent_argument_chars: 8_000,
         }
     }
 }

@@ -20,3 +20,25 @@ fn key_suffix(key: &Option<String>) -> String {
         None => String::new(),
     }
 }
+
+/// The dotted key written on `line` (1-based), prefixed by the table header in effect.
+pub(super) fn key_at(text: &str, line: usize) -> Option<String> {
+    let mut table = String::new();
+    for (i, raw) in text.lines().enumerate() {
+        let l = raw.trim();
+        if l.starts_with('[') && !l.starts_with("[[") {
+            table = l.trim_matches(|c| c == '[' || c == ']').trim().to_string();
+        }
+        if i + 1 == line {
+            if l.starts_with('[') {
+                return (!table.is_empty()).then(|| table.clone());
+            }
+            let key = l.split('=').next()?.trim().trim_matches('"');
+            if key.is_empty() {
+                return None;
+            }
+            return Some(if table.is_empty() { key.to_string() } else { format!("{table}.{key}") });
+        }
+    }
+    None
+}

@@ -1,7 +1,7 @@
 use std::path::Path;
 
 use super::defaults::Config;
-use super::error::ConfigError;
+use super::error::{ConfigError, key_at};
 
 /// Load `path`; a missing file is the default config, a malformed one an error naming the line
 /// and key.
@@ -38,28 +38,6 @@ pub fn parse(text: &str) -> Result<Config, (usize, Option<String>, String)> {
     })?;
     config.permissions.locate(text);
     Ok(config)
-}
-
-/// The dotted key written on `line` (1-based), prefixed by the table header in effect.
-pub(super) fn key_at(text: &str, line: usize) -> Option<String> {
-    let mut table = String::new();
-    for (i, raw) in text.lines().enumerate() {
-        let l = raw.trim();
-        if l.starts_with('[') && !l.starts_with("[[") {
-            table = l.trim_matches(|c| c == '[' || c == ']').trim().to_string();
-        }
-        if i + 1 == line {
-            if l.starts_with('[') {
-                return (!table.is_empty()).then(|| table.clone());
-            }
-            let key = l.split('=').next()?.trim().trim_matches('"');
-            if key.is_empty() {
-                return None;
-            }
-            return Some(if table.is_empty() { key.to_string() } else { format!("{table}.{key}") });
-        }
-    }
-    None
 }
 
 /// The 1-based line on which the dotted `key` is written (`table.key` under `[table]`).
@@ -110,6 +88,18 @@ fn validate(config: &Config) -> Result<(), Problem> {
                 c.warning_buffer_tokens, c.auto_compact_buffer_tokens, c.blocking_buffer_tokens
             ),
         });
+    }
+    if !(c.breaker_useful_share >= 0.0 && c.breaker_useful_share < 1.0) {
+        return Err(problem("context.breaker_useful_share", "must be between 0 and 1 (e.g. 0.2)"));
+    }
+    if !(c.expected_requests_share > 0.0 && c.expected_requests_share.is_finite()) {
+        return Err(problem("context.expected_requests_share", "must be above 0 (e.g. 0.5)"));
+    }
+    if !(c.compaction_input_ratio >= 1.0 && c.compaction_input_ratio.is_finite()) {
+        return Err(problem("context.compaction_input_ratio", "must be at least 1 (e.g. 6)"));
+    }
+    if c.max_sent_argument_chars < 1_000 {
+        return Err(problem("context.max_sent_argument_chars", "must be at least 1000 (e.g. 8000)"));
     }
     let r = &config.retry;
     if r.max_attempts == 0 {

@@ -12,24 +12,29 @@ mod file;
 mod models;
 mod paths;
 mod permissions;
+mod pricing;
 mod provider;
 mod secrets;
 
 pub use checkpoints::CheckpointsConfig;
 pub use defaults::{
-    CacheConfig, CacheTtl, CompactionConfig, Config, ContextConfig, MemoryConfig, RetryConfig, ToolsConfig,
+    CacheConfig, CacheTtl, CompactionConfig, Config, ContextConfig, MemoryConfig, NotifyConfig, NotifyMethod,
+    RetryConfig, ToolsConfig,
 };
 pub use error::ConfigError;
 pub use extensions::{
     HookConfig, HooksConfig, McpConfig, McpServerConfig, parse_mcp_json, read_mcp_json, valid_server_name,
 };
 pub use file::load;
-pub use models::{ModelInfo, ModelOverride, Prices, WindowSource, lookup_model};
+pub use models::{
+    CatalogModel, ModelInfo, ModelOverride, Prices, WindowSource, catalog, is_known_model, lookup_model, price_of,
+};
 pub use paths::Paths;
 pub use permissions::{
     PermissionsConfig, ProjectSettings, RuleText, SandboxConfig, SandboxMode, SettingsFile, load_project_settings,
     load_settings, local_settings_path, parse_settings, shared_settings_path,
 };
+pub use pricing::{Pricing, format_usd};
 pub use provider::{
     Detected, LocalCandidate, ProviderKind, ProviderOverrides, ResolvedProvider, detect_provider, local_candidates,
     model_info, resolve_provider,

@@ -1,4 +1,7 @@
-//! What cairn knows about models: context windows, output limits and prices.
+//! What cairn knows about models: context windows, output limits and prices. Every price cairn
+//! shows comes through [`price_of`]; `pricing` turns usage into money.
+
+use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
@@ -8,27 +11,41 @@ pub struct Prices {
     pub input: f64,
     pub output: f64,
     pub cache_read: f64,
-    /// Anthropic's 5-minute cache write; OpenAI has no write surcharge (equal to input).
+    /// Anthropic's 5-minute cache write (1.25 × input); OpenAI has no write surcharge (equal
+    /// to input).
     pub cache_write: f64,
+    /// Anthropic's 1-hour cache write (2 × input); OpenAI: equal to input.
+    pub cache_write_1h: f64,
 }
 
 impl Prices {
+    /// Anthropic bills cache reads at 0.1 × input, writes at 1.25 × (5 min) or 2 × (1 h).
     const fn anthropic(input: f64, output: f64) -> Prices {
-        Prices { input, output, cache_read: input * 0.1, cache_write: input * 1.25 }
+        Prices { input, output, cache_read: input * 0.1, cache_write: input * 1.25, cache_write_1h: input * 2.0 }
     }
 
+    /// OpenAI bills cached input at its own discounted price and nothing extra for writing it.
     const fn openai(input: f64, output: f64, cached: f64) -> Prices {
-        Prices { input, output, cache_read: cached, cache_write: input }
+        Prices { input, output, cache_read: cached, cache_write: input, cache_write_1h: input }
     }
+}
 
-    /// Dollars for one request's usage.
-    pub fn cost(&self, usage: &crate::conversation::Usage) -> f64 {
-        (usage.input_tokens as f64 * self.input
-            + usage.output_tokens as f64 * self.output
-            + usage.cache_read_input_tokens as f64 * self.cache_read
-            + usage.cache_creation_input_tokens as f64 * self.cache_write)
-            / 1_000_000.0
+/// What `model`'s requests cost: the config's `[models."NAME"]` prices, else the catalog's;
+/// `None` for a model without a known price (local models).
+pub fn price_of(model: &str, overrides: &BTreeMap<String, ModelOverride>) -> Option<Prices> {
+    if let Some(o) = overrides.get(model)
+        && let (Some(input), Some(output)) = (o.input_price, o.output_price)
+    {
+        let write = o.cache_write_price.unwrap_or(input);
+        return Some(Prices {
+            input,
+            output,
+            cache_read: o.cache_read_price.unwrap_or(input),
+            cache_write: write,
+            cache_write_1h: o.cache_write_1h_price.unwrap_or(write),
+        });
     }
+    known(model).map(|k| k.prices)
 }
 
 /// Where the context window figure came from, so `doctor` and the status line can say it.
@@ -64,7 +81,9 @@ pub struct ModelOverride {
     pub input_price: Option<f64>,
     pub output_price: Option<f64>,
     pub cache_read_price: Option<f64>,
+    /// The 5-minute cache write (and the 1-hour one unless that is given too).
     pub cache_write_price: Option<f64>,
+    pub cache_write_1h_price: Option<f64>,
 }
 
 /// The window assumed for a model nobody told us about: small enough that a local model with
@@ -77,6 +96,34 @@ struct Known {
     window: u64,
     max_output: u32,
     prices: Prices,
+}
+
+/// One model of the catalog, for the `/model` picker.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct CatalogModel {
+    pub name: &'static str,
+    pub window: u64,
+    pub prices: Prices,
+    /// `claude-…` models are Anthropic's; the rest are OpenAI's.
+    pub anthropic: bool,
+}
+
+/// Every model the catalog knows, in its order (newest families first).
+pub fn catalog() -> Vec<CatalogModel> {
+    CATALOG
+        .iter()
+        .map(|k| CatalogModel {
+            name: k.prefix,
+            window: k.window,
+            prices: k.prices,
+            anthropic: k.prefix.starts_with("claude"),
+        })
+        .collect()
+}
+
+/// Whether `name` is a model cairn knows: in the catalog, or described in `[models]`.
+pub fn is_known_model(name: &str, overrides: &BTreeMap<String, ModelOverride>) -> bool {
+    overrides.contains_key(name) || known(name).is_some()
 }
 
 /// Longest matching prefix wins, so `gpt-4.1-mini` is not priced as `gpt-4.1`.
@@ -108,11 +155,15 @@ fn canonical(name: &str) -> String {
     if base.starts_with("claude") { base.replace('.', "-") } else { base }
 }
 
-/// Facts about `name`, from overrides first, then the catalog, else assumed.
-pub fn lookup_model(name: &str, overrides: &std::collections::BTreeMap<String, ModelOverride>) -> ModelInfo {
+/// The catalog's entry for `name`: the longest prefix of its canonical spelling.
+fn known(name: &str) -> Option<&'static Known> {
     let canon = canonical(name);
-    let known = CATALOG.iter().filter(|k| canon.starts_with(k.prefix)).max_by_key(|k| k.prefix.len());
-    let mut info = match known {
+    CATALOG.iter().filter(|k| canon.starts_with(k.prefix)).max_by_key(|k| k.prefix.len())
+}
+
+/// Facts about `name`, from overrides first, then the catalog, else assumed.
+pub fn lookup_model(name: &str, overrides: &BTreeMap<String, ModelOverride>) -> ModelInfo {
+    let mut info = match known(name) {
         Some(k) => ModelInfo {
             name: name.to_string(),
             context_window: k.window,
@@ -136,13 +187,8 @@ pub fn lookup_model(name: &str, overrides: &std::collections::BTreeMap<String, M
         if let Some(m) = o.max_output_tokens {
             info.max_output_tokens = m;
         }
-        if let (Some(input), Some(output)) = (o.input_price, o.output_price) {
-            info.prices = Some(Prices {
-                input,
-                output,
-                cache_read: o.cache_read_price.unwrap_or(input),
-                cache_write: o.cache_write_price.unwrap_or(input),
-            });
+        if o.input_price.is_some() && o.output_price.is_some() {
+            info.prices = price_of(name, overrides);
         }
     }
     info

@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
-use super::error::ConfigError;
+use super::error::{ConfigError, key_at};
 use super::extensions::{HooksConfig, McpServerConfig};
 
 /// One rule as written, e.g. `bash(git log *)`, with where it was written.
@@ -184,7 +184,7 @@ pub fn parse_settings(text: &str) -> Result<SettingsFile, (usize, Option<String>
         Err(e) => {
             let offset = e.span().map(|s| s.start).unwrap_or(0).min(text.len());
             let line = text[..offset].matches('\n').count() + 1;
-            Err((line, super::file::key_at(text, line), e.message().trim().to_string()))
+            Err((line, key_at(text, line), e.message().trim().to_string()))
         }
     }
 }

@@ -11,6 +11,8 @@ use super::budget::ContextBudget;
 use super::estimate::{MESSAGE_OVERHEAD_TOKENS, estimate_text_tokens};
 use super::ledger::Ledger;
 use super::redact::redact_secrets;
+use super::reply::{CompactionReply, split_reply, stretch_marker};
+use super::salient::excerpt;
 use super::state::ContextState;
 use crate::config::ContextConfig;
 use crate::conversation::{Block, Message, Role, floor_char_boundary};
@@ -28,11 +30,23 @@ pub struct CompactionPlan {
     /// What is summarised: every stored message after the previous summary and before the tail,
     /// trimmed ones included (the summary recovers them).
     pub messages: Vec<Arc<Message>>,
+    /// The stored seq of each of `messages`.
+    pub seqs: Vec<i64>,
+    /// Stretches of `messages` (inclusive seq ranges: the session's segments that this
+    /// compaction hides) to be given one line each in the reply, for the outline. Set by the
+    /// caller; empty asks for none.
+    pub stretches: Vec<(i64, i64)>,
     /// User messages leaving the verbatim view, to carry: (seq, text).
     pub carried: Vec<(i64, String)>,
     /// Rough tokens of `messages` as stored.
     pub summarised_tokens: u64,
+    /// What the summariser reads, at most, as a multiple of the summary (config
+    /// `compaction_input_ratio`).
+    pub input_ratio: f64,
 }
+
+/// The last user turns are kept whole when they take at most this many tail budgets.
+const TURN_STRETCH: u64 = 2;
 
 /// Choose the tail to keep verbatim: about `compaction_tail_share` of the compaction threshold,
 /// at least `compaction_min_tail_messages` messages and, when they fit in half the threshold,
@@ -59,7 +73,9 @@ pub fn plan(
         let current: u64 = visible.iter().map(|&i| sent_tokens[i]).sum();
         tail_budget = tail_budget.min((current as f64 * config.compaction_tail_share) as u64);
     }
-    let turn_cap = budget.auto_compact / 2;
+    // The turn minimum may stretch the tail, not replace it: the user's words are carried
+    // verbatim anyway, and a long agentic turn would otherwise keep half the window.
+    let turn_cap = tail_budget * TURN_STRETCH;
     // Tokens of the last N user turns, to see whether the turn minimum fits.
     let mut turns_seen = 0;
     let mut turns_tokens = 0u64;
@@ -97,6 +113,7 @@ pub fn plan(
     let through_seq = entries[visible[start - 1]].seq;
     let already_carried: std::collections::HashSet<i64> = state.carried.messages.iter().map(|(s, _)| *s).collect();
     let mut messages = Vec::new();
+    let mut seqs = Vec::new();
     let mut carried = Vec::new();
     let mut summarised_tokens = 0;
     for e in entries.iter().filter(|e| e.seq > after && e.seq < tail_first_seq) {
@@ -105,6 +122,7 @@ pub fn plan(
         }
         summarised_tokens += e.tokens;
         messages.push(e.message.clone());
+        seqs.push(e.seq);
     }
     if messages.is_empty() {
         return None;
@@ -114,8 +132,11 @@ pub fn plan(
         generation: state.summary.as_ref().map(|s| s.generation).unwrap_or(0) + 1,
         through_seq,
         messages,
+        seqs,
+        stretches: Vec::new(),
         carried,
         summarised_tokens,
+        input_ratio: config.compaction_input_ratio,
     })
 }
 
@@ -132,12 +153,16 @@ pub fn summary_budget(summarised_tokens: u64, window: u64) -> u32 {
 pub enum SummaryError {
     /// The provider said the input does not fit its window.
     TooLong,
+    /// The reply stopped at `max_tokens` (the stop reason said so): the text so far, which is
+    /// never stored as a summary.
+    Cut(String),
     Failed(String),
 }
 
 /// The model call of compaction, provided by the agent.
 pub trait Summarizer: Send + Sync {
     /// One call: `system` is the compaction prompt, `user` the transcript and instructions.
+    /// A reply that stopped at `max_tokens` is `Err(SummaryError::Cut(text))`.
     fn summarize<'a>(
         &'a self,
         system: &'a str,
@@ -148,22 +173,21 @@ pub trait Summarizer: Send + Sync {
     fn window(&self) -> u64;
 }
 
-/// Longest stretch of one tool result put in the transcript: the summary needs its gist.
-const RESULT_EXCERPT_CHARS: usize = 1_500;
+/// Longest stretch of one tool call's arguments put in the transcript.
+const ARGUMENT_EXCERPT_CHARS: usize = 400;
+/// A result is never cut below this many characters for the summariser: under it, more calls
+/// (chunks) are cheaper in facts lost than a shorter excerpt.
+const MIN_RESULT_CHARS: usize = 600;
 /// Share of the summariser's input budget actually filled: the rough estimate can be low.
 const SAFETY: f64 = 0.8;
+/// The summary call may write this share more than the length it is asked for, so a summary
+/// that runs a little long ends on its own instead of being cut at `max_tokens`.
+const SUMMARY_ROOM: f64 = 0.5;
 
-fn excerpt(text: &str, max: usize) -> String {
-    if text.len() <= max {
-        return text.to_string();
-    }
-    let head = floor_char_boundary(text, max * 2 / 3);
-    let tail_start = floor_char_boundary(text, text.len() - max / 3);
-    format!("{}\n[… {} characters omitted …]\n{}", &text[..head], tail_start - head, &text[tail_start..])
-}
-
-/// One message as transcript text for the summariser, secrets redacted.
-pub fn transcript_piece(message: &Message) -> String {
+/// One message as transcript text for the summariser, secrets redacted; tool results longer
+/// than `result_cap` characters keep their most telling lines (errors, paths, identifiers,
+/// numbers) rather than a blind head and tail.
+pub fn transcript_piece_within(message: &Message, result_cap: usize) -> String {
     let mut out = String::new();
     match message.role {
         Role::User => out.push_str("USER:\n"),
@@ -177,14 +201,14 @@ pub fn transcript_piece(message: &Message) -> String {
                 out.push('\n');
             }
             Block::ToolCall(call) => {
-                out.push_str(&format!("→ called {} {}\n", call.name, excerpt(&call.arguments, 400)));
+                out.push_str(&format!("→ called {} {}\n", call.name, excerpt(&call.arguments, ARGUMENT_EXCERPT_CHARS)));
             }
             Block::ToolResult(result) => {
                 let status = if result.is_error { " (failed)" } else { "" };
                 out.push_str(&format!(
                     "RESULT of {}{status}:\n{}\n",
                     result.name,
-                    excerpt(&result.content, RESULT_EXCERPT_CHARS)
+                    excerpt(result.content.trim_end(), result_cap).trim_end()
                 ));
             }
         }
@@ -192,11 +216,62 @@ pub fn transcript_piece(message: &Message) -> String {
     redact_secrets(&out).into_owned()
 }
 
-fn request_text(previous: Option<&str>, transcript: &str, budget: u32, part: Option<(usize, usize)>) -> String {
-    let part_note = match part {
+/// One message as transcript text, each tool result cut to its most telling few thousand
+/// characters.
+pub fn transcript_piece(message: &Message) -> String {
+    transcript_piece_within(message, 6_000)
+}
+
+/// The largest per-result length (at least [`MIN_RESULT_CHARS`]) at which the transcript of
+/// `messages` fits `budget_chars`; `usize::MAX` when everything fits whole.
+fn result_cap(messages: &[Arc<Message>], budget_chars: usize) -> usize {
+    let mut results: Vec<usize> = Vec::new();
+    let mut other = 0usize;
+    for m in messages {
+        for b in &m.content {
+            match b {
+                Block::ToolResult(r) => {
+                    results.push(r.content.len());
+                    other += r.name.len() + 20;
+                }
+                Block::Text { text } => other += text.len() + 1,
+                Block::ToolCall(c) => other += c.name.len() + c.arguments.len().min(ARGUMENT_EXCERPT_CHARS) + 12,
+            }
+        }
+        other += 12;
+    }
+    let whole: usize = results.iter().sum();
+    if other + whole <= budget_chars {
+        return usize::MAX;
+    }
+    // Water-filling: the cap c with Σ min(len, c) ≤ what is left.
+    let left = budget_chars.saturating_sub(other);
+    results.sort_unstable();
+    let mut used = 0usize;
+    for (k, &len) in results.iter().enumerate() {
+        let c = left.saturating_sub(used) / (results.len() - k);
+        if len > c {
+            return c.max(MIN_RESULT_CHARS);
+        }
+        used += len;
+    }
+    usize::MAX
+}
+
+fn request_text(
+    previous: Option<&str>,
+    transcript: &str,
+    budget: u32,
+    part: Option<(usize, usize)>,
+    marked: bool,
+) -> String {
+    let mut part_note = match part {
         Some((n, of)) => format!(" This is part {n} of {of} of the messages, in order."),
         None => String::new(),
     };
+    if marked {
+        part_note.push_str(" The messages are marked in stretches: end with the Stretches section, one line for each.");
+    }
     match previous {
         Some(summary) => format!(
             "Here is the summary so far:\n\n<summary>\n{summary}\n</summary>\n\nUpdate it with the messages below.{part_note} Keep every section; move items from In Progress to Done when they were finished; keep everything still true, including all constraints and corrections; drop nothing silently. Write the whole updated summary, at most about {budget} tokens.\n\n<messages>\n{transcript}</messages>"
@@ -207,44 +282,96 @@ fn request_text(previous: Option<&str>, transcript: &str, budget: u32, part: Opt
     }
 }
 
-/// Summarise `plan.messages` (updating `plan.previous_summary`), in as many calls as the
-/// summariser's window needs. `progress(done, total)` is called after each call.
+/// What to ask when the first answer was cut at the length limit.
+fn shorter(request: &str, budget: u32) -> String {
+    format!(
+        "{request}\n\nYour previous answer was cut off at the length limit. Write the whole summary again, more briefly: at most about {budget} tokens."
+    )
+}
+
+/// Summarise `plan.messages` (updating `plan.previous_summary`): the summary alone. See
+/// [`summarize_reply`], which also gives the stretch lines and memories the reply carried.
 pub async fn summarize(
     plan: &CompactionPlan,
     summarizer: &dyn Summarizer,
     chars_per_token: f64,
     progress: &(dyn Fn(u32, u32) + Send + Sync),
 ) -> Result<String, String> {
+    summarize_reply(plan, summarizer, chars_per_token, progress).await.map(|r| r.summary)
+}
+
+/// Summarise `plan.messages` (updating `plan.previous_summary`), in as many calls as the
+/// summariser's window needs. Tool results go whole when they fit what one call may read
+/// (the summariser's window, and `plan.input_ratio` times the summary's length); else each
+/// keeps its most telling lines. The reply's stretch lines and durable memories come back
+/// split from the summary. `progress(done, total)` is called after each call.
+pub async fn summarize_reply(
+    plan: &CompactionPlan,
+    summarizer: &dyn Summarizer,
+    chars_per_token: f64,
+    progress: &(dyn Fn(u32, u32) + Send + Sync),
+) -> Result<CompactionReply, String> {
     let window = summarizer.window();
     let out_budget = summary_budget(plan.summarised_tokens, window);
+    let max_tokens = out_budget + (out_budget as f64 * SUMMARY_ROOM) as u32;
     let tokens = |s: &str| estimate_text_tokens(s.len(), chars_per_token);
     // Room for the prompt, the running summary going in (whichever is larger: the previous one
     // or what this call may write) and the summary coming out.
-    let running = plan.previous_summary.as_deref().map(tokens).unwrap_or(0).max(out_budget as u64);
-    let fixed = tokens(COMPACTION_PROMPT) + running + out_budget as u64 + 3 * MESSAGE_OVERHEAD_TOKENS + 200;
+    let running = plan.previous_summary.as_deref().map(tokens).unwrap_or(0).max(max_tokens as u64);
+    let fixed = tokens(COMPACTION_PROMPT) + running + max_tokens as u64 + 3 * MESSAGE_OVERHEAD_TOKENS + 200;
     if fixed >= window {
         return Err(format!(
             "the summariser's window ({window} tokens) cannot hold the compaction prompt and a summary"
         ));
     }
     let input_budget = ((window - fixed) as f64 * SAFETY) as u64;
-    let pieces: Vec<String> = plan.messages.iter().map(|m| transcript_piece(m)).collect();
+    let wanted = ((out_budget as f64 * plan.input_ratio) as u64).clamp(1, input_budget.max(1));
+    let cap = result_cap(&plan.messages, (wanted as f64 * chars_per_token) as usize);
+    let pieces: Vec<String> = plan
+        .messages
+        .iter()
+        .zip(plan.seqs.iter().chain(std::iter::repeat(&i64::MIN)))
+        .map(|(m, seq)| {
+            let piece = transcript_piece_within(m, cap);
+            match plan.stretches.iter().find(|(first, _)| first == seq) {
+                Some(&(first, last)) => format!("{}{piece}", stretch_marker(first, last)),
+                None => piece,
+            }
+        })
+        .collect();
     let mut chunks = chunk(&pieces, input_budget, chars_per_token);
     let mut summary = plan.previous_summary.clone();
+    let mut stretches = Vec::new();
+    let mut memories = Vec::new();
     let mut done = 0u32;
     let mut i = 0;
     while i < chunks.len() {
         let total = chunks.len();
         let part = (total > 1).then_some((i + 1, total));
-        let request = request_text(summary.as_deref(), &chunks[i], out_budget, part);
-        match summarizer.summarize(COMPACTION_PROMPT, &request, out_budget).await {
-            Ok(text) if !text.trim().is_empty() => {
-                summary = Some(redact_secrets(text.trim()).into_owned());
+        let marked = plan.stretches.iter().any(|&(a, b)| chunks[i].contains(&stretch_marker(a, b)));
+        let request = request_text(summary.as_deref(), &chunks[i], out_budget, part, marked);
+        let mut answer = summarizer.summarize(COMPACTION_PROMPT, &request, max_tokens).await;
+        if matches!(answer, Err(SummaryError::Cut(_))) {
+            // Never store a cut summary: ask once more for a shorter one, with more room.
+            let again = shorter(&request, out_budget * 3 / 4);
+            let room =
+                window.saturating_sub(tokens(&again) + tokens(COMPACTION_PROMPT) + 200).min(2 * max_tokens as u64);
+            answer = summarizer.summarize(COMPACTION_PROMPT, &again, (room as u32).max(max_tokens)).await;
+        }
+        match answer {
+            Ok(text) if !split_reply(&text).summary.is_empty() => {
+                let reply = split_reply(&redact_secrets(text.trim()));
+                summary = Some(reply.summary);
+                stretches.extend(reply.stretches);
+                memories.extend(reply.memories);
                 done += 1;
                 progress(done, total as u32);
                 i += 1;
             }
             Ok(_) => return Err("the summariser returned an empty summary".into()),
+            Err(SummaryError::Cut(_)) => {
+                return Err("the summariser's answer was cut off at the length limit twice; nothing was stored".into());
+            }
             Err(SummaryError::TooLong) => {
                 // Our estimate was low for this text: halve the chunk and go on.
                 let text = chunks.remove(i);
@@ -259,7 +386,11 @@ pub async fn summarize(
             Err(SummaryError::Failed(e)) => return Err(e),
         }
     }
-    summary.ok_or_else(|| "nothing to summarise".to_string())
+    let summary = summary.ok_or_else(|| "nothing to summarise".to_string())?;
+    // Only lines for the stretches asked about, one each.
+    stretches.retain(|(a, b, _)| plan.stretches.contains(&(*a, *b)));
+    stretches.dedup_by_key(|(a, b, _)| (*a, *b));
+    Ok(CompactionReply { summary, stretches, memories })
 }
 
 /// Pack pieces into chunks of at most `budget` tokens; a piece larger than a chunk is cut.

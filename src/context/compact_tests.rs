@@ -99,17 +99,19 @@ impl Summarizer for FakeSummarizer {
 
 #[tokio::test]
 async fn input_twice_the_window_compacts_in_chunks_against_a_strict_model() {
-    let l = ledger_with_turns(40, 1_500);
+    let l = ledger_with_turns(120, 1_500);
     let config = ContextConfig::default();
     let budget = ContextBudget::new(16_384, &config);
-    let plan = plan(&l, &ContextState::default(), &config, &budget, &tokens(&l), false).unwrap();
+    let mut plan = plan(&l, &ContextState::default(), &config, &budget, &tokens(&l), false).unwrap();
     assert!(plan.summarised_tokens > 2 * 16_384, "{}", plan.summarised_tokens);
+    // Ask for every result whole: only the window limits what one call reads.
+    plan.input_ratio = 1_000.0;
     // The model rejects anything over ~half what our estimate thinks fits.
     let s = FakeSummarizer { window: 16_384, calls: Mutex::new(Vec::new()), reject_over: 20_000 };
     let progress = |_: u32, _: u32| {};
     let summary = summarize(&plan, &s, 3.2, &progress).await.unwrap();
     let calls = s.calls.lock().unwrap();
-    assert!(calls.len() >= 3, "{} calls", calls.len());
+    assert!(calls.len() >= 2, "{} calls", calls.len());
     assert!(calls.iter().all(|c| c.len() <= 20_000));
     assert!(calls[1].contains("summary after call 1"), "each chunk updates the running summary");
     assert!(summary.contains(&format!("summary after call {}", calls.len())));

@@ -1,5 +1,9 @@
 //! Deduplication (CONTEXT.md §3), decided incrementally as results arrive and applied when it
-//! pays: exact duplicates, stale file reads, greps subsumed by a later full read.
+//! pays: stale file reads, greps subsumed by a later full read.
+//!
+//! Exact duplicates are not decided here: the later copy of an output already shown is sent as
+//! a reference to the earlier one from the start (`Pipeline::refresh`), which changes nothing
+//! already sent; the seed replaced the earlier copy, a rewrite of everything after it.
 //!
 //! Fixed against the seed: ranges matter; a failed write is not a write; order is by position in
 //! the history; decisions come from the recorded history only; a stale read with no later
@@ -11,7 +15,6 @@ use super::facts::{Effect, LineRange};
 use super::ledger::Ledger;
 use super::state::{Replacement, ReplacementKind};
 
-pub const DUPLICATE: &str = "[Superseded -- identical result returned by later call]";
 pub const STALE_READ: &str = "[Superseded -- file was re-read after modification]";
 
 pub fn subsumed_grep(path: &str) -> String {
@@ -38,7 +41,6 @@ enum FileEvent {
 /// Decisions waiting to be applied, by call id, and what applying them would save.
 #[derive(Debug, Default)]
 pub struct DedupIndex {
-    exact: HashMap<(u64, u64), Vec<usize>>,
     files: HashMap<String, Vec<FileEvent>>,
     pending: BTreeMap<String, (usize, Replacement)>,
 }
@@ -50,13 +52,6 @@ impl DedupIndex {
         let Some(facts) = &entry.facts else { return };
         if facts.is_error {
             return;
-        }
-        if matches!(facts.tool.as_str(), "file_read" | "grep" | "glob") {
-            let earlier = self.exact.entry((facts.args_key, facts.content_key)).or_default();
-            let superseded = std::mem::replace(earlier, vec![index]);
-            for i in superseded {
-                self.decide(ledger, i, ReplacementKind::Duplicate, DUPLICATE.to_string());
-            }
         }
         match &facts.effect {
             Effect::Read { path, range } => {

@@ -42,20 +42,17 @@ fn kinds(pairs: &[(&str, ReplacementKind)]) -> BTreeMap<String, ReplacementKind>
 }
 
 #[test]
-fn identical_reads_keep_only_the_latest() {
+fn identical_outputs_are_left_to_the_view_not_superseded_here() {
+    // A repeat is sent as a reference to the first copy from the start (see the pipeline's
+    // tests); superseding the first would rewrite everything after it.
     let mut h = History::new();
     h.call("a", "file_read", r#"{"path":"x.rs"}"#, "     1\tfn x() {}", true);
     h.call("b", "file_read", r#"{"path":"x.rs"}"#, "     1\tfn x() {}", true);
-    h.call("c", "file_read", r#"{"path":"x.rs"}"#, "     1\tfn x() {}", true);
-    assert_eq!(h.decisions(), kinds(&[("a", ReplacementKind::Duplicate), ("b", ReplacementKind::Duplicate)]));
-}
-
-#[test]
-fn identical_commands_are_not_deduplicated() {
-    let mut h = History::new();
-    h.call("a", "bash", r#"{"command":"cargo test"}"#, "ok\n[exit code 0]", true);
-    h.call("b", "bash", r#"{"command":"cargo test"}"#, "ok\n[exit code 0]", true);
-    assert!(h.decisions().is_empty(), "commands have effects; equal output is not proof of redundancy");
+    h.call("c", "bash", r#"{"command":"cargo test"}"#, "ok\n[exit code 0]", true);
+    h.call("d", "bash", r#"{"command":"cargo test"}"#, "ok\n[exit code 0]", true);
+    assert!(h.decisions().is_empty());
+    assert_eq!(h.ledger.entries()[4].identical_to, vec![2], "b repeats a");
+    assert_eq!(h.ledger.entries()[8].identical_to, vec![6], "d repeats c");
 }
 
 #[test]

@@ -1,10 +1,14 @@
-//! A summariser that needs no model: it writes the summary sections from the transcript
-//! itself — the user's words, the calls made, the files touched, the last errors. Used by
-//! `context replay` when no provider is configured (and said so), and by the benchmarks.
+//! Summarisers that need no model. The extractive one writes the summary sections from the
+//! transcript itself — the user's words, the calls made, the files touched, the last errors —
+//! and is what `context replay` uses when no provider is configured (and says so). The
+//! scripted one writes the same content padded or cut to exactly the length the request asks
+//! for, like a model that uses all the room it is given: `context replay --summaries scripted`,
+//! so a replay's summaries cost what the peer policies' are priced at.
 
 use futures_util::future::BoxFuture;
 
 use super::compact::{Summarizer, SummaryError};
+use super::reply::{MEMORIES_HEADING, STRETCHES_HEADING};
 
 pub struct ExtractiveSummarizer {
     pub window: u64,
@@ -21,8 +25,41 @@ fn section(out: &mut String, title: &str, items: &[String]) {
     out.push('\n');
 }
 
-/// Summarise `request` (the text the pipeline sends a summariser) in about `max_tokens`.
+/// The trailing sections of a reply to `request`: a line per marked stretch (its first user
+/// words or call), and no memories.
+fn trailing(request: &str) -> String {
+    let transcript = request.split_once("<messages>\n").map(|(_, t)| t).unwrap_or("");
+    let mut out = String::new();
+    let mut lines = transcript.lines().peekable();
+    while let Some(line) = lines.next() {
+        let Some(range) = line.strip_prefix("=== stretch ").and_then(|r| r.strip_suffix(" ===")) else { continue };
+        let gist = lines
+            .by_ref()
+            .take_while(|l| !l.starts_with("=== stretch "))
+            .find(|l| !l.trim().is_empty() && !matches!(l.trim(), "USER:" | "ASSISTANT:"))
+            .map(|l| crate::conversation::clip(l.trim(), 150))
+            .unwrap_or_default();
+        if out.is_empty() {
+            out.push_str(&format!("\n\n{STRETCHES_HEADING}\n"));
+        }
+        out.push_str(&format!("- {range}: {gist}\n"));
+    }
+    if !transcript.is_empty() {
+        out.push_str(&format!("\n{MEMORIES_HEADING}\n{{\"memories\": []}}\n"));
+    }
+    out
+}
+
+/// Summarise `request` (the text the pipeline sends a summariser) in about `max_tokens`, with
+/// the trailing sections the request asks for.
 pub fn extract(request: &str, max_tokens: u32) -> String {
+    let trailing = trailing(request);
+    let body = extract_body(request, max_tokens);
+    let max_chars = (max_tokens as usize) * 3;
+    format!("{}{trailing}", crate::conversation::clip(&body, max_chars.saturating_sub(trailing.len()).max(200)))
+}
+
+fn extract_body(request: &str, max_tokens: u32) -> String {
     let previous = request
         .split_once("<summary>\n")
         .and_then(|(_, rest)| rest.split_once("\n</summary>"))
@@ -78,6 +115,60 @@ impl Summarizer for ExtractiveSummarizer {
     }
 }
 
+/// The length a summarisation request asks for ("at most about N tokens"), if it says one:
+/// the last such phrase outside the `<messages>` it quotes.
+pub fn requested_tokens(request: &str) -> Option<u32> {
+    let instructions = match (request.find("<messages>"), request.rfind("</messages>")) {
+        (Some(a), Some(b)) if a < b => format!("{}{}", &request[..a], &request[b..]),
+        _ => request.to_string(),
+    };
+    let lower = instructions.to_ascii_lowercase();
+    let at = lower.rfind("at most about ")? + "at most about ".len();
+    let digits: String = lower[at..].chars().take_while(|c| c.is_ascii_digit() || *c == ',').collect();
+    digits.replace(',', "").parse().ok()
+}
+
+/// A summariser whose every reply is exactly as long as asked: the length the request states,
+/// else `max_tokens`, counted at `chars_per_token` (the tokenizer the replay simulates). Its
+/// content is the extractive summary, repeated or cut to that length.
+pub struct ScriptedSummarizer {
+    pub window: u64,
+    pub chars_per_token: f64,
+}
+
+impl ScriptedSummarizer {
+    pub fn reply(&self, user: &str, max_tokens: u32) -> String {
+        let tokens = requested_tokens(user).unwrap_or(max_tokens).min(max_tokens);
+        let chars = (tokens as f64 * self.chars_per_token) as usize;
+        let trailing = trailing(user);
+        let body_chars = chars.saturating_sub(trailing.len());
+        let content = extract_body(user, tokens.max(1));
+        let mut out = String::with_capacity(chars + content.len());
+        while out.len() < body_chars {
+            out.push_str(&content);
+            out.push('\n');
+        }
+        out.truncate(crate::conversation::floor_char_boundary(&out, body_chars));
+        out.push_str(&trailing);
+        out
+    }
+}
+
+impl Summarizer for ScriptedSummarizer {
+    fn summarize<'a>(
+        &'a self,
+        _system: &'a str,
+        user: &'a str,
+        max_tokens: u32,
+    ) -> BoxFuture<'a, Result<String, SummaryError>> {
+        Box::pin(async move { Ok(self.reply(user, max_tokens)) })
+    }
+
+    fn window(&self) -> u64 {
+        self.window
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -90,5 +181,17 @@ mod tests {
         assert!(s.contains("- never touch vendor/"));
         assert!(s.contains("src/parse.rs"));
         assert!(s.contains("error[E0308]"));
+    }
+
+    #[test]
+    fn the_scripted_summary_fills_the_length_asked_for() {
+        let scripted = ScriptedSummarizer { window: 32_000, chars_per_token: 4.0 };
+        let request =
+            "Summarise the messages below. At most about 1,600 tokens.\n\n<messages>\nUSER:\nfix it\n</messages>";
+        assert_eq!(requested_tokens(request), Some(1_600));
+        let reply = scripted.reply(request, 2_400);
+        assert_eq!(reply.len(), 6_400, "1,600 tokens of 4 characters");
+        assert!(reply.starts_with("## Goal\n- fix it"));
+        assert_eq!(scripted.reply("no length stated", 100).len(), 400, "else max_tokens");
     }
 }

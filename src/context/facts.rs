@@ -112,6 +112,26 @@ fn shown_range(content: &str) -> Option<LineRange> {
     Some(LineRange { first: a, last: if b >= n { None } else { Some(b) } })
 }
 
+/// The marker output truncation puts where it cut.
+const TRUNCATED: &str = "[truncated: ";
+
+/// Lines shown before a truncation notice, when the output was truncated.
+fn truncated_head_lines(content: &str) -> Option<u64> {
+    let at = content.find(TRUNCATED)?;
+    Some(content[..at].lines().count() as u64)
+}
+
+/// The content with the path of its saved full output taken out: two identical outputs
+/// truncated in two calls differ only in that path, and must count as identical.
+fn without_spill_path(content: &str) -> std::borrow::Cow<'_, str> {
+    const SAVED: &str = "; full output saved to ";
+    let Some(at) = content.find(TRUNCATED).and_then(|t| content[t..].find(SAVED).map(|s| t + s + SAVED.len())) else {
+        return std::borrow::Cow::Borrowed(content);
+    };
+    let end = content[at..].find("; read it with").map(|e| at + e).unwrap_or(at);
+    std::borrow::Cow::Owned(format!("{}{}", &content[..at], &content[end..]))
+}
+
 /// Facts of `call` answered by `result`.
 pub fn facts_of(call: Option<&ToolCall>, result: &ToolResult) -> ToolFacts {
     let args = call.and_then(|c| c.parsed_arguments().ok()).unwrap_or(serde_json::Value::Null);
@@ -130,8 +150,14 @@ pub fn facts_of(call: Option<&ToolCall>, result: &ToolResult) -> ToolFacts {
                         }
                     };
                     // What was actually shown wins over what was asked (a default read of a
-                    // long file stops at the line limit).
-                    let range = shown_range(&result.content).unwrap_or(requested);
+                    // long file stops at the line limit; a truncated one showed only its head
+                    // and tail, and is taken to cover its head).
+                    let range = match truncated_head_lines(&result.content) {
+                        Some(head) => {
+                            LineRange { first: requested.first, last: Some(requested.first + head.max(1) - 1) }
+                        }
+                        None => shown_range(&result.content).unwrap_or(requested),
+                    };
                     Effect::Read { path: normalise_path(path), range }
                 }
                 None => Effect::Other,
@@ -159,15 +185,31 @@ pub fn facts_of(call: Option<&ToolCall>, result: &ToolResult) -> ToolFacts {
         exit_code: result.exit_code.or_else(|| exit_code_in(&result.content)),
         lines: result.content.lines().count(),
         args_key: hash_of(&[tool, &canonical_args]),
-        content_key: hash_of(&[&result.content]),
+        content_key: hash_of(&[&without_spill_path(&result.content)]),
     }
 }
 
-/// The `[exit code N]` line bash ends with, for histories recorded without the field.
-fn exit_code_in(content: &str) -> Option<i32> {
-    let tail = content.trim_end();
-    let start = tail.rfind("[exit code ")? + "[exit code ".len();
-    tail[start..].trim_end_matches(']').parse().ok()
+/// The exit code a command's output states, for histories recorded without the field: cairn's
+/// `[exit code N]`, `[Command finished with exit code N]`, `Exit code: N`, and
+/// `<returncode>N</returncode>` at the start.
+pub fn exit_code_in(content: &str) -> Option<i32> {
+    let number = |s: &str| -> Option<i32> {
+        let s = s.trim_start();
+        let end = s.char_indices().find(|&(i, c)| !(c.is_ascii_digit() || (i == 0 && c == '-'))).map(|(i, _)| i);
+        s[..end.unwrap_or(s.len())].parse().ok()
+    };
+    let head = &content[..crate::conversation::floor_char_boundary(content, 200)];
+    if let Some(at) = head.find("<returncode>") {
+        return number(&head[at + "<returncode>".len()..]);
+    }
+    let tail = &content[crate::conversation::floor_char_boundary(content, content.len().saturating_sub(300))..];
+    let lower = tail.to_ascii_lowercase();
+    for marker in ["exit code:", "exit code"] {
+        if let Some(at) = lower.rfind(marker) {
+            return number(&tail[at + marker.len()..]);
+        }
+    }
+    None
 }
 
 #[cfg(test)]
@@ -215,6 +257,21 @@ mod tests {
     }
 
     #[test]
+    fn truncated_copies_of_one_output_are_identical_and_cover_only_their_head() {
+        let notice = |path: &str| {
+            format!(
+                "     1\ta\n     2\tb\n[truncated: 10 of 12 lines (1 KB) omitted; full output saved to {path}; read it with file_read offset/limit or grep rather than printing it again]\n    12\tz"
+            )
+        };
+        let a = read(r#"{"path":"big.rs"}"#, &notice("/t/s-c1.txt"));
+        let b = read(r#"{"path":"big.rs"}"#, &notice("/t/s-c2.txt"));
+        assert_eq!(a.content_key, b.content_key, "the spill path is not part of the identity");
+        assert_ne!(a.content_key, read(r#"{"path":"big.rs"}"#, "     1\ta").content_key);
+        assert_eq!(a.effect, Effect::Read { path: "big.rs".into(), range: LineRange { first: 1, last: Some(2) } });
+        assert!(!LineRange { first: 1, last: Some(2) }.covers(&LineRange { first: 5, last: Some(6) }));
+    }
+
+    #[test]
     fn a_failed_write_is_not_a_write() {
         let call = ToolCall::new("c", "file_edit", r#"{"path":"a.rs","old_string":"x","new_string":"y"}"#);
         let failed = facts_of(Some(&call), &ToolResult::error("c", "file_edit", "old_string not found"));
@@ -230,5 +287,9 @@ mod tests {
             &ToolResult::ok("c", "bash", "boom\n[exit code 101]"),
         );
         assert_eq!(f.exit_code, Some(101));
+        assert_eq!(exit_code_in("<returncode>2</returncode>\n<output>\nboom</output>"), Some(2));
+        assert_eq!(exit_code_in("x\n[Command finished with exit code 127]"), Some(127));
+        assert_eq!(exit_code_in("x\nExit code: 1"), Some(1));
+        assert_eq!(exit_code_in("nothing here"), None);
     }
 }

@@ -3,7 +3,10 @@
 
 use proptest::prelude::*;
 
+use std::sync::Arc;
+
 use super::budget::ContextBudget;
+use super::cost::CostModel;
 use super::invariant::check_request;
 use super::pipeline::{Pipeline, PreflightInput, Urgency};
 use super::truncate::TruncationLimits;
@@ -37,6 +40,9 @@ enum Event {
     ColdLoad,
 }
 
+const SONNET: crate::config::Prices =
+    crate::config::Prices { input: 3.0, output: 15.0, cache_read: 0.3, cache_write: 3.75, cache_write_1h: 6.0 };
+
 const TOOLS: [&str; 6] = ["file_read", "grep", "glob", "bash", "file_edit", "other_tool"];
 const PATHS: [&str; 3] = ["src/a.rs", "src/b.rs", "README.md"];
 
@@ -60,6 +66,9 @@ struct Harness {
     stored: Vec<(i64, Message)>,
     window: u64,
     now: i64,
+    /// The view the last request sent, unless a deliberate rewrite (`/compact`, a cold load)
+    /// came since.
+    previous: Option<Vec<Arc<Message>>>,
 }
 
 impl Harness {
@@ -96,6 +105,8 @@ impl Harness {
     /// pre-flight again; then the request is checked.
     fn request(&mut self, compactions_succeed: bool) -> Result<(), TestCaseError> {
         self.now += 30;
+        let input = self.input();
+        let below_warning = self.p.estimate(input.overhead, self.window) < input.budget.warning;
         let pre = self.p.preflight(&self.input());
         if matches!(pre.compaction, Some(Urgency::Now | Urgency::Background)) {
             self.compact(false, compactions_succeed);
@@ -103,6 +114,13 @@ impl Harness {
         }
         let view = self.p.view(self.window);
         prop_assert_eq!(check_request(&view), Ok(()));
+        if below_warning && let Some(previous) = &self.previous {
+            prop_assert!(
+                view.len() >= previous.len() && view[..previous.len()] == previous[..],
+                "below the warning threshold the request only adds to what was sent"
+            );
+        }
+        self.previous = Some(view.clone());
         let input = self.input();
         let tokens = self.p.estimate(input.overhead, self.window);
         prop_assert!(
@@ -119,12 +137,13 @@ impl Harness {
     }
 }
 
-fn run(window: u64, events: Vec<Event>, compactions_succeed: bool) -> Result<(), TestCaseError> {
+fn run(window: u64, events: Vec<Event>, compactions_succeed: bool, cost: CostModel) -> Result<(), TestCaseError> {
     let config = ContextConfig::default();
     let budget = ContextBudget::new(window, &config);
     let limits = TruncationLimits::new(&config, &budget);
     let turn_cap = TruncationLimits::turn_cap(&config, &budget);
-    let mut h = Harness { p: Pipeline::new(config.clone()), stored: Vec::new(), window, now: 1_000 };
+    let mut h = Harness { p: Pipeline::new(config.clone()), stored: Vec::new(), window, now: 1_000, previous: None };
+    h.p.set_cost_model(cost);
     // User messages the front end would not cut stay under a tenth of the window.
     let user_cap = (window as usize / 10) * 3;
     h.push(Message::user("the goal"));
@@ -163,16 +182,19 @@ fn run(window: u64, events: Vec<Event>, compactions_succeed: bool) -> Result<(),
             }
             Event::Compact { succeeds } => {
                 h.compact(true, succeeds);
+                h.previous = None;
                 h.request(compactions_succeed)?;
             }
             Event::Restore => {
                 let state = h.p.state().clone();
                 let before = h.p.view(window);
                 h.p = Pipeline::restore(config.clone(), state, h.stored.clone());
+                h.p.set_cost_model(cost);
                 prop_assert_eq!(h.p.view(window), before, "restore rebuilds the same view");
             }
             Event::ColdLoad => {
                 h.p.apply_all_dedup();
+                h.previous = None;
                 h.request(compactions_succeed)?;
             }
         }
@@ -183,12 +205,20 @@ fn run(window: u64, events: Vec<Event>, compactions_succeed: bool) -> Result<(),
 proptest! {
     #![proptest_config(ProptestConfig { cases: 96, ..ProptestConfig::default() })]
 
+    /// Whatever the history, the window, the provider's prices and whether compactions
+    /// succeed: every request is valid and fits, and while the context is below the warning
+    /// threshold each request only appends to the previous one (nothing sent is rewritten).
     #[test]
-    fn every_request_is_valid_and_fits(
+    fn every_request_is_valid_and_fits_and_nothing_is_rewritten_below_warning(
         window in prop::sample::select(vec![8_192u64, 16_384, 32_768, 128_000, 200_000, 1_000_000]),
         events in prop::collection::vec(event(), 1..80),
         compactions_succeed in prop::bool::weighted(0.8),
+        cost in prop::sample::select(vec![
+            CostModel::from_prices(&SONNET, true),
+            CostModel::no_cache(3.0, 15.0),
+            CostModel::local(),
+        ]),
     ) {
-        run(window, events, compactions_succeed)?;
+        run(window, events, compactions_succeed, cost)?;
     }
 }

@@ -24,6 +24,9 @@ pub struct Entry {
     pub references: u32,
     /// For a tool result: the next assistant message used decision language.
     pub decided_on: bool,
+    /// For a tool result: earlier results of the same call (tool and arguments) with the same
+    /// output, oldest first.
+    pub identical_to: Vec<usize>,
 }
 
 impl Entry {
@@ -35,6 +38,16 @@ impl Entry {
     pub fn starts_unit(&self) -> bool {
         self.message.role != Role::Tool
     }
+}
+
+/// A call whose repeat with the same output says nothing new: reads, searches, listings and
+/// commands that succeeded (a write or a foreign tool is not compared).
+fn repeatable(facts: &ToolFacts) -> bool {
+    !facts.is_error
+        && match facts.effect {
+            Effect::Read { .. } | Effect::Search { .. } | Effect::List { .. } | Effect::Command { .. } => true,
+            Effect::Write { .. } | Effect::Other => false,
+        }
 }
 
 /// Phrases that show a result shaped a decision (seed 001).
@@ -77,6 +90,8 @@ pub struct Ledger {
     unanswered_results: Vec<usize>,
     /// Indices of user messages, in order.
     users: Vec<usize>,
+    /// (arguments, output) identity → results with it, oldest first.
+    identical: HashMap<(u64, u64), Vec<usize>>,
 }
 
 impl Ledger {
@@ -120,6 +135,7 @@ impl Ledger {
         debug_assert!(self.entries.last().is_none_or(|e| e.seq < seq), "seqs increase");
         let tokens = estimate_message_tokens(&message, self.chars_per_token);
         let mut facts = None;
+        let mut identical_to = Vec::new();
         match message.role {
             Role::User => self.users.push(index),
             Role::Assistant => {
@@ -132,12 +148,25 @@ impl Ledger {
                 if let Some(result) = message.tool_result() {
                     let f = facts_of(self.calls.get(&result.call_id), result);
                     self.index_result(index, &f, &result.content);
+                    if repeatable(&f) {
+                        let earlier = self.identical.entry((f.args_key, f.content_key)).or_default();
+                        identical_to = earlier.clone();
+                        earlier.push(index);
+                    }
                     facts = Some(f);
                     self.unanswered_results.push(index);
                 }
             }
         }
-        self.entries.push(Entry { seq, message: Arc::new(message), tokens, facts, references: 0, decided_on: false });
+        self.entries.push(Entry {
+            seq,
+            message: Arc::new(message),
+            tokens,
+            facts,
+            references: 0,
+            decided_on: false,
+            identical_to,
+        });
         index
     }
 

@@ -3,21 +3,29 @@
 //! Pure: takes data in, returns data and decisions. No network, no database, no clock (callers
 //! pass `now`). The LLM call of compaction is passed in as a trait object ([`Summarizer`]).
 
+mod breaker;
 mod budget;
 mod compact;
+mod cost;
 mod dedup;
 mod estimate;
 mod extractive;
 mod facts;
+mod fit;
 mod invariant;
 #[cfg(test)]
 mod invariant_props;
+mod landing;
 mod ledger;
 mod pairs;
 mod pipeline;
 mod prune;
 mod redact;
+mod reduce;
 mod replay;
+mod reply;
+mod salient;
+mod segment_plan;
 mod segments;
 mod state;
 mod terms;
@@ -26,19 +34,28 @@ mod trim;
 mod truncate;
 mod view;
 
+pub use breaker::{Breaker, BreakerSettings, BreakerState};
 pub use budget::{BudgetLevel, ContextBudget};
 pub use compact::{
-    COMPACTION_PROMPT, CompactionPlan, Summarizer, SummaryError, summarize, summary_budget, transcript_piece,
+    COMPACTION_PROMPT, CompactionPlan, Summarizer, SummaryError, summarize, summarize_reply, summary_budget,
+    transcript_piece, transcript_piece_within,
 };
+pub use cost::{CostModel, Horizon};
 pub use estimate::{MESSAGE_OVERHEAD_TOKENS, estimate_message_tokens, estimate_text_tokens};
-pub use extractive::{ExtractiveSummarizer, extract};
+pub use extractive::{ExtractiveSummarizer, ScriptedSummarizer, extract, requested_tokens};
 pub use facts::{Effect, LineRange, ToolFacts, normalise_path};
 pub use invariant::{Violation, check_request};
 pub use ledger::{Entry, Ledger};
 pub use pairs::sanitize_pairs;
 pub use pipeline::{Pipeline, Preflight, PreflightInput, Stage, StageReport, Urgency, thousands};
 pub use redact::redact_secrets;
-pub use replay::{AuxReport, DumpedRequest, ReplayOptions, ReplayReport, ReplayTotals, RequestReport, replay};
+pub use replay::{
+    AuxReport, DumpedRequest, ReplayOptions, ReplayReport, ReplayTotals, RequestReport, TOOL_SCHEMA_TOKENS,
+    USAGE_CHARS_PER_TOKEN, replay,
+};
+pub use reply::{CompactionReply, split_reply};
+pub use salient::{error_lines, excerpt};
+pub use segment_plan::{needing_a_call, render_outline, rollups, stretches};
 pub use segments::{Cut as SegmentCut, ROLLUP as SEGMENT_ROLLUP, SegmentNode, outline, segment};
 pub use state::{ContextState, PromptSnapshot, Replacement, ReplacementKind, StageCounters, SummaryState};
 pub use terms::{fts_query, similarity, terms};

@@ -1,5 +1,6 @@
 use super::*;
 use crate::context::budget::ContextBudget;
+use crate::context::compact::CompactionPlan;
 use crate::conversation::{Block, Message, ToolCall, ToolResult};
 
 struct Session {
@@ -48,26 +49,110 @@ impl Session {
 }
 
 #[test]
-fn dedup_waits_until_it_saves_enough_then_applies_once() {
+fn a_repeated_output_is_sent_as_a_reference_and_whole_again_once_its_first_copy_goes() {
     let mut s = Session::new(ContextConfig::default());
     s.user("look");
-    let small = "     1\tfn main() {}";
-    s.call("a", "file_read", r#"{"path":"m.rs"}"#, small);
-    s.call("b", "file_read", r#"{"path":"m.rs"}"#, small);
-    let pre = s.p.preflight(&s.input(200_000));
-    assert!(pre.reports.is_empty() && !pre.changed, "a tiny saving does not rewrite the cached prefix");
-    let big = "x\n".repeat(10_000);
-    s.call("c", "file_read", r#"{"path":"big.rs"}"#, &big);
-    s.call("d", "file_read", r#"{"path":"big.rs"}"#, &big);
-    let pre = s.p.preflight(&s.input(200_000));
-    assert_eq!(pre.reports.len(), 1);
-    assert_eq!(pre.reports[0].stage, Stage::Dedup);
-    assert_eq!(pre.reports[0].count, 2, "every pending decision goes at once: a and c");
-    assert_eq!(s.p.counters().dedup_replacements, 2);
-    let again = s.p.preflight(&s.input(200_000));
-    assert!(again.reports.is_empty(), "idempotent");
+    let big = "     1\tfn main() {}\n".repeat(400);
+    s.call("a", "file_read", r#"{"path":"m.rs"}"#, &big);
+    s.call("b", "bash", r#"{"command":"ls"}"#, "m.rs");
+    s.call("c", "file_read", r#"{"path":"m.rs"}"#, &big);
     let texts = s.view_texts(200_000);
-    assert_eq!(texts.iter().filter(|t| t.contains("[Superseded -- identical result")).count(), 2);
+    assert_eq!(texts[2], format!("Tool:{big}"), "the first copy, whole");
+    assert_eq!(
+        texts[6], "Tool:[Same output as the earlier identical call a above (400 lines); nothing changed]",
+        "the repeat, from the first request it is in"
+    );
+    // The first copy is compacted away: the repeat is sent whole again, in the same rewrite.
+    let input = s.input(200_000);
+    let before = s.p.estimate(input.overhead, 200_000);
+    let plan = CompactionPlan {
+        previous_summary: None,
+        generation: 1,
+        through_seq: 3,
+        messages: Vec::new(),
+        seqs: Vec::new(),
+        stretches: Vec::new(),
+        carried: vec![(1, "look".into())],
+        summarised_tokens: 100,
+        input_ratio: 4.0,
+    };
+    s.p.apply_compaction(&plan, "## Goal\nlook".into(), &input, before);
+    let texts = s.view_texts(200_000);
+    assert!(texts.iter().any(|t| *t == format!("Tool:{big}")), "whole again: {texts:?}");
+    assert!(!texts.iter().any(|t| t.contains("Same output as")));
+}
+
+#[test]
+fn nothing_already_sent_changes_below_the_warning_threshold_whatever_it_would_save() {
+    let mut s = Session::new(ContextConfig::default());
+    s.p.set_cost_model(CostModel::no_cache(3.0, 15.0));
+    s.user("look");
+    let file = "x\n".repeat(10_000);
+    s.call("a", "file_read", r#"{"path":"big.rs"}"#, &file);
+    s.call("e", "file_edit", r#"{"path":"big.rs","old_string":"x","new_string":"y"}"#, "ok");
+    s.call("b", "file_read", r#"{"path":"big.rs"}"#, &file.replace('x', "y"));
+    let pre = s.p.preflight(&s.input(200_000));
+    assert!(pre.reports.is_empty() && !pre.changed, "a stale read waits: {pre:?}");
+    // The same history in a window where it passes the warning threshold: it pays at once.
+    let pre = s.p.preflight(&s.input(24_000));
+    assert_eq!(pre.level, BudgetLevel::Ok, "{pre:?}");
+    assert_eq!(pre.reports[0].stage, Stage::Dedup);
+}
+
+/// A session at the warning threshold of a 60k window with a stale read early on and old
+/// command outputs: what each provider's prices make of it.
+fn at_warning(model: CostModel) -> (Session, PreflightInput) {
+    let mut s = busy_session(ContextConfig { prune_protect_tokens: 2_000, ..Default::default() }, 0, 0);
+    s.p.set_cost_model(model);
+    let file = "x\n".repeat(3_000);
+    s.call("r1", "file_read", r#"{"path":"big.rs"}"#, &file);
+    s.call("e", "file_edit", r#"{"path":"big.rs","old_string":"x","new_string":"y"}"#, "ok");
+    s.call("r2", "file_read", r#"{"path":"big.rs"}"#, &file.replace('x', "z"));
+    let input = s.input(60_000);
+    s.grow_to(60_000, input.budget.warning, 400);
+    (s, input)
+}
+
+#[test]
+fn a_cached_provider_keeps_its_prefix_when_no_reduction_repays_the_rewrite() {
+    let sonnet =
+        crate::config::Prices { input: 3.0, output: 15.0, cache_read: 0.3, cache_write: 3.75, cache_write_1h: 6.0 };
+    let (mut s, input) = at_warning(CostModel::from_prices(&sonnet, true));
+    let tokens = s.p.estimate(input.overhead, 60_000);
+    assert!(tokens >= input.budget.warning && tokens < input.budget.auto_compact);
+    let pre = s.p.preflight(&input);
+    assert!(pre.reports.is_empty(), "rewriting ~40k tokens for a few thousand fewer reads does not pay: {pre:?}");
+    assert!(s.view_texts(60_000).iter().all(|t| !t.contains("Superseded") && !t.contains("[Old ")));
+}
+
+#[test]
+fn without_a_cache_the_same_history_is_reduced_at_once_in_one_rewrite() {
+    let (mut s, input) = at_warning(CostModel::no_cache(3.0, 15.0));
+    let tokens = s.p.estimate(input.overhead, 60_000);
+    let pre = s.p.preflight(&input);
+    let stages: Vec<Stage> = pre.reports.iter().map(|r| r.stage).collect();
+    assert_eq!(stages, vec![Stage::Dedup, Stage::Prune], "both, in the same pre-flight: {pre:?}");
+    assert!(pre.tokens < tokens);
+    let texts = s.view_texts(60_000);
+    assert!(texts.iter().any(|t| t.contains("[Superseded -- file was re-read after modification]")));
+    assert!(texts.iter().any(|t| t.contains("[Old bash output cleared: `step ")));
+}
+
+#[test]
+fn a_local_server_rewrites_nothing_until_the_window_forces_it() {
+    let (mut s, input) = at_warning(CostModel::local());
+    assert!(s.p.preflight(&input).reports.is_empty());
+    // At the blocking threshold, with compaction off, trimming happens.
+    let mut config = s.p.config().clone();
+    config.auto_compact = false;
+    let stored: Vec<(i64, Message)> = s.p.ledger().entries().iter().map(|e| (e.seq, (*e.message).clone())).collect();
+    let mut p = Pipeline::restore(config, ContextState::default(), stored);
+    p.set_cost_model(CostModel::local());
+    let mut s = Session { p, seq: s.seq };
+    s.grow_to(60_000, input.budget.blocking, 400);
+    let pre = s.p.preflight(&input);
+    assert!(pre.reports.iter().any(|r| r.stage == Stage::Trim), "{pre:?}");
+    assert!(pre.tokens < input.budget.blocking);
 }
 
 #[test]
@@ -110,15 +195,20 @@ impl Session {
 }
 
 #[test]
-fn compaction_is_asked_for_in_the_background_then_before_sending() {
+fn compaction_starts_in_the_background_only_when_the_next_request_would_need_it() {
     let mut s = busy_session(ContextConfig { prune: false, ..Default::default() }, 1, 100);
     let input = s.input(32_000);
     let b = input.budget;
-    s.grow_to(32_000, b.warning, 100);
-    assert_eq!(s.p.preflight(&input).compaction, None, "below auto-compact");
     s.grow_to(32_000, b.auto_compact, 100);
+    let growth = s.p.average_growth();
+    let tokens = s.p.estimate(1_000, 32_000);
+    assert!(tokens + growth < b.blocking, "{tokens} + {growth} vs {b:?}");
+    assert_eq!(s.p.preflight(&input).compaction, None, "past auto-compact, but the window does not force it yet");
+    while s.p.estimate(1_000, 32_000) + s.p.average_growth() < b.blocking {
+        s.step(100);
+    }
     assert!(s.p.estimate(1_000, 32_000) < b.blocking);
-    assert_eq!(s.p.preflight(&input).compaction, Some(Urgency::Background));
+    assert_eq!(s.p.preflight(&input).compaction, Some(Urgency::Background), "lands before the next request");
     s.grow_to(32_000, b.blocking, 100);
     assert_eq!(s.p.preflight(&input).compaction, Some(Urgency::Now));
 }
@@ -144,23 +234,47 @@ fn after_a_compaction_no_automatic_one_fires_before_usage_is_reported() {
 }
 
 #[test]
-fn the_view_after_compaction_leads_with_the_users_words_and_the_summary() {
+fn the_view_after_compaction_leads_with_the_first_message_as_sent_then_the_summary() {
     let mut s = busy_session(ContextConfig::default(), 30, 200);
     s.p.set_protected("## Session\n- Mode: edit".into());
     let input = s.input(32_000);
+    let first_sent = s.p.view(32_000)[0].clone();
     let before = s.p.estimate(input.overhead, 32_000);
     let plan = s.p.plan_compaction(&input.budget, false).unwrap();
     s.p.apply_compaction(&plan, "## Goal\nthe summary text".into(), &input, before);
     let view = s.p.view(32_000);
-    let first = view[0].text();
-    assert!(first.contains("> Goal: migrate the parser to nom. Never touch vendor/."), "{first}");
-    assert!(first.contains("the summary text") && first.contains("- Mode: edit"));
+    assert_eq!(view[0], first_sent, "byte for byte what was sent first: the cached prefix survives");
+    let continuation = view[1].text();
+    assert!(continuation.contains("the summary text") && continuation.contains("- Mode: edit"), "{continuation}");
+    assert!(continuation.contains("> next please"), "later instructions, verbatim: {continuation}");
     assert_eq!(check_request(&view), Ok(()));
     // Restoring from the stored messages and the persisted state gives the same view.
     let stored: Vec<(i64, Message)> = s.p.ledger().entries().iter().map(|e| (e.seq, (*e.message).clone())).collect();
     let mut restored = Pipeline::restore(ContextConfig::default(), s.p.state().clone(), stored);
     restored.set_protected("## Session\n- Mode: edit".into());
     assert_eq!(restored.view(32_000), view);
+}
+
+#[test]
+fn a_new_outline_waits_for_the_next_rewrite_of_the_continuation() {
+    let mut s = busy_session(ContextConfig::default(), 30, 200);
+    let input = s.input(32_000);
+    let before = s.p.estimate(input.overhead, 32_000);
+    let plan = s.p.plan_compaction(&input.budget, false).unwrap();
+    s.p.apply_compaction(&plan, "## Goal\nfirst".into(), &input, before);
+    let view = s.p.view(32_000);
+    s.p.set_outline("## Earlier in this session, by topic\n\n- messages 1–40: set up the parser\n".into());
+    assert_eq!(s.p.view(32_000), view, "a segment summary landing does not rewrite the conversation");
+    s.grow_to(32_000, input.budget.blocking, 200);
+    let raw = s.p.raw_tokens(input.overhead, 32_000);
+    s.p.report_usage(raw, raw);
+    let before = s.p.estimate(input.overhead, 32_000);
+    let plan = s.p.plan_compaction(&input.budget, false).unwrap();
+    s.p.apply_compaction(&plan, "## Goal\nsecond".into(), &input, before);
+    assert!(
+        s.p.view(32_000)[1].text().contains("- messages 1–40: set up the parser"),
+        "shown from the next compaction"
+    );
 }
 
 #[test]
@@ -217,15 +331,22 @@ fn trimming_keeps_the_latest_turn_whole_groups_and_the_users_words() {
     let view = s.p.view(32_000);
     assert_eq!(check_request(&view), Ok(()));
     assert!(view.iter().any(|m| m.text() == "latest: now add tests"));
-    assert!(view[0].text().contains("> Goal: migrate the parser to nom."), "dropped user words are carried");
+    assert_eq!(
+        view[0].text(),
+        "Goal: migrate the parser to nom. Never touch vendor/.",
+        "dropped user words are carried"
+    );
     assert!(view[1].role != crate::conversation::Role::Tool);
     assert!(s.p.counters().trimmed_messages > 0);
 }
 
 #[test]
-fn pruning_starts_at_the_warning_threshold() {
+fn pruning_starts_at_the_warning_threshold_when_it_pays() {
     let mut s = busy_session(ContextConfig { prune_protect_tokens: 2_000, ..Default::default() }, 1, 400);
+    s.p.set_cost_model(CostModel::no_cache(3.0, 15.0));
     let input = s.input(60_000);
+    s.grow_to(60_000, input.budget.warning - 500, 400);
+    assert!(s.p.preflight(&input).reports.is_empty(), "below the warning threshold: never");
     s.grow_to(60_000, input.budget.warning, 400);
     let tokens = s.p.estimate(input.overhead, 60_000);
     assert!(tokens >= input.budget.warning && tokens < input.budget.auto_compact, "{tokens} {:?}", input.budget);

@@ -11,6 +11,7 @@
 use super::estimate::estimate_text_tokens;
 use super::facts::{Effect, ToolFacts};
 use super::ledger::Ledger;
+use super::salient::error_lines;
 use super::state::ContextState;
 use crate::config::ContextConfig;
 use crate::conversation::{Role, clip};
@@ -39,13 +40,15 @@ fn prunability(tool: &str) -> u32 {
     }
 }
 
-/// The placeholder that replaces a pruned result: tool, target, and for commands the command,
-/// its exit code and how long the output was.
-pub fn placeholder(facts: &ToolFacts) -> String {
+/// The placeholder that replaces a pruned result `content`: tool, target, and for commands
+/// the whole command (up to a cap), its exit code and how long the output was; a result that
+/// reported an error keeps its error lines.
+pub fn placeholder(facts: &ToolFacts, content: &str, config: &ContextConfig) -> String {
     let lines = facts.lines;
-    match &facts.effect {
+    let failed = facts.is_error || facts.exit_code.is_some_and(|c| c != 0);
+    let mut text = match &facts.effect {
         Effect::Command { command } => {
-            let command = clip(command.lines().next().unwrap_or(""), 80);
+            let command = clip(command.trim(), config.placeholder_command_chars);
             let exit = facts.exit_code.map(|c| format!(" exit {c},")).unwrap_or_default();
             format!(
                 "[Old {} output cleared: `{command}`{exit} {lines} lines; rerun a narrower command if needed]",
@@ -71,14 +74,37 @@ pub fn placeholder(facts: &ToolFacts) -> String {
         Effect::Write { path } => format!("[Old {} output cleared for {path}]", facts.tool),
         Effect::Other if facts.is_error => format!("[Old {} error output cleared]", facts.tool),
         Effect::Other => format!("[Old {} output cleared; run it again if needed]", facts.tool),
+    };
+    let unknown_exit = facts.exit_code.is_none() && matches!(facts.effect, Effect::Command { .. });
+    if failed || unknown_exit {
+        let errors = error_lines(content, config.placeholder_error_chars);
+        if !errors.is_empty() {
+            text.push_str("\nIts error lines, verbatim:\n");
+            text.push_str(&errors.join("\n"));
+        }
     }
+    text
 }
 
-/// One change pruning decided.
+/// One change pruning decided, at ledger entry `index`, saving `saved` tokens.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum PruneAction {
-    Replace { call_id: String, text: String },
-    Shrink { call_id: String, arguments: String },
+    Replace { index: usize, call_id: String, text: String, saved: u64 },
+    Shrink { index: usize, call_id: String, arguments: String, saved: u64 },
+}
+
+impl PruneAction {
+    pub fn index(&self) -> usize {
+        match self {
+            PruneAction::Replace { index, .. } | PruneAction::Shrink { index, .. } => *index,
+        }
+    }
+
+    pub fn saved(&self) -> u64 {
+        match self {
+            PruneAction::Replace { saved, .. } | PruneAction::Shrink { saved, .. } => *saved,
+        }
+    }
 }
 
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -129,10 +155,13 @@ pub fn plan(
     let cpt = ledger.chars_per_token();
     let entries = ledger.entries();
     let protect = protected_from(ledger, state, config);
+    // A result a later visible repeat refers to stays: clearing it would bring the repeat back.
+    let referenced: std::collections::HashSet<usize> =
+        entries.iter().filter(|e| state.is_visible(e.seq)).flat_map(|e| e.identical_to.iter().copied()).collect();
     // Walking back from the protected boundary, a further budget of recent tool output stays.
     let mut candidates: Vec<(u32, usize, u64, String)> = Vec::new();
     let mut recent_output = 0u64;
-    let mut shrinks: Vec<(String, String, u64)> = Vec::new();
+    let mut shrinks: Vec<(usize, String, String, u64)> = Vec::new();
     for i in (0..protect).rev() {
         let e = &entries[i];
         if !state.is_visible(e.seq) {
@@ -152,10 +181,16 @@ pub fn plan(
                     recent_output += sent_tokens[i];
                     continue;
                 }
-                let text = placeholder(facts);
+                // Short results are what their exact lines are for, and save little.
+                if sent_tokens[i] < config.prune_floor_tokens || referenced.contains(&i) {
+                    continue;
+                }
+                let content = e.message.tool_result().map(|r| r.content.as_str()).unwrap_or_default();
+                let text = placeholder(facts, content, config);
                 let saved = sent_tokens[i]
                     .saturating_sub(estimate_text_tokens(text.len(), cpt) + super::estimate::MESSAGE_OVERHEAD_TOKENS);
-                if saved == 0 {
+                // A placeholder never outgrows what it replaces.
+                if saved == 0 || text.len() >= content.len() {
                     continue;
                 }
                 let value = (100 - prunability(&facts.tool)) + 15 * e.references + if e.decided_on { 10 } else { 0 };
@@ -168,23 +203,23 @@ pub fn plan(
                         && let Some(shrunk) = shrink_arguments(&call.arguments, config.prune_max_argument_chars)
                     {
                         let saved = estimate_text_tokens(call.arguments.len().saturating_sub(shrunk.len()), cpt);
-                        shrinks.push((call.id.clone(), shrunk, saved));
+                        shrinks.push((i, call.id.clone(), shrunk, saved));
                     }
                 }
             }
             Role::User => {}
         }
     }
-    let possible: u64 = candidates.iter().map(|c| c.2).sum::<u64>() + shrinks.iter().map(|s| s.2).sum::<u64>();
+    let possible: u64 = candidates.iter().map(|c| c.2).sum::<u64>() + shrinks.iter().map(|s| s.3).sum::<u64>();
     if possible < min_savings.max(1) {
         return PrunePlan::default();
     }
     let target = target.max(min_savings);
     let mut plan = PrunePlan::default();
     // Shrinking arguments loses least: always take it first.
-    for (call_id, arguments, saved) in shrinks {
+    for (index, call_id, arguments, saved) in shrinks {
         plan.saved_tokens += saved;
-        plan.actions.push(PruneAction::Shrink { call_id, arguments });
+        plan.actions.push(PruneAction::Shrink { index, call_id, arguments, saved });
     }
     // Lowest value first; among equals, oldest first.
     candidates.sort_by_key(|&(value, i, _, _)| (value, i));
@@ -195,7 +230,7 @@ pub fn plan(
         let Some(facts) = &entries[i].facts else { continue };
         plan.saved_tokens += saved;
         plan.pruned_results += 1;
-        plan.actions.push(PruneAction::Replace { call_id: facts.call_id.clone(), text });
+        plan.actions.push(PruneAction::Replace { index: i, call_id: facts.call_id.clone(), text, saved });
     }
     plan
 }

@@ -57,7 +57,7 @@ fn the_last_two_user_turns_are_protected() {
     for turn in 0..4 {
         seq += 1;
         l.push(seq, Message::user(format!("turn {turn}")));
-        call(&mut l, &mut seq, &format!("t{turn}"), "bash", r#"{"command":"ls"}"#, &"x\n".repeat(3000));
+        call(&mut l, &mut seq, &format!("t{turn}"), "bash", r#"{"command":"ls"}"#, &format!("x{turn}\n").repeat(3000));
     }
     let config = ContextConfig { prune_protect_tokens: 0, prune_min_savings_tokens: 100, ..Default::default() };
     let plan = plan(&l, &ContextState::default(), &config, &tokens(&l), u64::MAX, BIG);
@@ -126,17 +126,26 @@ fn commands_go_before_reads_and_referenced_results_are_kept_longest() {
 }
 
 #[test]
-fn placeholders_keep_tool_target_command_and_exit_code() {
+fn placeholders_keep_tool_target_whole_command_exit_code_and_error_lines() {
     let mut l = Ledger::new(3.2);
     let mut seq = 1;
     l.push(seq, Message::user("go"));
+    let failing = format!(
+        "{}error[E0308]: mismatched types\n  --> src/parse.rs:41:9\n{}test result: FAILED. 3 passed; 1 failed\n[exit code 101]",
+        "   Compiling x\n".repeat(200),
+        "note\n".repeat(200)
+    );
+    call(&mut l, &mut seq, "b", "bash", r#"{"command":"cd crates/core &&\ncargo test --all"}"#, &failing);
     call(
         &mut l,
         &mut seq,
-        "b",
+        "m",
         "bash",
-        r#"{"command":"cargo test --all"}"#,
-        &format!("{}[exit code 101]", "fail\n".repeat(411)),
+        r#"{"command":"python reproduce.py"}"#,
+        &format!(
+            "<returncode>2</returncode>\n<output>\n{}Traceback (most recent call last):\nValueError: bad row 4217\n</output>",
+            "x\n".repeat(300)
+        ),
     );
     call(
         &mut l,
@@ -146,15 +155,65 @@ fn placeholders_keep_tool_target_command_and_exit_code() {
         r#"{"path":"src/lib.rs","offset":10,"limit":20}"#,
         "…\n[showing lines 10–29 of 300; continue with offset=30]",
     );
+    let config = ContextConfig::default();
     let facts = |id: &str| l.entries().iter().find_map(|e| e.facts.clone().filter(|f| f.call_id == id)).unwrap();
+    let content = |id: &str| {
+        l.entries()
+            .iter()
+            .find_map(|e| e.message.tool_result().filter(|r| r.call_id == id).map(|r| r.content.clone()))
+            .unwrap()
+    };
+    let cargo = placeholder(&facts("b"), &content("b"), &config);
     assert_eq!(
-        placeholder(&facts("b")),
-        "[Old bash output cleared: `cargo test --all` exit 101, 412 lines; rerun a narrower command if needed]"
+        cargo,
+        "[Old bash output cleared: `cd crates/core &&\ncargo test --all` exit 101, 404 lines; rerun a narrower command if needed]\nIts error lines, verbatim:\nerror[E0308]: mismatched types\ntest result: FAILED. 3 passed; 1 failed",
+        "the whole command, the exit code and the errors"
     );
+    let python = placeholder(&facts("m"), &content("m"), &config);
+    assert!(python.contains("exit 2,"), "the recorded shells' <returncode>: {python}");
+    assert!(python.contains("ValueError: bad row 4217"), "{python}");
     assert_eq!(
-        placeholder(&facts("r")),
+        placeholder(&facts("r"), &content("r"), &config),
         "[Old file_read output cleared for src/lib.rs (lines 10–29); read it again if needed]"
     );
+}
+
+#[test]
+fn short_results_and_results_a_placeholder_would_not_shorten_are_never_pruned() {
+    let mut l = Ledger::new(3.2);
+    let mut seq = 1;
+    l.push(seq, Message::user("go"));
+    // Under the 200-token floor: three lines with an exact path and error.
+    call(&mut l, &mut seq, "tiny", "bash", r#"{"command":"ls"}"#, "src/a.rs: error: no such file\n[exit code 2]");
+    // Over the floor, but its error lines would make the placeholder longer than itself.
+    let errors = "error: boom at src/x.rs line 1\n".repeat(40);
+    call(&mut l, &mut seq, "errs", "bash", r#"{"command":"make"}"#, &format!("{errors}[exit code 1]"));
+    for n in 0..12 {
+        call(
+            &mut l,
+            &mut seq,
+            &format!("c{n}"),
+            "bash",
+            r#"{"command":"make"}"#,
+            &format!("line {n} of output\n").repeat(300),
+        );
+    }
+    let config = ContextConfig { placeholder_error_chars: 5_000, ..small_config() };
+    let plan = plan(&l, &ContextState::default(), &config, &tokens(&l), 1_000_000, BIG);
+    let pruned: Vec<&str> = plan
+        .actions
+        .iter()
+        .filter_map(|a| match a {
+            PruneAction::Replace { call_id, text, index, .. } => {
+                let original = l.entries()[*index].message.tool_result().unwrap().content.len();
+                assert!(text.len() < original, "{call_id}: the placeholder is shorter than what it replaces");
+                Some(call_id.as_str())
+            }
+            PruneAction::Shrink { .. } => None,
+        })
+        .collect();
+    assert!(!pruned.is_empty());
+    assert!(!pruned.contains(&"tiny") && !pruned.contains(&"errs"), "{pruned:?}");
 }
 
 #[test]
@@ -175,7 +234,14 @@ fn small_windows_scale_protection_and_the_minimum_down() {
     let mut seq = 1;
     l.push(seq, Message::user("go"));
     for n in 0..16 {
-        call(&mut l, &mut seq, &format!("c{n}"), "bash", r#"{"command":"make"}"#, &"line of output\n".repeat(300));
+        call(
+            &mut l,
+            &mut seq,
+            &format!("c{n}"),
+            "bash",
+            r#"{"command":"make"}"#,
+            &format!("line {n} of output\n").repeat(300),
+        );
     }
     let seed = ContextConfig::default();
     assert_eq!(

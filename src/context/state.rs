@@ -5,6 +5,8 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
+pub use super::breaker::Breaker;
+
 /// Why a tool result is sent as something other than its recorded content.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -97,16 +99,6 @@ impl StageCounters {
     }
 }
 
-/// The compaction circuit breaker (CONTEXT.md §5).
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Breaker {
-    pub consecutive_failures: u32,
-    /// Compactions in a row that saved under 10 %.
-    pub ineffective_in_row: u32,
-    /// Unix seconds when it opened; `None` while closed.
-    pub opened_at: Option<i64>,
-}
-
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ContextState {
     /// Tool results sent as something else, by call id.
@@ -139,6 +131,11 @@ pub struct ContextState {
     /// Recall blocks found for user messages (by seq), sent after the message's text.
     #[serde(default)]
     pub recall: BTreeMap<i64, String>,
+    /// The outline of earlier segments shown in the continuation message: it changes only
+    /// when the continuation is rewritten anyway (a compaction, a trim), never between, so it
+    /// does not break the cached prefix.
+    #[serde(default)]
+    pub outline: String,
 }
 
 impl ContextState {

@@ -164,8 +164,6 @@ pub fn render_cut(text: &str, cut: &Cut, spill: Spill<'_>) -> String {
     out
 }
 
-/// When the results of one assistant message exceed `cap` bytes together: which of them
-/// (by position) to spill further, largest first, until the rest fits.
 /// `text` cut to about `max_bytes` (head and tail) with a note that it was clipped to fit.
 pub fn clip_to_fit(text: &str, max_bytes: usize) -> String {
     let limits = TruncationLimits { max_lines: usize::MAX, max_bytes: max_bytes + NOTICE_ROOM, head_share: 0.6 };
@@ -182,6 +180,8 @@ pub fn clip_to_fit(text: &str, max_bytes: usize) -> String {
     }
 }
 
+/// When the results of one assistant message exceed `cap` bytes together: which of them
+/// (by position) to spill further, largest first, until the rest fits.
 pub fn turn_overflow(sizes: &[usize], cap: usize, reduced: usize) -> Vec<usize> {
     let mut total: usize = sizes.iter().sum();
     let mut order: Vec<usize> = (0..sizes.len()).collect();

@@ -15,5 +15,5 @@ pub use memory_kind::{MemoryKind, RetentionClass};
 pub use message::{Block, Message, Role, ToolCall, ToolResult};
 pub use mode::Mode;
 pub use request::{SystemBlock, ToolSpec};
-pub use text::{clip, first_plain_line, floor_char_boundary, format_tokens};
+pub use text::{clip, first_plain_line, floor_char_boundary, format_tokens, percent_of};
 pub use usage::Usage;

@@ -65,6 +65,12 @@ pub fn format_tokens(n: u64) -> String {
     }
 }
 
+/// `part` as a whole percentage of `whole`, rounded to the nearest: the one rounding every
+/// context figure uses, so the status line and `/context` never disagree.
+pub fn percent_of(part: u64, whole: u64) -> u64 {
+    if whole == 0 { 0 } else { ((part as u128 * 200 + whole as u128) / (whole as u128 * 2)) as u64 }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -98,5 +104,13 @@ mod tests {
         assert_eq!(format_tokens(200_000), "200k");
         assert_eq!(format_tokens(1_000_000), "1M");
         assert_eq!(format_tokens(1_250_000), "1.2M");
+    }
+
+    #[test]
+    fn percentages_round_to_the_nearest_whole() {
+        assert_eq!(super::percent_of(13_400, 200_000), 7, "6.7 % is 7 %, not 6 %");
+        assert_eq!(super::percent_of(12_900, 200_000), 6);
+        assert_eq!(super::percent_of(1, 0), 0);
+        assert_eq!(super::percent_of(200_000, 200_000), 100);
     }
 }

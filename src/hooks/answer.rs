@@ -87,7 +87,10 @@ fn from_stdout(stdout: &str) -> HookAnswer {
     let trimmed = stdout.trim();
     let Some(json) = trimmed.starts_with('{').then(|| serde_json::from_str::<Value>(trimmed).ok()).flatten() else {
         // Plain output: shown to the user; for the context events it is context too.
-        return HookAnswer { additional_context: (!trimmed.is_empty()).then(|| trimmed.to_string()), ..Default::default() };
+        return HookAnswer {
+            additional_context: (!trimmed.is_empty()).then(|| trimmed.to_string()),
+            ..Default::default()
+        };
     };
     let specific = json.get("hookSpecificOutput").unwrap_or(&Value::Null);
     let mut answer = HookAnswer {

@@ -158,7 +158,9 @@ mod tests {
         let hooks = Hooks::new(HooksConfig::default(), dir.path().to_path_buf());
         let command = format!("(sleep 2; touch {}) & sleep 30", marker.display());
         let started = std::time::Instant::now();
-        let out = hooks.run_one(HookEvent::Stop, &hook(&command, 300), serde_json::json!({}), &CancellationToken::new()).await;
+        let out = hooks
+            .run_one(HookEvent::Stop, &hook(&command, 300), serde_json::json!({}), &CancellationToken::new())
+            .await;
         assert!(started.elapsed() < Duration::from_secs(2), "{:?}", started.elapsed());
         assert!(out.answer.failure.unwrap().contains("killed after 300 ms"));
         tokio::time::sleep(Duration::from_millis(2_500)).await;

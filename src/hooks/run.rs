@@ -99,7 +99,14 @@ pub async fn run(
         Ok(Err(e)) => return Err(format!("waiting for `{command}` failed: {e}")),
         Err(_) => {
             let _ = Box::into_pin(child.kill()).await;
-            return Ok(HookRun { exit: None, stdout, stderr, timed_out: true, interrupted: false, duration: started.elapsed() });
+            return Ok(HookRun {
+                exit: None,
+                stdout,
+                stderr,
+                timed_out: true,
+                interrupted: false,
+                duration: started.elapsed(),
+            });
         }
     };
     Ok(HookRun { exit, stdout, stderr, timed_out: false, interrupted: false, duration: started.elapsed() })

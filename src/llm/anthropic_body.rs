@@ -10,9 +10,9 @@ use std::sync::Arc;
 use serde_json::{Value, json};
 
 use super::ChatRequest;
-use crate::conversation::SystemBlock;
 use super::wire_cache::WireCache;
 use crate::config::CacheTtl;
+use crate::conversation::SystemBlock;
 use crate::conversation::{Block, Message, Role};
 
 /// Anthropic refuses a request with more than four `cache_control` markers.

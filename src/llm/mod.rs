@@ -10,6 +10,7 @@ mod cache_analytics;
 mod discovery;
 mod error;
 mod http;
+mod model_list;
 mod openai;
 mod request;
 mod retry;
@@ -21,6 +22,7 @@ pub use cache_analytics::{BreakKind, CacheBreak, CacheCounts, CacheTracker, Fing
 pub use discovery::{ProbeResult, ServedWindow, discover_model, probe_local};
 pub use error::{LlmError, is_context_length_message};
 pub use http::{ClientSetupError, build_client, warm_up_tls};
+pub use model_list::list_models;
 pub use openai::OpenAiClient;
 pub use request::{ChatRequest, ChatResponse, StopReason, StreamEvent};
 pub use retry::{RetryPolicy, send_with_retries};

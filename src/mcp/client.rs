@@ -223,7 +223,9 @@ fn render(result: rmcp::model::CallToolResult) -> McpOutput {
             }
             ContentBlock::Audio(a) => parts.push(format!("[audio: {}, not shown]", a.mime_type)),
             ContentBlock::Resource(r) => match &r.resource {
-                ResourceContents::TextResourceContents { uri, text, .. } => parts.push(format!("[resource {uri}]\n{text}")),
+                ResourceContents::TextResourceContents { uri, text, .. } => {
+                    parts.push(format!("[resource {uri}]\n{text}"))
+                }
                 ResourceContents::BlobResourceContents { uri, mime_type, blob, .. } => parts.push(format!(
                     "[resource {uri}: {}, about {} bytes of binary content, not shown]",
                     mime_type.as_deref().unwrap_or("binary"),

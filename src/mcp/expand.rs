@@ -25,7 +25,9 @@ pub fn expand(text: &str, env: &dyn Fn(&str) -> Option<String>) -> Result<String
             (Some(value), _) => out.push_str(&value),
             (None, Some(default)) => out.push_str(default),
             (None, None) => {
-                return Err(format!("the environment variable {name} is not set; set it or give a default as ${{{name}:-value}}"));
+                return Err(format!(
+                    "the environment variable {name} is not set; set it or give a default as ${{{name}:-value}}"
+                ));
             }
         }
         rest = &after[end + 1..];

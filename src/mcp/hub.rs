@@ -27,10 +27,19 @@ pub type Reporter = Arc<dyn Fn(McpReport) + Send + Sync>;
 /// Something about a server the user should hear.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum McpReport {
-    Connected { server: String, tools: usize },
-    Failed { server: String, error: String },
+    Connected {
+        server: String,
+        tools: usize,
+    },
+    Failed {
+        server: String,
+        error: String,
+    },
     /// It was up and its connection ended.
-    Died { server: String, error: String },
+    Died {
+        server: String,
+        error: String,
+    },
 }
 
 /// A server's state, as `/mcp` shows it.
@@ -265,7 +274,10 @@ impl McpHub {
             .map(|(name, s)| ServerView {
                 name: name.clone(),
                 transport: match (&s.config.command, &s.config.url) {
-                    (Some(c), _) => format!("stdio: {}", std::iter::once(c).chain(&s.config.args).cloned().collect::<Vec<_>>().join(" ")),
+                    (Some(c), _) => format!(
+                        "stdio: {}",
+                        std::iter::once(c).chain(&s.config.args).cloned().collect::<Vec<_>>().join(" ")
+                    ),
                     (None, Some(u)) => format!("http: {u}"),
                     (None, None) => "unconfigured".into(),
                 },
@@ -322,7 +334,15 @@ impl McpHub {
             let state = if enabled { ServerState::Starting } else { ServerState::Disabled };
             slots.insert(
                 name.to_string(),
-                Slot { config, state, tools: None, connection: None, attempt: 0, started: Instant::now(), reported: false },
+                Slot {
+                    config,
+                    state,
+                    tools: None,
+                    connection: None,
+                    attempt: 0,
+                    started: Instant::now(),
+                    reported: false,
+                },
             );
             if !enabled {
                 return true;

@@ -47,6 +47,7 @@ mod tests {
             created_at: created.into(),
             updated_at: String::new(),
             expires_at: expires.map(String::from),
+            approved_by: None,
         }
     }
 

@@ -148,6 +148,7 @@ mod tests {
             created_at: String::new(),
             updated_at: String::new(),
             expires_at: None,
+            approved_by: None,
         }];
         assert_eq!(
             merge_decision(MemoryKind::Project, "Test command", "Tests run with `make check -j8`", &existing),

@@ -160,6 +160,7 @@ mod tests {
             created_at: format!("2026-11-{:02}T10:00:00Z", id.min(28)),
             updated_at: String::new(),
             expires_at: None,
+            approved_by: None,
         }
     }
 

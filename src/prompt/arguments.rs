@@ -130,7 +130,10 @@ mod tests {
         assert_eq!(substitute("from $1 to $2; $3. $x", r#"a "b c""#, Numbering::FromOne), "from a to b c; . $x");
         assert_eq!(substitute("first $0 second $1", "x y", Numbering::FromZero), "first x second y");
         assert_eq!(substitute("keep $0 and $10", "x", Numbering::FromOne), "keep $0 and $10\n\nARGUMENTS: x");
-        assert_eq!(substitute("Review the diff.", "carefully", Numbering::FromOne), "Review the diff.\n\nARGUMENTS: carefully");
+        assert_eq!(
+            substitute("Review the diff.", "carefully", Numbering::FromOne),
+            "Review the diff.\n\nARGUMENTS: carefully"
+        );
         assert_eq!(substitute("Review the diff.", "", Numbering::FromOne), "Review the diff.");
     }
 }

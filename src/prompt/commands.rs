@@ -167,7 +167,10 @@ mod tests {
             std::fs::create_dir_all(p.parent().unwrap()).unwrap();
             std::fs::write(p, text).unwrap();
         };
-        write(".claude/commands/fix.md", "---\ndescription: Fix an issue\nargument-hint: [number]\n---\nFix issue #$ARGUMENTS\n");
+        write(
+            ".claude/commands/fix.md",
+            "---\ndescription: Fix an issue\nargument-hint: [number]\n---\nFix issue #$ARGUMENTS\n",
+        );
         write(".claude/commands/frontend/test.md", "# Run the frontend tests\nnpm test $1");
         write(".cairn/commands/fix.md", "---\ndescription: cairn's own fix\n---\nOurs $1");
         write(".cairn/commands/bad name.md", "x");

@@ -94,7 +94,10 @@ fn toml_keys(head: &str) -> Result<BTreeMap<String, Value>, String> {
             let value = match v {
                 toml::Value::String(s) => Value::Text(s),
                 toml::Value::Array(items) => Value::List(
-                    items.into_iter().map(|i| i.as_str().map(str::to_string).unwrap_or_else(|| i.to_string())).collect(),
+                    items
+                        .into_iter()
+                        .map(|i| i.as_str().map(str::to_string).unwrap_or_else(|| i.to_string()))
+                        .collect(),
                 ),
                 other => Value::Text(other.to_string()),
             };

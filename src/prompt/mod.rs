@@ -15,11 +15,8 @@ pub mod skills;
 
 pub use commands::CustomCommand;
 pub use environment::Environment;
+pub use instructions::{InstructionFile, fingerprint, read_instruction_files, render_instructions};
 pub use skills::Skill;
-pub use instructions::{
-    INSTRUCTION_FILE_NAMES, InstructionFile, InstructionScan, SkipReason, SkippedInstruction, fingerprint,
-    read_instruction_files, render_instructions, scan_instruction_files,
-};
 
 use crate::conversation::Mode;
 use crate::conversation::SystemBlock;

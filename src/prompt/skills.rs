@@ -110,7 +110,8 @@ pub fn listing(skills: &[Skill]) -> String {
 
 /// The skill's instructions (its body, arguments substituted) and the files beside it.
 pub fn load(skill: &Skill, args: &str) -> Result<String, String> {
-    let text = std::fs::read_to_string(&skill.path).map_err(|e| format!("cannot read {}: {e}", skill.path.display()))?;
+    let text =
+        std::fs::read_to_string(&skill.path).map_err(|e| format!("cannot read {}: {e}", skill.path.display()))?;
     let fm = frontmatter::parse(&text)?;
     let body = super::arguments::substitute(fm.body.trim(), args, skill.numbering);
     let mut out = format!("# Skill: {}\n\n{body}\n", skill.name);
@@ -167,7 +168,10 @@ mod tests {
             "+++\nname = \"summarize\"\ndescription = \"Summarize a file\"\n+++\nSummarize $0 then $1\n",
         );
         write(user.join("skills/pdf/SKILL.md"), "---\ndescription: a user pdf skill\n---\nx");
-        write(project.join(".cairn/skills/hidden/SKILL.md"), "---\ndescription: d\ndisable-model-invocation: true\n---\nx");
+        write(
+            project.join(".cairn/skills/hidden/SKILL.md"),
+            "---\ndescription: d\ndisable-model-invocation: true\n---\nx",
+        );
         let (skills, problems) = discover(&skill_dirs(&project, &[user]));
         assert!(problems.is_empty(), "{problems:?}");
         let names: Vec<_> = skills.iter().map(|s| s.name.as_str()).collect();

@@ -10,7 +10,16 @@ fn store() -> (tempfile::TempDir, Store) {
 
 fn session(store: &Store) -> (ProjectId, String) {
     let p = store.project(std::path::Path::new("/work/a")).unwrap();
-    let s = store.create_session(p, NewSession { provider: "anthropic", model: "m", mode: "edit" }).unwrap();
+    let s = store
+        .create_session(
+            p,
+            NewSession {
+                provider: crate::config::ProviderKind::Anthropic,
+                model: "m",
+                mode: crate::conversation::Mode::Edit,
+            },
+        )
+        .unwrap();
     (p, s.id)
 }
 

@@ -20,6 +20,9 @@ pub struct MemoryRecord {
     pub updated_at: String,
     /// UTC, RFC 3339; working memories expire.
     pub expires_at: Option<String>,
+    /// Who approved it being global (a global save always needs someone): "you, in the
+    /// approval dialog", "--yes", "you, in /memories". `None` for a project memory.
+    pub approved_by: Option<String>,
 }
 
 pub struct NewMemory<'a> {
@@ -31,11 +34,12 @@ pub struct NewMemory<'a> {
     pub content: &'a str,
     pub session_id: Option<&'a str>,
     pub expires_at: Option<&'a str>,
+    /// Who approved a global memory (see [`MemoryRecord::approved_by`]).
+    pub approved_by: Option<&'a str>,
 }
 
 /// The columns [`memory_from_row`] reads, in its order.
-const MEMORY_COLUMNS: &str =
-    "id, kind, class, pinned, title, content, project_id IS NULL, session_id, created_at, updated_at, expires_at";
+const MEMORY_COLUMNS: &str = "id, kind, class, pinned, title, content, project_id IS NULL, session_id, created_at, updated_at, expires_at, approved_by";
 
 pub(super) fn memory_from_row(r: &Row<'_>) -> rusqlite::Result<MemoryRecord> {
     Ok(MemoryRecord {
@@ -50,6 +54,7 @@ pub(super) fn memory_from_row(r: &Row<'_>) -> rusqlite::Result<MemoryRecord> {
         created_at: r.get(8)?,
         updated_at: r.get(9)?,
         expires_at: r.get(10)?,
+        approved_by: r.get(11)?,
     })
 }
 
@@ -58,9 +63,19 @@ impl Store {
         let now = now_rfc3339();
         self.write(|tx| {
             tx.execute(
-                "INSERT INTO memories (project_id, kind, class, title, content, session_id, created_at, updated_at, expires_at)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?7, ?8)",
-                params![new.project.map(|p| p.0), new.kind, new.class, new.title, new.content, new.session_id, now, new.expires_at],
+                "INSERT INTO memories (project_id, kind, class, title, content, session_id, created_at, updated_at, expires_at, approved_by)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?7, ?8, ?9)",
+                params![
+                    new.project.map(|p| p.0),
+                    new.kind,
+                    new.class,
+                    new.title,
+                    new.content,
+                    new.session_id,
+                    now,
+                    new.expires_at,
+                    new.project.is_none().then_some(new.approved_by).flatten()
+                ],
             )?;
             let id = tx.last_insert_rowid();
             Ok(tx.query_row(&format!("SELECT {MEMORY_COLUMNS} FROM memories WHERE id = ?1"), params![id], memory_from_row)?)
@@ -106,13 +121,20 @@ impl Store {
         .map(|n| n == 1)
     }
 
-    /// Make a memory global (every project sees it) or this project's own; false when there is
-    /// none by that id.
-    pub fn set_memory_global(&self, project: ProjectId, id: i64, global: bool) -> Result<bool, StoreError> {
+    /// Make a memory global (every project sees it), recording who approved that, or this
+    /// project's own; false when there is none by that id.
+    pub fn set_memory_global(
+        &self,
+        project: ProjectId,
+        id: i64,
+        global: bool,
+        approved_by: Option<&str>,
+    ) -> Result<bool, StoreError> {
         self.execute(
-            "UPDATE memories SET project_id = CASE WHEN ?3 THEN NULL ELSE ?2 END, updated_at = ?4
+            "UPDATE memories SET project_id = CASE WHEN ?3 THEN NULL ELSE ?2 END,
+                 approved_by = CASE WHEN ?3 THEN ?5 ELSE NULL END, updated_at = ?4
              WHERE id = ?1 AND (project_id = ?2 OR project_id IS NULL)",
-            params![id, project.0, global, now_rfc3339()],
+            params![id, project.0, global, now_rfc3339(), approved_by],
         )
         .map(|n| n == 1)
     }

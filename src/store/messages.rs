@@ -18,6 +18,9 @@ pub struct ToolDisplay {
     pub diff: Option<String>,
     pub duration_ms: u64,
     pub not_run: bool,
+    /// The approval line: what allowed or refused the call (`None` for calls recorded before
+    /// cairn kept it, and for calls nothing had to decide).
+    pub decided_by: Option<String>,
 }
 
 /// The full, untruncated record of one tool call.
@@ -33,6 +36,8 @@ pub struct ToolRecord {
     pub duration_ms: u64,
     /// The call never ran: refused, denied, interrupted, or its arguments did not parse.
     pub not_run: bool,
+    /// The transcript's approval line: the rule, mode, user or sandbox that decided the call.
+    pub decided_by: Option<String>,
 }
 
 impl Store {
@@ -77,8 +82,8 @@ impl Store {
         )?;
         if let Some(r) = record {
             tx.execute(
-                "INSERT INTO tool_results (session_id, message_id, call_id, tool, arguments, output, is_error, exit_code, diff, duration_ms, created_at, not_run)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)",
+                "INSERT INTO tool_results (session_id, message_id, call_id, tool, arguments, output, is_error, exit_code, diff, duration_ms, created_at, not_run, decided_by)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)",
                 params![
                     session,
                     id,
@@ -91,7 +96,8 @@ impl Store {
                     r.diff,
                     r.duration_ms as i64,
                     now,
-                    r.not_run
+                    r.not_run,
+                    r.decided_by
                 ],
             )?;
         }
@@ -124,12 +130,18 @@ impl Store {
     /// output, in one query.
     pub fn tool_display(&self, session: &str) -> Result<std::collections::HashMap<String, ToolDisplay>, StoreError> {
         let conn = self.conn();
-        let mut stmt =
-            conn.prepare("SELECT call_id, diff, duration_ms, not_run FROM tool_results WHERE session_id = ?1")?;
+        let mut stmt = conn.prepare(
+            "SELECT call_id, diff, duration_ms, not_run, decided_by FROM tool_results WHERE session_id = ?1",
+        )?;
         let rows = stmt.query_map(params![session], |r| {
             Ok((
                 r.get::<_, String>(0)?,
-                ToolDisplay { diff: r.get(1)?, duration_ms: r.get::<_, i64>(2)? as u64, not_run: r.get(3)? },
+                ToolDisplay {
+                    diff: r.get(1)?,
+                    duration_ms: r.get::<_, i64>(2)? as u64,
+                    not_run: r.get(3)?,
+                    decided_by: r.get(4)?,
+                },
             ))
         })?;
         Ok(rows.collect::<Result<_, _>>()?)
@@ -140,7 +152,7 @@ impl Store {
         Ok(self
             .conn()
             .query_row(
-                "SELECT call_id, tool, arguments, output, is_error, exit_code, diff, duration_ms, not_run
+                "SELECT call_id, tool, arguments, output, is_error, exit_code, diff, duration_ms, not_run, decided_by
                  FROM tool_results WHERE session_id = ?1 AND call_id = ?2 ORDER BY id DESC LIMIT 1",
                 params![session, call_id],
                 |r| {
@@ -154,6 +166,7 @@ impl Store {
                         diff: r.get(6)?,
                         duration_ms: r.get::<_, i64>(7)? as u64,
                         not_run: r.get(8)?,
+                        decided_by: r.get(9)?,
                     })
                 },
             )

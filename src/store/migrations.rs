@@ -244,6 +244,12 @@ const STEPS: &[&str] = &[
     );
     CREATE INDEX message_rewinds_by_session ON message_rewinds(session_id, first_seq);
     "#,
+    // 8: what allowed or refused each call (a rule, the mode, the user, the sandbox), as the
+    // transcript's approval line shows it; and who approved saving a global memory.
+    r#"
+    ALTER TABLE tool_results ADD COLUMN decided_by TEXT;
+    ALTER TABLE memories ADD COLUMN approved_by TEXT;
+    "#,
 ];
 
 pub const LATEST: i64 = STEPS.len() as i64;

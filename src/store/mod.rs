@@ -6,6 +6,7 @@
 mod blobs;
 mod checkpoints;
 mod context;
+mod drafts;
 mod error;
 mod lock;
 mod memories;
@@ -16,6 +17,7 @@ mod search;
 mod segments;
 mod sessions;
 mod usage;
+mod usage_report;
 mod vocabulary;
 
 pub use blobs::{BlobContent, CapReport, CheckpointSpace, ContentHash, NewBlob};
@@ -33,6 +35,7 @@ pub use search::{MessageHit, searchable_text};
 pub use segments::SegmentRow;
 pub use sessions::{NewSession, SessionInfo, SessionSummary};
 pub use usage::UsageTotals;
+pub use usage_report::{DailyUsage, LoggedCompaction, UsageRow};
 
 use std::path::Path;
 use std::sync::{Mutex, MutexGuard};
@@ -61,12 +64,22 @@ impl Store {
         if let Some(dir) = path.parent() {
             std::fs::create_dir_all(dir).map_err(|e| StoreError::open_folder(path, &e))?;
         }
-        let conn = Connection::open(path).map_err(|e| StoreError::open(path, &e))?;
-        let locks = lock::Locks::Dir(path.with_file_name("locks"));
-        Store::init(conn, locks).map_err(|e| match e {
-            StoreError::Sql(err) => StoreError::open(path, &err),
-            other => other,
-        })
+        // Opening runs statements the busy handler does not cover (switching a new file to WAL,
+        // reading a WAL index another opener is still building): when several processes open a
+        // new database at once, the losers see "database is locked" and simply try again.
+        let started = std::time::Instant::now();
+        loop {
+            let conn = Connection::open(path).map_err(|e| StoreError::open(path, &e))?;
+            let locks = lock::Locks::Dir(path.with_file_name("locks"));
+            match Store::init(conn, locks) {
+                Ok(store) => return Ok(store),
+                Err(e) if e.is_busy() && started.elapsed() < WRITE_WAIT => {
+                    std::thread::sleep(Duration::from_millis(fastrand::u64(10..50)));
+                }
+                Err(StoreError::Sql(err)) => return Err(StoreError::open(path, &err)),
+                Err(other) => return Err(other),
+            }
+        }
     }
 
     /// A private in-memory database, for tests and replays.

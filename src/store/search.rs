@@ -47,7 +47,7 @@ impl Store {
         let conn = self.conn();
         let mut stmt = conn.prepare(
             "SELECT m.id, m.kind, m.class, m.pinned, m.title, m.content, m.project_id IS NULL, m.session_id,
-                    m.created_at, m.updated_at, m.expires_at
+                    m.created_at, m.updated_at, m.expires_at, m.approved_by
              FROM memories_fts f JOIN memories m ON m.id = f.rowid
              WHERE memories_fts MATCH ?1 AND (m.project_id = ?2 OR m.project_id IS NULL)
              ORDER BY bm25(memories_fts, 2.0, 1.0) LIMIT ?3",

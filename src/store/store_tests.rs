@@ -114,6 +114,7 @@ fn memories_are_scoped_to_their_project_plus_global_ones() {
         content: "c",
         session_id: None,
         expires_at: None,
+        approved_by: None,
     };
     let mine = store.create_memory(new(Some(a), "uses tabs")).unwrap();
     let global = store.create_memory(new(None, "prefers short answers")).unwrap();
@@ -125,13 +126,13 @@ fn memories_are_scoped_to_their_project_plus_global_ones() {
     assert!(store.set_memory_pinned(a, mine.id, true).unwrap());
     assert!(store.memory(a, mine.id).unwrap().unwrap().pinned);
     assert!(store.memory(b, global.id).unwrap().unwrap().global);
-    assert!(store.set_memory_global(a, mine.id, true).unwrap());
+    assert!(store.set_memory_global(a, mine.id, true, Some("you")).unwrap());
     assert!(store.memory(b, mine.id).unwrap().is_some_and(|m| m.global), "now every project sees it");
-    assert!(store.set_memory_global(b, mine.id, false).unwrap(), "made b's own from b");
+    assert!(store.set_memory_global(b, mine.id, false, None).unwrap(), "made b's own from b");
     assert!(store.memory(a, mine.id).unwrap().is_none());
-    assert!(store.set_memory_global(b, mine.id, false).unwrap());
-    assert!(!store.set_memory_global(a, theirs.id, true).unwrap(), "another project's memory stays there");
-    assert!(store.set_memory_global(b, mine.id, true).unwrap());
+    assert!(store.set_memory_global(b, mine.id, false, None).unwrap());
+    assert!(!store.set_memory_global(a, theirs.id, true, Some("you")).unwrap(), "another project's memory stays there");
+    assert!(store.set_memory_global(b, mine.id, true, Some("you")).unwrap());
     assert!(store.delete_memory(a, mine.id).unwrap());
     assert!(store.memory(a, mine.id).unwrap().is_none());
 }
@@ -152,6 +153,7 @@ fn a_compaction_commits_state_log_and_memory_together_or_not_at_all() {
         content: "sum",
         session_id: Some(&s.id),
         expires_at: None,
+        approved_by: None,
     };
     store.commit_compaction(&s.id, "{\"v\":2}", &record, Some(memory)).unwrap();
     assert_eq!(store.context_state(&s.id).unwrap().as_deref(), Some("{\"v\":2}"));
@@ -167,6 +169,7 @@ fn a_compaction_commits_state_log_and_memory_together_or_not_at_all() {
         content: "c",
         session_id: Some("no-such-session"),
         expires_at: None,
+        approved_by: None,
     };
     assert!(store.commit_compaction(&s.id, "{\"v\":3}", &record, Some(bad)).is_err());
     assert_eq!(store.context_state(&s.id).unwrap().as_deref(), Some("{\"v\":2}"));

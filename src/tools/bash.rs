@@ -52,10 +52,6 @@ impl Bash {
         Bash { sandbox }
     }
 
-    pub fn sandbox(&self) -> &SandboxPolicy {
-        &self.sandbox
-    }
-
     async fn run_with(
         &self,
         args: &serde_json::Value,
@@ -417,3 +413,7 @@ impl OutputBuffer {
 #[cfg(test)]
 #[path = "bash_tests.rs"]
 mod tests;
+
+#[cfg(test)]
+#[path = "bash_sandbox_tests.rs"]
+mod sandbox_tests;

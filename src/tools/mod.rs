@@ -1,15 +1,17 @@
-//! The tools the model can call: the `Tool` trait, the registry, the mode policy, path
-//! resolution, and the built-in tools themselves.
+//! The tools the model can call: the `Tool` trait, the registry, the permission rules, the OS
+//! sandbox for `bash`, path resolution, and the built-in tools themselves.
 //!
-//! A call goes through three steps, in this order, in `agent`: policy (may this run at all in
-//! this mode and on these paths?), approval (does the user agree, having seen the preview?),
-//! execution. `prepare` computes the preview without side effects; `execute` performs exactly
-//! what was prepared, and refuses if the world changed in between.
+//! A call goes through three steps, in this order, in `agent`: permissions (may this run in
+//! this mode, on these paths, under these rules? — `permissions::Policy`), approval (does the
+//! user agree, having seen the preview?), execution (`bash` inside the sandbox). `prepare`
+//! computes the preview without side effects; `execute` performs exactly what was prepared, and
+//! refuses if the world changed in between.
 
 mod change;
 mod paths;
 mod policy;
 mod registry;
+mod summary;
 #[cfg(test)]
 mod test_support;
 mod tracker;
@@ -31,9 +33,10 @@ pub mod web_fetch;
 pub use change::FileChange;
 pub use memory::{MemoryAccess, MemoryDraft};
 pub use paths::{ProjectPath, resolve_path};
-pub use policy::{ApprovalPolicy, Verdict, decide};
+pub use policy::ApprovalPolicy;
 pub use registry::Registry;
 pub use sandbox::SandboxPolicy;
+pub use summary::summary_of;
 pub use tracker::{FileTracker, Fingerprinter};
 
 use std::path::PathBuf;
@@ -44,7 +47,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::config::ToolsConfig;
 
-/// What a tool does to the world; the policy decides from this alone.
+/// What a tool does to the world; the permission policy starts from this.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Access {
     /// Reads files; never changes anything.
@@ -88,8 +91,8 @@ pub struct ToolContext {
 pub struct Prepared {
     /// One line for the transcript and the approval dialog: `src/lib.rs`, `$ cargo test`.
     pub summary: String,
-    /// Every file or directory the call touches, resolved; the policy checks these against the
-    /// project root.
+    /// Every file or directory the call touches, resolved; the permission policy checks these
+    /// against the project root and the rules.
     pub paths: Vec<ProjectPath>,
     /// For writes and edits: the exact change the user approves and `execute` applies.
     pub change: Option<FileChange>,

@@ -9,9 +9,9 @@ use super::grep::Grep;
 use super::memory::{MemorySave, MemorySearch};
 use super::web_fetch::WebFetch;
 use super::{Access, Tool};
-use std::sync::Arc;
 use crate::conversation::Mode;
 use crate::conversation::ToolSpec;
+use std::sync::Arc;
 
 pub struct Registry {
     tools: Vec<Arc<dyn Tool>>,
@@ -19,6 +19,7 @@ pub struct Registry {
 
 impl Registry {
     /// The built-in tools, in the order the model sees them, with `bash` unconfined.
+    #[cfg(test)]
     pub fn builtin() -> Registry {
         Registry::builtin_with(Bash::default())
     }
@@ -55,16 +56,18 @@ impl Registry {
         self.tools.iter().map(|t| t.name())
     }
 
-    /// The tools the model is told about in `mode`: none in ask mode, read-only and memory
-    /// tools in plan mode, all in edit mode. Order is registration order, so the list is
-    /// byte-stable from request to request (it sits in the cached prefix).
+    /// The tools the model is told about in `mode`: none in ask mode; in plan mode the
+    /// read-only and memory tools, and `bash`, whose commands the permission policy checks one
+    /// by one against the read-only set (and which runs in the read-only sandbox); all in edit
+    /// mode. Order is registration order, so the list is byte-stable from request to request
+    /// (it sits in the cached prefix).
     pub fn specs(&self, mode: Mode) -> Vec<ToolSpec> {
         self.tools
             .iter()
             .filter(|t| match mode {
                 Mode::Ask => false,
                 // web_fetch is offered: plan mode runs it where a rule allows its domain.
-                Mode::Plan => t.access().is_read_only() || t.access() == Access::Network,
+                Mode::Plan => t.access().is_read_only() || matches!(t.access(), Access::Execute | Access::Network),
                 Mode::Edit => true,
             })
             .map(|t| ToolSpec {
@@ -90,7 +93,17 @@ mod tests {
         let names: Vec<_> = registry.names().collect();
         assert_eq!(
             names,
-            ["file_read", "glob", "grep", "file_write", "file_edit", "bash", "memory_save", "memory_search", "web_fetch"]
+            [
+                "file_read",
+                "glob",
+                "grep",
+                "file_write",
+                "file_edit",
+                "bash",
+                "memory_save",
+                "memory_search",
+                "web_fetch"
+            ]
         );
         for name in names {
             let tool = registry.get(name).unwrap();
@@ -105,8 +118,8 @@ mod tests {
     }
 
     #[test]
-    fn plan_mode_gets_only_the_read_only_and_memory_tools() {
+    fn plan_mode_gets_the_read_only_tools_bash_and_the_memory_tools() {
         let names: Vec<_> = Registry::builtin().specs(Mode::Plan).into_iter().map(|s| s.name).collect();
-        assert_eq!(names, ["file_read", "glob", "grep", "memory_save", "memory_search", "web_fetch"]);
+        assert_eq!(names, ["file_read", "glob", "grep", "bash", "memory_save", "memory_search", "web_fetch"]);
     }
 }

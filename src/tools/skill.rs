@@ -23,8 +23,7 @@ impl SkillTool {
     fn find(&self, name: &str) -> Result<&Skill, ToolError> {
         let name = name.trim().trim_start_matches('/');
         self.skills.iter().find(|s| s.name == name && s.model_invocable).ok_or_else(|| {
-            let known: Vec<&str> =
-                self.skills.iter().filter(|s| s.model_invocable).map(|s| s.name.as_str()).collect();
+            let known: Vec<&str> = self.skills.iter().filter(|s| s.model_invocable).map(|s| s.name.as_str()).collect();
             ToolError::new(format!("There is no skill `{name}`. The skills are: {}.", known.join(", ")))
         })
     }

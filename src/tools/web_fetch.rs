@@ -199,15 +199,17 @@ impl Tool for WebFetch {
                 out.push_str(&format!(" (HTTP {status})"));
             }
             if let Some(limit) = cut_at {
-                out.push_str(&format!(
-                    " — only its first {limit} bytes were read (tools.web_fetch_max_bytes)"
-                ));
+                out.push_str(&format!(" — only its first {limit} bytes were read (tools.web_fetch_max_bytes)"));
             }
             out.push_str("\n\n");
             if let Some(prompt) = args.prompt.as_deref().filter(|p| !p.trim().is_empty()) {
                 let found = matches_for(prompt, &page);
                 if !found.is_empty() {
-                    out.push_str(&format!("Lines mentioning “{}” (line: text):\n{}\n\n---\n\n", prompt.trim(), found.join("\n")));
+                    out.push_str(&format!(
+                        "Lines mentioning “{}” (line: text):\n{}\n\n---\n\n",
+                        prompt.trim(),
+                        found.join("\n")
+                    ));
                 }
             }
             out.push_str(page.trim());
@@ -241,12 +243,8 @@ async fn fetch(url: reqwest::Url, max_bytes: usize) -> Result<Fetched, ToolError
         )));
     }
     let status = response.status().as_u16();
-    let content_type = response
-        .headers()
-        .get(reqwest::header::CONTENT_TYPE)
-        .and_then(|v| v.to_str().ok())
-        .unwrap_or("")
-        .to_string();
+    let content_type =
+        response.headers().get(reqwest::header::CONTENT_TYPE).and_then(|v| v.to_str().ok()).unwrap_or("").to_string();
     let mut body = Vec::new();
     let mut cut_at = None;
     let mut stream = response.bytes_stream();

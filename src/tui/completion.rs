@@ -136,7 +136,9 @@ fn commands(typed: &str, custom: &[crate::agent::CommandInfo]) -> Vec<Candidate>
         .map(|(name, arg, help)| Candidate {
             label: if arg.is_empty() { name.to_string() } else { format!("{name} {arg}") },
             detail: help.to_string(),
-            insert: if arg.is_empty() { name.to_string() } else { format!("{name} ") },
+            // A command whose argument is optional runs from the list at once (its picker opens);
+            // one that needs an argument waits for it.
+            insert: if arg.is_empty() || arg.starts_with('[') { name.to_string() } else { format!("{name} ") },
         })
         .collect()
 }
@@ -175,7 +177,7 @@ mod tests {
         assert_eq!(c.kind, CompletionKind::Command);
         assert_eq!(c.items[0].label, "/memories");
         let c = complete(&lines("/mo"), 0, 3, &FileIndex::default()).unwrap();
-        assert_eq!(c.items.iter().map(|i| i.insert.as_str()).collect::<Vec<_>>(), ["/mode ", "/model "]);
+        assert_eq!(c.items.iter().map(|i| i.insert.as_str()).collect::<Vec<_>>(), ["/mode ", "/model"]);
         assert!(complete(&lines("/"), 0, 1, &FileIndex::default()).unwrap().items.len() >= 8);
     }
 
@@ -189,7 +191,7 @@ mod tests {
             description: "Fix an issue".into(),
         };
         let c = complete_with(&lines("/fi"), 0, 3, &FileIndex::default(), &[fix]).unwrap();
-        assert_eq!((c.items[0].label.as_str(), c.items[0].insert.as_str()), ("/fix [issue]", "/fix "));
+        assert_eq!((c.items[0].label.as_str(), c.items[0].insert.as_str()), ("/fix [issue]", "/fix"));
     }
 
     #[test]

@@ -25,6 +25,18 @@ pub struct Composer {
     dismissed: Option<(usize, usize, String)>,
     /// Custom commands and skills, completed like the built-in commands.
     custom: Vec<crate::agent::CommandInfo>,
+    /// Ctrl+R: searching the prompt history.
+    search: Option<HistorySearch>,
+}
+
+/// A search through earlier prompts (Ctrl+R), newest match first.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct HistorySearch {
+    pub query: String,
+    /// The history entry shown, when the query matches one.
+    pub hit: Option<usize>,
+    /// The prompt as it was before the search, restored by cancelling.
+    draft: String,
 }
 
 impl Composer {
@@ -37,6 +49,7 @@ impl Composer {
             completion: None,
             dismissed: None,
             custom: Vec::new(),
+            search: None,
         };
         c.apply_theme(theme);
         c
@@ -119,6 +132,82 @@ impl Composer {
         let changed = self.textarea.input(key);
         self.refresh_completion(files);
         changed
+    }
+
+    /// Ctrl+U: delete from the cursor to the start of its line.
+    pub fn delete_to_line_start(&mut self, files: &FileIndex) {
+        self.textarea.delete_line_by_head();
+        self.refresh_completion(files);
+    }
+
+    /// Ctrl+Z: undo the last edit.
+    pub fn undo(&mut self, files: &FileIndex) {
+        self.textarea.undo();
+        self.refresh_completion(files);
+    }
+
+    /// The history search in progress, if any.
+    pub fn history_search(&self) -> Option<&HistorySearch> {
+        self.search.as_ref()
+    }
+
+    /// Ctrl+R: start searching earlier prompts; the prompt so far comes back on cancel.
+    pub fn start_history_search(&mut self) {
+        self.completion = None;
+        self.search = Some(HistorySearch { query: String::new(), hit: None, draft: self.text() });
+    }
+
+    /// The query changed: show the newest prompt that contains it.
+    pub fn search_type(&mut self, edit: impl FnOnce(&mut String)) {
+        let Some(search) = &mut self.search else { return };
+        edit(&mut search.query);
+        let hit = self.find_in_history(self.history.len(), true);
+        self.show_search_hit(hit);
+    }
+
+    /// Ctrl+R again: an older match; Down: a newer one. Stays put when there is none.
+    pub fn search_step(&mut self, older: bool) {
+        let Some(hit) = self.search.as_ref().and_then(|s| s.hit) else { return };
+        if let Some(next) = self.find_in_history(if older { hit } else { hit + 1 }, older) {
+            self.show_search_hit(Some(next));
+        }
+    }
+
+    /// The history entry before `from` (older) or from `from` on (newer) containing the query.
+    fn find_in_history(&self, from: usize, older: bool) -> Option<usize> {
+        let query = self.search.as_ref()?.query.to_lowercase();
+        if query.is_empty() {
+            return None;
+        }
+        let matches = |i: &usize| self.history[*i].to_lowercase().contains(&query);
+        if older {
+            (0..from.min(self.history.len())).rev().find(matches)
+        } else {
+            (from..self.history.len()).find(matches)
+        }
+    }
+
+    /// Show history entry `hit`, or the draft when nothing matches.
+    fn show_search_hit(&mut self, hit: Option<usize>) {
+        let Some(search) = self.search.take() else { return };
+        let text = match hit {
+            Some(i) => self.history[i].clone(),
+            None => search.draft.clone(),
+        };
+        self.set_text(&text);
+        self.search = Some(HistorySearch { hit, ..search });
+    }
+
+    /// Enter: keep the match in the prompt, to edit or send.
+    pub fn accept_history_search(&mut self) {
+        self.search = None;
+    }
+
+    /// Esc: back to the prompt as it was.
+    pub fn cancel_history_search(&mut self) {
+        if let Some(search) = self.search.take() {
+            self.set_text(&search.draft);
+        }
     }
 
     pub fn insert_newline(&mut self) {
@@ -270,6 +359,42 @@ mod tests {
         assert!(c.history_next());
         assert!(c.history_next());
         assert_eq!(c.text(), "dra");
+    }
+
+    #[test]
+    fn ctrl_r_finds_older_prompts_and_esc_restores_the_draft() {
+        let mut c = Composer::new(&Theme::fallback(true));
+        c.remember(["cargo test cart".to_string(), "fix the build".to_string(), "cargo clippy".to_string()]);
+        typed(&mut c, "draft");
+        c.start_history_search();
+        c.search_type(|q| q.push_str("cargo"));
+        assert_eq!(c.text(), "cargo clippy", "the newest match first");
+        c.search_step(true);
+        assert_eq!(c.text(), "cargo test cart");
+        c.search_step(true);
+        assert_eq!(c.text(), "cargo test cart", "no older match: it stays");
+        c.search_step(false);
+        assert_eq!(c.text(), "cargo clippy");
+        c.search_type(|q| q.push_str("zzz"));
+        assert_eq!(c.history_search().unwrap().hit, None);
+        c.cancel_history_search();
+        assert_eq!(c.text(), "draft");
+        c.start_history_search();
+        c.search_type(|q| q.push_str("BUILD"));
+        c.accept_history_search();
+        assert_eq!((c.text(), c.history_search()), ("fix the build".to_string(), None));
+    }
+
+    #[test]
+    fn ctrl_u_deletes_to_the_start_of_the_line_and_ctrl_z_undoes() {
+        let mut c = Composer::new(&Theme::fallback(true));
+        typed(&mut c, "first line");
+        c.insert_newline();
+        typed(&mut c, "second line");
+        c.delete_to_line_start(&FileIndex::default());
+        assert_eq!(c.text(), "first line\n");
+        c.undo(&FileIndex::default());
+        assert_eq!(c.text(), "first line\nsecond line");
     }
 
     #[test]

@@ -14,6 +14,9 @@ pub enum KeyContext {
     DenyReason,
     Overlay,
     Setup,
+    HistorySearch,
+    Search,
+    PlanReady,
 }
 
 impl KeyContext {
@@ -26,6 +29,9 @@ impl KeyContext {
             KeyContext::DenyReason => "Reason for a denial",
             KeyContext::Overlay => "Lists and views (/sessions, /memories, /context, /help)",
             KeyContext::Setup => "Setup screen",
+            KeyContext::HistorySearch => "Searching prompt history (Ctrl+R)",
+            KeyContext::Search => "Searching the transcript or a tool's output",
+            KeyContext::PlanReady => "A plan is ready (after a plan-mode turn, prompt empty)",
         }
     }
 }
@@ -46,6 +52,10 @@ pub enum GlobalAction {
     CopyAnswer,
     ToggleMouse,
     Redraw,
+    /// Search the transcript (`/` only while scrolled back, where it cannot start a command).
+    SearchTranscript,
+    /// The whole output of the newest tool call on screen, in a scrollable view.
+    ShowToolOutput,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -55,6 +65,9 @@ pub enum ComposerAction {
     HistoryPrev,
     HistoryNext,
     OpenEditor,
+    DeleteToLineStart,
+    Undo,
+    SearchHistory,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -71,6 +84,8 @@ pub enum CompletionAction {
 pub enum ApprovalAction {
     Approve,
     ApproveForSession,
+    ApproveForProject,
+    TogglePrefix,
     Deny,
     ToggleDiffView,
     ScrollUp,
@@ -92,6 +107,30 @@ pub enum OverlayAction {
     TogglePin,
     ToggleGlobal,
     Delete,
+    /// Search inside the view (a tool's output).
+    Search,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum HistorySearchAction {
+    Older,
+    Newer,
+    Accept,
+    Cancel,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SearchAction {
+    Older,
+    Newer,
+    Close,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PlanAction {
+    CarryOut,
+    EditPlan,
+    Dismiss,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -109,6 +148,9 @@ pub enum Action {
     Reason(ReasonAction),
     Overlay(OverlayAction),
     Setup(SetupAction),
+    HistorySearch(HistorySearchAction),
+    Search(SearchAction),
+    Plan(PlanAction),
 }
 
 impl Action {
@@ -121,6 +163,9 @@ impl Action {
             Action::Reason(_) => KeyContext::DenyReason,
             Action::Overlay(_) => KeyContext::Overlay,
             Action::Setup(_) => KeyContext::Setup,
+            Action::HistorySearch(_) => KeyContext::HistorySearch,
+            Action::Search(_) => KeyContext::Search,
+            Action::Plan(_) => KeyContext::PlanReady,
         }
     }
 }
@@ -223,6 +268,16 @@ pub const BINDINGS: &[Binding] = &[
         "free the mouse to select text natively; again to scroll with the wheel",
     ),
     bind(&[ctrl('l')], Action::Global(GlobalAction::Redraw), "repaint the screen"),
+    bind(
+        &[ctrl('f'), ch('/')],
+        Action::Global(GlobalAction::SearchTranscript),
+        "search the transcript (/ while scrolled back)",
+    ),
+    bind(
+        &[alt(K::Char('o'))],
+        Action::Global(GlobalAction::ShowToolOutput),
+        "the whole output of the newest tool call on screen, scrollable",
+    ),
     bind(&[key(K::Enter)], Action::Composer(ComposerAction::Submit), "send (queued if the agent is busy)"),
     bind(&[shift(K::Enter), ctrl('j'), alt(K::Enter)], Action::Composer(ComposerAction::Newline), "insert a newline"),
     bind(&[key(K::Up)], Action::Composer(ComposerAction::HistoryPrev), "previous prompt (on the first line)"),
@@ -232,6 +287,9 @@ pub const BINDINGS: &[Binding] = &[
         Action::Composer(ComposerAction::OpenEditor),
         "write the prompt in $VISUAL or $EDITOR; it comes back here to send",
     ),
+    bind(&[ctrl('u')], Action::Composer(ComposerAction::DeleteToLineStart), "delete to the start of the line"),
+    bind(&[ctrl('z')], Action::Composer(ComposerAction::Undo), "undo the last edit"),
+    bind(&[ctrl('r')], Action::Composer(ComposerAction::SearchHistory), "search earlier prompts"),
     bind(&[key(K::Up), ctrl('p')], Action::Completion(CompletionAction::Prev), "previous suggestion"),
     bind(&[key(K::Down), ctrl('n')], Action::Completion(CompletionAction::Next), "next suggestion"),
     bind(&[key(K::Tab)], Action::Completion(CompletionAction::Accept), "take the suggestion"),
@@ -241,11 +299,21 @@ pub const BINDINGS: &[Binding] = &[
         "take it; a command that needs nothing more runs",
     ),
     bind(&[key(K::Esc)], Action::Completion(CompletionAction::Dismiss), "close the list"),
-    bind(&[ch('y')], Action::Approval(ApprovalAction::Approve), "approve this call"),
+    bind(&[ch('y')], Action::Approval(ApprovalAction::Approve), "approve this call once"),
     bind(
         &[ch('a')],
         Action::Approval(ApprovalAction::ApproveForSession),
-        "approve this tool for the rest of the session",
+        "approve it, and for the rest of the session what the rule shown covers (never every call of the tool)",
+    ),
+    bind(
+        &[ch('p')],
+        Action::Approval(ApprovalAction::ApproveForProject),
+        "approve it, and save the rule shown for this project (.cairn/settings.local.toml)",
+    ),
+    bind(
+        &[key(K::Tab)],
+        Action::Approval(ApprovalAction::TogglePrefix),
+        "switch the rule shown between exactly this call and its broader prefix (git push *, src/)",
     ),
     bind(&[ch('n')], Action::Approval(ApprovalAction::Deny), "deny, with an optional reason for the model"),
     bind(&[ch('d')], Action::Approval(ApprovalAction::ToggleDiffView), "toggle unified and side-by-side diff"),
@@ -264,7 +332,18 @@ pub const BINDINGS: &[Binding] = &[
         "make the memory global (every project) or this project's own",
     ),
     bind(&[ch('d'), key(K::Delete)], Action::Overlay(OverlayAction::Delete), "delete the memory (press twice)"),
+    bind(&[ch('/')], Action::Overlay(OverlayAction::Search), "search the output"),
     bind(&[ch('q'), key(K::Esc), key(K::Enter)], Action::Setup(SetupAction::Leave), "leave cairn"),
+    bind(&[ctrl('r'), key(K::Up)], Action::HistorySearch(HistorySearchAction::Older), "an older match"),
+    bind(&[ctrl('s'), key(K::Down)], Action::HistorySearch(HistorySearchAction::Newer), "a newer match"),
+    bind(&[key(K::Enter), key(K::Tab)], Action::HistorySearch(HistorySearchAction::Accept), "take it into the prompt"),
+    bind(&[key(K::Esc), ctrl('g')], Action::HistorySearch(HistorySearchAction::Cancel), "back to the prompt as it was"),
+    bind(&[key(K::Enter), key(K::Up)], Action::Search(SearchAction::Older), "the previous (older) match"),
+    bind(&[key(K::Down)], Action::Search(SearchAction::Newer), "the next (newer) match"),
+    bind(&[key(K::Esc)], Action::Search(SearchAction::Close), "close the search, staying where it is"),
+    bind(&[key(K::Enter)], Action::Plan(PlanAction::CarryOut), "switch to edit mode and carry the plan out"),
+    bind(&[ctrl('g')], Action::Plan(PlanAction::EditPlan), "open the plan in $EDITOR first"),
+    bind(&[key(K::Esc)], Action::Plan(PlanAction::Dismiss), "keep planning (typing does too)"),
 ];
 
 /// Modifiers that matter for matching: a shifted character arrives as its own character, and
@@ -325,6 +404,15 @@ impl OverlayAction {
 impl SetupAction {
     const FIRST: SetupAction = SetupAction::Leave;
 }
+impl HistorySearchAction {
+    const FIRST: HistorySearchAction = HistorySearchAction::Older;
+}
+impl SearchAction {
+    const FIRST: SearchAction = SearchAction::Older;
+}
+impl PlanAction {
+    const FIRST: PlanAction = PlanAction::CarryOut;
+}
 
 typed_lookup!(global, Global, GlobalAction);
 typed_lookup!(composer, Composer, ComposerAction);
@@ -333,6 +421,9 @@ typed_lookup!(approval, Approval, ApprovalAction);
 typed_lookup!(reason, Reason, ReasonAction);
 typed_lookup!(overlay, Overlay, OverlayAction);
 typed_lookup!(setup, Setup, SetupAction);
+typed_lookup!(history_search, HistorySearch, HistorySearchAction);
+typed_lookup!(search, Search, SearchAction);
+typed_lookup!(plan, Plan, PlanAction);
 
 /// Letter bindings accept either case (Caps Lock should not disable `y`).
 fn ch_eq(bound: &Key, got: &Key) -> bool {

@@ -46,7 +46,6 @@ struct Renderer<'t> {
     /// Marker of the list item whose first paragraph is pending.
     item_marker: Option<String>,
     quote_depth: usize,
-    heading: Option<HeadingLevel>,
     code: Option<(String, String)>,
     link: Option<String>,
     table: Option<Table>,
@@ -64,7 +63,6 @@ impl<'t> Renderer<'t> {
             lists: Vec::new(),
             item_marker: None,
             quote_depth: 0,
-            heading: None,
             code: None,
             link: None,
             table: None,
@@ -183,7 +181,6 @@ impl<'t> Renderer<'t> {
             Tag::Heading { level, .. } => {
                 self.flush();
                 self.block_start();
-                self.heading = Some(level);
                 let style = match level {
                     HeadingLevel::H1 => self.theme.heading1,
                     HeadingLevel::H2 => self.theme.heading2,
@@ -278,19 +275,7 @@ impl<'t> Renderer<'t> {
                 self.gap = true;
             }
             TagEnd::Heading(_) => {
-                if let Some(level) = self.heading.take() {
-                    let hashes = match level {
-                        HeadingLevel::H1 | HeadingLevel::H2 => None,
-                        HeadingLevel::H3 => Some("### "),
-                        HeadingLevel::H4 => Some("#### "),
-                        HeadingLevel::H5 => Some("##### "),
-                        HeadingLevel::H6 => Some("###### "),
-                    };
-                    if let Some(h) = hashes {
-                        let style = self.style();
-                        self.spans.insert(0, Span::styled(h, style.remove_modifier(ratatui::style::Modifier::BOLD)));
-                    }
-                }
+                // Every level is drawn by its style alone; the markup's hashes never show.
                 self.styles.pop();
                 self.flush();
                 self.gap = true;
@@ -445,6 +430,12 @@ mod tests {
             lines(md, 40),
             ["Title", "", "Some text here.", "", "• one", "• two", "  ◦ nested", "", "1. first", "2. second"]
         );
+    }
+
+    #[test]
+    fn deep_headings_show_their_text_without_hashes() {
+        let out = lines("### Third\n\n#### Fourth\n\n###### Sixth\n", 40);
+        assert_eq!(out, ["Third", "", "Fourth", "", "Sixth"]);
     }
 
     #[test]

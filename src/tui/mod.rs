@@ -20,6 +20,7 @@ mod markdown;
 mod overlays;
 mod render;
 mod run;
+mod search;
 mod status;
 mod terminal;
 mod theme;

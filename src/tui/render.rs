@@ -10,7 +10,7 @@ use ratatui::widgets::{Block, BorderType, Borders, Clear, Widget};
 
 use super::app::{App, Phase};
 use super::completion::CompletionKind;
-use super::keys::{self, Action, CompletionAction, ComposerAction, GlobalAction};
+use super::keys::{self, Action, CompletionAction, ComposerAction, GlobalAction, HistorySearchAction, PlanAction};
 use super::overlays::render_setup;
 use super::status::mode_style;
 use super::theme::Theme;
@@ -42,19 +42,39 @@ pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
     let inner_w = area.width.saturating_sub(4);
     let max_rows = (area.height / 3).max(3);
     let composer_h = app.composer().rows(inner_w).min(max_rows) + 2;
-    let queued = app.pending().len().min(QUEUE_ROWS) as u16 + u16::from(app.pending().len() > QUEUE_ROWS);
-    let [transcript, queue, composer, status] = Layout::vertical([
+    let queued = app.pending().len().min(QUEUE_ROWS) as u16
+        + u16::from(app.pending().len() > QUEUE_ROWS)
+        + u16::from(app.plan_ready().is_some());
+    let [mut transcript, queue, composer, status] = Layout::vertical([
         Constraint::Min(1),
         Constraint::Length(queued),
         Constraint::Length(composer_h),
         Constraint::Length(1),
     ])
     .areas(area);
+    let above_status = Rect::new(area.x, area.y, area.width, area.height.saturating_sub(1));
+    // An approval dialog takes the bottom of the screen; the transcript gets the rows above
+    // it, so its last line — the call waiting, and why — stays in sight.
+    let dialog = app.approval().map(|dialog| {
+        let max_h = (above_status.height * 3 / 4).max(8).min(above_status.height);
+        let h = dialog.desired_height(area.width, theme).clamp(8.min(max_h), max_h);
+        (dialog, Rect::new(area.x, above_status.bottom().saturating_sub(h), area.width, h))
+    });
+    if let Some((_, rect)) = dialog {
+        transcript.height = transcript.height.min(rect.y.saturating_sub(transcript.y));
+    }
+    let search_row = app.search().map(|_| {
+        transcript.height = transcript.height.saturating_sub(1);
+        Rect::new(transcript.x, transcript.bottom(), transcript.width, 1)
+    });
 
     if app.transcript().is_empty() {
         welcome(app, transcript, buf);
     } else {
         app.transcript().view(theme).render(transcript, buf);
+    }
+    if let (Some(bar), Some(row)) = (app.search(), search_row) {
+        bar.render(row, buf, theme);
     }
     render_queue(app, queue, buf);
     render_composer(app, composer, buf);
@@ -63,14 +83,10 @@ pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
     if app.composer().completion.is_some() && app.approval().is_none() && app.overlay().is_none() {
         render_completion(app, composer, buf);
     }
-    let above_status = Rect::new(area.x, area.y, area.width, area.height.saturating_sub(1));
     if let Some(overlay) = app.overlay() {
         overlay.render(above_status, buf, theme);
     }
-    if let Some(dialog) = app.approval() {
-        let max_h = (above_status.height * 3 / 4).max(8).min(above_status.height);
-        let h = dialog.desired_height(area.width, theme).clamp(8.min(max_h), max_h);
-        let rect = Rect::new(area.x, above_status.bottom().saturating_sub(h), area.width, h);
+    if let Some((dialog, rect)) = dialog {
         dialog.render(rect, buf, theme);
     }
 }
@@ -142,6 +158,20 @@ fn render_queue(app: &App, area: Rect, buf: &mut Buffer) {
         let more = Line::from(Span::styled(format!("  … and {} more", app.pending().len() - QUEUE_ROWS), theme.queued));
         buf.set_line(area.x, area.y + QUEUE_ROWS as u16, &more, area.width);
     }
+    if let Some(ready) = app.plan_ready() {
+        let k = |a: PlanAction| Span::styled(keys::hint(Action::Plan(a)), theme.key);
+        let spans = vec![
+            Span::styled(if ready.edited { "  ◆ plan ready (edited) · " } else { "  ◆ plan ready · " }, theme.accent),
+            k(PlanAction::CarryOut),
+            Span::styled(" carry it out in edit mode · ", theme.dim),
+            k(PlanAction::EditPlan),
+            Span::styled(" edit it first · ", theme.dim),
+            k(PlanAction::Dismiss),
+            Span::styled(" or type to keep planning", theme.dim),
+        ];
+        let y = area.y + area.height.saturating_sub(1);
+        buf.set_line(area.x, y, &Line::from(truncate_spans(spans, area.width as usize)), area.width);
+    }
 }
 
 fn render_composer(app: &App, area: Rect, buf: &mut Buffer) {
@@ -149,9 +179,22 @@ fn render_composer(app: &App, area: Rect, buf: &mut Buffer) {
     let mode = mode_style(app.mode(), theme);
     // The border takes the mode's colour: the mode is visible where the eyes are.
     let border = Style { fg: mode.bg.or(mode.fg), bg: None, ..Style::default() }.add_modifier(Modifier::BOLD);
-    let label = Line::from(vec![Span::styled(format!(" {} ", app.mode().label()), mode), Span::raw(" ")]);
+    let mut label = Line::from(vec![Span::styled(format!(" {} ", app.mode().label()), mode), Span::raw(" ")]);
     let send = keys::hint(Action::Composer(ComposerAction::Submit));
-    let hints = if app.busy() {
+    let search = app.composer().history_search();
+    if let Some(search) = search {
+        let found = if search.query.is_empty() || search.hit.is_some() { "" } else { " (no match)" };
+        label.spans.push(Span::styled(format!("search history: {}{found} ", search.query), theme.key));
+    }
+    let hints = if search.is_some() {
+        let h = |a: HistorySearchAction| keys::hint(Action::HistorySearch(a));
+        format!(
+            "{} older · {} take · {} back ",
+            h(HistorySearchAction::Older),
+            h(HistorySearchAction::Accept),
+            h(HistorySearchAction::Cancel)
+        )
+    } else if app.busy() {
         format!("{send} queues · {} interrupts ", keys::hint(Action::Global(GlobalAction::Interrupt)))
     } else {
         format!("{send} send · {} newline ", keys::hint(Action::Composer(ComposerAction::Newline)))

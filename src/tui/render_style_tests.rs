@@ -39,6 +39,7 @@ fn the_context_figure_is_coloured_by_budget_level() {
             level,
             compacting: false,
             cache_hit_rate: None,
+            cost_usd: None,
         });
         let buf = draw(&app, 120, 40);
         assert_eq!(cell_style_of(&buf, "96k/200k").fg, role.fg, "{level:?}");

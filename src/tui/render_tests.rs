@@ -8,7 +8,7 @@ use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 
 use crate::agent::{
     AgentEvent, CacheReport, CompactionEvent, CompactionTrigger, ContextBreakdown, ContextPart, ContextReport,
-    ContextStatus, SegmentInfo, TurnOutcome, TurnStats, TurnSummary,
+    ContextStatus, CostReport, SegmentInfo, TurnOutcome, TurnStats, TurnSummary,
 };
 use crate::context::{BudgetLevel, ContextBudget};
 use crate::conversation::{Mode, Usage};
@@ -216,6 +216,7 @@ fn context_view() {
                 SegmentInfo { level: 0, first_seq: 32, last_seq: 70, tokens: 15_100, summarized: true, shown: false },
                 SegmentInfo { level: 0, first_seq: 241, last_seq: 262, tokens: 12_300, summarized: false, shown: true },
             ],
+            cost: CostReport { session_usd: Some(1.84), last_request_usd: Some(0.0421) },
         }),
     })));
     snapshot("context", &app);
@@ -246,6 +247,7 @@ fn status_line_states() {
         level: BudgetLevel::Compact,
         compacting: true,
         cache_hit_rate: None,
+        cost_usd: None,
     });
     app.on_agent_event(AgentEvent::Compaction(CompactionEvent::Started {
         trigger: CompactionTrigger::Auto,
@@ -260,6 +262,7 @@ fn status_line_states() {
         level: BudgetLevel::Blocking,
         compacting: false,
         cache_hit_rate: Some(0.4),
+        cost_usd: None,
     });
     app.on_agent_event(AgentEvent::ModeChanged(Mode::Ask));
     app.on_key(KeyEvent::new(KeyCode::Char('c'), KeyModifiers::CONTROL));
@@ -280,4 +283,25 @@ fn expanded_tool_output() {
     app.on_key(KeyEvent::new(KeyCode::Char('o'), KeyModifiers::CONTROL));
     app.clear_flash();
     snapshot("expanded", &app);
+}
+
+#[test]
+fn the_transcript_above_an_approval_ends_with_its_latest_line() {
+    let mut long = conversation();
+    for i in 0..30 {
+        long.on_agent_event(AgentEvent::TurnStarted { prompt: format!("earlier question {i}") });
+        long.on_agent_event(AgentEvent::TextDelta(format!("earlier answer {i}")));
+        long.on_agent_event(AgentEvent::TurnFinished(TurnSummary {
+            outcome: TurnOutcome::Completed { text: String::new() },
+            stats: TurnStats::default(),
+        }));
+    }
+    let app = approval_on(long, None, "bash", "$ cargo test", r#"{"command":"cargo test"}"#);
+    for (w, h) in SIZES {
+        let screen = text(&draw(&app, w, h));
+        let rows: Vec<&str> = screen.lines().collect();
+        let top = rows.iter().position(|r| r.contains("Allow bash?")).expect("the dialog");
+        assert!(rows[top - 1].contains("bash  $ cargo test  waiting for your approval"), "{w}×{h}:\n{screen}");
+        assert!(rows[..top].iter().any(|r| r.contains("› apply it")), "the prompt is in sight at {w}×{h}:\n{screen}");
+    }
 }

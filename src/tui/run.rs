@@ -161,6 +161,9 @@ pub async fn run<Edited: Future<Output = Result<String, String>>>(
         if let Some(text) = app.take_clipboard() {
             tui.copy(&text)?;
         }
+        if let Some(bytes) = app.take_notification() {
+            tui.write_raw(&bytes)?;
+        }
         if let Some(text) = app.take_editor_request() {
             // The editor reads the keyboard now: stop listening until it is done.
             drop(events);

@@ -1,6 +1,6 @@
 //! The status line: mode, model, what is running (with a spinner and a clock), and the context
 //! bar — the agent's one number, `96k/200k 48%`, coloured by budget level — with the cache hit
-//! rate of the last request.
+//! rate of the last request and what the session has cost (at the catalog's prices).
 
 use std::time::Instant;
 
@@ -127,6 +127,10 @@ impl Widget for StatusLine<'_> {
         }
 
         let mut right = Vec::new();
+        if let Some(usd) = self.context.and_then(|c| c.cost_usd) {
+            right.push(Span::styled(crate::config::format_usd(usd), theme.status_bar));
+            right.push(Span::styled("  ", theme.status_bar));
+        }
         if let Some(rate) = self.context.and_then(|c| c.cache_hit_rate) {
             right.push(Span::styled(format!("cache {:.0}%", rate * 100.0), theme.status_bar));
             right.push(Span::styled("  ", theme.status_bar));

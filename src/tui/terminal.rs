@@ -100,6 +100,14 @@ impl Tui {
         execute!(self.terminal.backend_mut(), CopyToClipboard::to_clipboard_from(text))
     }
 
+    /// Bytes for the terminal itself, between frames: the bell, a notification (OSC 9/777).
+    pub fn write_raw(&mut self, bytes: &str) -> io::Result<()> {
+        use std::io::Write;
+        let out = self.terminal.backend_mut();
+        out.write_all(bytes.as_bytes())?;
+        out.flush()
+    }
+
     /// Hand the terminal to another program (the user's editor) until [`Tui::resume`].
     pub fn suspend(&mut self) {
         restore();

@@ -70,6 +70,8 @@ pub struct Transcript {
     viewport: std::cell::Cell<(u16, u16)>,
     /// Which cell each drawn row belongs to (for clicks), from the last draw.
     rows: RefCell<Vec<(u16, usize)>>,
+    /// A row to show highlighted: the search match on screen (a cell and a row in it).
+    highlight: Option<(usize, usize)>,
 }
 
 impl Default for Transcript {
@@ -85,6 +87,7 @@ impl Transcript {
             scroll: Scroll::Tail,
             viewport: std::cell::Cell::new((80, 20)),
             rows: RefCell::new(Vec::new()),
+            highlight: None,
         }
     }
 
@@ -99,6 +102,60 @@ impl Transcript {
     pub fn clear(&mut self) {
         self.entries.clear();
         self.scroll = Scroll::Tail;
+        self.highlight = None;
+    }
+
+    /// Every row that contains `query` (ignoring case), top to bottom, as (cell, row); a cell
+    /// whose text matches but no single row does (the words wrap apart, the output is
+    /// folded) is found at its first row. Only matching cells are laid out.
+    pub fn find(&self, query: &str, theme: &Theme) -> Vec<(usize, usize)> {
+        let needle = query.trim().to_lowercase();
+        if needle.is_empty() {
+            return Vec::new();
+        }
+        let w = self.viewport.get().0;
+        let mut hits = Vec::new();
+        for (i, entry) in self.entries.iter().enumerate() {
+            if !entry.cell.search_text().to_lowercase().contains(&needle) {
+                continue;
+            }
+            let gap = usize::from(entry.gap);
+            let before = hits.len();
+            for (row, line) in entry.lines(w, theme).iter().enumerate() {
+                let text: String = line.spans.iter().map(|s| s.content.as_ref()).collect();
+                if text.to_lowercase().contains(&needle) {
+                    hits.push((i, row + gap));
+                }
+            }
+            if hits.len() == before {
+                hits.push((i, gap));
+            }
+        }
+        hits
+    }
+
+    /// Scroll so the row (a cell and a row in it) is on screen, a third of the way down, and
+    /// highlight it.
+    pub fn reveal(&mut self, cell: usize, row: usize, theme: &Theme) {
+        if cell >= self.entries.len() {
+            return;
+        }
+        self.highlight = Some((cell, row));
+        self.scroll = Scroll::Anchored { cell, row };
+        let third = (self.viewport.get().1 as usize) / 3;
+        self.scroll_up(third, theme);
+    }
+
+    /// No row highlighted any more.
+    pub fn clear_highlight(&mut self) {
+        self.highlight = None;
+    }
+
+    /// The cells with a row on screen in the last frame, top to bottom.
+    pub fn cells_on_screen(&self) -> Vec<usize> {
+        let mut cells: Vec<usize> = self.rows.borrow().iter().map(|(_, c)| *c).collect();
+        cells.dedup();
+        cells
     }
 
     pub fn push(&mut self, cell: Cell) {
@@ -270,6 +327,13 @@ impl Widget for TranscriptView<'_> {
             let entry = &t.entries[cell];
             match entry.row(row, area.width, self.theme) {
                 Some(line) => {
+                    let line = if t.highlight == Some((cell, row)) {
+                        line.patch_style(
+                            ratatui::style::Style::default().add_modifier(ratatui::style::Modifier::REVERSED),
+                        )
+                    } else {
+                        line
+                    };
                     buf.set_line(area.x, y, &line, area.width);
                     drawn.push((y, cell));
                     y += 1;
@@ -351,6 +415,22 @@ mod tests {
         draw(&t, &theme, 40, 10);
         let laid_out = t.entries.iter().filter(|e| e.cache.borrow().is_some()).count();
         assert!(laid_out <= 6, "{laid_out} cells laid out for a 10-row view");
+    }
+
+    #[test]
+    fn search_finds_rows_and_reveals_them_highlighted() {
+        let theme = Theme::fallback(true);
+        let mut t = filled(100);
+        draw(&t, &theme, 30, 6);
+        let hits = t.find("MESSAGE 4", &theme);
+        let cells: Vec<usize> = hits.iter().map(|h| h.0).collect();
+        assert_eq!(cells[..2], [4, 40], "{hits:?}");
+        assert_eq!(hits[1], (40, 1), "the row after the gap");
+        t.reveal(40, 1, &theme);
+        let rows = draw(&t, &theme, 30, 6);
+        assert!(rows.iter().any(|r| r == "› message 40"), "{rows:?}");
+        assert!(!t.is_following());
+        assert!(t.find("  ", &theme).is_empty());
     }
 
     #[test]

@@ -240,7 +240,15 @@ async fn segments_of_compacted_history_come_back_as_an_outline() {
             script = script.turn(Turn::tool("file_read", json!({"path": format!("{topic}/f{i}.txt")})));
         }
     }
-    let mock = MockLlm::start(script.turn(Turn::text("Reviewed three areas.")).turn(Turn::text("Yes."))).await;
+    script = script.turn(Turn::text("Reviewed three areas."));
+    // The next prompt reads on until another compaction: the outline of what the first one
+    // hid reaches the continuation message when it is rewritten anyway, not before.
+    for i in 0..8 {
+        let body: String = (0..160).map(|n| format!("tests module line {n} of file {i}: all green\n")).collect();
+        sandbox.write(&format!("tests/t{i}.txt"), &body);
+        script = script.turn(Turn::tool("file_read", json!({"path": format!("tests/t{i}.txt")})));
+    }
+    let mock = MockLlm::start(script.turn(Turn::text("Yes."))).await;
     let first = sandbox
         .run(
             Api::Anthropic,
@@ -270,10 +278,21 @@ async fn segments_of_compacted_history_come_back_as_an_outline() {
         .run(
             Api::Anthropic,
             &mock,
-            &["--session", &id, "-p", "anything left?", "--output-format", "json", "--context-window", "32000"],
+            &[
+                "--session",
+                &id,
+                "-p",
+                "anything left?",
+                "--yes",
+                "--output-format",
+                "json",
+                "--context-window",
+                "32000",
+            ],
         )
         .await;
     assert!(next.status.success(), "{}", text(&next.stderr));
+    assert!(json_result(&next)["context"]["compactions"].as_u64().unwrap() >= 1);
     let last = agent_requests(&mock).pop().unwrap().body.to_string();
     assert!(last.contains("## Earlier in this session, by topic"), "the outline is in the continuation");
     assert!(last.contains("Read several logs; all steps ok."));

@@ -108,6 +108,73 @@ async fn replay_sends_compactions_to_the_configured_provider() {
 }
 
 #[tokio::test]
+async fn a_one_message_request_reports_one_clip_and_a_plain_cost() {
+    let sandbox = Sandbox::new();
+    // One user message far over an 8k window, and the reply: one request, one message clipped.
+    let huge: String = (0..3_000).map(|n| format!("line {n} of a pasted log\n")).collect();
+    let file = sandbox.project.path().join("one.jsonl");
+    let lines = [
+        json!({"role": "user", "content": huge}).to_string(),
+        json!({"role": "assistant", "content": "That log is long."}).to_string(),
+    ];
+    std::fs::write(&file, lines.join("\n")).unwrap();
+    let out = sandbox
+        .bare_command(&["context", "replay", file.to_str().unwrap(), "--window", "8192", "--summaries", "scripted"])
+        .output()
+        .await
+        .unwrap();
+    let report = text(&out.stdout);
+    assert!(out.status.success(), "{report}\n{}", text(&out.stderr));
+    assert!(report.contains("clipped 1 message in what is sent"), "{report}");
+    assert!(report.contains("totals: 1 requests"), "{report}");
+    // No request at all: the cost is zero, not "-0.00".
+    std::fs::write(&file, json!({"role": "user", "content": "hello"}).to_string()).unwrap();
+    let out = sandbox
+        .bare_command(&["context", "replay", file.to_str().unwrap(), "--summaries", "extractive"])
+        .output()
+        .await
+        .unwrap();
+    let report = text(&out.stdout);
+    assert!(report.contains("cost $0.00 at"), "{report}");
+    assert!(!report.contains("$-"), "{report}");
+}
+
+#[tokio::test]
+async fn scripted_summaries_fill_the_length_asked_for_and_replay_counts_them() {
+    let sandbox = Sandbox::new();
+    let file = sandbox.project.path().join("session.jsonl");
+    std::fs::write(&file, recorded_session(30)).unwrap();
+    let dump = sandbox.project.path().join("dump");
+    let out = sandbox
+        .bare_command(&[
+            "context",
+            "replay",
+            file.to_str().unwrap(),
+            "--window",
+            "32000",
+            "--json",
+            "--summaries",
+            "scripted",
+            "--dump",
+            dump.to_str().unwrap(),
+        ])
+        .output()
+        .await
+        .unwrap();
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let aux = report["aux"].as_array().unwrap();
+    assert!(!aux.is_empty());
+    // 5 % of a 32k window: 1,600 tokens, the length the peers' summaries are priced at.
+    for a in aux {
+        assert_eq!(a["output_tokens"], 1_604, "1,600 tokens and the message framing: {a}");
+        assert!(a["max_tokens"].as_u64().unwrap() > 1_600, "room beyond the length asked for");
+    }
+    assert_eq!(report["totals"]["violations"], 0);
+    assert_eq!(report["totals"]["aux_requests"].as_u64().unwrap() as usize, aux.len());
+}
+
+#[tokio::test]
 async fn an_unreadable_file_is_a_usage_error() {
     let sandbox = Sandbox::new();
     let out = sandbox.bare_command(&["context", "replay", "/nonexistent.jsonl", "--offline"]).output().await.unwrap();
@@ -120,7 +187,7 @@ async fn an_unreadable_file_is_a_usage_error() {
     assert!(text(&out.stderr).contains("holds no messages (2 lines could not be read)"), "{}", text(&out.stderr));
 }
 
-/// Every session of the shared corpus at 32k and 128k windows, with zero violations.
+/// Every session of the shared corpus at 16k, 32k and 128k windows, with zero violations.
 /// `cargo test --release -- --ignored corpus` (needs ../shared/corpus beside the repository).
 #[tokio::test]
 #[ignore = "needs ../shared/corpus; run with --ignored"]
@@ -134,9 +201,18 @@ async fn corpus_replays_without_violations() {
     files.sort();
     assert_eq!(files.len(), 100);
     for file in files {
-        for window in ["32000", "128000"] {
+        for window in ["16000", "32000", "128000"] {
             let out = sandbox
-                .bare_command(&["context", "replay", file.to_str().unwrap(), "--window", window, "--offline", "--json"])
+                .bare_command(&[
+                    "context",
+                    "replay",
+                    file.to_str().unwrap(),
+                    "--window",
+                    window,
+                    "--summaries",
+                    "scripted",
+                    "--json",
+                ])
                 .output()
                 .await
                 .unwrap();

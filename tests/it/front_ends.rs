@@ -50,6 +50,7 @@ async fn sessions_memories_and_forget_behave_the_same_in_every_front_end() {
                         content: "decided with the user",
                         session_id: None,
                         expires_at: None,
+                        approved_by: None,
                     })
                     .unwrap();
                 (m.id, m.title)

@@ -124,7 +124,8 @@ async fn stream_json_reports_deltas_calls_results_context_and_the_result() {
             "usage",
             "context",
             "denied_tool_calls",
-            "cache"
+            "cache",
+            "cost_usd"
         ]
     );
 }

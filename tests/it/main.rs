@@ -1,9 +1,13 @@
 #[path = "../support/mod.rs"]
 mod support;
 
-mod checkpoints;
+//mod checkpoints;
+mod context_arguments;
+mod context_facts;
 mod context_pipeline;
 mod context_replay;
+mod first_day;
+mod first_day_screen;
 mod front_ends;
 mod headless_faults;
 mod headless_modes;
@@ -21,7 +25,7 @@ mod memory_and_prompt;
 mod minors;
 mod permissions;
 mod prompt_cache;
-mod sandbox;
+mod readme;
 mod store_concurrency;
 mod stream_deadlines;
 mod tui_e2e;

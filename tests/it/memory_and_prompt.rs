@@ -85,7 +85,8 @@ async fn a_global_memory_reaches_every_project_and_a_global_twin_promotes_the_pr
             .turn(Turn::text("Other project.")),
     )
     .await;
-    let first = a.run(Api::OpenAi, &mock, &["-p", "remember how I write commits, everywhere"]).await;
+    // A global save needs approval (here --yes), in every mode.
+    let first = a.run(Api::OpenAi, &mock, &["-p", "remember how I write commits, everywhere", "--yes"]).await;
     assert!(first.status.success(), "{}", text(&first.stderr));
     let promoted = last_result(&mock.requests()[3]);
     assert!(
@@ -205,8 +206,10 @@ async fn a_resumed_session_reads_its_old_prefix_from_cache() {
     assert!(read + 64 >= previous_total, "the resumed request read {read} of the {previous_total} sent before");
 }
 
+/// The provider losing its cache (a restart, an eviction) is nothing the user can act on: it
+/// is counted, and listed in `/context`, but not shown as a warning.
 #[tokio::test]
-async fn an_unexpected_cache_break_is_reported() {
+async fn a_cache_the_provider_dropped_is_counted_not_warned_about() {
     let sandbox = Sandbox::new();
     sandbox.write("a.txt", &"alpha line\n".repeat(800));
     let mock = MockLlm::start(
@@ -221,14 +224,7 @@ async fn an_unexpected_cache_break_is_reported() {
     let out = sandbox.run(Api::Anthropic, &mock, &["-p", "look", "--output-format", "stream-json"]).await;
     assert!(out.status.success());
     let lines = json_lines(&out);
-    let notice = lines
-        .iter()
-        .find(|l| l["type"] == "notice" && l["text"].as_str().unwrap().contains("prompt cache break"))
-        .expect("a notice");
-    assert!(
-        notice["text"].as_str().unwrap().contains("UNEXPECTED")
-            && notice["text"].as_str().unwrap().contains("the provider dropped its cache"),
-        "{notice}"
-    );
-    assert_eq!(lines.last().unwrap()["cache"]["unexpected_breaks"], 1);
+    let notices: Vec<_> = lines.iter().filter(|l| l["type"] == "notice").collect();
+    assert!(notices.iter().all(|l| !l["text"].as_str().unwrap().contains("cache")), "{notices:?}");
+    assert_eq!(lines.last().unwrap()["cache"]["unexpected_breaks"], 1, "still counted");
 }

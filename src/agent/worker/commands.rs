@@ -8,14 +8,16 @@ use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
 use super::Worker;
-use crate::agent::approvals::Approval;
-use crate::agent::events::{NoticeLevel, TurnOutcome, TurnSummary};
-use crate::conversation::ToolCall;
+use super::dispatch::{Cleared, Gate, execute};
+use super::permit::Ruling;
+use crate::agent::approvals::{Approval, Question};
+use crate::agent::events::{ApprovalKind, NoticeLevel, TurnOutcome, TurnSummary};
+use crate::conversation::{Mode, ToolCall};
 use crate::prompt::commands::{self, CustomCommand, file_mentions, shell_spans};
 use crate::prompt::skills;
-use crate::tools::permissions::{Call, DecidedBy, Effect, Permission, Policy, Rules};
+use crate::tools::permissions::{Call, Choices, DecidedBy, Effect, Permission, Policy, Rules};
 use crate::tools::tool_search::TOOL_CALL;
-use crate::tools::{Access, ToolContext, Verdict, decide, resolve_path};
+use crate::tools::{Access, resolve_path};
 
 /// A file included with `@path` is cut here: the prompt is for instructions, and the model
 /// can read the rest.
@@ -90,7 +92,12 @@ impl Worker {
     }
 
     /// `/NAME ARGS`: expand the command and run it as a prompt.
-    pub(super) async fn run_custom_command(&mut self, name: &str, args: &str, cancel: CancellationToken) -> TurnSummary {
+    pub(super) async fn run_custom_command(
+        &mut self,
+        name: &str,
+        args: &str,
+        cancel: CancellationToken,
+    ) -> TurnSummary {
         let failed = |error: String| TurnSummary { outcome: TurnOutcome::Failed { error }, stats: Default::default() };
         let command = match self.find_runnable(name, args) {
             None => return failed(format!("unknown command /{name}; /help lists the commands")),
@@ -125,7 +132,8 @@ impl Worker {
         let mut rules = Rules::new();
         for rule in &command.allowed_tools {
             if let Err(e) = rules.add_flag(Effect::Allow, &allowed_rule(rule)) {
-                self.link.notice(NoticeLevel::Warning, format!("/{}: allowed-tools `{rule}` ignored: {e}", command.name));
+                self.link
+                    .notice(NoticeLevel::Warning, format!("/{}: allowed-tools `{rule}` ignored: {e}", command.name));
             }
         }
         let allowed = Policy::new(rules, self.place.root());
@@ -152,37 +160,53 @@ impl Worker {
         let Some(bash) = registry.get("bash") else { return format!("[not run: no bash tool for `{shell}`]") };
         let args = json!({"command": shell});
         let call = ToolCall::new(format!("command-{command}-{index}"), "bash", args.to_string());
-        let ctx = ToolContext {
-            root: self.place.root().to_path_buf(),
-            config: self.place.config().tools.clone(),
-            files: self.tools.files().clone(),
-            cancel: cancel.clone(),
-            memory: None,
-        };
+        let ctx = self.tool_context(cancel);
         let prepared = match bash.prepare(&args, &ctx) {
             Ok(p) => p,
             Err(e) => return format!("[not run: {}]", e.0),
         };
         let mode = self.link.mode();
-        let by_rule = allowed.decide(mode, &Call { tool: "bash", access: Access::Execute, args: &args, paths: &[] });
-        let pre_allowed = by_rule.permission == Permission::Allow && matches!(by_rule.decided_by, DecidedBy::Rule(_));
-        match decide(mode, "bash", Access::Execute, &[]) {
-            Verdict::Refuse { message } => return format!("[not run: {message}]"),
-            Verdict::Run => {}
-            Verdict::NeedsApproval { .. } if pre_allowed => {}
-            Verdict::NeedsApproval { .. } => {
+        let bash_call = Call { tool: "bash", access: Access::Execute, args: &args, paths: &[] };
+        let by_command = allowed.decide(mode, &bash_call);
+        let pre_allowed =
+            by_command.permission == Permission::Allow && matches!(by_command.decided_by, DecidedBy::Rule(_));
+        let decision = self.tools.policy().decide(mode, &bash_call);
+        match decision.permission {
+            Permission::Deny => return format!("[not run: {}]", decision.reason),
+            Permission::Allow => {}
+            Permission::Ask if pre_allowed => {}
+            Permission::Ask => {
                 let reason = format!("/{command} runs a command for its prompt");
-                match self.tools.gate().ask(&call, &prepared, reason, cancel, &self.link.emitter()).await {
-                    Approval::Approved => {}
-                    Approval::Denied(_) => return format!("[not run: `{shell}` was not approved]"),
+                let question = Question {
+                    call: &call,
+                    summary: &prepared.summary,
+                    diff: None,
+                    reason: &reason,
+                    asked_by: decision.decided_by.label(),
+                    choices: &Choices::default(),
+                    kind: ApprovalKind::Call,
+                };
+                match self.tools.gate().ask(question, cancel, &self.link.emitter()).await {
+                    Approval::Approved(_) => {}
+                    Approval::Denied { .. } => return format!("[not run: `{shell}` was not approved]"),
                     Approval::Interrupted => return format!("[not run: `{shell}` was interrupted]"),
                 }
             }
         }
-        match bash.execute(&args, prepared, &ctx).await {
-            Ok(output) => output.content.trim_end().to_string(),
-            Err(e) => format!("[`{shell}` failed: {}]", e.0),
+        let cleared = Cleared {
+            call,
+            tool: bash,
+            args,
+            prepared,
+            sandbox: (mode == Mode::Plan).then(|| self.tools.sandbox_for(mode)),
+            ctx: None,
+            ruling: Ruling::default(),
+        };
+        let (outcome, _) = execute(Gate::Run(Box::new(cleared)), &ctx).await;
+        if outcome.output.is_error && outcome.output.exit_code.is_none() {
+            return format!("[`{shell}` failed: {}]", outcome.output.content.trim_end());
         }
+        outcome.output.content.trim_end().to_string()
     }
 
     /// The project files the text mentions as `@path`, appended to it.
@@ -191,7 +215,8 @@ impl Worker {
         for mention in file_mentions(&text) {
             let path = resolve_path(self.place.root(), &mention);
             if !path.inside_project {
-                self.link.notice(NoticeLevel::Warning, format!("@{mention} is outside the project and was not included"));
+                self.link
+                    .notice(NoticeLevel::Warning, format!("@{mention} is outside the project and was not included"));
                 continue;
             }
             let Ok(bytes) = std::fs::read(&path.absolute) else { continue };

@@ -109,6 +109,7 @@ impl Worker {
                     content: &summary,
                     session_id: Some(self.session.id()),
                     expires_at: expires.as_deref(),
+                    approved_by: None,
                 };
                 let record = CompactionRecord {
                     trigger: trigger_name(trigger),

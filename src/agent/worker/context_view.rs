@@ -40,6 +40,7 @@ impl Worker {
             level: self.budget().level(tokens),
             compacting: self.background.compacting(),
             cache_hit_rate: self.cache.hit_rate(),
+            cost_usd: self.spend.session(),
         }
     }
 
@@ -120,6 +121,10 @@ impl Worker {
                 breaks: self.cache.breaks(),
             },
             segments,
+            cost: crate::agent::events::CostReport {
+                session_usd: self.spend.session(),
+                last_request_usd: self.spend.last_request(),
+            },
         }
     }
 }

@@ -1,6 +1,8 @@
-//! Tool calls of one assistant message: policy first, approval second, execution third.
-//! Consecutive read-only calls run concurrently; a write or a command runs alone, in order, so
-//! two edits of one file never race. Every call gets exactly one result, stored in call order.
+//! Tool calls of one assistant message: permissions first (`permit`), approval second,
+//! execution third. Consecutive read-only calls run concurrently; a write or a command runs
+//! alone, in order, so two edits of one file never race. A command the sandbox stopped may be
+//! run again outside it when the user approves. Every call gets exactly one result, stored in
+//! call order with what decided it.
 
 use std::time::{Duration, Instant};
 
@@ -8,60 +10,76 @@ use futures_util::future::join_all;
 use tokio_util::sync::CancellationToken;
 
 use super::Worker;
-use super::hooks::PreTool;
-use crate::agent::approvals::Approval;
-use crate::agent::events::{AgentEvent, ToolFinished, TurnStats};
+use super::permit::Ruling;
+use crate::agent::approvals::{Approval, Question};
+use crate::agent::events::{AgentEvent, ApprovalKind, ToolFinished, TurnStats};
 use crate::context::{TruncationLimits, turn_overflow};
 use crate::conversation::{Message, ToolCall, ToolResult};
 use crate::store::ToolRecord;
-use crate::tools::{Prepared, Tool, ToolContext, ToolOutput, Verdict, decide};
+use crate::tools::permissions::Choices;
+use crate::tools::{Prepared, SandboxPolicy, Tool, ToolContext, ToolOutput};
 
 /// A call that passed every gate and will run.
-struct Cleared<'r> {
-    call: ToolCall,
-    tool: &'r dyn Tool,
-    args: serde_json::Value,
-    prepared: Prepared,
+pub(super) struct Cleared<'r> {
+    pub call: ToolCall,
+    pub tool: &'r dyn Tool,
+    pub args: serde_json::Value,
+    pub prepared: Prepared,
+    /// Run in this sandbox instead of the tool's own (plan mode's read-only one).
+    pub sandbox: Option<SandboxPolicy>,
+    /// A context of its own (a memory save carrying who approved it).
+    pub ctx: Option<ToolContext>,
+    pub ruling: Ruling,
 }
 
 /// The result of a call, before it is stored.
-struct Outcome {
-    call: ToolCall,
-    summary: String,
-    output: ToolOutput,
-    duration: Duration,
-    not_run: bool,
+pub(super) struct Outcome {
+    pub call: ToolCall,
+    pub summary: String,
+    pub output: ToolOutput,
+    pub duration: Duration,
+    pub not_run: bool,
+    pub ruling: Ruling,
 }
 
 impl Outcome {
-    fn not_run(call: &ToolCall, summary: String, message: String) -> Outcome {
+    pub(super) fn not_run(call: &ToolCall, summary: String, message: String) -> Outcome {
         Outcome {
             call: call.clone(),
             summary,
             output: ToolOutput { content: message, is_error: true, ..Default::default() },
             duration: Duration::ZERO,
             not_run: true,
+            ruling: Ruling::default(),
         }
+    }
+
+    pub(super) fn ruled(mut self, ruling: Ruling) -> Outcome {
+        self.ruling = ruling;
+        self
     }
 }
 
-enum Gate<'r> {
-    Run(Cleared<'r>),
-    Done(Outcome),
+pub(super) enum Gate<'r> {
+    /// Both boxed: the two are large (a preview, an output) and differ in size.
+    Run(Box<Cleared<'r>>),
+    Done(Box<Outcome>),
 }
 
-const INTERRUPTED_BEFORE_RUN: &str = "[not run: the user interrupted the turn before this call started]";
+/// What a command the sandbox stopped needs to run again outside it.
+pub(super) struct Rerun<'r> {
+    tool: &'r dyn Tool,
+    args: serde_json::Value,
+    prepared: Prepared,
+    ctx: Option<ToolContext>,
+}
+
+pub(super) const INTERRUPTED_BEFORE_RUN: &str = "[not run: the user interrupted the turn before this call started]";
 
 impl Worker {
     pub(super) async fn dispatch(&mut self, calls: &[ToolCall], cancel: &CancellationToken, stats: &mut TurnStats) {
         let registry = self.tools.registry().clone();
-        let ctx = ToolContext {
-            root: self.place.root().to_path_buf(),
-            config: self.place.config().tools.clone(),
-            files: self.tools.files().clone(),
-            cancel: cancel.clone(),
-            memory: Some(std::sync::Arc::new(self.memory_access())),
-        };
+        let ctx = self.tool_context(cancel);
         let concurrent = |call: &ToolCall| {
             registry.access_of(&super::commands::called_name(call)).is_none_or(|access| access.is_read_only())
         };
@@ -76,7 +94,14 @@ impl Worker {
             for call in &calls[i..end] {
                 gated.push(self.gate(call, &registry, &ctx, cancel, stats).await);
             }
-            let outcomes = join_all(gated.into_iter().map(|g| execute(g, &ctx))).await;
+            let ran = join_all(gated.into_iter().map(|g| execute(g, &ctx))).await;
+            let mut outcomes = Vec::with_capacity(ran.len());
+            for (mut outcome, rerun) in ran {
+                if let Some(rerun) = rerun {
+                    self.after_sandbox_denial(&mut outcome, rerun, &ctx, cancel).await;
+                }
+                outcomes.push(outcome);
+            }
             let sent = self.truncate_batch(&outcomes, &limits, cap, &mut sent_so_far, calls.len());
             for (outcome, content) in outcomes.into_iter().zip(sent) {
                 let content = if outcome.not_run {
@@ -91,107 +116,76 @@ impl Worker {
         }
     }
 
-    async fn gate<'r>(
+    /// What every tool call of a turn may use.
+    pub(super) fn tool_context(&self, cancel: &CancellationToken) -> ToolContext {
+        ToolContext {
+            root: self.place.root().to_path_buf(),
+            config: self.place.config().tools.clone(),
+            files: self.tools.files().clone(),
+            cancel: cancel.clone(),
+            memory: Some(std::sync::Arc::new(self.memory_access())),
+        }
+    }
+
+    /// A command failed inside the sandbox, most likely because of it. With a user at the
+    /// screen (and outside plan mode, whose promise is that nothing changes), ask whether to
+    /// run it again outside; headless runs never lift the sandbox, `--yes` or not.
+    pub(super) async fn after_sandbox_denial(
         &mut self,
-        call: &ToolCall,
-        registry: &'r crate::tools::Registry,
+        outcome: &mut Outcome,
+        rerun: Rerun<'_>,
         ctx: &ToolContext,
         cancel: &CancellationToken,
-        stats: &mut TurnStats,
-    ) -> Gate<'r> {
-        if cancel.is_cancelled() {
-            return Gate::Done(Outcome::not_run(call, call.name.clone(), INTERRUPTED_BEFORE_RUN.into()));
+    ) {
+        let Some(why) = outcome.output.sandbox_denial.clone() else { return };
+        let stopped = format!("stopped by the sandbox: {why}");
+        if self.link.mode() == crate::conversation::Mode::Plan {
+            outcome.ruling = Ruling { by: Some("sandbox".into()), line: Some(format!("{stopped} (plan mode)")) };
+            return;
         }
-        // `tool_call` names the tool it calls: from here on it is that tool's call.
-        let resolved = match super::commands::resolve_tool_call(call) {
-            Ok(resolved) => resolved,
-            Err(message) => return Gate::Done(Outcome::not_run(call, call.name.clone(), message)),
+        if !self.tools.gate().is_interactive() {
+            outcome.output.content.push_str(
+                "\n[cairn is running headless: it never runs a command outside the sandbox here, --yes or not. Finish without it, and tell the user what needs running outside the sandbox.]",
+            );
+            outcome.ruling =
+                Ruling { by: Some("sandbox".into()), line: Some(format!("{stopped} (headless runs never lift it)")) };
+            return;
+        }
+        let reason = format!("was stopped by the sandbox: {why}");
+        let question = Question {
+            call: &outcome.call,
+            summary: &outcome.summary,
+            diff: None,
+            reason: &reason,
+            asked_by: "sandbox".into(),
+            choices: &Choices::default(),
+            kind: ApprovalKind::OutsideSandbox { why: why.clone() },
         };
-        let call = resolved.as_ref().unwrap_or(call);
-        let Some(tool) = registry.get(&call.name) else {
-            let known: Vec<_> = registry.names().collect();
-            return Gate::Done(Outcome::not_run(
-                call,
-                call.name.clone(),
-                format!("There is no tool named `{}`. The available tools are: {}.", call.name, known.join(", ")),
-            ));
-        };
-        let mode = self.link.mode();
-        // Mode first: a plan-mode write is refused before anything is read for a preview.
-        if let Verdict::Refuse { message } = decide(mode, tool.name(), tool.access(), &[]) {
-            return Gate::Done(Outcome::not_run(call, call.name.clone(), message));
-        }
-        let mut args = match call.parsed_arguments() {
-            Ok(args) => args,
-            Err(e) => {
-                return Gate::Done(Outcome::not_run(
-                    call,
-                    call.name.clone(),
-                    format!(
-                        "`{}` was not run: its {e}. Send the arguments again as one JSON object matching the tool's schema.",
-                        call.name
-                    ),
-                ));
+        match self.tools.gate().ask(question, cancel, &self.link.emitter()).await {
+            Approval::Approved(_) => {
+                let started = Instant::now();
+                let ctx = rerun.ctx.as_ref().unwrap_or(ctx);
+                let unconfined = SandboxPolicy::full_access();
+                let output = match rerun.tool.execute_in_sandbox(&rerun.args, rerun.prepared, ctx, &unconfined).await {
+                    Ok(output) => output,
+                    Err(e) => ToolOutput { content: e.0, is_error: true, ..Default::default() },
+                };
+                outcome.output = output;
+                outcome.duration += started.elapsed();
+                outcome.ruling = Ruling {
+                    by: Some("user".into()),
+                    line: Some(format!("run outside the sandbox, approved by you (the sandbox stopped it: {why})")),
+                };
             }
-        };
-        let mut prepared = match tool.prepare(&args, ctx) {
-            Ok(p) => p,
-            Err(e) => return Gate::Done(Outcome::not_run(call, call.name.clone(), e.0)),
-        };
-        let allowed_by_hook;
-        match self.pre_tool_hooks(call, tool.access(), args, &prepared.paths, cancel).await {
-            PreTool::Deny(message) => {
-                stats.denied_tool_calls += 1;
-                return Gate::Done(Outcome::not_run(call, prepared.summary, message));
+            Approval::Denied { .. } => {
+                outcome.output.content.push_str("\n[the user chose not to run it outside the sandbox]");
+                outcome.ruling =
+                    Ruling { by: Some("sandbox".into()), line: Some(format!("{stopped} (you kept it inside)")) };
             }
-            PreTool::Go { args: hooked, rewritten, allowed } => {
-                args = hooked;
-                allowed_by_hook = allowed;
-                if rewritten {
-                    prepared = match tool.prepare(&args, ctx) {
-                        Ok(p) => p,
-                        Err(e) => return Gate::Done(Outcome::not_run(call, call.name.clone(), e.0)),
-                    };
-                }
+            Approval::Interrupted => {
+                outcome.ruling = Ruling { by: Some("sandbox".into()), line: Some(stopped) };
             }
         }
-        if tool.access() == crate::tools::Access::Read {
-            // Saved full outputs are cairn's own files, and truncation notices send the model
-            // to them: reading them is as free as reading the project. So are skills' files.
-            for path in &mut prepared.paths {
-                if path.absolute.starts_with(self.place.truncations_dir()) || self.ext.is_skill_file(&path.absolute) {
-                    path.inside_project = true;
-                }
-            }
-        }
-        match decide(mode, tool.name(), tool.access(), &prepared.paths) {
-            Verdict::Run => {}
-            // A PreToolUse hook allowed it: no question (a refusal above still stands).
-            Verdict::NeedsApproval { .. } if allowed_by_hook.is_some() => {}
-            Verdict::Refuse { message } => return Gate::Done(Outcome::not_run(call, prepared.summary, message)),
-            Verdict::NeedsApproval { reason } => {
-                if self.tools.gate().asks_the_user() {
-                    self.notify_hooks(format!("cairn needs your approval: {} {}", call.name, prepared.summary));
-                }
-                match self.tools.gate().ask(call, &prepared, reason, cancel, &self.link.emitter()).await {
-                    Approval::Approved => {}
-                    Approval::Denied(message) => {
-                        stats.denied_tool_calls += 1;
-                        return Gate::Done(Outcome::not_run(call, prepared.summary, message));
-                    }
-                    Approval::Interrupted => {
-                        return Gate::Done(Outcome::not_run(call, prepared.summary, INTERRUPTED_BEFORE_RUN.into()));
-                    }
-                }
-            }
-        }
-        self.link.emit(AgentEvent::ToolStarted {
-            call_id: call.id.clone(),
-            tool: call.name.clone(),
-            summary: prepared.summary.clone(),
-            arguments: args.to_string(),
-        });
-        Gate::Run(Cleared { call: call.clone(), tool, args, prepared })
     }
 
     /// Each result as the model will see it: cut to the limits with the full output saved, and
@@ -237,7 +231,7 @@ impl Worker {
 
     /// Store one call's result (as sent, with the full output beside it) and report it.
     fn finish(&mut self, outcome: Outcome, sent: String) {
-        let Outcome { call, summary, output, duration, not_run } = outcome;
+        let Outcome { call, summary, output, duration, not_run, ruling } = outcome;
         let result = ToolResult {
             call_id: call.id.clone(),
             name: call.name.clone(),
@@ -255,6 +249,7 @@ impl Worker {
             diff: output.diff.clone(),
             duration_ms: duration.as_millis() as u64,
             not_run,
+            decided_by: ruling.line.clone(),
         };
         self.session.persist(Message::tool(result), Some(record));
         self.link.emit(AgentEvent::ToolFinished(ToolFinished {
@@ -267,21 +262,37 @@ impl Worker {
             diff: output.diff,
             duration,
             not_run,
+            decided_by: ruling.by,
+            approval: ruling.line,
+            by_user: false,
         }));
     }
 }
 
-async fn execute(gate: Gate<'_>, ctx: &ToolContext) -> Outcome {
+/// Run a cleared call; a command the sandbox stopped comes back with what a run outside it
+/// needs.
+pub(super) async fn execute<'r>(gate: Gate<'r>, ctx: &ToolContext) -> (Outcome, Option<Rerun<'r>>) {
     match gate {
-        Gate::Done(outcome) => outcome,
-        Gate::Run(Cleared { call, tool, args, prepared }) => {
+        Gate::Done(outcome) => (*outcome, None),
+        Gate::Run(cleared) => {
+            let Cleared { call, tool, args, prepared, sandbox, ctx: own, ruling } = *cleared;
             let summary = prepared.summary.clone();
+            // Only a command can be stopped by the sandbox; a write's preview is not copied.
+            let again = (tool.access() == crate::tools::Access::Execute).then(|| prepared.clone());
+            let run_ctx = own.as_ref().unwrap_or(ctx);
             let started = Instant::now();
-            let output = match tool.execute(&args, prepared, ctx).await {
+            let result = match &sandbox {
+                Some(sandbox) => tool.execute_in_sandbox(&args, prepared, run_ctx, sandbox).await,
+                None => tool.execute(&args, prepared, run_ctx).await,
+            };
+            let output = match result {
                 Ok(output) => output,
                 Err(e) => ToolOutput { content: e.0, is_error: true, ..Default::default() },
             };
-            Outcome { call, summary, output, duration: started.elapsed(), not_run: false }
+            let denied = output.sandbox_denial.is_some();
+            let outcome = Outcome { call, summary, output, duration: started.elapsed(), not_run: false, ruling };
+            let rerun = again.filter(|_| denied).map(|prepared| Rerun { tool, args, prepared, ctx: own });
+            (outcome, rerun)
         }
     }
 }

@@ -48,7 +48,8 @@ pub(super) fn hook_matches(matcher: &str, root: &std::path::Path, call: &Call<'_
             d.permission == Permission::Deny && matches!(d.decided_by, DecidedBy::Rule(_))
         } else {
             let alt = tool_alias(alt);
-            alt == call.tool || (alt.starts_with("mcp__") && call.tool.strip_prefix(alt).is_some_and(|r| r.starts_with("__")))
+            alt == call.tool
+                || (alt.starts_with("mcp__") && call.tool.strip_prefix(alt).is_some_and(|r| r.starts_with("__")))
         }
     })
 }
@@ -143,7 +144,11 @@ impl Worker {
             if let Some(new_args) = &answer.updated_input {
                 args = new_args.clone();
                 rewritten = true;
-                said = Some(format!("rewrote the arguments of `{}` to {}", call.name, crate::conversation::clip(&args.to_string(), 200)));
+                said = Some(format!(
+                    "rewrote the arguments of `{}` to {}",
+                    call.name,
+                    crate::conversation::clip(&args.to_string(), 200)
+                ));
             }
             show(&events, HookEvent::PreToolUse, &outcome, said);
         }
@@ -175,7 +180,9 @@ impl Worker {
         let mut sent = sent;
         for outcome in &outcomes {
             let mut said = Vec::new();
-            if let Some(reason) = outcome.answer.reason.as_ref().filter(|_| outcome.answer.verdict == Some(Verdict::Deny)) {
+            if let Some(reason) =
+                outcome.answer.reason.as_ref().filter(|_| outcome.answer.verdict == Some(Verdict::Deny))
+            {
                 sent.push_str(&format!("\n\n[PostToolUse hook: {reason}]"));
                 said.push(format!("told the model: {reason}"));
             }

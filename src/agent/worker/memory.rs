@@ -24,6 +24,9 @@ pub(super) struct AgentMemory {
     pub redactor: Redactor,
     /// Seqs of this session's messages the model sees verbatim: not worth finding again.
     pub visible: HashSet<i64>,
+    /// Who approved this call, when it needed approval (a global save always does): kept
+    /// with a global memory so `/memories` can say who let it in.
+    pub approved_by: Option<String>,
 }
 
 /// Fragments of earlier sessions in the frozen block (KosmoKrator's session recall: three).
@@ -37,8 +40,22 @@ fn now_utc() -> chrono::DateTime<chrono::Utc> {
 /// this project's memories only (a project's detail must not rewrite what every project sees);
 /// a global one's among both, and a project twin it updates becomes global. Returns the answer
 /// for the model.
-fn save_memory(store: &Store, project: ProjectId, session: &str, draft: MemoryDraft<'_>) -> Result<String, String> {
+fn save_memory(
+    store: &Store,
+    project: ProjectId,
+    session: &str,
+    approved_by: Option<&str>,
+    draft: MemoryDraft<'_>,
+) -> Result<String, String> {
     let MemoryDraft { kind, class, title, content, global } = draft;
+    // The permission rules make a global save ask in every mode; this holds even if a caller
+    // ever bypassed them: a memory every project sees never gets in unapproved.
+    if global && approved_by.is_none() {
+        return Err(
+            "a global memory needs the user's approval, and this call had none; save it for this project instead"
+                .into(),
+        );
+    }
     let scope = if global { ", global" } else { "" };
     let existing: Vec<MemoryRecord> = store
         .memories(project)
@@ -50,7 +67,7 @@ fn save_memory(store: &Store, project: ProjectId, session: &str, draft: MemoryDr
         Merge::Update(id) => {
             store.update_memory(project, id, title, content).map_err(|e| e.to_string())?;
             if global && existing.iter().any(|m| m.id == id && !m.global) {
-                store.set_memory_global(project, id, true).map_err(|e| e.to_string())?;
+                store.set_memory_global(project, id, true, approved_by).map_err(|e| e.to_string())?;
             }
             Ok(format!("Updated memory #{id} ({kind}{scope}): {title}"))
         }
@@ -65,6 +82,7 @@ fn save_memory(store: &Store, project: ProjectId, session: &str, draft: MemoryDr
                     content,
                     session_id: Some(session),
                     expires_at: expires.as_deref(),
+                    approved_by,
                 })
                 .map_err(|e| e.to_string())?;
             Ok(format!("Saved memory #{} ({kind}, {class}{scope}): {title}", m.id))
@@ -96,7 +114,8 @@ impl MemoryAccess for AgentMemory {
     fn save(&self, draft: MemoryDraft<'_>) -> Result<String, String> {
         let title = self.redactor.redact(&crate::context::redact_secrets(draft.title)).into_owned();
         let content = self.redactor.redact(&crate::context::redact_secrets(draft.content)).into_owned();
-        save_memory(&self.store, self.project, &self.session, MemoryDraft { title: &title, content: &content, ..draft })
+        let draft = MemoryDraft { title: &title, content: &content, ..draft };
+        save_memory(&self.store, self.project, &self.session, self.approved_by.as_deref(), draft)
     }
 
     fn search(&self, query: &str, limit: usize) -> Result<String, String> {
@@ -149,6 +168,7 @@ impl Worker {
             session: self.session.id().to_string(),
             redactor: self.session.redactor().clone(),
             visible: self.session.visible_seqs(),
+            approved_by: None,
         }
     }
 
@@ -341,7 +361,7 @@ impl Extraction {
                 content: &m.content,
                 global: false,
             };
-            match save_memory(&self.store, self.project, &self.session, draft) {
+            match save_memory(&self.store, self.project, &self.session, None, draft) {
                 Ok(answer) => kept.push(answer),
                 Err(e) => tracing::error!(error = %e, "could not save an extracted memory"),
             }

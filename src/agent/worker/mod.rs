@@ -1,13 +1,16 @@
 //! The worker: one agent's parts — where it works, its session, its model, the cache watch,
 //! background work, its tools — and the loop that handles queued commands one at a time.
 
+mod attach;
+mod commands;
 mod compaction;
 mod context_view;
-mod commands;
 mod dispatch;
 mod hooks;
 mod memory;
+mod permit;
 mod segments;
+mod shell;
 mod spill;
 mod turn;
 
@@ -21,15 +24,27 @@ use super::background::Background;
 use super::cache_watch::CacheWatch;
 use super::events::{AgentEvent, ApprovalDecision, NoticeLevel, UserCommand};
 use super::extensions::Extensions;
-use super::tool_section::ToolSection;
 use super::library::Library;
 use super::link::Link;
 use super::model_slot::ModelSlot;
+use super::models::ModelDirectory;
 use super::session_state::SessionState;
 use super::setup::AgentSetup;
+use super::spend::Spend;
+use super::tool_section::ToolSection;
 use super::toolbox::Toolbox;
 use super::workplace::Workplace;
 use crate::store::{NewSession, SessionInfo, StoreError};
+
+/// What carries a plan into edit mode: the model is asked to do what it planned — or what the
+/// user made of the plan in their editor.
+const PLAN_HANDOFF: &str = include_str!("../../../assets/prompts/plan_handoff.md");
+const PLAN_HANDOFF_EDITED: &str = include_str!("../../../assets/prompts/plan_handoff_edited.md");
+
+/// A prompt asset as one paragraph per blank-line-separated block (the files wrap for reading).
+fn prose(text: &str) -> String {
+    text.split("\n\n").map(|p| p.split_whitespace().collect::<Vec<_>>().join(" ")).collect::<Vec<_>>().join("\n\n")
+}
 
 pub(super) struct Worker {
     place: Workplace,
@@ -41,6 +56,10 @@ pub(super) struct Worker {
     /// MCP servers, hooks, skills and custom commands.
     ext: Extensions,
     link: Link,
+    /// What the session has cost.
+    spend: Spend,
+    /// The models `/model` may switch to.
+    models: ModelDirectory,
     /// Most model requests per prompt.
     max_turns: Option<u32>,
 }
@@ -51,7 +70,9 @@ impl Worker {
         session: SessionInfo,
         link: Link,
         approvals: mpsc::UnboundedReceiver<(u64, ApprovalDecision)>,
+        models: ModelDirectory,
     ) -> Result<Worker, StoreError> {
+        let spend = Spend::new(crate::config::Pricing::from_config(&setup.config));
         let model =
             ModelSlot::new(setup.provider, setup.provider_kind, setup.model, setup.window_override, &setup.config);
         let mut redactor = setup.redactor;
@@ -80,9 +101,16 @@ impl Worker {
             session,
             model,
             background: Background::default(),
-            tools: Toolbox::new(section, ApprovalGate::new(setup.approval, approvals)),
+            tools: Toolbox::new(
+                section,
+                ApprovalGate::new(setup.approval, approvals),
+                setup.permissions,
+                setup.sandbox,
+            ),
             ext,
             link,
+            spend,
+            models,
             max_turns: setup.max_turns,
         };
         worker.settle_loaded_session()?;
@@ -115,6 +143,8 @@ impl Worker {
     /// A loaded session starts from its last reported usage and, when the cache is cold, with
     /// its pending deduplication applied.
     fn settle_loaded_session(&mut self) -> Result<(), StoreError> {
+        let per_model = self.place.store().usage_by_model(self.session.id())?;
+        self.spend.load(&per_model);
         self.calibrate_from_store()?;
         self.dedup_if_cache_is_cold()
     }
@@ -165,14 +195,17 @@ impl Worker {
             self.save_session_settings();
         }
         let library = Library::new(self.place.store().clone(), self.place.project());
+        let history = self.session.history();
+        let recap = self.recap(&history);
         self.link.emit(AgentEvent::SessionReady {
             session: self.session.info().clone(),
             resumed,
-            history: self.session.history(),
+            history,
             tool_display: library.tool_display(self.session.id()),
             mode,
             model: self.model.name().to_string(),
             window: self.model.window(),
+            recap,
         });
         let status = self.context_status();
         self.link.emit(AgentEvent::Context(status));
@@ -185,15 +218,50 @@ impl Worker {
         }
     }
 
+    /// What the transcript needs besides the messages to show a stored session as it was.
+    fn recap(&mut self, history: &[std::sync::Arc<crate::conversation::Message>]) -> super::events::HistoryRecap {
+        let times = self.session.take_loaded_times();
+        let store = self.place.store();
+        let id = self.session.id();
+        let (usage, compactions) = if times.is_empty() {
+            (Vec::new(), Vec::new())
+        } else {
+            (store.usage_rows(id).unwrap_or_default(), store.compaction_log(id).unwrap_or_default())
+        };
+        super::recap::recap(
+            history,
+            &times,
+            &usage,
+            &compactions,
+            self.spend.pricing(),
+            self.place.config().context.chars_per_token,
+            self.place.root(),
+        )
+    }
+
     pub(super) async fn run(mut self, mut work: mpsc::UnboundedReceiver<UserCommand>) {
         let source = if self.session.last_seq() > 0 { "resume" } else { "startup" };
         self.session_start_hooks(source).await;
         while let Some(command) = work.recv().await {
             match command {
-                UserCommand::Submit(prompt) => {
+                UserCommand::Submit(prompt) => self.turn(prompt).await,
+                UserCommand::CarryOutPlan { edited } => {
+                    self.cache.expect_break("the mode changed to edit".into());
+                    self.save_session_settings();
+                    let prompt = match edited {
+                        Some(plan) => format!("{}\n\n<plan>\n{}\n</plan>", prose(PLAN_HANDOFF_EDITED), plan.trim()),
+                        None => prose(PLAN_HANDOFF),
+                    };
+                    self.turn(prompt).await;
+                }
+                UserCommand::Shell { typed, command, into_context } => {
                     let cancel = self.link.control().begin();
-                    let summary = self.run_turn(prompt, cancel).await;
-                    self.end_turn(summary);
+                    let summary = self.run_shell(typed, command, into_context, cancel).await;
+                    self.link.control().end();
+                    self.link.emit(AgentEvent::TurnFinished(summary));
+                    if into_context {
+                        self.update_segments();
+                    }
                 }
                 UserCommand::RunCommand { name, args } => {
                     let cancel = self.link.control().begin();
@@ -216,7 +284,10 @@ impl Worker {
                     let breakdown = self.describe_context();
                     self.link.emit(AgentEvent::ContextBreakdown(breakdown));
                 }
-                UserCommand::SetModel(name) => self.switch_model(&name),
+                UserCommand::SetModel(name) => match self.models.check(&name).await {
+                    Ok(()) => self.switch_model(&name),
+                    Err(refusal) => self.link.emit(AgentEvent::ModelRefused { name, known: refusal.known }),
+                },
                 UserCommand::NewSession => {
                     self.open_new_session();
                     self.session_start_hooks("clear").await;
@@ -230,7 +301,8 @@ impl Worker {
                 UserCommand::Interrupt
                 | UserCommand::Approval { .. }
                 | UserCommand::Library(_)
-                | UserCommand::Mcp(_) => {}
+                | UserCommand::Mcp(_)
+                | UserCommand::ListModels => {}
             }
         }
         // Let a background compaction finish and commit, so its work is not lost; the same
@@ -239,9 +311,18 @@ impl Worker {
         self.background.finish().await;
     }
 
+    /// One prompt to its answer, then the background work a finished turn starts.
+    async fn turn(&mut self, prompt: String) {
+        let cancel = self.link.control().begin();
+        let summary = self.run_turn(prompt, cancel).await;
+        self.end_turn(summary);
+    }
+
+    /// A turn (a prompt or a custom command) is over: say so, then start the background work
+    /// a finished turn starts.
     fn end_turn(&mut self, summary: super::events::TurnSummary) {
         self.link.control().end();
-        if self.tools.gate().asks_the_user() {
+        if self.tools.gate().is_interactive() {
             self.notify_hooks("cairn finished the turn and is waiting for you".into());
         }
         self.link.emit(AgentEvent::TurnFinished(summary));
@@ -274,6 +355,7 @@ impl Worker {
             self.link.notice(NoticeLevel::Warning, warning);
         }
         self.cache.expect_break(format!("the model changed to {name}"));
+        self.models.set_current(name);
         self.save_session_settings();
         self.link.emit(AgentEvent::ModelChanged { model: self.model.name().to_string(), window: self.model.window() });
         let status = self.context_status();
@@ -282,7 +364,7 @@ impl Worker {
 
     fn open_new_session(&mut self) {
         let mode = self.link.mode();
-        let created = self.place.store().create_session(
+        let created = self.place.store().draft_session(
             self.place.project(),
             NewSession { provider: self.model.kind(), model: self.model.name(), mode },
         );
@@ -293,7 +375,12 @@ impl Worker {
     }
 
     fn open_existing_session(&mut self, id: &str) {
-        match self.place.store().resolve_session(self.place.project(), id).and_then(|s| self.load_session(s)) {
+        let store = self.place.store().clone();
+        let opened = store
+            .resolve_session(self.place.project(), id)
+            .and_then(|s| store.touch_session(&s.id).map(|()| s))
+            .and_then(|s| self.load_session(s));
+        match opened {
             Ok(()) => self.announce_session(true),
             Err(e) => self.link.notice(NoticeLevel::Error, e.to_string()),
         }
@@ -306,6 +393,7 @@ impl Worker {
             store: self.place.store().clone(),
             session: self.session.id().to_string(),
             tally: self.background.tally(),
+            pricing: self.spend.pricing().clone(),
         };
         self.model.auxiliary(cancel, recorder)
     }

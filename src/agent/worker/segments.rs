@@ -74,6 +74,7 @@ impl Worker {
     pub(super) fn refresh_outline(&mut self) {
         let state = self.session.pipeline().state();
         if state.summary.is_none() && state.trimmed.is_empty() {
+            self.cache.outline_is("");
             self.session.pipeline_mut().set_outline(String::new());
             return;
         }
@@ -107,6 +108,7 @@ impl Worker {
             }
             t
         };
+        self.cache.outline_is(&text);
         self.session.pipeline_mut().set_outline(text);
     }
 }

@@ -4,6 +4,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::Worker;
 use crate::agent::events::{AgentEvent, CompactionTrigger, NoticeLevel, TurnOutcome, TurnStats, TurnSummary};
+use crate::agent::spend::add_cost;
 use crate::config::ProviderKind;
 use crate::context::{BudgetLevel, PreflightInput, StageReport, Urgency, check_request};
 use crate::conversation::{Message, Mode};
@@ -35,9 +36,15 @@ impl Worker {
             Ok(prompt) => prompt,
             Err(error) => return TurnSummary { outcome: TurnOutcome::Failed { error }, stats },
         };
+        let (attached, shown) = self.attach_mentions(&prompt, &cancel).await;
+        if !shown.is_empty() {
+            self.link.emit(AgentEvent::Attached(shown));
+        }
         self.wait_for_starting_servers(&cancel).await;
         let prompt = self.spill_long_prompt(prompt);
-        self.session.persist(Message::user(prompt.clone()), None);
+        let mut message = Message::user(prompt.clone());
+        message.content.extend(attached);
+        self.session.persist(message, None);
         self.auto_recall(self.session.last_seq(), &prompt);
         let mut overflow_retried = false;
         let mut stop_hook_rounds = 0;
@@ -82,6 +89,7 @@ impl Worker {
             stats.all_requests += 1;
             stats.usage.add(&response.usage);
             self.record_response(&response, prepared.raw_tokens);
+            stats.cost_usd = add_cost(stats.cost_usd, self.spend.request(&response.model, &response.usage));
             if let Some((level, text)) = self.model.learn_served_window().await {
                 self.link.notice(level, text);
             }
@@ -134,6 +142,8 @@ impl Worker {
         let tally = self.background.take_usage();
         stats.usage.add(&tally.usage);
         stats.all_requests += tally.requests;
+        stats.cost_usd = add_cost(stats.cost_usd, tally.cost_usd);
+        self.spend.add(tally.cost_usd);
     }
 
     /// Store the assistant message and its usage; calibrate the estimate on the usage.

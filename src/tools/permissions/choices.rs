@@ -1,7 +1,7 @@
-//! What the approval dialog may offer to remember for a call that asked: the exact rule (for
-//! the session), a prefix of it (shown before it is taken), and the rule `p` writes for the
-//! project. Never "every call of this tool": a rule always carries a pattern, and commands that
-//! run arbitrary code (`rm`, `bash`, `python`, `curl`, …) get no prefix at all.
+//! What the approval dialog may offer to remember for a call that asked: the exact rule, and a
+//! prefix of it (shown before it is taken), for the session (`a`) or the project (`p`). Never
+//! "every call of this tool": a rule always carries a pattern, and commands that run arbitrary
+//! code (`rm`, `bash`, `python`, `curl`, …) get no prefix at all.
 
 use std::path::Path;
 
@@ -9,23 +9,23 @@ use super::rule::Rule;
 use super::shell::{Part, PartKind, Word};
 use crate::tools::{ProjectPath, resolve_path};
 
-/// The rules the dialog may offer. An empty list is not offered; each list covers every part
-/// of the call that asked, or is empty.
+/// The rules the dialog may offer; `a` takes the shown list for the session, `p` writes it to
+/// `.cairn/settings.local.toml`. The dialog shows `exact` and switches to `prefix` (when there
+/// is one) only when asked, so a broader rule is always seen before it is taken. An empty list
+/// is not offered; each list covers every part of the call that asked, or is empty.
 #[derive(Clone, Debug, Default)]
 pub struct Choices {
-    /// `a`: exactly this call, for the rest of the session.
-    pub session: Vec<Rule>,
-    /// `a`, broadened: the same commands with any further arguments (`git push *`), or every
-    /// file in the same folder (`file_edit(src/**)`). Shown before it is taken.
+    /// Exactly this call: `bash(git push origin main)`, `file_edit(./src/a.rs)`.
+    pub exact: Vec<Rule>,
+    /// The same commands with any further arguments (`git push *`), or every file in the same
+    /// folder (`file_edit(src/)`).
     pub prefix: Vec<Rule>,
-    /// `p`: written to `.cairn/settings.local.toml` as allow rules (the prefix where there is
-    /// one, else the exact rule).
-    pub project: Vec<Rule>,
 }
 
 impl Choices {
+    #[cfg(test)]
     pub fn is_empty(&self) -> bool {
-        self.session.is_empty() && self.prefix.is_empty() && self.project.is_empty()
+        self.exact.is_empty() && self.prefix.is_empty()
     }
 
     fn from_pairs(pairs: Vec<(Option<Rule>, Option<Rule>)>) -> Choices {
@@ -37,12 +37,7 @@ impl Choices {
             .collect::<Option<Vec<Rule>>>()
             .unwrap_or_default();
         let broader = pairs.iter().any(|(_, p)| p.is_some());
-        let mut choices = Choices { session: dedup(exact), prefix: Vec::new(), project: Vec::new() };
-        if broader {
-            choices.prefix = dedup(with_prefix);
-        }
-        choices.project = if choices.prefix.is_empty() { choices.session.clone() } else { choices.prefix.clone() };
-        choices
+        Choices { exact: dedup(exact), prefix: if broader { dedup(with_prefix) } else { Vec::new() } }
     }
 }
 

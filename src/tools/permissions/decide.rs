@@ -215,6 +215,10 @@ impl Policy {
             (_, Access::Write) if !outside.is_empty() => {
                 ask(format!("writes outside the project: {}", outside.join(", ")))
             }
+            // A file that does not exist yet is created, not changed: the dialog says which.
+            (_, Access::Write) if !paths.is_empty() && paths.iter().all(|p| !p.absolute.exists()) => {
+                ask(format!("creates {}", describe_paths(paths)))
+            }
             (_, Access::Write) => ask(format!("changes {}", describe_subject(tool, paths))),
             (_, Access::Execute) if tool.starts_with("mcp__") => ask(format!("calls the MCP tool `{tool}`")),
             (_, Access::Execute) => ask("runs a command".into()),
@@ -261,7 +265,11 @@ impl Policy {
             }
             Permission::Ask => {
                 let asking: Vec<&PartDecision> = parts.iter().filter(|p| p.permission == Permission::Ask).collect();
-                let reason = asking.iter().map(|p| format!("`{}`: {}", p.text, p.why)).collect::<Vec<_>>().join("; ");
+                // A line of one command needs no quoting of itself: just why.
+                let reason = match asking.as_slice() {
+                    [only] if parts.len() == 1 => only.why.clone(),
+                    _ => asking.iter().map(|p| format!("`{}`: {}", p.text, p.why)).collect::<Vec<_>>().join("; "),
+                };
                 let by_rule = asking.iter().any(|p| matches!(p.decided_by, DecidedBy::Rule(_)));
                 let choices = if by_rule {
                     Choices::default()

@@ -39,7 +39,7 @@ fn a_git_log_rule_covers_the_pipeline_but_not_what_follows_it() {
     assert_eq!(d.parts.iter().map(|p| p.permission).collect::<Vec<_>>(), [Permission::Allow, Permission::Ask]);
     let d = bash(&p, Mode::Edit, "git log && git push");
     assert_eq!(d.permission, Permission::Ask);
-    assert_eq!(d.choices.session.iter().map(|r| r.text()).collect::<Vec<_>>(), ["bash(git push)"]);
+    assert_eq!(d.choices.exact.iter().map(|r| r.text()).collect::<Vec<_>>(), ["bash(git push)"]);
     assert_eq!(d.choices.prefix.iter().map(|r| r.text()).collect::<Vec<_>>(), ["bash(git push *)"]);
 }
 
@@ -78,14 +78,13 @@ fn read_only_commands_run_unasked_and_the_rest_asks_in_edit_mode() {
     let d = bash(&p, Mode::Edit, "cargo test");
     assert_eq!((d.permission, d.decided_by.clone()), (Permission::Ask, DecidedBy::Mode(Mode::Edit)));
     assert_eq!((d.decided_by.short(), d.decided_by.label()), ("mode".to_string(), "mode: edit".to_string()));
-    assert_eq!(d.choices.session[0].text(), "bash(cargo test)");
+    assert_eq!(d.choices.exact[0].text(), "bash(cargo test)");
     assert_eq!(d.choices.prefix[0].text(), "bash(cargo test *)");
-    assert_eq!(d.choices.project[0].text(), "bash(cargo test *)");
     let d = bash(&p, Mode::Edit, "rm -rf build");
     assert!(d.choices.prefix.is_empty(), "no prefix for rm");
-    assert_eq!(d.choices.project[0].text(), "bash(rm -rf build)");
+    assert_eq!(d.choices.exact[0].text(), "bash(rm -rf build)");
     assert_eq!(bash(&p, Mode::Edit, "cat /etc/hosts").permission, Permission::Ask);
-    assert_eq!(bash(&p, Mode::Edit, "echo hi > notes.txt").choices.session[0].text(), "file_write(./notes.txt)");
+    assert_eq!(bash(&p, Mode::Edit, "echo hi > notes.txt").choices.exact[0].text(), "file_write(./notes.txt)");
 }
 
 #[test]
@@ -130,7 +129,7 @@ fn file_rules_with_negation() {
     assert_eq!(file(&p, Mode::Edit, "file_write", Access::Write, "src/a.rs").permission, Permission::Allow);
     let d = file(&p, Mode::Edit, "file_write", Access::Write, ".env");
     assert_eq!(d.permission, Permission::Ask);
-    assert_eq!(d.choices.session[0].text(), "file_write(./.env)");
+    assert_eq!(d.choices.exact[0].text(), "file_write(./.env)");
     let d = file(&p, Mode::Edit, "file_edit", Access::Write, "src/deep/a.rs");
     assert_eq!(d.choices.prefix[0].text(), "file_edit(src/deep/)");
     assert_eq!(file(&p, Mode::Edit, "file_write", Access::Write, "/etc/x").permission, Permission::Ask);
@@ -161,4 +160,15 @@ fn unparsable_commands_ask_and_ask_mode_refuses() {
     let p = policy(&[(Effect::Deny, Level::User, "bash")]);
     assert_eq!(bash(&p, Mode::Edit, "ls").permission, Permission::Deny);
     assert_eq!(bash(&p, Mode::Edit, "ls )").permission, Permission::Deny);
+}
+
+#[test]
+fn a_new_file_is_created_and_an_existing_one_changed() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut p = policy(&[]);
+    p.root = dir.path().canonicalize().unwrap();
+    std::fs::write(p.root.join("old.txt"), "x").unwrap();
+    assert_eq!(file(&p, Mode::Edit, "file_write", Access::Write, "new.txt").reason, "creates new.txt");
+    assert_eq!(file(&p, Mode::Edit, "file_write", Access::Write, "old.txt").reason, "changes old.txt");
+    assert_eq!(bash(&p, Mode::Edit, "git push origin main").reason, "`git push` is not read-only", "one command: why");
 }

@@ -19,7 +19,7 @@ mod settings;
 pub mod shell;
 
 pub use choices::Choices;
-pub use decide::{Call, DecidedBy, Decision, PartDecision, Permission, Policy};
-pub use rule::{Effect, Level, MemoryScope, Rule, TOOLS};
-pub use rules::{Origin, RuleError, Rules, SourcedRule};
-pub use settings::{load_rules, write_local_rules};
+pub use decide::{Call, DecidedBy, Decision, Permission, Policy};
+pub use rule::{Effect, Level, Rule};
+pub use rules::{Origin, RuleError, Rules};
+pub use settings::load_rules;

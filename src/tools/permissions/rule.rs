@@ -175,10 +175,6 @@ impl Rule {
         Ok(Rule { tool: tool.to_string(), pattern, text: text.to_string() })
     }
 
-    pub fn tool(&self) -> &str {
-        &self.tool
-    }
-
     pub fn text(&self) -> &str {
         &self.text
     }
@@ -274,7 +270,9 @@ fn parse_pattern(tool: &str, pattern: &str) -> Result<Pattern, String> {
 fn parse_domain(pattern: &str) -> Result<String, String> {
     let domain = pattern.strip_prefix("*.").unwrap_or(pattern).to_ascii_lowercase();
     let valid = !domain.is_empty()
-        && domain.split('.').all(|label| !label.is_empty() && label.chars().all(|c| c.is_ascii_alphanumeric() || c == '-'));
+        && domain
+            .split('.')
+            .all(|label| !label.is_empty() && label.chars().all(|c| c.is_ascii_alphanumeric() || c == '-'));
     if valid {
         Ok(domain)
     } else {

@@ -139,6 +139,11 @@ impl Rules {
         Ok(())
     }
 
+    /// Drop every rule of `level` (the session's approvals, when the session ends).
+    pub fn forget(&mut self, level: Level) {
+        self.rules.retain(|r| r.level != level);
+    }
+
     /// Every rule, in the order they were added (for `doctor`).
     pub fn iter(&self) -> impl Iterator<Item = &SourcedRule> {
         self.rules.iter()

@@ -45,6 +45,7 @@ impl SandboxPolicy {
     }
 
     /// A mode with the network off and no extra writable folders.
+    #[cfg(test)]
     pub fn new(mode: SandboxMode) -> SandboxPolicy {
         SandboxPolicy { mode, network: false, writable_roots: Vec::new(), notes: Vec::new() }
     }

@@ -1,17 +1,15 @@
 //! How each [`AgentEvent`] changes what the interface shows. Rendering only: the agent has
 //! already decided everything these events report.
 
-use super::{Activity, App};
+use super::history::{compacted_text, trigger_text, turn_summary_text};
+use super::{Activity, App, PlanReady};
+use crate::agent::{
+    AgentEvent, CompactionEvent, LibraryAnswer, LibraryRequest, NoticeLevel, ToolFinished, TurnOutcome, TurnSummary,
+    UserCommand,
+};
+use crate::conversation::{Message, Mode, format_tokens};
 use crate::tui::cells::{AssistantCell, Cell, NoticeKind, ToolCell, ToolStatus, UserCell};
 use crate::tui::overlays::{ApprovalDialog, ContextView, Overlay};
-use std::collections::HashMap;
-
-use crate::agent::{
-    AgentEvent, CompactionEvent, CompactionTrigger, LibraryAnswer, LibraryRequest, NoticeLevel, ToolFinished,
-    TurnOutcome, TurnSummary, UserCommand,
-};
-use crate::conversation::{Block, Message, Role, format_tokens};
-use crate::store::ToolDisplay;
 
 /// Typing this recently when a dialog opens means the keys in flight were meant for the prompt.
 const TYPING_RECENTLY: std::time::Duration = std::time::Duration::from_secs(1);
@@ -31,14 +29,17 @@ fn release_freed_memory() {
 impl App {
     pub fn on_agent_event(&mut self, event: AgentEvent) {
         match event {
-            AgentEvent::SessionReady { session, resumed, history, tool_display, mode, model, window } => {
+            AgentEvent::SessionReady { session, resumed, history, tool_display, mode, model, window, recap } => {
                 self.transcript.clear();
                 self.streaming = None;
                 self.approvals.clear();
+                self.retry = None;
+                self.search = None;
+                self.plan_ready = None;
                 self.mode = mode;
                 self.model = model;
                 self.window = window;
-                self.load_history(&history, &tool_display);
+                self.load_history(&history, &tool_display, &recap);
                 if resumed {
                     let title = if session.title.is_empty() { "untitled".to_string() } else { session.title.clone() };
                     self.notice(
@@ -47,7 +48,21 @@ impl App {
                     );
                 }
                 self.session = Some(session);
+                self.session_stored = resumed;
                 self.trim_after_context = true;
+            }
+            AgentEvent::SessionStored(session) => {
+                self.session = Some(session);
+                self.session_stored = true;
+            }
+            AgentEvent::Attached(items) => {
+                if let Some(i) = self.transcript.rposition(|c| matches!(c, Cell::User(_))) {
+                    self.transcript.update(i, |c| {
+                        if let Cell::User(u) = c {
+                            u.attachments = items;
+                        }
+                    });
+                }
             }
             AgentEvent::Queued { prompt } => {
                 if !self.pending.contains(&prompt) {
@@ -59,6 +74,8 @@ impl App {
                     self.pending.remove(i);
                 }
                 self.end_stream();
+                self.plan_ready = None;
+                self.retry = None;
                 self.transcript.push(Cell::User(UserCell::new(prompt)));
                 self.attempt_from = self.transcript.len();
                 self.transcript.follow();
@@ -75,15 +92,16 @@ impl App {
             AgentEvent::Retrying { attempt, max_attempts, delay, reason } => {
                 self.discard_attempt();
                 self.activity = Activity::Retrying { attempt, max_attempts, until: self.now + delay };
-                self.notice(
-                    NoticeKind::Retry,
-                    format!(
-                        "{reason} — retrying in {} (attempt {attempt} of {max_attempts})",
-                        crate::tui::cells::format_duration(delay)
-                    ),
+                let text = format!(
+                    "{reason} — retrying in {} (attempt {attempt} of {max_attempts})",
+                    crate::tui::cells::format_duration(delay)
                 );
+                self.show_retry(text, attempt, max_attempts, reason);
             }
-            AgentEvent::AssistantMessage(message) => self.on_assistant_message(&message),
+            AgentEvent::AssistantMessage(message) => {
+                self.settle_retry(None);
+                self.on_assistant_message(&message)
+            }
             AgentEvent::ToolStarted { call_id, tool, summary, .. } => {
                 self.activity = Activity::Tool(tool.clone());
                 let i = self.tool_cell(&call_id, &tool);
@@ -96,6 +114,11 @@ impl App {
             }
             AgentEvent::ApprovalRequested(request) => {
                 self.activity = Activity::Approval(request.tool.clone());
+                // The transcript above the dialog ends with its latest line: what asked.
+                self.transcript.follow();
+                if self.notify.approvals {
+                    self.notify_user(&format!("{} waits for your approval", request.tool));
+                }
                 let i = self.tool_cell(&request.call_id, &request.tool);
                 let summary = request.summary.clone();
                 self.transcript.update(i, |c| {
@@ -134,6 +157,18 @@ impl App {
                 }
             }
             AgentEvent::ModeChanged(mode) => self.mode = mode,
+            AgentEvent::ModelRefused { name, known } => self.notice(
+                NoticeKind::Error,
+                format!(
+                    "there is no model {name:?}; /model alone opens the picker, or choose one of: {}",
+                    known.join(", ")
+                ),
+            ),
+            AgentEvent::Models(list) => {
+                if let Some(Overlay::Models(view)) = &mut self.overlay {
+                    view.fill(list);
+                }
+            }
             AgentEvent::ModelChanged { model, window } => {
                 self.notice(NoticeKind::Info, format!("model is now {model} ({} token window)", format_tokens(window)));
                 self.model = model;
@@ -194,6 +229,24 @@ impl App {
                         }
                         Err(e) => view.error = Some(e.to_string()),
                     }
+                }
+            }
+            LibraryAnswer::Usage(result) => {
+                if let Some(Overlay::Text(view)) = &mut self.overlay
+                    && view.call_id.is_none()
+                {
+                    view.text = Some(
+                        result
+                            .map(|report| crate::agent::usage_lines(&report, super::input::USAGE_DAYS).join("\n"))
+                            .map_err(|e| e.to_string()),
+                    );
+                }
+            }
+            LibraryAnswer::ToolOutput { call_id, output } => {
+                if let Some(Overlay::Text(view)) = &mut self.overlay
+                    && view.call_id.as_deref() == Some(call_id.as_str())
+                {
+                    view.text = Some(output.map_err(|e| e.to_string()));
                 }
             }
             LibraryAnswer::MemoryChanged(result) => {
@@ -289,6 +342,11 @@ impl App {
                 t.status = status;
                 t.set_output(&f.content);
                 t.diff = f.diff.filter(|d| !d.trim().is_empty());
+                t.approval = f.approval;
+                // The user ran it to see what it prints.
+                if f.by_user {
+                    t.expanded = true;
+                }
             }
         });
         self.approvals.retain(|a| a.request.call_id != f.call_id);
@@ -298,12 +356,47 @@ impl App {
         }
     }
 
-    fn on_compaction(&mut self, event: CompactionEvent) {
-        let trigger = |t: CompactionTrigger| match t {
-            CompactionTrigger::Auto => "automatic",
-            CompactionTrigger::Manual => "/compact",
-            CompactionTrigger::Overflow => "the provider said the request was too long",
+    /// One retry notice per request, updated in place with the latest attempt.
+    fn show_retry(&mut self, text: String, attempt: u32, max_attempts: u32, reason: String) {
+        let live = self
+            .retry
+            .as_ref()
+            .map(|r| r.0)
+            .filter(|&i| matches!(self.transcript.get(i), Some(Cell::Notice(n)) if n.kind == NoticeKind::Retry));
+        match live {
+            Some(i) => self.transcript.update(i, |c| {
+                if let Cell::Notice(n) = c {
+                    n.text = text;
+                }
+            }),
+            None => self.notice(NoticeKind::Retry, text),
+        }
+        let index = live.unwrap_or(self.transcript.len() - 1);
+        self.retry = Some((index, attempt, max_attempts, reason));
+    }
+
+    /// The request that was being retried ended — answered, or the turn ended without an
+    /// answer (`outcome`): its notice says how.
+    fn settle_retry(&mut self, outcome: Option<&TurnOutcome>) {
+        let Some((i, attempt, max_attempts, reason)) = self.retry.take() else { return };
+        let text = match outcome {
+            None | Some(TurnOutcome::Completed { .. }) => format!("{reason} — answered on attempt {attempt}"),
+            Some(TurnOutcome::Interrupted { .. } | TurnOutcome::MaxTurns { .. }) => {
+                format!("{reason} — stopped during attempt {attempt} of {max_attempts}")
+            }
+            Some(TurnOutcome::Failed { .. }) => format!("{reason} — gave up after {attempt} attempts"),
         };
+        self.transcript.update(i, |c| {
+            if let Cell::Notice(n) = c
+                && n.kind == NoticeKind::Retry
+            {
+                n.text = text;
+            }
+        });
+    }
+
+    fn on_compaction(&mut self, event: CompactionEvent) {
+        let trigger = trigger_text;
         match event {
             CompactionEvent::Started { trigger: t, tokens_before } => {
                 // The notice below says it better than "compaction requested".
@@ -326,16 +419,7 @@ impl App {
             CompactionEvent::Finished { trigger: t, tokens_before, tokens_after, summary_tokens } => {
                 self.compacting = None;
                 self.end_compaction_activity();
-                self.notice(
-                    NoticeKind::Compaction,
-                    format!(
-                        "compacted: {} → {} tokens (summary {}, {})",
-                        format_tokens(tokens_before),
-                        format_tokens(tokens_after),
-                        format_tokens(summary_tokens),
-                        trigger(t)
-                    ),
-                );
+                self.notice(NoticeKind::Compaction, compacted_text(t, tokens_before, tokens_after, summary_tokens));
             }
             CompactionEvent::Failed { trigger: t, error } => {
                 self.compacting = None;
@@ -354,6 +438,7 @@ impl App {
     fn on_turn_finished(&mut self, summary: TurnSummary) {
         let streamed = self.streaming;
         self.end_stream();
+        self.settle_retry(Some(&summary.outcome));
         let elapsed = self.turn_started.take().map(|t| self.now.duration_since(t));
         self.busy = false;
         self.activity = Activity::Idle;
@@ -370,7 +455,11 @@ impl App {
             });
         }
         match summary.outcome {
-            TurnOutcome::Completed { .. } => {}
+            TurnOutcome::Completed { text } => {
+                if self.mode == Mode::Plan && !text.trim().is_empty() {
+                    self.plan_ready = Some(PlanReady { plan: text, edited: false });
+                }
+            }
             TurnOutcome::Interrupted { partial } => {
                 let marked = streamed.or_else(|| {
                     (!partial.trim().is_empty())
@@ -395,21 +484,14 @@ impl App {
         }
         let stats = summary.stats;
         if stats.all_requests > 0 {
-            let mut parts = Vec::new();
-            if let Some(e) = elapsed {
-                parts.push(crate::tui::cells::format_duration(e));
-            }
-            parts.push(format!("{} request{}", stats.all_requests, if stats.all_requests == 1 { "" } else { "s" }));
-            let u = stats.usage;
-            parts.push(format!("{} in · {} out", format_tokens(u.prompt_tokens()), format_tokens(u.output_tokens)));
-            if u.prompt_tokens() > 0 && u.cache_read_input_tokens > 0 {
-                parts.push(format!("{:.0}% cached", u.cache_hit_rate() * 100.0));
-            }
-            self.notice(NoticeKind::TurnEnd, parts.join(" · "));
+            self.notice(NoticeKind::TurnEnd, turn_summary_text(elapsed, &stats));
+        }
+        if elapsed.is_some_and(|e| e.as_secs() >= self.notify.after_secs) {
+            self.notify_user("the turn is done");
         }
     }
 
-    fn find_tool(&self, call_id: &str) -> Option<usize> {
+    pub(super) fn find_tool(&self, call_id: &str) -> Option<usize> {
         self.transcript.rposition(|c| matches!(c, Cell::Tool(t) if t.call_id == call_id))
     }
 
@@ -425,71 +507,6 @@ impl App {
                 self.transcript.len() - 1
             }
         }
-    }
-
-    /// A session's stored messages as cells: prompts, answers, and each tool call with its
-    /// result (and, from the store, its diff and duration).
-    fn load_history(&mut self, history: &[std::sync::Arc<Message>], displays: &HashMap<String, ToolDisplay>) {
-        let mut prompts = Vec::new();
-        for message in history {
-            match message.role {
-                Role::User => {
-                    let text = message.text();
-                    prompts.push(text.clone());
-                    self.transcript.push(Cell::User(UserCell::new(text)));
-                }
-                Role::Assistant => {
-                    if !message.text().trim().is_empty() {
-                        self.transcript.push(Cell::Assistant(AssistantCell::shared(message.clone())));
-                    }
-                    for call in message.tool_calls() {
-                        let mut cell = ToolCell::new(call.id.clone(), call.name.clone());
-                        cell.summary = ToolCell::summary_from_arguments(&call.arguments);
-                        cell.expanded = self.expand_all;
-                        self.transcript.push(Cell::Tool(cell));
-                    }
-                }
-                Role::Tool => {
-                    for block in &message.content {
-                        let Block::ToolResult(result) = block else { continue };
-                        let record = displays.get(&result.call_id);
-                        let Some(i) = self.find_tool(&result.call_id) else { continue };
-                        let (diff, duration) = match &record {
-                            Some(r) => (r.diff.clone(), std::time::Duration::from_millis(r.duration_ms)),
-                            None => (None, std::time::Duration::ZERO),
-                        };
-                        let not_run = record.as_ref().is_some_and(|r| r.not_run);
-                        self.transcript.update(i, |c| {
-                            if let Cell::Tool(t) = c {
-                                t.set_output(&result.content);
-                                t.diff = diff.filter(|d| !d.trim().is_empty());
-                                t.status = if not_run {
-                                    ToolStatus::NotRun
-                                } else {
-                                    ToolStatus::Done {
-                                        is_error: result.is_error,
-                                        exit_code: result.exit_code,
-                                        duration,
-                                    }
-                                };
-                            }
-                        });
-                    }
-                }
-            }
-        }
-        // Calls whose results never came (a crash mid-turn) are shown as not run.
-        let open: Vec<usize> = (0..self.transcript.len())
-            .filter(|&i| matches!(self.transcript.get(i), Some(Cell::Tool(t)) if !t.is_finished()))
-            .collect();
-        for i in open {
-            self.transcript.update(i, |c| {
-                if let Cell::Tool(t) = c {
-                    t.status = ToolStatus::NotRun;
-                }
-            });
-        }
-        self.composer.remember(prompts);
     }
 }
 

@@ -1,9 +1,9 @@
 use std::time::Duration;
 
 use super::*;
-use crate::agent::{ApprovalRequest, ContextReport, ContextStatus, TurnStats};
+use crate::agent::{ApprovalRequest, CompactionTrigger, ContextReport, ContextStatus, TurnStats};
 use crate::context::BudgetLevel;
-use crate::conversation::{Mode, ToolCall};
+use crate::conversation::{Block, Mode, ToolCall};
 use crate::tui::completion::FileIndex;
 use crate::tui::theme::Theme;
 
@@ -82,8 +82,12 @@ fn a_tool_call_goes_from_preparing_to_approval_to_done() {
         tool: "file_edit".into(),
         summary: "a.txt".into(),
         arguments: r#"{"path":"a.txt"}"#.into(),
-        reason: "changes a file".into(),
+        reason: "changes a.txt".into(),
         diff: Some("--- a/a.txt\n+++ b/a.txt\n@@ -1 +1 @@\n-x\n+y\n".into()),
+        asked_by: "mode: edit".into(),
+        exact: vec!["file_edit(./a.txt)".into()],
+        prefix: Vec::new(),
+        kind: crate::agent::ApprovalKind::Call,
     }));
     assert_eq!(app.approvals.len(), 1);
     assert_eq!(app.activity, Activity::Approval("file_edit".into()));
@@ -103,6 +107,9 @@ fn a_tool_call_goes_from_preparing_to_approval_to_done() {
         diff: Some("--- a/a.txt\n+++ b/a.txt\n@@ -1 +1 @@\n-x\n+y\n".into()),
         duration: Duration::from_millis(12),
         not_run: false,
+        decided_by: Some("user".into()),
+        approval: Some("approved by you for this session: file_edit(./a.txt)".into()),
+        by_user: false,
     }));
     assert!(app.approvals.is_empty(), "a finished call's dialog is gone");
     match app.transcript.get(2) {
@@ -112,6 +119,7 @@ fn a_tool_call_goes_from_preparing_to_approval_to_done() {
                 ToolStatus::Done { is_error: false, exit_code: None, duration: Duration::from_millis(12) }
             );
             assert!(t.diff.is_some());
+            assert_eq!(t.approval.as_deref(), Some("approved by you for this session: file_edit(./a.txt)"));
         }
         other => panic!("{other:?}"),
     }
@@ -134,6 +142,9 @@ fn a_call_to_an_unknown_tool_keeps_the_summary_from_its_arguments() {
         diff: None,
         duration: Duration::ZERO,
         not_run: true,
+        decided_by: None,
+        approval: None,
+        by_user: false,
     }));
     assert_eq!(texts(&app)[1..], ["tool: edit main.rs NotRun"]);
 }
@@ -211,12 +222,18 @@ fn a_resumed_session_shows_its_history_with_tool_results() {
         history: history.into_iter().map(std::sync::Arc::new).collect(),
         tool_display: [(
             "c1".to_string(),
-            crate::store::ToolDisplay { diff: None, duration_ms: 1_200, not_run: false },
+            crate::store::ToolDisplay {
+                diff: None,
+                duration_ms: 1_200,
+                not_run: false,
+                decided_by: Some("allowed: read-only command".into()),
+            },
         )]
         .into(),
         mode: Mode::Plan,
         model: "m".into(),
         window: 200_000,
+        recap: Default::default(),
     });
     let t = texts(&app);
     assert_eq!(t[0], "user: what is here?");
@@ -239,6 +256,7 @@ fn the_context_status_is_kept_as_reported() {
         level: BudgetLevel::Ok,
         compacting: false,
         cache_hit_rate: Some(0.5),
+        cost_usd: None,
     };
     app.on_agent_event(AgentEvent::Context(status));
     assert_eq!(app.context, Some(status));
@@ -259,4 +277,185 @@ fn each_pipeline_stage_becomes_a_notice_saying_what_it_did() {
 
 fn cairn_stage(stage: crate::context::Stage, count: u64, detail: &str) -> crate::context::StageReport {
     crate::context::StageReport { stage, count, saved_tokens: 0, detail: detail.into() }
+}
+
+#[test]
+fn retries_update_one_notice_in_place_and_it_ends_with_the_outcome() {
+    let mut app = app();
+    app.on_agent_event(AgentEvent::TurnStarted { prompt: "hi".into() });
+    for attempt in 2..=4 {
+        app.on_agent_event(AgentEvent::Retrying {
+            attempt,
+            max_attempts: 8,
+            delay: Duration::from_secs(2),
+            reason: "overloaded (529)".into(),
+        });
+        app.on_agent_event(AgentEvent::TextDelta("partial".into()));
+    }
+    let notices: Vec<String> = texts(&app).into_iter().filter(|t| t.starts_with("notice Retry")).collect();
+    assert_eq!(notices, ["notice Retry: overloaded (529) — retrying in 2.0s (attempt 4 of 8)"]);
+    app.on_agent_event(AgentEvent::AssistantMessage(Message::assistant("partial")));
+    let t = texts(&app);
+    assert_eq!(t[1], "notice Retry: overloaded (529) — answered on attempt 4");
+    assert_eq!(t.iter().filter(|l| l.starts_with("assistant")).count(), 1, "void attempts leave nothing");
+    app.on_agent_event(AgentEvent::Retrying {
+        attempt: 2,
+        max_attempts: 2,
+        delay: Duration::from_secs(1),
+        reason: "HTTP 500".into(),
+    });
+    app.on_agent_event(finished(TurnOutcome::Failed { error: "the provider failed".into() }));
+    assert!(texts(&app).contains(&"notice Retry: HTTP 500 — gave up after 2 attempts".to_string()));
+}
+
+#[test]
+fn a_resumed_session_shows_the_cells_the_live_one_did() {
+    use crate::agent::{HistoryMark, HistoryRecap};
+    let mut call = Message::assistant("");
+    call.content.push(Block::ToolCall(ToolCall::new("c1", "grep", r#"{"pattern":"fn total","path":"src"}"#)));
+    call.content.push(Block::ToolCall(ToolCall::new("c2", "bash", r#"{"command":"cargo test"}"#)));
+    let history = vec![
+        Message {
+            role: crate::conversation::Role::User,
+            content: vec![
+                Block::Text { text: "why? @src/cart.rs".into() },
+                Block::Text {
+                    text: "<attachment path=\"src/cart.rs\" detail=\"12 lines\" how=\"x\">\n…\n</attachment>".into(),
+                },
+            ],
+        },
+        call,
+        Message::tool(crate::conversation::ToolResult::ok("c1", "grep", "src/cart.rs:10: fn total")),
+        Message::tool(crate::conversation::ToolResult::ok("c2", "bash", "ok")),
+        Message::assistant("Found it."),
+    ];
+    let stats = TurnStats {
+        requests: 2,
+        all_requests: 2,
+        usage: crate::conversation::Usage { input_tokens: 1_000, output_tokens: 50, ..Default::default() },
+        cost_usd: Some(0.0042),
+        ..TurnStats::default()
+    };
+    let recap = HistoryRecap {
+        summaries: [("c1".to_string(), "fn total in src".to_string()), ("c2".to_string(), "$ cargo test".to_string())]
+            .into(),
+        marks: vec![(4, HistoryMark::TurnEnd { elapsed: Duration::from_millis(3_400), stats })],
+    };
+    let mut app = app();
+    app.on_agent_event(AgentEvent::SessionReady {
+        session: crate::store::SessionInfo {
+            id: "abc".into(),
+            project: crate::store::ProjectId(1),
+            title: "why?".into(),
+            provider: crate::config::ProviderKind::Anthropic,
+            model: "m".into(),
+            mode: Mode::Edit,
+            created_at: String::new(),
+            updated_at: String::new(),
+        },
+        resumed: true,
+        history: history.into_iter().map(std::sync::Arc::new).collect(),
+        tool_display: Default::default(),
+        mode: Mode::Edit,
+        model: "m".into(),
+        window: 200_000,
+        recap,
+    });
+    let t = texts(&app);
+    assert_eq!(t[0], "user: why? @src/cart.rs", "the attachment is not shown as prompt text");
+    assert!(t[1].starts_with("tool: grep fn total in src Done"), "{}", t[1]);
+    assert!(t[2].starts_with("tool: bash $ cargo test Done"), "{}", t[2]);
+    assert_eq!(t[4], "notice TurnEnd: 3.4s · 2 requests · 1k in · 50 out · $0.0042");
+    let Some(Cell::User(user)) = app.transcript.get(0) else { panic!() };
+    assert_eq!(user.attachments[0].path, "src/cart.rs");
+    assert!(app.stored_session().is_some(), "a resumed session is stored");
+}
+
+#[test]
+fn a_new_session_is_named_at_exit_only_once_it_is_stored() {
+    let mut app = app();
+    let info = crate::store::SessionInfo {
+        id: "draft1".into(),
+        project: crate::store::ProjectId(1),
+        title: String::new(),
+        provider: crate::config::ProviderKind::Anthropic,
+        model: "m".into(),
+        mode: Mode::Edit,
+        created_at: String::new(),
+        updated_at: String::new(),
+    };
+    app.on_agent_event(AgentEvent::SessionReady {
+        session: info.clone(),
+        resumed: false,
+        history: Vec::new(),
+        tool_display: Default::default(),
+        mode: Mode::Edit,
+        model: "m".into(),
+        window: 200_000,
+        recap: Default::default(),
+    });
+    assert!(app.stored_session().is_none());
+    app.on_agent_event(AgentEvent::SessionStored(info));
+    assert_eq!(app.stored_session().map(|s| s.id.as_str()), Some("draft1"));
+}
+
+#[test]
+fn an_approval_and_a_long_turn_ring_or_notify_as_configured() {
+    let mut app = app();
+    app.set_notifications(crate::config::NotifyConfig {
+        method: crate::config::NotifyMethod::Osc9,
+        after_secs: 5,
+        approvals: true,
+    });
+    app.on_agent_event(AgentEvent::TurnStarted { prompt: "hi".into() });
+    app.on_agent_event(AgentEvent::ApprovalRequested(ApprovalRequest {
+        id: 1,
+        call_id: "c1".into(),
+        tool: "bash".into(),
+        summary: "$ ls".into(),
+        arguments: "{}".into(),
+        reason: "runs a command".into(),
+        diff: None,
+        asked_by: "mode: edit".into(),
+        exact: vec!["bash(ls)".into()],
+        prefix: Vec::new(),
+        kind: crate::agent::ApprovalKind::Call,
+    }));
+    assert_eq!(app.take_notification().as_deref(), Some("\x1b]9;cairn: bash waits for your approval\x1b\\"));
+    assert_eq!(app.take_notification(), None, "once");
+    app.now += Duration::from_secs(2);
+    app.on_agent_event(finished(TurnOutcome::Completed { text: "quick".into() }));
+    assert_eq!(app.take_notification(), None, "a short turn ends quietly");
+    app.on_agent_event(AgentEvent::TurnStarted { prompt: "long".into() });
+    app.now += Duration::from_secs(6);
+    app.on_agent_event(finished(TurnOutcome::Completed { text: "slow".into() }));
+    assert_eq!(app.take_notification().as_deref(), Some("\x1b]9;cairn: the turn is done\x1b\\"));
+    app.set_notifications(crate::config::NotifyConfig::default());
+    app.on_agent_event(AgentEvent::TurnStarted { prompt: "long".into() });
+    app.now += Duration::from_secs(60);
+    app.on_agent_event(finished(TurnOutcome::Completed { text: "slow".into() }));
+    assert_eq!(app.take_notification().as_deref(), Some("\x07"), "the bell by default");
+}
+
+#[test]
+fn the_turn_summary_says_what_the_turn_cost() {
+    let stats = TurnStats {
+        all_requests: 1,
+        usage: crate::conversation::Usage {
+            input_tokens: 200,
+            cache_read_input_tokens: 800,
+            output_tokens: 20,
+            ..Default::default()
+        },
+        cost_usd: Some(0.42),
+        ..TurnStats::default()
+    };
+    assert_eq!(
+        crate::tui::app::history::turn_summary_text(Some(Duration::from_millis(1_500)), &stats),
+        "1.5s · 1 request · 1k in · 20 out · 80% cached · $0.42"
+    );
+    assert_eq!(
+        crate::tui::app::history::turn_summary_text(None, &TurnStats { cost_usd: None, ..stats }),
+        "1 request · 1k in · 20 out · 80% cached"
+    );
 }

@@ -67,6 +67,7 @@ pub fn app_with(theme: Theme) -> App {
         level: BudgetLevel::Ok,
         compacting: false,
         cache_hit_rate: Some(0.87),
+        cost_usd: None,
     });
     app
 }
@@ -137,6 +138,9 @@ fn finished(
         diff: diff.map(String::from),
         duration: Duration::from_millis(ms),
         not_run: false,
+        decided_by: None,
+        approval: None,
+        by_user: false,
     })
 }
 
@@ -231,8 +235,20 @@ pub fn approval_on(mut app: App, diff: Option<&str>, tool: &str, summary: &str, 
         tool: tool.into(),
         summary: summary.into(),
         arguments: args.into(),
-        reason: if diff.is_some() { "changes a file".into() } else { "runs a command".into() },
+        reason: if diff.is_some() {
+            format!("changes {summary}")
+        } else {
+            "only `cargo tree` and `cargo --version` are read-only".into()
+        },
         diff: diff.map(String::from),
+        asked_by: "mode: edit".into(),
+        exact: vec![if tool == "bash" {
+            "bash(cargo test --all-features -- --nocapture)".into()
+        } else {
+            format!("{tool}(./{summary})")
+        }],
+        prefix: vec![if tool == "bash" { "bash(cargo test *)".into() } else { format!("{tool}(src/)") }],
+        kind: crate::agent::ApprovalKind::Call,
     }));
     app
 }
@@ -268,5 +284,6 @@ pub fn memory(id: i64, title: &str, pinned: bool, kind: &str) -> MemoryRecord {
         created_at: "2026-11-12T10:00:00Z".into(),
         updated_at: "2026-11-12T10:00:00Z".into(),
         expires_at: None,
+        approved_by: None,
     }
 }

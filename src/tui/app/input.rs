@@ -5,18 +5,25 @@
 use ratatui::crossterm::event::{KeyEvent, KeyEventKind, MouseButton, MouseEvent, MouseEventKind};
 
 use super::{Activity, App, Phase};
-use crate::agent::{ApprovalDecision, LibraryRequest, SlashCommand, UserCommand, parse_slash_with};
+use crate::agent::{ApprovalDecision, LibraryRequest, SlashCommand, UserCommand, parse_shell, parse_slash_with};
 use crate::tui::cells::Cell;
 use crate::tui::completion::CompletionKind;
 use crate::tui::keys::{
-    self, Action, ApprovalAction, CompletionAction, ComposerAction, GlobalAction, OverlayAction, ReasonAction,
+    self, Action, ApprovalAction, CompletionAction, ComposerAction, GlobalAction, OverlayAction, PlanAction,
+    ReasonAction,
 };
 use crate::tui::overlays::{
-    ContextView, HelpView, McpView, MemoriesView, Overlay, SessionsView, ViewKey, ViewOutcome, reason_editor,
+    ContextView, HelpView, McpView, MemoriesView, ModelsView, Overlay, SessionsView, TextView, ViewKey, ViewOutcome,
+    reason_editor,
 };
+use crate::tui::search::SearchBar;
+
+use super::search_input::typed_char;
 
 /// Rows one wheel notch scrolls.
 const WHEEL_ROWS: usize = 3;
+/// Days `/usage` reports.
+pub(super) const USAGE_DAYS: u32 = 30;
 
 impl App {
     pub fn on_key(&mut self, key: KeyEvent) {
@@ -39,6 +46,20 @@ impl App {
         }
         if self.overlay.is_some() {
             self.overlay_key(key, global);
+            return;
+        }
+        if self.search.is_some() {
+            self.search_key(key, global);
+            return;
+        }
+        if self.composer.history_search().is_some() {
+            if self.history_search_key(key, global) {
+                return;
+            }
+        } else if self.plan_ready().is_some()
+            && let Some(action) = keys::plan(&key)
+        {
+            self.plan_key(action);
             return;
         }
         if self.composer.completion.is_some()
@@ -82,12 +103,24 @@ impl App {
                     }
                 }
                 ComposerAction::OpenEditor => self.editor_request = Some(self.composer.text()),
+                ComposerAction::DeleteToLineStart => self.composer.delete_to_line_start(&self.files),
+                ComposerAction::Undo => self.composer.undo(&self.files),
+                ComposerAction::SearchHistory => self.composer.start_history_search(),
             }
             return;
         }
         if let Some(action) = global {
-            // End edits the prompt unless the transcript is scrolled back.
-            if !(action == GlobalAction::FollowTail && self.transcript.is_following()) {
+            // End edits the prompt, and `/` starts a command, unless the transcript is
+            // scrolled back (and, for `/`, nothing is being written).
+            let following = self.transcript.is_following();
+            let types = match action {
+                GlobalAction::FollowTail => following,
+                GlobalAction::SearchTranscript => {
+                    typed_char(&key) == Some('/') && (following || !self.composer.is_empty())
+                }
+                _ => false,
+            };
+            if !types {
                 self.global(action);
                 return;
             }
@@ -96,7 +129,7 @@ impl App {
         self.composer.input(key, &self.files);
     }
 
-    fn global(&mut self, action: GlobalAction) {
+    pub(super) fn global(&mut self, action: GlobalAction) {
         let page = self.transcript.page();
         match action {
             GlobalAction::ClearOrQuit => {
@@ -172,6 +205,51 @@ impl App {
                 });
             }
             GlobalAction::Redraw => self.repaint = true,
+            GlobalAction::SearchTranscript => {
+                self.composer.dismiss_completion();
+                self.search = Some(SearchBar::default());
+            }
+            GlobalAction::ShowToolOutput => self.show_tool_output(),
+        }
+    }
+
+    /// Alt+O: the whole output of the newest tool call on screen (or in the session).
+    fn show_tool_output(&mut self) {
+        let is_tool = |i: &usize| matches!(self.transcript.get(*i), Some(Cell::Tool(t)) if t.is_finished());
+        let on_screen = self.transcript.cells_on_screen().into_iter().rev().find(is_tool);
+        let newest = on_screen.or_else(|| (0..self.transcript.len()).rev().find(is_tool));
+        let Some(Cell::Tool(tool)) = newest.and_then(|i| self.transcript.get(i)) else {
+            self.flash("no tool output to show yet");
+            return;
+        };
+        let (call_id, title) = (tool.call_id.clone(), format!("{}  {}", tool.tool, tool.summary));
+        let Some(session) = self.session.as_ref().map(|s| s.id.clone()) else { return };
+        if self.ask_library(LibraryRequest::ToolOutput { session, call_id: call_id.clone() }) {
+            self.overlay = Some(Overlay::Text(TextView::output(title, call_id)));
+        }
+    }
+
+    /// A key while a plan waits to be carried out (the prompt empty).
+    fn plan_key(&mut self, action: PlanAction) {
+        let Some(ready) = self.plan_ready.clone() else { return };
+        match action {
+            PlanAction::CarryOut => {
+                if self.agent.is_none() {
+                    self.flash("still connecting to the model provider…");
+                    return;
+                }
+                self.plan_ready = None;
+                self.mode = crate::conversation::Mode::Edit;
+                self.busy = true;
+                self.activity = Activity::Thinking;
+                self.turn_started.get_or_insert(self.now);
+                self.send(UserCommand::CarryOutPlan { edited: ready.edited.then_some(ready.plan) });
+            }
+            PlanAction::EditPlan => {
+                self.editing_plan = true;
+                self.editor_request = Some(ready.plan);
+            }
+            PlanAction::Dismiss => self.plan_ready = None,
         }
     }
 
@@ -193,15 +271,35 @@ impl App {
             return;
         }
         let action = keys::approval(&key);
-        let answering =
-            matches!(action, Some(ApprovalAction::Approve | ApprovalAction::ApproveForSession | ApprovalAction::Deny));
+        let answering = matches!(
+            action,
+            Some(
+                ApprovalAction::Approve
+                    | ApprovalAction::ApproveForSession
+                    | ApprovalAction::ApproveForProject
+                    | ApprovalAction::Deny
+            )
+        );
         if answering && dialog.guard_until.is_some_and(|until| self.now < until) {
             self.flash("this dialog opened while you were typing; press the key again to answer it");
             return;
         }
         match action {
             Some(ApprovalAction::Approve) => self.answer(ApprovalDecision::Approve),
-            Some(ApprovalAction::ApproveForSession) => self.answer(ApprovalDecision::ApproveForSession),
+            // Nothing to remember (a global memory, a re-run outside the sandbox): not offered.
+            Some(ApprovalAction::ApproveForSession | ApprovalAction::ApproveForProject) if !dialog.offers_rules() => {
+                self.flash("nothing to remember for this call: y approves it once")
+            }
+            Some(ApprovalAction::ApproveForSession) => {
+                let prefix = dialog.prefix;
+                self.answer(ApprovalDecision::ApproveForSession { prefix })
+            }
+            Some(ApprovalAction::ApproveForProject) => {
+                let prefix = dialog.prefix;
+                self.answer(ApprovalDecision::ApproveForProject { prefix })
+            }
+            Some(ApprovalAction::TogglePrefix) if dialog.offers_prefix() => dialog.prefix = !dialog.prefix,
+            Some(ApprovalAction::TogglePrefix) => {}
             Some(ApprovalAction::Deny) => dialog.reason = Some(reason_editor(&self.theme)),
             Some(ApprovalAction::ToggleDiffView) => dialog.side_by_side = !dialog.side_by_side,
             Some(ApprovalAction::ScrollUp) => dialog.scroll_by(-1),
@@ -223,7 +321,9 @@ impl App {
                     | GlobalAction::FollowTail
                     | GlobalAction::ToggleToolOutput
                     | GlobalAction::CopyAnswer
-                    | GlobalAction::ToggleMouse,
+                    | GlobalAction::ToggleMouse
+                    | GlobalAction::SearchTranscript
+                    | GlobalAction::ShowToolOutput,
                 )
                 | None => {}
             },
@@ -232,11 +332,16 @@ impl App {
 
     fn answer(&mut self, decision: ApprovalDecision) {
         if let Some(dialog) = self.approvals.pop_front() {
-            let verb = match &decision {
-                ApprovalDecision::Approve | ApprovalDecision::ApproveForSession => "approved",
-                ApprovalDecision::Deny { .. } => "denied",
+            let rules = dialog.shown_rules().join(", ");
+            let text = match &decision {
+                ApprovalDecision::Approve => format!("approved {} {}", dialog.request.tool, dialog.request.summary),
+                ApprovalDecision::ApproveForSession { .. } => format!("approved; for this session: {rules}"),
+                ApprovalDecision::ApproveForProject { .. } => {
+                    format!("approved; saving {rules} to .cairn/settings.local.toml")
+                }
+                ApprovalDecision::Deny { .. } => format!("denied {} {}", dialog.request.tool, dialog.request.summary),
             };
-            self.flash(format!("{verb} {} {}", dialog.request.tool, dialog.request.summary));
+            self.flash(text);
             self.send(UserCommand::Approval { id: dialog.request.id, decision });
             if self.busy {
                 self.activity = Activity::Thinking;
@@ -246,6 +351,9 @@ impl App {
 
     /// A key for the view on screen: the view handles it, the app does what it asks.
     fn overlay_key(&mut self, key: KeyEvent, global: Option<GlobalAction>) {
+        if self.text_view_search_key(&key) {
+            return;
+        }
         let view_key = match (keys::overlay(&key), global) {
             (Some(action), _) => ViewKey::Action(action),
             (None, Some(GlobalAction::ClearOrQuit)) => ViewKey::Action(OverlayAction::Close),
@@ -265,6 +373,10 @@ impl App {
                 self.ask_library(request);
             }
             ViewOutcome::Mcp(request) => self.send(UserCommand::Mcp(request)),
+            ViewOutcome::SetModel(name) => {
+                self.overlay = None;
+                self.send(UserCommand::SetModel(name));
+            }
             ViewOutcome::Resume(id) => {
                 self.overlay = None;
                 if self.busy {
@@ -325,6 +437,16 @@ impl App {
         if text.trim().is_empty() {
             return;
         }
+        if let Some(shell) = parse_shell(&text) {
+            match shell {
+                Err(message) => self.flash(message),
+                Ok(command) => {
+                    let typed = self.composer.take();
+                    self.send_work(typed, command);
+                }
+            }
+            return;
+        }
         match parse_slash_with(&text, &self.custom_commands) {
             Some(Err(message)) => self.flash(message),
             Some(Ok(command)) => {
@@ -333,16 +455,17 @@ impl App {
             }
             None => {
                 let prompt = self.composer.take();
-                self.start_turn(prompt.clone(), UserCommand::Submit(prompt));
+                self.send_work(prompt.clone(), UserCommand::Submit(prompt));
             }
         }
     }
 
-    /// Send a prompt (or a custom command, shown as typed) that starts a turn.
-    fn start_turn(&mut self, shown: String, command: UserCommand) {
+    /// A prompt, a custom command or a `!cmd` for the agent (shown as typed): queued while it
+    /// is busy or still connecting.
+    fn send_work(&mut self, typed: String, command: UserCommand) {
         self.transcript.follow();
         if self.busy || self.agent.is_none() {
-            self.pending.push(shown);
+            self.pending.push(typed);
         }
         if self.agent.is_some() {
             self.busy = true;
@@ -371,7 +494,20 @@ impl App {
                 self.mode = mode;
                 self.send(UserCommand::SetMode(mode));
             }
-            SlashCommand::Model(name) => self.send(UserCommand::SetModel(name)),
+            SlashCommand::Model(Some(name)) => self.send(UserCommand::SetModel(name)),
+            SlashCommand::Model(None) => {
+                if self.agent.is_some() {
+                    self.overlay = Some(Overlay::Models(ModelsView::default()));
+                    self.send(UserCommand::ListModels);
+                } else {
+                    self.flash("still connecting to the model provider…");
+                }
+            }
+            SlashCommand::Usage => {
+                if self.ask_library(LibraryRequest::Usage { days: USAGE_DAYS }) {
+                    self.overlay = Some(Overlay::Text(TextView::loading("Usage (cost and tokens)")));
+                }
+            }
             SlashCommand::Context => {
                 self.overlay = Some(Overlay::Context(ContextView { breakdown: None }));
                 self.send(UserCommand::DescribeContext);
@@ -388,7 +524,7 @@ impl App {
             }
             SlashCommand::Custom { name, args } => {
                 let shown = format!("/{name} {args}").trim_end().to_string();
-                self.start_turn(shown, UserCommand::RunCommand { name, args });
+                self.send_work(shown, UserCommand::RunCommand { name, args });
             }
         }
     }

@@ -109,14 +109,22 @@ fn request(tool: &str, diff: Option<&str>) -> ApprovalRequest {
         tool: tool.into(),
         summary: "a.txt".into(),
         arguments: r#"{"path":"a.txt"}"#.into(),
-        reason: "changes a file".into(),
+        reason: "changes a.txt".into(),
         diff: diff.map(String::from),
+        asked_by: "mode: edit".into(),
+        exact: vec![format!("{tool}(./a.txt)")],
+        prefix: Vec::new(),
+        kind: crate::agent::ApprovalKind::Call,
     }
 }
 
 #[test]
 fn approval_keys_answer_the_dialog() {
-    for (key, decision) in [('y', ApprovalDecision::Approve), ('a', ApprovalDecision::ApproveForSession)] {
+    for (key, decision) in [
+        ('y', ApprovalDecision::Approve),
+        ('a', ApprovalDecision::ApproveForSession { prefix: false }),
+        ('p', ApprovalDecision::ApproveForProject { prefix: false }),
+    ] {
         let (mut app, mut rx) = connected();
         app.on_agent_event(crate::agent::AgentEvent::ApprovalRequested(request("file_write", None)));
         press(&mut app, KeyCode::Char(key));
@@ -124,6 +132,40 @@ fn approval_keys_answer_the_dialog() {
         assert!(app.approvals.is_empty());
         assert!(app.composer.is_empty(), "the key did not leak into the prompt");
     }
+}
+
+#[test]
+fn tab_shows_the_prefix_before_a_or_p_takes_it() {
+    let (mut app, mut rx) = connected();
+    let with_prefix = ApprovalRequest {
+        exact: vec!["bash(git push origin main)".into()],
+        prefix: vec!["bash(git push *)".into()],
+        ..request("bash", None)
+    };
+    app.on_agent_event(crate::agent::AgentEvent::ApprovalRequested(with_prefix));
+    assert_eq!(app.approvals[0].shown_rules(), ["bash(git push origin main)"]);
+    press(&mut app, KeyCode::Tab);
+    assert_eq!(app.approvals[0].shown_rules(), ["bash(git push *)"]);
+    press(&mut app, KeyCode::Tab);
+    press(&mut app, KeyCode::Tab);
+    press(&mut app, KeyCode::Char('a'));
+    assert_eq!(
+        sent(&mut rx),
+        [UserCommand::Approval { id: 7, decision: ApprovalDecision::ApproveForSession { prefix: true } }]
+    );
+}
+
+#[test]
+fn with_nothing_to_remember_only_once_or_no_is_taken() {
+    let (mut app, mut rx) = connected();
+    let global_memory = ApprovalRequest { exact: Vec::new(), ..request("memory_save", None) };
+    app.on_agent_event(crate::agent::AgentEvent::ApprovalRequested(global_memory));
+    press(&mut app, KeyCode::Char('a'));
+    press(&mut app, KeyCode::Char('p'));
+    assert!(sent(&mut rx).is_empty(), "a and p are not offered");
+    assert_eq!(app.approvals.len(), 1);
+    press(&mut app, KeyCode::Char('y'));
+    assert_eq!(sent(&mut rx), [UserCommand::Approval { id: 7, decision: ApprovalDecision::Approve }]);
 }
 
 #[test]
@@ -233,6 +275,7 @@ fn memories_are_pinned_made_global_and_deleted_with_a_second_press_through_the_a
         created_at: "2026-11-12T10:00:00Z".into(),
         updated_at: "2026-11-12T10:00:00Z".into(),
         expires_at: None,
+        approved_by: None,
     };
     app.on_agent_event(AgentEvent::Library(LibraryAnswer::Memories(Ok(vec![memory.clone()]))));
     press(&mut app, KeyCode::Char('p'));
@@ -318,4 +361,214 @@ fn a_dialog_that_opens_mid_typing_ignores_the_keys_in_flight() {
     app.now += std::time::Duration::from_millis(700);
     press(&mut app, KeyCode::Char('y'));
     assert_eq!(sent(&mut rx), [UserCommand::Approval { id: 7, decision: ApprovalDecision::Approve }]);
+}
+
+#[test]
+fn one_enter_from_the_list_opens_the_model_and_session_pickers() {
+    use crate::agent::LibraryRequest;
+    let (mut app, mut rx) = connected();
+    typed(&mut app, "/mod");
+    press(&mut app, KeyCode::Down);
+    press(&mut app, KeyCode::Enter);
+    assert!(matches!(app.overlay, Some(Overlay::Models(_))), "/model opens its picker at once");
+    assert_eq!(sent(&mut rx), [UserCommand::ListModels]);
+    press(&mut app, KeyCode::Esc);
+    typed(&mut app, "/res");
+    press(&mut app, KeyCode::Enter);
+    assert!(matches!(app.overlay, Some(Overlay::Sessions(_))), "/resume opens its picker at once");
+    assert_eq!(sent(&mut rx), [UserCommand::Library(LibraryRequest::Sessions)]);
+}
+
+#[test]
+fn the_model_picker_switches_to_the_chosen_model() {
+    use crate::agent::{AgentEvent, ModelChoice, ModelList};
+    let (mut app, mut rx) = connected();
+    app.composer.set_text("/model");
+    app.composer.completion = None;
+    press(&mut app, KeyCode::Enter);
+    let choice = |name: &str, listed| ModelChoice {
+        name: name.into(),
+        window: 200_000,
+        window_assumed: false,
+        prices: crate::config::price_of(name, &Default::default()),
+        listed,
+    };
+    app.on_agent_event(AgentEvent::Models(ModelList {
+        current: "claude-sonnet-4-5".into(),
+        models: vec![choice("mock-model", true), choice("claude-sonnet-4-5", false), choice("claude-haiku-4-5", false)],
+        provider_error: None,
+    }));
+    sent(&mut rx);
+    press(&mut app, KeyCode::Enter);
+    assert!(app.overlay.is_none());
+    assert_eq!(app.flash_text(), Some("that is the model in use"), "the current model is selected first");
+    app.composer.set_text("/model");
+    app.composer.completion = None;
+    press(&mut app, KeyCode::Enter);
+    app.on_agent_event(AgentEvent::Models(ModelList {
+        current: "claude-sonnet-4-5".into(),
+        models: vec![choice("claude-sonnet-4-5", false), choice("claude-haiku-4-5", false)],
+        provider_error: Some("offline".into()),
+    }));
+    sent(&mut rx);
+    press(&mut app, KeyCode::Down);
+    press(&mut app, KeyCode::Enter);
+    assert_eq!(sent(&mut rx), [UserCommand::SetModel("claude-haiku-4-5".into())]);
+    app.on_agent_event(AgentEvent::ModelRefused { name: "gpt-9".into(), known: vec!["claude-haiku-4-5".into()] });
+    let last = app.transcript.cells().last().map(|c| c.search_text()).unwrap_or_default();
+    assert!(last.contains("no model \"gpt-9\"") && last.contains("claude-haiku-4-5"), "{last}");
+}
+
+#[test]
+fn ctrl_u_deletes_to_the_line_start_instead_of_undoing() {
+    let (mut app, _rx) = connected();
+    typed(&mut app, "keep this");
+    app.on_key(KeyEvent::new(KeyCode::Enter, KeyModifiers::SHIFT));
+    typed(&mut app, "drop this");
+    ctrl(&mut app, 'u');
+    assert_eq!(app.composer.text(), "keep this\n");
+    ctrl(&mut app, 'z');
+    assert_eq!(app.composer.text(), "keep this\ndrop this");
+}
+
+#[test]
+fn ctrl_r_searches_earlier_prompts_and_enter_takes_the_match() {
+    let (mut app, mut rx) = connected();
+    for p in ["cargo test cart", "explain the build", "cargo clippy"] {
+        typed(&mut app, p);
+        press(&mut app, KeyCode::Enter);
+    }
+    sent(&mut rx);
+    ctrl(&mut app, 'r');
+    typed(&mut app, "cargo");
+    assert_eq!(app.composer.text(), "cargo clippy");
+    ctrl(&mut app, 'r');
+    assert_eq!(app.composer.text(), "cargo test cart");
+    press(&mut app, KeyCode::Enter);
+    assert_eq!(app.composer.text(), "cargo test cart", "Enter takes it into the prompt");
+    assert!(sent(&mut rx).is_empty(), "without sending it");
+    assert!(app.composer.history_search().is_none());
+    ctrl(&mut app, 'r');
+    typed(&mut app, "build");
+    press(&mut app, KeyCode::Esc);
+    assert_eq!(app.composer.text(), "cargo test cart", "Esc puts back what was there");
+}
+
+fn long_transcript(app: &mut App) {
+    for i in 0..40 {
+        app.on_agent_event(crate::agent::AgentEvent::TurnStarted { prompt: format!("question {i}") });
+        app.on_agent_event(crate::agent::AgentEvent::TextDelta(format!("answer number {i}")));
+        app.on_agent_event(crate::agent::AgentEvent::TurnFinished(crate::agent::TurnSummary {
+            outcome: crate::agent::TurnOutcome::Completed { text: String::new() },
+            stats: Default::default(),
+        }));
+    }
+}
+
+#[test]
+fn ctrl_f_finds_text_in_the_transcript_and_jumps_between_matches() {
+    let (mut app, _rx) = connected();
+    long_transcript(&mut app);
+    crate::tui::app::fixture::draw(&app, 80, 24);
+    ctrl(&mut app, 'f');
+    typed(&mut app, "answer number 1");
+    let bar = app.search.clone().unwrap();
+    assert_eq!(bar.hits.len(), 11, "1 and 10–19");
+    let screen = crate::tui::app::fixture::text(&crate::tui::app::fixture::draw(&app, 80, 24));
+    assert!(screen.contains("answer number 19") && screen.contains("11 of 11"), "{screen}");
+    press(&mut app, KeyCode::Enter);
+    press(&mut app, KeyCode::Enter);
+    let screen = crate::tui::app::fixture::text(&crate::tui::app::fixture::draw(&app, 80, 24));
+    assert!(screen.contains("answer number 17") && screen.contains("9 of 11"), "{screen}");
+    press(&mut app, KeyCode::Esc);
+    assert!(app.search.is_none() && !app.transcript.is_following(), "closing stays where it is");
+    // Scrolled back, `/` searches too; at the tail it starts a command.
+    press(&mut app, KeyCode::Char('/'));
+    assert!(app.search.is_some());
+    press(&mut app, KeyCode::Esc);
+    press(&mut app, KeyCode::End);
+    press(&mut app, KeyCode::Char('/'));
+    assert!(app.search.is_none());
+    assert_eq!(app.composer.text(), "/");
+}
+
+#[test]
+fn alt_o_opens_the_whole_output_of_the_newest_tool_call_and_slash_searches_it() {
+    use crate::agent::{AgentEvent, LibraryAnswer, LibraryRequest, ToolFinished};
+    let (mut app, mut rx) = connected();
+    app.on_agent_event(AgentEvent::SessionStored(crate::store::SessionInfo {
+        id: "abc".into(),
+        project: crate::store::ProjectId(1),
+        title: String::new(),
+        provider: crate::config::ProviderKind::Anthropic,
+        model: "m".into(),
+        mode: Mode::Edit,
+        created_at: String::new(),
+        updated_at: String::new(),
+    }));
+    app.on_agent_event(AgentEvent::ToolFinished(ToolFinished {
+        call_id: "c1".into(),
+        tool: "bash".into(),
+        summary: "$ cargo test".into(),
+        content: "shortened".into(),
+        is_error: false,
+        exit_code: Some(0),
+        diff: None,
+        duration: std::time::Duration::from_millis(5),
+        not_run: false,
+        decided_by: None,
+        approval: None,
+        by_user: false,
+    }));
+    crate::tui::app::fixture::draw(&app, 80, 24);
+    app.on_key(KeyEvent::new(KeyCode::Char('o'), KeyModifiers::ALT));
+    assert_eq!(
+        sent(&mut rx),
+        [UserCommand::Library(LibraryRequest::ToolOutput { session: "abc".into(), call_id: "c1".into() })]
+    );
+    let whole: String = (1..=300).map(|i| format!("test case_{i} ... ok\n")).collect();
+    app.on_agent_event(AgentEvent::Library(LibraryAnswer::ToolOutput { call_id: "c1".into(), output: Ok(whole) }));
+    let screen = crate::tui::app::fixture::text(&crate::tui::app::fixture::draw(&app, 80, 24));
+    assert!(screen.contains("test case_1 ...") && screen.contains("of 300 rows"), "{screen}");
+    press(&mut app, KeyCode::Char('/'));
+    typed(&mut app, "case_250 ");
+    let screen = crate::tui::app::fixture::text(&crate::tui::app::fixture::draw(&app, 80, 24));
+    assert!(screen.contains("test case_250 ... ok") && screen.contains("1 of 1"), "{screen}");
+    press(&mut app, KeyCode::Esc);
+    assert!(matches!(app.overlay, Some(Overlay::Text(_))), "Esc closes the search first");
+    press(&mut app, KeyCode::Esc);
+    assert!(app.overlay.is_none());
+}
+
+#[test]
+fn a_finished_plan_is_carried_out_in_edit_mode_with_one_key() {
+    use crate::agent::{AgentEvent, TurnOutcome, TurnSummary};
+    let (mut app, mut rx) = connected();
+    app.on_agent_event(AgentEvent::ModeChanged(Mode::Plan));
+    app.on_agent_event(AgentEvent::TurnStarted { prompt: "plan the fix".into() });
+    let plan = "1. Change cart.rs\n2. Add a test";
+    app.on_agent_event(AgentEvent::TurnFinished(TurnSummary {
+        outcome: TurnOutcome::Completed { text: plan.into() },
+        stats: Default::default(),
+    }));
+    let screen = crate::tui::app::fixture::text(&crate::tui::app::fixture::draw(&app, 80, 24));
+    assert!(screen.contains("plan ready · Enter carry it out in edit mode"), "{screen}");
+    // Typing refines the plan instead; the offer comes back when the prompt is empty.
+    typed(&mut app, "x");
+    assert!(app.plan_ready().is_none());
+    ctrl(&mut app, 'u');
+    assert!(app.plan_ready().is_some());
+    ctrl(&mut app, 'g');
+    assert_eq!(app.take_editor_request().as_deref(), Some(plan), "the plan opens in the editor");
+    app.editor_returned(Ok("1. Change cart.rs only".into()));
+    press(&mut app, KeyCode::Enter);
+    assert_eq!(sent(&mut rx), [UserCommand::CarryOutPlan { edited: Some("1. Change cart.rs only".into()) }]);
+    assert_eq!(app.mode, Mode::Edit);
+    assert!(app.plan_ready.is_none());
+    // An answer in edit mode is no plan.
+    app.on_agent_event(AgentEvent::TurnFinished(TurnSummary {
+        outcome: TurnOutcome::Completed { text: "done".into() },
+        stats: Default::default(),
+    }));
+    assert!(app.plan_ready.is_none());
 }

@@ -8,11 +8,14 @@ use std::time::{Duration, Instant};
 mod agent_events;
 #[cfg(test)]
 pub(crate) mod fixture;
+mod history;
 mod input;
+mod search_input;
 
 use tokio::sync::mpsc::UnboundedSender;
 
 use crate::agent::{ContextStatus, UserCommand};
+use crate::config::{NotifyConfig, NotifyMethod};
 use crate::conversation::Mode;
 use crate::store::SessionInfo;
 pub(crate) use crate::tui::activity::Activity;
@@ -20,6 +23,7 @@ use crate::tui::cells::{Cell, NoticeCell, NoticeKind};
 use crate::tui::completion::FileIndex;
 use crate::tui::composer::Composer;
 use crate::tui::overlays::{ApprovalDialog, Overlay};
+use crate::tui::search::SearchBar;
 use crate::tui::status::StatusLine;
 use crate::tui::theme::Theme;
 use crate::tui::transcript::Transcript;
@@ -66,6 +70,20 @@ pub struct App {
     pending: Vec<String>,
     agent: Option<UnboundedSender<UserCommand>>,
     session: Option<SessionInfo>,
+    /// The session on screen is in the store (a new one is not until its first message).
+    session_stored: bool,
+    /// The retry notice of the request in flight, updated in place: its cell, the attempt,
+    /// the attempts allowed, and why.
+    retry: Option<(usize, u32, u32, String)>,
+    /// Searching the transcript (Ctrl+F, or `/` while scrolled back).
+    search: Option<SearchBar>,
+    /// A plan-mode turn ended with this plan: Enter carries it out in edit mode.
+    plan_ready: Option<PlanReady>,
+    /// The editor (Ctrl+G) is writing the plan, not the prompt.
+    editing_plan: bool,
+    notify: NotifyConfig,
+    /// Bytes for the terminal that ring the bell or raise a notification, once.
+    notification: Option<String>,
     project_root: String,
     /// The assistant cell being streamed into.
     streaming: Option<usize>,
@@ -93,6 +111,14 @@ pub struct App {
     custom_commands: Vec<crate::agent::CommandInfo>,
 }
 
+/// A plan waiting to be carried out.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PlanReady {
+    pub plan: String,
+    /// The user changed it in the editor: it is sent along.
+    pub edited: bool,
+}
+
 impl App {
     pub fn new(theme: Theme, files: FileIndex) -> App {
         let composer = Composer::new(&theme);
@@ -117,6 +143,13 @@ impl App {
             pending: Vec::new(),
             agent: None,
             session: None,
+            session_stored: false,
+            retry: None,
+            search: None,
+            plan_ready: None,
+            editing_plan: false,
+            notify: NotifyConfig::default(),
+            notification: None,
             project_root: String::new(),
             streaming: None,
             attempt_from: 0,
@@ -142,10 +175,41 @@ impl App {
             self.activity = Activity::Idle;
         }
         for prompt in &self.pending {
+            let command = match crate::agent::parse_shell(prompt) {
+                Some(Ok(shell)) => shell,
+                Some(Err(_)) | None => UserCommand::Submit(prompt.clone()),
+            };
             // A closed channel is reported by `send` below, on the next command.
-            let _ = commands.send(UserCommand::Submit(prompt.clone()));
+            let _ = commands.send(command);
         }
         self.agent = Some(commands);
+    }
+
+    /// A prompt given on the command line: sent as soon as the agent is there.
+    pub(crate) fn send_first(&mut self, prompt: String) {
+        self.composer.remember([prompt.clone()]);
+        self.pending.push(prompt);
+    }
+
+    /// How to tell the user cairn needs them (`[notify]`).
+    pub(crate) fn set_notifications(&mut self, notify: NotifyConfig) {
+        self.notify = notify;
+    }
+
+    /// Ring or notify, as configured: `title` says what happened.
+    pub(crate) fn notify_user(&mut self, message: &str) {
+        let clean: String = message.chars().filter(|c| !c.is_control() && *c != ';').collect();
+        self.notification = match self.notify.method {
+            NotifyMethod::Off => None,
+            NotifyMethod::Bell => Some("\x07".to_string()),
+            NotifyMethod::Osc9 => Some(format!("\x1b]9;cairn: {clean}\x1b\\")),
+            NotifyMethod::Osc777 => Some(format!("\x1b]777;notify;cairn;{clean}\x1b\\")),
+        };
+    }
+
+    /// What to write to the terminal to ring or notify, once.
+    pub(crate) fn take_notification(&mut self) -> Option<String> {
+        self.notification.take()
     }
 
     /// No provider: show the setup screen.
@@ -247,10 +311,20 @@ impl App {
         self.editor_request.take()
     }
 
-    /// The editor is closed: its text becomes the prompt, or the prompt stays and the reason
-    /// is shown.
+    /// The editor is closed: its text becomes the prompt (or the plan to carry out), or what
+    /// was there stays and the reason is shown.
     pub(crate) fn editor_returned(&mut self, edited: Result<String, String>) {
+        let plan = std::mem::take(&mut self.editing_plan);
         match edited {
+            Ok(text) if plan => {
+                if let Some(ready) = &mut self.plan_ready
+                    && text.trim() != ready.plan.trim()
+                {
+                    ready.plan = text;
+                    ready.edited = true;
+                    self.flash("plan edited; Enter carries it out");
+                }
+            }
             Ok(text) => self.composer.set_text(&text),
             Err(message) => self.flash(message),
         }
@@ -267,6 +341,21 @@ impl App {
     /// The session on screen, once the agent has opened one.
     pub(crate) fn session(&self) -> Option<&SessionInfo> {
         self.session.as_ref()
+    }
+
+    /// The session on screen if it is in the store: the one to name when leaving.
+    pub(crate) fn stored_session(&self) -> Option<&SessionInfo> {
+        self.session.as_ref().filter(|_| self.session_stored)
+    }
+
+    /// The transcript search, while it is open.
+    pub(crate) fn search(&self) -> Option<&SearchBar> {
+        self.search.as_ref()
+    }
+
+    /// The plan waiting to be carried out, if the prompt is empty (typing hides the offer).
+    pub(crate) fn plan_ready(&self) -> Option<&PlanReady> {
+        self.plan_ready.as_ref().filter(|_| self.composer.is_empty())
     }
 
     pub(crate) fn theme(&self) -> &Theme {

@@ -37,6 +37,23 @@ impl Cell {
         }
     }
 
+    /// The cell's words for a search: what it shows, without markdown's marks.
+    pub fn search_text(&self) -> String {
+        match self {
+            Cell::User(c) => {
+                let mut text = c.text.clone();
+                for a in &c.attachments {
+                    text.push(' ');
+                    text.push_str(&a.path);
+                }
+                text
+            }
+            Cell::Assistant(c) => c.text.as_str().replace(['*', '`', '_', '#'], ""),
+            Cell::Tool(c) => format!("{} {}\n{}", c.tool, c.summary, c.output),
+            Cell::Notice(c) => c.text.clone(),
+        }
+    }
+
     /// Whether a blank row separates this cell from the one before it: consecutive tool calls
     /// stack tightly.
     pub fn gap_after(&self, previous: &Cell) -> bool {

@@ -1,5 +1,7 @@
-//! A tool call: one compact line (status, tool, what it touched, outcome, duration), the diff of
-//! an edit, and — expanded — the output as the model saw it, cut to a screenful.
+//! A tool call: one compact line (status, tool, what it touched, outcome, duration), the line
+//! saying what allowed or refused it (a rule, the user, the sandbox), the diff of an edit, and —
+//! expanded — the output as the model saw it, cut to a screenful (the whole of it opens in a
+//! scrollable view).
 
 use std::time::Duration;
 
@@ -47,6 +49,9 @@ pub struct ToolCell {
     pub hidden_lines: usize,
     pub diff: Option<String>,
     pub expanded: bool,
+    /// What allowed or refused the call: `allowed by rule: …`, `approved by you for this
+    /// session: …`, `stopped by the sandbox: …`. None where the mode's defaults let it through.
+    pub approval: Option<String>,
 }
 
 /// Output kept per cell: more than an expanded cell shows, so long sessions do not hold every
@@ -65,6 +70,7 @@ impl ToolCell {
             hidden_lines: 0,
             diff: None,
             expanded: false,
+            approval: None,
         }
     }
 
@@ -138,6 +144,10 @@ impl ToolCell {
 
     pub fn lines(&self, width: u16, theme: &Theme) -> Vec<Line<'static>> {
         let mut out = vec![self.header(width, theme)];
+        if let Some(approval) = &self.approval {
+            let spans = vec![Span::styled(format!("  ↳ {approval}"), theme.faint)];
+            out.push(Line::from(truncate_spans(spans, width as usize)));
+        }
         let gutter = || vec![Span::styled("  │ ", theme.faint)];
         let inner = width.saturating_sub(4).max(4);
         if let Some(diff) = &self.diff {
@@ -203,7 +213,8 @@ fn estimate_rows(lines: &[&str], width: u16) -> usize {
 
 fn more_line(hidden: usize, expanded: bool, theme: &Theme) -> Line<'static> {
     let hint = if expanded {
-        format!("  … {hidden} more rows (the model saw them; the full output is in the session store)")
+        let whole = crate::tui::keys::hint(Action::Global(GlobalAction::ShowToolOutput));
+        format!("  … {hidden} more rows · {whole} shows the whole output, scrollable")
     } else {
         let toggle = crate::tui::keys::hint(Action::Global(GlobalAction::ToggleToolOutput));
         format!("  … {hidden} more rows · {toggle} or click to expand")
@@ -298,6 +309,26 @@ mod tests {
         let lines = text(&cell.lines(60, &theme));
         assert_eq!(lines[0], "✓ bash  a.txt  +1 −1  exit 0 · 1.2s");
         assert_eq!(&lines[2..], ["  │  1 - old", "  │  1 + new"]);
+    }
+
+    #[test]
+    fn the_approval_line_says_what_decided_under_the_header() {
+        let theme = Theme::fallback(true);
+        let cell = ToolCell {
+            approval: Some(
+                "allowed by rule: allow bash(git log *) (project-local, .cairn/settings.local.toml:2)".into(),
+            ),
+            ..done("", false)
+        };
+        let lines = text(&cell.lines(120, &theme));
+        assert_eq!(
+            lines,
+            [
+                "✓ bash  cargo test  exit 0 · 1.2s",
+                "  ↳ allowed by rule: allow bash(git log *) (project-local, .cairn/settings.local.toml:2)"
+            ]
+        );
+        assert_eq!(text(&cell.lines(30, &theme))[1].chars().count(), 30, "cut to the width, never wrapped");
     }
 
     #[test]

@@ -3,17 +3,20 @@
 
 use ratatui::text::{Line, Span};
 
+use crate::agent::Attachment;
 use crate::tui::theme::Theme;
 use crate::tui::wrap::{Para, wrap_paras};
 
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct UserCell {
     pub text: String,
+    /// What the prompt's `@path` mentions attached (or could not).
+    pub attachments: Vec<Attachment>,
 }
 
 impl UserCell {
     pub fn new(text: impl Into<String>) -> UserCell {
-        UserCell { text: text.into() }
+        UserCell { text: text.into(), attachments: Vec::new() }
     }
 
     pub fn lines(&self, width: u16, theme: &Theme) -> Vec<Line<'static>> {
@@ -35,6 +38,16 @@ impl UserCell {
                 hard: false,
             })
             .collect();
-        wrap_paras(&paras, width)
+        let mut lines = wrap_paras(&paras, width);
+        let attached = self.attachments.iter().map(|a| {
+            let (what, style) = if a.attached {
+                (format!("  ↳ attached {} · {}", a.path, a.detail), theme.dim)
+            } else {
+                (format!("  ↳ not attached: {} · {}", a.path, a.detail), theme.notice_warning)
+            };
+            Para::plain(vec![Span::styled(what, style)])
+        });
+        lines.extend(wrap_paras(&attached.collect::<Vec<_>>(), width));
+        lines
     }
 }

@@ -1,6 +1,9 @@
 //! The approval dialog for file writes, edits and commands: what will happen (the diff, unified
-//! or side by side, with syntax colours; or the full command), and `y` / `a` / `n`. A denial can
-//! carry a typed reason back to the model.
+//! or side by side, with syntax colours; or the full command), why it asks, and the answers: `y`
+//! once, `a` for the session or `p` for the project — each for the exact rule the dialog shows,
+//! which Tab switches to its prefix before it is taken — and `n`. A denial can carry a typed
+//! reason back to the model. The same dialog asks whether to run a command the sandbox stopped
+//! again outside it.
 
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
@@ -9,7 +12,7 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, BorderType, Borders, Clear, Widget};
 use ratatui_textarea::TextArea;
 
-use crate::agent::ApprovalRequest;
+use crate::agent::{ApprovalKind, ApprovalRequest};
 use crate::tui::diff::Diff;
 use crate::tui::highlight;
 use crate::tui::keys::{self, Action, ApprovalAction, GlobalAction, ReasonAction};
@@ -24,6 +27,8 @@ pub struct ApprovalDialog {
     /// The call's raw arguments, when known (a command is shown whole, not as its summary).
     pub arguments: Option<String>,
     pub side_by_side: bool,
+    /// The rule shown (and taken by `a` / `p`) is the prefix, not the exact call.
+    pub prefix: bool,
     pub scroll: usize,
     /// Typing a reason for a denial.
     pub reason: Option<TextArea<'static>>,
@@ -35,7 +40,30 @@ pub struct ApprovalDialog {
 impl ApprovalDialog {
     pub fn new(request: ApprovalRequest) -> ApprovalDialog {
         let arguments = Some(request.arguments.clone());
-        ApprovalDialog { request, arguments, side_by_side: false, scroll: 0, reason: None, guard_until: None }
+        ApprovalDialog {
+            request,
+            arguments,
+            side_by_side: false,
+            prefix: false,
+            scroll: 0,
+            reason: None,
+            guard_until: None,
+        }
+    }
+
+    /// Whether `a` and `p` are offered: there is a rule to remember.
+    pub fn offers_rules(&self) -> bool {
+        !self.request.exact.is_empty() && self.request.kind == ApprovalKind::Call
+    }
+
+    /// Whether Tab can switch to a broader rule.
+    pub fn offers_prefix(&self) -> bool {
+        self.offers_rules() && !self.request.prefix.is_empty()
+    }
+
+    /// The rules `a` and `p` would take now.
+    pub fn shown_rules(&self) -> &[String] {
+        if self.prefix && self.offers_prefix() { &self.request.prefix } else { &self.request.exact }
     }
 
     /// The command of a `bash` call, whole.
@@ -54,27 +82,45 @@ impl ApprovalDialog {
                 d.unified(theme, w)
             };
         }
-        let command = self.command().unwrap_or_else(|| self.request.summary.clone());
+        let Some(command) = self.command() else {
+            // A read outside the project, a memory: say what it is, not as a command.
+            let paras: Vec<Para> = self
+                .request
+                .summary
+                .lines()
+                .map(|line| Para { spans: vec![Span::styled(line.to_string(), theme.text)], ..Para::default() })
+                .collect();
+            return wrap_paras(&paras, w);
+        };
         let highlighted = highlight::highlight(&command, "bash", theme.syntax.as_deref());
         let fill = theme.code_block;
-        let paras: Vec<Para> = command
-            .lines()
-            .enumerate()
-            .map(|(i, line)| {
-                let mut spans = vec![Span::styled(if i == 0 { "$ " } else { "  " }, theme.dim.patch(fill))];
-                match highlighted.as_ref().and_then(|h| h.get(i)) {
-                    Some(h) => spans.extend(h.iter().map(|s| Span::styled(s.content.clone(), fill.patch(s.style)))),
-                    None => spans.push(Span::styled(line.to_string(), theme.text.patch(fill))),
-                }
-                Para { spans, fill: Some(fill), hard: true, ..Para::default() }
-            })
-            .collect();
+        // Why the sandbox is to be lifted comes first, wrapped: it is the question.
+        let mut paras: Vec<Para> = match &self.request.kind {
+            ApprovalKind::Call => Vec::new(),
+            ApprovalKind::OutsideSandbox { why } => vec![
+                Para {
+                    spans: vec![Span::styled(format!("Stopped by the sandbox: {why}."), theme.text)],
+                    ..Para::default()
+                },
+                Para::default(),
+            ],
+        };
+        let command_paras = command.lines().enumerate().map(|(i, line)| {
+            let mut spans = vec![Span::styled(if i == 0 { "$ " } else { "  " }, theme.dim.patch(fill))];
+            match highlighted.as_ref().and_then(|h| h.get(i)) {
+                Some(h) => spans.extend(h.iter().map(|s| Span::styled(s.content.clone(), fill.patch(s.style)))),
+                None => spans.push(Span::styled(line.to_string(), theme.text.patch(fill))),
+            }
+            Para { spans, fill: Some(fill), hard: true, ..Para::default() }
+        });
+        paras.extend(command_paras);
         wrap_paras(&paras, w)
     }
 
     /// Rows the dialog wants at `w` columns (before it is capped by the screen).
     pub fn desired_height(&self, w: u16, theme: &Theme) -> u16 {
         let body = self.body(w.saturating_sub(4), theme).len() as u16;
+        // Borders, the line saying why, a blank, the body, and a blank or the rule line last.
         body + 6 + u16::from(self.reason.is_some()) * 2
     }
 
@@ -85,11 +131,14 @@ impl ApprovalDialog {
     pub fn render(&self, area: Rect, buf: &mut Buffer, theme: &Theme) {
         Clear.render(area, buf);
         let r = &self.request;
-        let title = Line::from(vec![
-            Span::styled(" Allow ", theme.title),
-            Span::styled(r.tool.clone(), theme.tool_name),
-            Span::styled("? ", theme.title),
-        ]);
+        let title = match &r.kind {
+            ApprovalKind::Call => Line::from(vec![
+                Span::styled(" Allow ", theme.title),
+                Span::styled(r.tool.clone(), theme.tool_name),
+                Span::styled("? ", theme.title),
+            ]),
+            ApprovalKind::OutsideSandbox { .. } => Line::from(Span::styled(" Run outside the sandbox? ", theme.title)),
+        };
         let hint = |a: ApprovalAction| Span::styled(keys::hint(Action::Approval(a)), theme.key);
         let footer = if self.reason.is_some() {
             Line::from(vec![
@@ -100,15 +149,21 @@ impl ApprovalDialog {
                 Span::styled(" back ", theme.dim),
             ])
         } else {
-            let mut spans = vec![
-                Span::raw(" "),
-                hint(ApprovalAction::Approve),
-                Span::styled(" yes · ", theme.dim),
-                hint(ApprovalAction::ApproveForSession),
-                Span::styled(format!(" yes to all {} this session · ", r.tool), theme.dim),
-                hint(ApprovalAction::Deny),
-                Span::styled(" no", theme.dim),
-            ];
+            let once = match r.kind {
+                ApprovalKind::Call if self.offers_rules() => " once · ",
+                ApprovalKind::Call => " yes · ",
+                ApprovalKind::OutsideSandbox { .. } => " run it outside the sandbox · ",
+            };
+            let mut spans = vec![Span::raw(" "), hint(ApprovalAction::Approve), Span::styled(once, theme.dim)];
+            if self.offers_rules() {
+                spans.push(hint(ApprovalAction::ApproveForSession));
+                spans.push(Span::styled(" this session · ", theme.dim));
+                spans.push(hint(ApprovalAction::ApproveForProject));
+                spans.push(Span::styled(" this project · ", theme.dim));
+            }
+            spans.push(hint(ApprovalAction::Deny));
+            spans.push(Span::styled(" no", theme.dim));
+
             if r.diff.is_some() {
                 spans.push(Span::styled(" · ", theme.dim));
                 spans.push(hint(ApprovalAction::ToggleDiffView));
@@ -145,11 +200,48 @@ impl ApprovalDialog {
                     Span::styled(format!("  {}", r.reason), theme.dim),
                 ]
             }
-            None => vec![Span::styled(format!("This call {}.", r.reason), theme.dim)],
+            None => match &r.kind {
+                // A command's reason is about its parts (`git push` is not read-only); a file
+                // tool's is what it does (creates notes.txt).
+                ApprovalKind::Call if r.tool == "bash" => {
+                    vec![Span::styled(format!("Asks because {}.", r.reason), theme.dim)]
+                }
+                ApprovalKind::Call => vec![Span::styled(format!("This call {}.", r.reason), theme.dim)],
+                ApprovalKind::OutsideSandbox { .. } => vec![Span::styled(
+                    "This command failed inside the sandbox. Run it again without the sandbox?",
+                    theme.dim,
+                )],
+            },
         };
         buf.set_line(inner.x, inner.y, &Line::from(truncate_spans(what, inner.width as usize)), inner.width);
         let top = inner.y + 2;
         let mut bottom = inner.y + inner.height;
+        if self.offers_rules() && self.reason.is_none() && inner.height > 4 {
+            // The rule `a` and `p` would take, in full, before either is pressed.
+            bottom = bottom.saturating_sub(1);
+            let mut spans = vec![
+                Span::styled(
+                    format!(
+                        "{}/{} remember: ",
+                        keys::hint(Action::Approval(ApprovalAction::ApproveForSession)),
+                        keys::hint(Action::Approval(ApprovalAction::ApproveForProject))
+                    ),
+                    theme.dim,
+                ),
+                Span::styled(self.shown_rules().join(", "), theme.text.patch(theme.strong)),
+            ];
+            if self.offers_prefix() {
+                let other = if self.prefix { r.exact.join(", ") } else { r.prefix.join(", ") };
+                let what = if self.prefix { "back to" } else { "broaden to" };
+                spans.push(Span::styled(
+                    format!("   {}: {what} {other}", keys::hint(Action::Approval(ApprovalAction::TogglePrefix))),
+                    theme.faint,
+                ));
+            }
+            buf.set_line(inner.x, bottom, &Line::from(truncate_spans(spans, inner.width as usize)), inner.width);
+            // A blank row between the preview and the rule.
+            bottom = bottom.saturating_sub(1);
+        }
         if let Some(reason) = &self.reason {
             bottom = bottom.saturating_sub(2);
             let label = Line::from(Span::styled("Why not? (optional, sent to the model)", theme.dim));
@@ -197,4 +289,32 @@ pub fn reason_editor(theme: &Theme) -> TextArea<'static> {
     t.set_placeholder_text("e.g. use the existing helper instead");
     t.set_placeholder_style(theme.composer_placeholder);
     t
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn text(lines: &[Line<'_>]) -> Vec<String> {
+        lines.iter().map(|l| l.spans.iter().map(|s| s.content.as_ref()).collect::<String>()).collect()
+    }
+
+    #[test]
+    fn a_read_outside_the_project_shows_its_path_not_a_command() {
+        let theme = Theme::fallback(true);
+        let dialog = ApprovalDialog::new(ApprovalRequest {
+            id: 1,
+            call_id: "c1".into(),
+            tool: "file_read".into(),
+            summary: "/etc/hostname".into(),
+            arguments: r#"{"path":"/etc/hostname"}"#.into(),
+            reason: "reads outside the project: /etc/hostname".into(),
+            diff: None,
+            asked_by: "mode: edit".into(),
+            exact: vec!["file_read(/etc/hostname)".into()],
+            prefix: vec!["file_read(/etc/)".into()],
+            kind: ApprovalKind::Call,
+        });
+        assert_eq!(text(&dialog.body(60, &theme)), ["/etc/hostname"]);
+    }
 }

@@ -39,7 +39,10 @@ pub fn context_lines(b: &ContextBreakdown, w: usize, theme: &Theme) -> Vec<Line<
     let level = level_style(b.level, theme);
     out.push(Line::from(vec![
         Span::styled(format!("{} of {} tokens", format_tokens(b.total), format_tokens(window)), theme.title),
-        Span::styled(format!("  {:.0}% of the window · level ", pct(b.total, window)), theme.dim),
+        Span::styled(
+            format!("  {}% of the window · level ", crate::conversation::percent_of(b.total, window)),
+            theme.dim,
+        ),
         Span::styled(b.level.as_str().to_string(), level),
     ]));
     out.push(Line::default());
@@ -129,6 +132,18 @@ pub fn context_lines(b: &ContextBreakdown, w: usize, theme: &Theme) -> Vec<Line<
     for brk in &b.cache.breaks {
         out.push(Line::from(Span::styled(format!("  cache break: {brk}"), theme.notice_warning)));
     }
+    out.push(Line::default());
+    out.push(Line::from(Span::styled("Cost", theme.heading2)));
+    let usd = |c: Option<f64>| c.map(crate::config::format_usd).unwrap_or_else(|| "no price known".into());
+    out.push(Line::from(vec![
+        Span::styled("  this session      ", theme.text),
+        Span::styled(usd(b.cost.session_usd), theme.key),
+        Span::styled("  (auxiliary calls included; catalog prices)", theme.dim),
+    ]));
+    out.push(Line::from(vec![
+        Span::styled("  last request      ", theme.text),
+        Span::styled(usd(b.cost.last_request_usd), theme.key),
+    ]));
     if !b.segments.is_empty() {
         out.push(Line::default());
         out.push(Line::from(Span::styled("Segments (topics of this session)", theme.heading2)));

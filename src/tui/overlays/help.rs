@@ -27,7 +27,8 @@ impl HelpView {
                 | OverlayAction::Open
                 | OverlayAction::TogglePin
                 | OverlayAction::ToggleGlobal
-                | OverlayAction::Delete,
+                | OverlayAction::Delete
+                | OverlayAction::Search,
             )
             | ViewKey::Other => {}
         }
@@ -46,6 +47,9 @@ const ORDER: &[KeyContext] = &[
     KeyContext::Approval,
     KeyContext::DenyReason,
     KeyContext::Overlay,
+    KeyContext::HistorySearch,
+    KeyContext::Search,
+    KeyContext::PlanReady,
 ];
 
 /// Every line of the help text at `width`, descriptions wrapped under their column.
@@ -79,9 +83,15 @@ pub fn help_lines(theme: &Theme, width: u16, custom: &[crate::agent::CommandInfo
         out.push(Line::default());
         out.push(Line::from(Span::styled("Custom commands and skills", theme.heading2)));
         for c in custom {
-            let usage = if c.argument_hint.is_empty() { c.name.clone() } else { format!("{} {}", c.name, c.argument_hint) };
+            let usage =
+                if c.argument_hint.is_empty() { c.name.clone() } else { format!("{} {}", c.name, c.argument_hint) };
             out.extend(row(usage, &c.description));
         }
+    }
+    out.push(Line::default());
+    out.push(Line::from(Span::styled("Shell commands", theme.heading2)));
+    for (usage, what) in crate::agent::SHELL_PREFIXES {
+        out.extend(row(usage.to_string(), what));
     }
     for context in ORDER {
         out.push(Line::default());

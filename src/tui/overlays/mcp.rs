@@ -40,7 +40,11 @@ impl McpView {
                 }
             }
             ViewKey::Action(
-                OverlayAction::Close | OverlayAction::TogglePin | OverlayAction::ToggleGlobal | OverlayAction::Delete,
+                OverlayAction::Close
+                | OverlayAction::TogglePin
+                | OverlayAction::ToggleGlobal
+                | OverlayAction::Delete
+                | OverlayAction::Search,
             )
             | ViewKey::Other => {}
         }
@@ -68,7 +72,11 @@ impl McpView {
                 format_tokens(panel.budget_tokens)
             )
         } else {
-            format!("{} of tool schemas in every request (budget {})", format_tokens(panel.tokens), format_tokens(panel.budget_tokens))
+            format!(
+                "{} of tool schemas in every request (budget {})",
+                format_tokens(panel.tokens),
+                format_tokens(panel.budget_tokens)
+            )
         };
         if !panel.servers.is_empty() {
             out.push(Line::from(Span::styled(how, theme.dim)));

@@ -58,7 +58,8 @@ impl MemoriesView {
                     OverlayAction::TogglePin
                     | OverlayAction::ToggleGlobal
                     | OverlayAction::Delete
-                    | OverlayAction::Close,
+                    | OverlayAction::Close
+                    | OverlayAction::Search,
                 ),
                 _,
             )
@@ -166,6 +167,7 @@ impl MemoriesView {
                 ),
                 theme.dim,
             )),
+            Line::from(Span::styled(crate::agent::memory_origin(m), theme.dim)),
             Line::default(),
         ];
         lines.extend(m.content.lines().map(|l| Line::from(Span::styled(l.to_string(), theme.text))));

@@ -8,16 +8,20 @@ mod context;
 mod help;
 mod mcp;
 mod memories;
+mod models;
 mod sessions;
 mod setup;
+mod text;
 
 pub use approval::{ApprovalDialog, reason_editor};
 pub use context::{ContextView, level_style};
 pub use help::HelpView;
 pub use mcp::McpView;
 pub use memories::MemoriesView;
+pub use models::ModelsView;
 pub use sessions::SessionsView;
 pub use setup::render_setup;
+pub use text::TextView;
 
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
@@ -35,6 +39,9 @@ pub enum Overlay {
     Memories(MemoriesView),
     Context(ContextView),
     Mcp(McpView),
+    Models(ModelsView),
+    /// A tool's whole output, or the `/usage` report.
+    Text(TextView),
 }
 
 /// A key as a view sees it.
@@ -61,6 +68,8 @@ pub enum ViewOutcome {
     Resume(String),
     /// Ask the agent to change an MCP server (the view stays, and shows the answer).
     Mcp(McpRequest),
+    /// Close, and switch to this model.
+    SetModel(String),
 }
 
 impl Overlay {
@@ -75,6 +84,8 @@ impl Overlay {
             // Nothing to move or open: the view only shows.
             Overlay::Context(_) => ViewOutcome::Stay,
             Overlay::Mcp(v) => v.on_key(key),
+            Overlay::Models(v) => v.on_key(key),
+            Overlay::Text(v) => v.on_key(key),
         }
     }
 
@@ -86,6 +97,8 @@ impl Overlay {
             Overlay::Memories(v) => v.move_by(if up { -1 } else { 1 }),
             Overlay::Context(_) => {}
             Overlay::Mcp(v) => v.move_by(if up { -1 } else { 1 }),
+            Overlay::Models(v) => v.move_by(if up { -1 } else { 1 }),
+            Overlay::Text(v) => v.scroll_by(if up { -3 } else { 3 }),
         }
     }
 
@@ -96,6 +109,8 @@ impl Overlay {
             Overlay::Memories(v) => v.render(area, buf, theme),
             Overlay::Context(v) => v.render(area, buf, theme),
             Overlay::Mcp(v) => v.render(area, buf, theme),
+            Overlay::Models(v) => v.render(area, buf, theme),
+            Overlay::Text(v) => v.render(area, buf, theme),
         }
     }
 }

@@ -41,7 +41,11 @@ impl SessionsView {
                 };
             }
             ViewKey::Action(
-                OverlayAction::Close | OverlayAction::TogglePin | OverlayAction::ToggleGlobal | OverlayAction::Delete,
+                OverlayAction::Close
+                | OverlayAction::TogglePin
+                | OverlayAction::ToggleGlobal
+                | OverlayAction::Delete
+                | OverlayAction::Search,
             )
             | ViewKey::Other => {}
         }

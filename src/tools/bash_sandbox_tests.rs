@@ -9,10 +9,10 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
-use cairn::config::{SandboxMode, ToolsConfig};
-use cairn::tools::bash::Bash;
-use cairn::tools::sandbox::{self, SandboxPolicy};
-use cairn::tools::{FileTracker, Tool, ToolContext, ToolOutput};
+use crate::config::{SandboxMode, ToolsConfig};
+use crate::tools::bash::Bash;
+use crate::tools::sandbox::{self, SandboxPolicy};
+use crate::tools::{FileTracker, Tool, ToolContext, ToolOutput};
 use serde_json::json;
 use tokio_util::sync::CancellationToken;
 
@@ -47,7 +47,9 @@ struct Outside(PathBuf);
 
 impl Outside {
     fn in_dir(dir: &Path) -> Outside {
-        Outside(dir.join(format!("cairn-sandbox-test-{}", uuid::Uuid::now_v7())))
+        static NEXT: AtomicUsize = AtomicUsize::new(0);
+        let n = NEXT.fetch_add(1, Ordering::SeqCst);
+        Outside(dir.join(format!("cairn-sandbox-test-{}-{n}-{}", std::process::id(), fastrand::u64(..))))
     }
 }
 
