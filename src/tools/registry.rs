@@ -66,8 +66,13 @@ impl Registry {
             .iter()
             .filter(|t| match mode {
                 Mode::Ask => false,
-                // web_fetch is offered: plan mode runs it where a rule allows its domain.
-                Mode::Plan => t.access().is_read_only() || matches!(t.access(), Access::Execute | Access::Network),
+                // web_fetch is offered (plan mode runs it where a rule allows its domain); other
+                // commands than bash — MCP tools their server does not mark read-only — are not.
+                Mode::Plan => {
+                    t.access().is_read_only()
+                        || t.access() == Access::Network
+                        || (t.access() == Access::Execute && t.name() == "bash")
+                }
                 Mode::Edit => true,
             })
             .map(|t| ToolSpec {

@@ -50,10 +50,22 @@ pub fn tool_call_spec() -> ToolSpec {
     }
 }
 
-/// How well `tool` matches the query words (0: not at all).
+/// The words of `text`: lower-case runs of letters and digits.
+fn tokens(text: &str) -> Vec<String> {
+    text.to_ascii_lowercase()
+        .split(|c: char| !c.is_ascii_alphanumeric())
+        .filter(|w| !w.is_empty())
+        .map(String::from)
+        .collect()
+}
+
+/// How well `tool` matches the query words (0: not at all): a whole word counts more than a
+/// part of one, the name more than the description, and a number only as a whole word (so
+/// "7" finds `filler_07`'s "kind 7", not every name with a 7 in it).
 fn score(tool: &McpTool, words: &[String]) -> usize {
     let name = tool.name().to_ascii_lowercase();
     let description = tool.description().to_ascii_lowercase();
+    let (name_words, description_words) = (tokens(&name), tokens(&description));
     let params = tool.info().input_schema["properties"]
         .as_object()
         .map(|p| p.keys().map(|k| k.to_ascii_lowercase()).collect::<Vec<_>>().join(" "))
@@ -61,12 +73,16 @@ fn score(tool: &McpTool, words: &[String]) -> usize {
     if words.len() == 1 && words[0] == name {
         return 1_000;
     }
+    let whole = |list: &[String], w: &str| list.iter().any(|t| t == w || t.trim_start_matches('0') == w);
     words
         .iter()
         .map(|w| {
-            3 * usize::from(name.contains(w.as_str()))
-                + usize::from(description.contains(w.as_str()))
-                + usize::from(params.contains(w.as_str()))
+            let part = w.len() > 2;
+            4 * usize::from(whole(&name_words, w))
+                + 2 * usize::from(part && name.contains(w.as_str()))
+                + 2 * usize::from(whole(&description_words, w))
+                + usize::from(part && description.contains(w.as_str()))
+                + usize::from(part && params.contains(w.as_str()))
         })
         .sum()
 }
@@ -123,7 +139,7 @@ impl Tool for ToolSearch {
                 .query
                 .to_ascii_lowercase()
                 .split(|c: char| !(c.is_ascii_alphanumeric() || c == '_' || c == '-'))
-                .filter(|w| w.len() > 1)
+                .filter(|w| !w.is_empty())
                 .map(str::to_string)
                 .collect();
             let mut ranked: Vec<(usize, &McpTool)> =

@@ -21,6 +21,7 @@ mod llm_discovery;
 mod llm_mock;
 mod llm_openai;
 mod llm_retry;
+mod mcp;
 mod memory_and_prompt;
 mod minors;
 mod permissions;
