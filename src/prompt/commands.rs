@@ -98,7 +98,12 @@ fn read_command(path: &Path, name: String) -> Result<CustomCommand, String> {
     let fm = frontmatter::parse(&text)?;
     Ok(CustomCommand {
         description: fm.text("description").unwrap_or_else(|| first_line(&fm.body)),
-        argument_hint: fm.text("argument_hint").unwrap_or_default(),
+        // Shown as written: `[number]` reads as a YAML list, but it is a hint.
+        argument_hint: match fm.get("argument_hint") {
+            Some(super::frontmatter::Value::List(items)) => format!("[{}]", items.join(", ")),
+            Some(super::frontmatter::Value::Text(text)) => text.trim().to_string(),
+            None => String::new(),
+        },
         allowed_tools: fm.get("allowed_tools").map(|v| v.items()).unwrap_or_default(),
         model: fm.text("model"),
         body: fm.body,

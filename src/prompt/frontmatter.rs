@@ -134,7 +134,12 @@ fn yaml_keys(head: &str) -> Result<BTreeMap<String, Value>, String> {
         if value.is_empty() {
             keys.insert(key.clone(), Value::List(Vec::new()));
             list_key = Some(key);
-        } else if let Some(inner) = value.strip_prefix('[').and_then(|v| v.strip_suffix(']')) {
+        } else if let Some(inner) = value
+            .strip_prefix('[')
+            .and_then(|v| v.strip_suffix(']'))
+            // `[issue] [area]` (an argument hint) is text, not a list.
+            .filter(|inner| !inner.contains(['[', ']']))
+        {
             keys.insert(key, Value::List(split_top_level_commas(inner).into_iter().map(|s| unquote(&s)).collect()));
         } else {
             keys.insert(key, Value::Text(unquote(value)));

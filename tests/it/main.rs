@@ -6,6 +6,7 @@ mod context_arguments;
 mod context_facts;
 mod context_pipeline;
 mod context_replay;
+mod extensions;
 mod first_day;
 mod first_day_screen;
 mod front_ends;
