@@ -111,6 +111,8 @@ fn answer_of(event: &AgentEvent) -> Option<Result<String, HeadlessError>> {
             list.clone().map_err(HeadlessError::from).and_then(pretty)
         }
         AgentEvent::Library(LibraryAnswer::MemoryChanged(done)) => done.clone().map_err(HeadlessError::from),
+        // Servers still starting: wait for the panel that says how they ended up.
+        AgentEvent::Mcp(panel) if panel.pending => return None,
         AgentEvent::Mcp(panel) => pretty(panel),
         AgentEvent::SessionReady { .. }
         | AgentEvent::SessionStored(_)

@@ -59,6 +59,11 @@ pub struct McpPanel {
     pub offered_as: &'static str,
     /// What the request did, or why it could not.
     pub message: Option<String>,
+    /// A server is still starting: a second panel follows once none is (or they time out).
+    pub pending: bool,
+    /// This is that second panel.
+    #[serde(skip)]
+    pub follow_up: bool,
     /// Servers the project's `.mcp.json` proposes that are not configured (import them with
     /// `/mcp import`).
     pub proposed: Vec<String>,
@@ -70,6 +75,7 @@ pub(super) struct McpDesk {
     pub hub: McpHub,
     pub chars_per_token: f64,
     pub budget_tokens: u64,
+    pub startup_timeout_ms: u64,
     pub root: PathBuf,
 }
 
@@ -89,6 +95,18 @@ impl McpDesk {
             Ok(m) => m,
             Err(e) => Some(e),
         };
+        panel
+    }
+
+    /// The panel again once no server is starting (or the start-up timeout passed), keeping
+    /// the first answer's message.
+    pub(super) async fn follow_up(&self, message: Option<String>) -> McpPanel {
+        let deadline = std::time::Duration::from_millis(self.startup_timeout_ms + 500);
+        self.hub.settled(deadline, &tokio_util::sync::CancellationToken::new()).await;
+        let mut panel = self.panel();
+        panel.message = message;
+        panel.pending = false;
+        panel.follow_up = true;
         panel
     }
 
@@ -144,6 +162,8 @@ impl McpDesk {
         let tokens = servers.iter().map(|s| s.tokens).sum();
         let configured: Vec<String> = servers.iter().map(|s| s.name.clone()).collect();
         McpPanel {
+            pending: servers.iter().any(|s| s.state == "starting"),
+            follow_up: false,
             offered_as: if tokens > self.budget_tokens { "tool_search" } else { "listed" },
             servers,
             tokens,

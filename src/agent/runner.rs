@@ -126,7 +126,15 @@ impl Router {
                 // Quick reads and single-row writes: answered here, so a view opens even mid-turn.
                 UserCommand::Library(request) => self.events.emit(AgentEvent::Library(self.library.answer(request))),
                 // The hub is shared: a server switched on or off counts from the next request.
-                UserCommand::Mcp(request) => self.events.emit(AgentEvent::Mcp(self.mcp.answer(request))),
+                // A server still starting: a second answer follows once it is up or has failed.
+                UserCommand::Mcp(request) => {
+                    let panel = self.mcp.answer(request);
+                    if panel.pending {
+                        let (desk, events, message) = (self.mcp.clone(), self.events.clone(), panel.message.clone());
+                        tokio::spawn(async move { events.emit(AgentEvent::Mcp(desk.follow_up(message).await)) });
+                    }
+                    self.events.emit(AgentEvent::Mcp(panel));
+                }
                 // Asking the provider takes a moment: answered beside everything else.
                 UserCommand::ListModels => {
                     let (models, events) = (self.models.clone(), self.events.clone());

@@ -164,7 +164,8 @@ timeout_ms = 300
 /// A web server on loopback: `/page` is a small HTML page, `/big` a long one.
 async fn web_server() -> std::net::SocketAddr {
     let page = "<html><head><title>T</title><script>var x = 1;</script></head><body><h1>Release notes</h1><p>Now with <b>bold</b> claims and <a href=\"https://example.com/docs\">docs</a>.</p></body></html>";
-    let big: String = (0..8_000).map(|i| format!("<p>Paragraph {i} of a very long page about nothing much.</p>")).collect();
+    let big: String =
+        (0..8_000).map(|i| format!("<p>Paragraph {i} of a very long page about nothing much.</p>")).collect();
     let big = format!("<html><body>{big}</body></html>");
     let app = axum::Router::new()
         .route("/page", axum::routing::get(move || async move { axum::response::Html(page) }))

@@ -11,6 +11,7 @@ use crate::support::cache_check::{per_request, share};
 use crate::support::cairn::{Api, Sandbox, json_lines, text, tool_names, tool_results};
 use crate::support::mcp_server::{self, HttpServers, stdio_config};
 use crate::support::mock_llm::{MockCall, MockLlm, Script, Turn};
+use crate::support::pty::Screen;
 
 /// Not a test: the stdio MCP server the other tests start (the binary re-run on this one).
 #[test]
@@ -163,4 +164,68 @@ async fn ten_servers_of_twenty_tools_go_behind_tool_search_and_the_cache_holds()
     }
     let steady = share(&per_request(&json_lines(&out))[2..]);
     assert!(steady >= 0.95, "cache read share {steady:.3}");
+}
+
+#[tokio::test]
+async fn headless_slash_mcp_shows_servers_tools_and_tokens_and_imports_mcp_json_on_request() {
+    let servers = HttpServers::start(&[("imported", 0)]).await;
+    let sandbox = Sandbox::with_config(&stdio_config("local", 0));
+    sandbox.write(
+        ".mcp.json",
+        &json!({"mcpServers": {"imported": {"type": "http", "url": format!("http://{}/imported", servers.addr)}}})
+            .to_string(),
+    );
+    let mock = MockLlm::start(Script::new()).await;
+    let panel = |out: &std::process::Output| -> Value {
+        assert!(out.status.success(), "{}", text(&out.stderr));
+        serde_json::from_str(&text(&out.stdout)).unwrap_or_else(|e| panic!("{e}: {}", text(&out.stdout)))
+    };
+
+    let shown = panel(&sandbox.run(Api::Anthropic, &mock, &["-p", "/mcp"]).await);
+    let local = &shown["servers"][0];
+    assert_eq!((local["name"].as_str(), local["state"].as_str()), (Some("local"), Some("connected")), "{shown:#}");
+    let echo = local["tools"].as_array().unwrap().iter().find(|t| t["name"] == "mcp__local__echo").unwrap();
+    assert_eq!(echo["read_only"], true);
+    assert!(local["tokens"].as_u64().unwrap() > 20, "{shown:#}");
+    assert_eq!(shown["offered_as"], "listed");
+    // The project proposes a server; nothing of it runs until the user imports it.
+    assert_eq!(shown["proposed"], json!(["imported"]));
+    assert_eq!(shown["servers"].as_array().unwrap().len(), 1);
+
+    let imported = panel(&sandbox.run(Api::Anthropic, &mock, &["-p", "/mcp import"]).await);
+    assert!(imported["message"].as_str().unwrap().starts_with("imported imported into"), "{imported:#}");
+    let names: Vec<_> =
+        imported["servers"].as_array().unwrap().iter().map(|s| (s["name"].clone(), s["state"].clone())).collect();
+    assert!(names.contains(&(json!("imported"), json!("connected"))), "{names:?}");
+    assert!(sandbox.read(".cairn/settings.local.toml").contains("[mcp_servers.imported]"));
+
+    let off = panel(&sandbox.run(Api::Anthropic, &mock, &["-p", "/mcp off nosuch"]).await);
+    assert!(off["message"].as_str().unwrap().contains("the servers are imported, local"), "{off:#}");
+    assert!(mock.requests().is_empty(), "/mcp never asks the model");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_mcp_overlay_shows_a_server_and_switches_it_off_and_on() {
+    let sandbox = Sandbox::with_config(&stdio_config("local", 0));
+    let mock = MockLlm::start(Script::new()).await;
+    let mut screen = tokio::task::block_in_place(|| Screen::start(&sandbox, &mock, &[]));
+    tokio::task::block_in_place(|| {
+        screen.wait("the status line", |s| s.lines().last().is_some_and(|l| l.contains("EDIT")));
+        screen.type_text("/mcp");
+        screen.send("\r");
+        let shown = screen.wait("the server connected", |s| s.contains("MCP servers") && s.contains("connected"));
+        assert!(shown.contains("mcp__local__echo (read-only)") && shown.contains("3 tools"), "{shown}");
+        assert!(shown.contains("stdio: sh -c"), "{shown}");
+        screen.send("\r");
+        screen.wait("the server off", |s| s.contains("local  off") && s.contains("local is off"));
+        screen.send("\r");
+        screen.wait("the server back", |s| s.contains("local  connected"));
+        screen.send("\x1b");
+        // A key right after Esc would read as Alt+key.
+        std::thread::sleep(Duration::from_millis(300));
+        screen.wait("the overlay closed", |s| !s.contains("MCP servers"));
+        screen.type_text("/quit");
+        screen.send("\r");
+    });
+    assert!(tokio::task::block_in_place(|| screen.wait_exit()).success());
 }

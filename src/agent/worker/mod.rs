@@ -336,6 +336,7 @@ impl Worker {
             hub: self.ext.hub.clone(),
             chars_per_token: self.place.config().context.chars_per_token,
             budget_tokens: self.place.config().mcp.tool_budget_tokens,
+            startup_timeout_ms: self.place.config().mcp.startup_timeout_ms,
             root: self.place.root().to_path_buf(),
         }
     }

@@ -191,7 +191,7 @@ impl App {
             AgentEvent::Mcp(panel) => match &mut self.overlay {
                 Some(Overlay::Mcp(view)) => view.panel = Some(panel),
                 _ => {
-                    if let Some(message) = &panel.message {
+                    if let Some(message) = panel.message.as_ref().filter(|_| !panel.follow_up) {
                         self.notice(NoticeKind::Info, message.clone());
                     }
                 }

@@ -166,6 +166,8 @@ mod tests {
             offered_as: "listed",
             message: None,
             proposed: Vec::new(),
+            pending: false,
+            follow_up: false,
         };
         let mut view = McpView { panel: Some(panel), selected: 0 };
         let open = ViewKey::Action(OverlayAction::Open);
