@@ -205,3 +205,22 @@ async fn web_fetch_returns_markdown_and_spills_past_the_cap() {
     let whole = saved.iter().map(|p| std::fs::read_to_string(p).unwrap()).find(|t| t.contains("Paragraph 7999 of"));
     assert!(whole.is_some(), "the whole page is on disk: {saved:?}");
 }
+
+#[tokio::test]
+async fn a_command_includes_files_and_the_output_of_the_commands_its_allowed_tools_allow() {
+    let sandbox = Sandbox::new();
+    sandbox.write("notes.txt", "NOTES-CONTENT: ship on friday\n");
+    sandbox.write(
+        ".cairn/commands/status.md",
+        "---\ndescription: Status report\nallowed-tools: Bash(echo:*)\n---\nBranch state: !`echo SHELL-SAID-$((40+2))`\nUnapproved: !`touch made.txt`\nRead @notes.txt and report on $ARGUMENTS.\n",
+    );
+    let mock = MockLlm::start(Script::new().turn(Turn::text("reported"))).await;
+    // Headless without --yes: the allowed `echo` runs, the `touch` is not approved.
+    let out = sandbox.run(Api::Anthropic, &mock, &["-p", "/status the release", "--output-format", "stream-json"]).await;
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let sent = user_texts(&mock.requests()[0]).join("\n");
+    assert!(sent.contains("Branch state: SHELL-SAID-42"), "{sent}");
+    assert!(sent.contains("Unapproved: [not run:"), "{sent}");
+    assert!(!sandbox.exists("made.txt"));
+    assert!(sent.contains("report on the release") && sent.contains("NOTES-CONTENT: ship on friday"), "{sent}");
+}
