@@ -216,7 +216,8 @@ async fn a_command_includes_files_and_the_output_of_the_commands_its_allowed_too
     );
     let mock = MockLlm::start(Script::new().turn(Turn::text("reported"))).await;
     // Headless without --yes: the allowed `echo` runs, the `touch` is not approved.
-    let out = sandbox.run(Api::Anthropic, &mock, &["-p", "/status the release", "--output-format", "stream-json"]).await;
+    let out =
+        sandbox.run(Api::Anthropic, &mock, &["-p", "/status the release", "--output-format", "stream-json"]).await;
     assert!(out.status.success(), "{}", text(&out.stderr));
     let sent = user_texts(&mock.requests()[0]).join("\n");
     assert!(sent.contains("Branch state: SHELL-SAID-42"), "{sent}");
