@@ -6,7 +6,6 @@ use std::time::Duration;
 
 use serde::Serialize;
 
-use super::extensions::CommandInfo;
 use super::library::{LibraryAnswer, LibraryRequest};
 use super::mcp_desk::{McpPanel, McpRequest};
 use crate::context::{BudgetLevel, ContextBudget};
@@ -491,4 +490,13 @@ pub enum AgentEvent {
     Commands(Vec<CommandInfo>),
     /// The answer to a [`UserCommand::Mcp`] request.
     Mcp(McpPanel),
+}
+
+/// A custom command or a user-invocable skill, as completion and `/help` list it.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct CommandInfo {
+    /// With the slash: `/fix`.
+    pub name: String,
+    pub argument_hint: String,
+    pub description: String,
 }

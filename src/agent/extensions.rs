@@ -7,24 +7,13 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use serde::Serialize;
-
 use super::link::Emitter;
-use crate::agent::events::NoticeLevel;
+use crate::agent::events::{CommandInfo, NoticeLevel};
 use crate::config::{Config, HooksConfig, McpServerConfig, Redactor};
 use crate::hooks::Hooks;
 use crate::mcp::{McpHub, McpReport};
 use crate::prompt::skills::{self, Skill};
 use crate::prompt::{CustomCommand, commands};
-
-/// A custom command or a user-invocable skill, as completion and `/help` list it.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
-pub struct CommandInfo {
-    /// With the slash: `/fix`.
-    pub name: String,
-    pub argument_hint: String,
-    pub description: String,
-}
 
 pub(super) struct Extensions {
     pub hub: McpHub,

@@ -37,6 +37,7 @@ mod workplace;
 
 pub(crate) use auxiliary::AuxModel;
 pub use events::AgentEvent;
+pub(crate) use events::CommandInfo;
 pub(crate) use events::{
     ApprovalDecision, ApprovalKind, ApprovalRequest, Attachment, CacheStats, CompactionEvent, CompactionTrigger,
     ContextBreakdown, ContextReport, ContextStatus, HistoryMark, HistoryRecap, ModelList, NoticeLevel, ToolFinished,
@@ -44,7 +45,6 @@ pub(crate) use events::{
 };
 #[cfg(test)]
 pub(crate) use events::{CacheReport, ContextPart, CostReport, ModelChoice, SegmentInfo};
-pub(crate) use extensions::CommandInfo;
 pub(crate) use library::{
     Library, LibraryAnswer, LibraryError, LibraryRequest, memory_origin, provenance_suffix, usage_lines,
 };

@@ -20,7 +20,7 @@ pub struct AgentHandle {
     /// The session the agent opened, for the front end's first frame and headless output.
     pub session: SessionInfo,
     /// The custom commands and skills `/NAME` runs, as found at start.
-    pub custom_commands: Vec<super::extensions::CommandInfo>,
+    pub custom_commands: Vec<super::events::CommandInfo>,
     worker: tokio::task::JoinHandle<()>,
 }
 

@@ -1,8 +1,8 @@
 //! Slash commands: one table that parsing, completion and `/help` all read, so they cannot
 //! drift apart. Also `!cmd` / `!!cmd`, the user's own shell commands.
 
+use super::events::CommandInfo;
 use super::events::UserCommand;
-use super::extensions::CommandInfo;
 use super::mcp_desk::McpRequest;
 use crate::conversation::Mode;
 

@@ -25,7 +25,10 @@ async fn plan_mode_changes_no_file(api: Api) {
     assert_eq!(sandbox.read("keep.txt"), "original\n");
     assert!(!sandbox.exists("new.txt") && !sandbox.exists("ran.txt"));
     let requests = mock.requests();
-    assert_eq!(tool_names(&requests[0]), ["file_read", "glob", "grep", "bash", "memory_save", "memory_search"]);
+    assert_eq!(
+        tool_names(&requests[0]),
+        ["file_read", "glob", "grep", "bash", "memory_save", "memory_search", "web_fetch"]
+    );
     let results = tool_results(&requests[1]);
     assert_eq!(results.len(), 4);
     for (_, content, _) in &results[..3] {
@@ -118,5 +121,8 @@ async fn mode_can_be_switched_by_a_headless_slash_command_and_sticks() {
         &sandbox.run(Api::Anthropic, &mock, &["--session", id, "-p", "go", "--output-format", "json"]).await,
     );
     assert_eq!(next["mode"], "plan");
-    assert_eq!(tool_names(&mock.requests()[1]), ["file_read", "glob", "grep", "bash", "memory_save", "memory_search"]);
+    assert_eq!(
+        tool_names(&mock.requests()[1]),
+        ["file_read", "glob", "grep", "bash", "memory_save", "memory_search", "web_fetch"]
+    );
 }

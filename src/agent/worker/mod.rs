@@ -341,7 +341,7 @@ impl Worker {
         }
     }
 
-    pub(super) fn command_list(&self) -> Vec<super::extensions::CommandInfo> {
+    pub(super) fn command_list(&self) -> Vec<super::events::CommandInfo> {
         self.ext.command_list()
     }
 
