@@ -237,3 +237,36 @@ async fn the_mcp_overlay_shows_a_server_and_switches_it_off_and_on() {
     });
     assert!(tokio::task::block_in_place(|| screen.wait_exit()).success());
 }
+
+#[tokio::test]
+async fn an_http_header_names_an_environment_variable_whose_value_is_sent_and_never_stored() {
+    const SECRET: &str = "mcp-secret-7f3a9c1e5b";
+    let servers = HttpServers::start(&[("remote", 0)]).await;
+    let sandbox = Sandbox::with_config(&format!(
+        "{}headers = {{ Authorization = \"Bearer ${{TEST_MCP_TOKEN}}\" }}\n",
+        servers.config("remote")
+    ));
+    // The server echoes the secret back: it reaches the model (a tool result), but nothing
+    // cairn writes down keeps it.
+    let mock = MockLlm::start(
+        Script::new().turn(Turn::tool("mcp__remote__echo", json!({"text": SECRET}))).turn(Turn::text("done")),
+    )
+    .await;
+    let out = sandbox
+        .command(Api::Anthropic, &mock, &["-p", "call it", "--output-format", "stream-json"])
+        .env("TEST_MCP_TOKEN", SECRET)
+        .output()
+        .await
+        .unwrap();
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(servers.authorizations.lock().unwrap().iter().any(|a| a == &format!("Bearer {SECRET}")));
+    assert!(results(&out)[0]["content"].as_str().unwrap().starts_with("echo: "), "{}", text(&out.stdout));
+    let mut stored_result = false;
+    for file in sandbox.home_files().into_iter().chain([sandbox.root().join(".cairn/settings.local.toml")]) {
+        let Ok(bytes) = std::fs::read(&file) else { continue };
+        let text = String::from_utf8_lossy(&bytes);
+        assert!(!text.contains(SECRET), "{} holds the header's value", file.display());
+        stored_result |= text.contains("echo: ");
+    }
+    assert!(stored_result, "the echoed result was stored (redacted)");
+}

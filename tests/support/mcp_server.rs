@@ -159,6 +159,8 @@ pub fn stdio_config(name: &str, filler: usize) -> String {
 /// MCP servers over streamable HTTP on one loopback port, at `/NAME` each; dropped, they stop.
 pub struct HttpServers {
     pub addr: std::net::SocketAddr,
+    /// Every `Authorization` header the servers were sent.
+    pub authorizations: Arc<std::sync::Mutex<Vec<String>>>,
     stop: CancellationToken,
 }
 
@@ -183,6 +185,16 @@ impl HttpServers {
             );
             router = router.nest_service(&format!("/{name}"), service);
         }
+        let authorizations = Arc::new(std::sync::Mutex::new(Vec::new()));
+        let seen = authorizations.clone();
+        let router = router.layer(axum::middleware::from_fn(
+            move |request: axum::extract::Request, next: axum::middleware::Next| {
+                if let Some(value) = request.headers().get("authorization").and_then(|v| v.to_str().ok()) {
+                    seen.lock().unwrap().push(value.to_string());
+                }
+                next.run(request)
+            },
+        ));
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let addr = listener.local_addr().unwrap();
         let until = stop.clone();
@@ -191,7 +203,7 @@ impl HttpServers {
                 .with_graceful_shutdown(async move { until.cancelled_owned().await })
                 .await;
         });
-        HttpServers { addr, stop }
+        HttpServers { addr, authorizations, stop }
     }
 
     /// The `[mcp_servers.NAME]` table for the server at `/NAME`.
