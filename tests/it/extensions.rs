@@ -225,3 +225,27 @@ async fn a_command_includes_files_and_the_output_of_the_commands_its_allowed_too
     assert!(!sandbox.exists("made.txt"));
     assert!(sent.contains("report on the release") && sent.contains("NOTES-CONTENT: ship on friday"), "{sent}");
 }
+
+#[tokio::test]
+async fn a_pre_tool_use_hook_rewrites_the_arguments_and_a_post_tool_use_hook_adds_to_the_result() {
+    let sandbox = Sandbox::with_config(
+        r#"
+[[hooks.PreToolUse]]
+matcher = "bash"
+command = "cat > /dev/null; echo '{\"updated_input\": {\"command\": \"echo rewritten by the hook\"}}'"
+
+[[hooks.PostToolUse]]
+matcher = "bash"
+command = "cat > /dev/null; echo '{\"additional_context\": \"POST-HOOK-NOTE\"}'"
+"#,
+    );
+    let mock = MockLlm::start(
+        Script::new().turn(Turn::tool("bash", json!({"command": "echo original"}))).turn(Turn::text("ok")),
+    )
+    .await;
+    let out = sandbox.run(Api::Anthropic, &mock, &["-p", "run it", "--yes", "--output-format", "stream-json"]).await;
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let sent = &tool_results(&mock.requests()[1])[0].1;
+    assert!(sent.contains("rewritten by the hook") && !sent.contains("original"), "{sent}");
+    assert!(sent.contains("POST-HOOK-NOTE"), "{sent}");
+}
