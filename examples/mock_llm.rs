@@ -2,7 +2,7 @@
 //!
 //! ```text
 //! cargo run --example mock_llm -- --script script.json [--port N] [--chunk-delay-ms N]
-//!     [--context-window N] [--no-cache]
+//!     [--context-window N] [--no-cache] [--dump DIR]
 //! ANTHROPIC_BASE_URL=<printed url> ANTHROPIC_API_KEY=x cairn
 //! ```
 //!
@@ -11,6 +11,9 @@
 //! "arguments": {"pattern": "*.rs"}}]}}]`. Once it runs out, every request gets a plain text turn.
 //! It reports usage as a provider's prompt cache would (`--no-cache` turns that off), and with
 //! `--context-window N` it refuses requests that would not fit N tokens, as a real model does.
+//! `--dump DIR` writes each request's body to `DIR/NNN.json`, to see exactly what was sent.
+//! A turn may carry `"thinking": "…"`: a signed thinking block (Anthropic), a reasoning item
+//! (Responses) or `reasoning_content` (chat completions), which cairn must send back.
 
 #[allow(dead_code, unused_imports)] // the tests use more of the mock than this example does
 #[path = "../tests/support/mock_llm.rs"]
@@ -27,13 +30,13 @@ struct Args {
     chunk_delay_ms: u64,
     context_window: Option<u64>,
     cache: bool,
+    dump: Option<std::path::PathBuf>,
 }
 
-const USAGE: &str =
-    "usage: mock_llm [--script FILE.json] [--port N] [--chunk-delay-ms N] [--context-window N] [--no-cache]";
+const USAGE: &str = "usage: mock_llm [--script FILE.json] [--port N] [--chunk-delay-ms N] [--context-window N] [--no-cache] [--dump DIR]";
 
 fn parse_args() -> Result<Args, String> {
-    let mut args = Args { script: None, port: 0, chunk_delay_ms: 0, context_window: None, cache: true };
+    let mut args = Args { script: None, port: 0, chunk_delay_ms: 0, context_window: None, cache: true, dump: None };
     let mut it = std::env::args().skip(1);
     while let Some(flag) = it.next() {
         let mut value = || it.next().ok_or_else(|| format!("{flag} needs a value\n{USAGE}"));
@@ -47,6 +50,7 @@ fn parse_args() -> Result<Args, String> {
                 args.context_window = Some(value()?.parse().map_err(|e| format!("--context-window: {e}\n{USAGE}"))?)
             }
             "--no-cache" => args.cache = false,
+            "--dump" => args.dump = Some(value()?.into()),
             "-h" | "--help" => return Err(USAGE.to_string()),
             other => return Err(format!("unknown argument {other:?}\n{USAGE}")),
         }
@@ -99,6 +103,13 @@ async fn run() -> Result<(), String> {
         for (i, request) in requests.iter().enumerate().skip(shown) {
             let messages = request.messages().len();
             println!("#{} {:?} {} ({messages} messages)", i + 1, request.wire, request.path);
+            if let Some(dir) = &args.dump {
+                let path = dir.join(format!("{:03}.json", i + 1));
+                let body = serde_json::to_string_pretty(&request.body).unwrap_or_default();
+                if let Err(e) = std::fs::create_dir_all(dir).and_then(|()| std::fs::write(&path, body)) {
+                    println!("   cannot write {}: {e}", path.display());
+                }
+            }
             for problem in &request.problems {
                 println!("   problem: {problem}");
             }

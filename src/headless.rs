@@ -120,6 +120,7 @@ fn answer_of(event: &AgentEvent) -> Option<Result<String, HeadlessError>> {
         | AgentEvent::Queued { .. }
         | AgentEvent::TurnStarted { .. }
         | AgentEvent::TextDelta(_)
+        | AgentEvent::ThinkingDelta(_)
         | AgentEvent::ToolCallStreaming { .. }
         | AgentEvent::Retrying { .. }
         | AgentEvent::AssistantMessage(_)
@@ -315,6 +316,7 @@ impl Printer {
                     | AgentEvent::Queued { .. }
                     | AgentEvent::TurnStarted { .. }
                     | AgentEvent::TextDelta(_)
+                    | AgentEvent::ThinkingDelta(_)
                     | AgentEvent::ToolCallStreaming { .. }
                     | AgentEvent::AssistantMessage(_)
                     | AgentEvent::ToolStarted { .. }
@@ -334,6 +336,7 @@ impl Printer {
             }
             OutputFormat::StreamJson => match event {
                 AgentEvent::TextDelta(text) => self.line(json!({"type": "assistant_delta", "text": text})),
+                AgentEvent::ThinkingDelta(text) => self.line(json!({"type": "thinking_delta", "text": text})),
                 AgentEvent::ToolStarted { call_id, tool, summary, arguments } => {
                     let arguments: serde_json::Value =
                         serde_json::from_str(arguments).unwrap_or_else(|_| json!(arguments));

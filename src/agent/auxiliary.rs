@@ -52,6 +52,8 @@ impl AuxModel {
             tools: Vec::new(),
             max_tokens,
             cache: None,
+            reasoning: None,
+            images: false,
         };
         // Nobody watches an auxiliary stream; its deltas are dropped.
         let (events, _ignored) = tokio::sync::mpsc::unbounded_channel();

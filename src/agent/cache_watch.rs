@@ -151,6 +151,8 @@ mod tests {
             tools: Vec::new(),
             max_tokens: 10,
             cache: None,
+            reasoning: None,
+            images: false,
         })
     }
 

@@ -431,6 +431,8 @@ pub enum AgentEvent {
     /// What the prompt's `@path` mentions attached (right after `TurnStarted`).
     Attached(Vec<Attachment>),
     TextDelta(String),
+    /// A piece of the model's visible thinking, streaming.
+    ThinkingDelta(String),
     /// The model began a tool call (its arguments still streaming).
     ToolCallStreaming {
         call_id: String,

@@ -14,6 +14,7 @@
 //! interface; the rest is the crate's.
 
 mod approvals;
+mod attachments;
 mod auxiliary;
 mod background;
 mod cache_watch;

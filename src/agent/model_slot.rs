@@ -66,6 +66,22 @@ impl ModelSlot {
         self.info.max_output_tokens
     }
 
+    /// What the model can do with thinking, as the catalog says.
+    pub(super) fn thinking_support(&self) -> crate::config::ThinkingSupport {
+        self.info.thinking
+    }
+
+    /// Whether the model takes images.
+    pub(super) fn takes_images(&self) -> bool {
+        self.info.images
+    }
+
+    /// Whether requests may carry `cache_control` breakpoints (Anthropic, and OpenAI-compatible
+    /// endpoints that honour them).
+    pub(super) fn honours_cache_control(&self) -> bool {
+        self.provider.honours_cache_control(&self.info.name)
+    }
+
     /// `/model NAME`: the new model, and a warning when its window is only assumed.
     pub(super) fn switch(&mut self, name: &str) -> Option<String> {
         let mut info = lookup_model(name, &self.catalog);

@@ -21,16 +21,30 @@ pub(super) const ATTACHMENT_OPEN: &str = "<attachment path=\"";
 pub fn split_attachments(blocks: &[Block]) -> Option<(String, Vec<Attachment>)> {
     let mut texts = blocks.iter().filter_map(|b| match b {
         Block::Text { text } => Some(text.as_str()),
-        Block::ToolCall(_) | Block::ToolResult(_) => None,
+        Block::ToolCall(_) | Block::ToolResult(_) | Block::Thinking(_) | Block::Image(_) => None,
     });
     let prompt = texts.next()?.to_string();
-    let attachments: Vec<Attachment> = texts
-        .filter_map(|t| {
+    // Images a prompt attached are stored as themselves, before its text.
+    let images = blocks.iter().filter_map(|b| match b {
+        Block::Image(image) => Some(Attachment {
+            path: image.source.clone(),
+            detail: format!(
+                "{} image, {}×{}",
+                image.media_type.strip_prefix("image/").unwrap_or(&image.media_type).to_ascii_uppercase(),
+                image.width,
+                image.height
+            ),
+            attached: true,
+        }),
+        Block::Text { .. } | Block::ToolCall(_) | Block::ToolResult(_) | Block::Thinking(_) => None,
+    });
+    let attachments: Vec<Attachment> = images
+        .chain(texts.filter_map(|t| {
             let rest = t.strip_prefix(ATTACHMENT_OPEN)?;
             let (path, rest) = rest.split_once('"')?;
             let detail = rest.split_once("detail=\"").and_then(|(_, d)| d.split_once('"')).map(|(d, _)| d);
             Some(Attachment { path: path.to_string(), detail: detail.unwrap_or_default().to_string(), attached: true })
-        })
+        }))
         .collect();
     (!attachments.is_empty()).then_some((prompt, attachments))
 }
@@ -175,5 +189,22 @@ mod tests {
         assert_eq!(prompt, "explain @src/a.rs");
         assert_eq!(attached, [Attachment { path: "src/a.rs".into(), detail: "3 lines".into(), attached: true }]);
         assert_eq!(split_attachments(&[Block::Text { text: "plain".into() }]), None);
+        // An attached image is stored as itself, before the prompt, and listed first.
+        let image = crate::conversation::Image {
+            media_type: "image/png".into(),
+            data: "AAAA".into(),
+            width: 1_568,
+            height: 1_045,
+            source: "shot.png".into(),
+        };
+        let mut with_image = vec![Block::Image(image)];
+        with_image.extend(blocks);
+        let (prompt, attached) = split_attachments(&with_image).unwrap();
+        assert_eq!(prompt, "explain @src/a.rs");
+        assert_eq!(
+            attached[0],
+            Attachment { path: "shot.png".into(), detail: "PNG image, 1568×1045".into(), attached: true }
+        );
+        assert_eq!(attached[1].path, "src/a.rs");
     }
 }

@@ -200,13 +200,32 @@ impl SessionState {
     }
 
     fn redact_message(&self, message: &mut Message) {
-        for block in &mut message.content {
-            match block {
-                Block::Text { text } => self.redactor.redact_in_place(text),
-                Block::ToolCall(call) => self.redactor.redact_in_place(&mut call.arguments),
-                Block::ToolResult(result) => self.redactor.redact_in_place(&mut result.content),
+        message.content.retain_mut(|block| match block {
+            Block::Text { text } => {
+                self.redactor.redact_in_place(text);
+                true
             }
-        }
+            Block::ToolCall(call) => {
+                self.redactor.redact_in_place(&mut call.arguments);
+                true
+            }
+            Block::ToolResult(result) => {
+                self.redactor.redact_in_place(&mut result.content);
+                true
+            }
+            // Thinking is signed: redacted, it would be refused when sent back. Thinking that
+            // holds a key is dropped instead (its turn goes on without it).
+            Block::Thinking(thinking) => {
+                let mut text = thinking.text.clone();
+                self.redactor.redact_in_place(&mut text);
+                let clean = text == thinking.text;
+                if !clean {
+                    tracing::warn!("dropped a thinking block that quoted a key");
+                }
+                clean
+            }
+            Block::Image(_) => true,
+        });
     }
 
     /// Persist the context state after a stage changed it (a draft has none to keep).

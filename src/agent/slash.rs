@@ -66,6 +66,11 @@ pub fn parse_slash_with(input: &str, custom: &[CommandInfo]) -> Option<Result<Sl
         Some((n, a)) => (n, a.trim()),
         None => (rest, ""),
     };
+    // A path (`/tmp/shot.png what is this?`, as a terminal pastes a dragged file) is text:
+    // no command's name has a slash.
+    if name.contains('/') {
+        return None;
+    }
     let needs = |what: &str| Err(format!("/{name} needs {what}"));
     Some(match name {
         "compact" => Ok(SlashCommand::Compact),
@@ -167,6 +172,8 @@ mod tests {
         assert_eq!(parse_slash("fix /src/main.rs"), None);
         assert_eq!(parse_slash("/ not a command"), None);
         assert_eq!(parse_slash("//comment"), None);
+        assert_eq!(parse_slash("/tmp/Screen\\ Shot.png what is this?"), None, "a pasted path");
+        assert_eq!(parse_slash("/home/me/notes.md"), None);
     }
 
     #[test]

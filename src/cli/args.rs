@@ -58,9 +58,13 @@ pub struct CommonArgs {
     #[arg(long, value_enum, global = true)]
     pub mode: Option<Mode>,
 
-    /// Provider: anthropic or openai (any OpenAI-compatible endpoint)
+    /// Provider: anthropic, openai (any OpenAI-compatible endpoint) or openai-responses
     #[arg(long, value_enum, global = true)]
     pub provider: Option<ProviderKind>,
+
+    /// Thinking / reasoning effort: off, low, medium, high, or a budget in tokens
+    #[arg(long, global = true, value_name = "LEVEL", value_parser = crate::config::ThinkingSetting::parse)]
+    pub thinking: Option<crate::config::ThinkingSetting>,
 
     /// Model name
     #[arg(long, global = true, value_name = "NAME")]

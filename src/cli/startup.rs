@@ -11,7 +11,7 @@ use crate::agent::{AgentSetup, SessionChoice};
 use crate::config::{
     self, Config, Detected, ModelInfo, Paths, ProviderKind, ProviderOverrides, ResolvedProvider, WindowSource,
 };
-use crate::llm::{AnthropicClient, OpenAiClient, Provider, ServedWindow};
+use crate::llm::{AnthropicClient, OpenAiClient, OpenAiResponsesClient, Provider, ServedWindow};
 use crate::store::{ProjectId, Store};
 use crate::tools::bash::Bash;
 use crate::tools::permissions::{self, Effect, Policy};
@@ -62,7 +62,10 @@ pub struct ProviderSetup {
 impl Startup {
     pub fn load(common: &CommonArgs) -> Result<Startup, CliError> {
         let paths = Paths::from_env().map_err(CliError::Usage)?;
-        let config = config::load(&paths.config_file)?;
+        let mut config = config::load(&paths.config_file)?;
+        if let Some(thinking) = common.thinking {
+            config.thinking = Some(thinking);
+        }
         let log_guard = init_logging(&paths.logs());
         let start = match &common.dir {
             Some(dir) => dir.clone(),
@@ -161,6 +164,11 @@ impl Startup {
             ),
             ProviderKind::Openai => Arc::new(
                 OpenAiClient::new(&resolved.base_url, resolved.api_key.clone(), &self.config.retry)
+                    .map_err(setup_failed)?
+                    .with_cache_control(self.config.cache_control),
+            ),
+            ProviderKind::OpenaiResponses => Arc::new(
+                OpenAiResponsesClient::new(&resolved.base_url, resolved.api_key.clone(), &self.config.retry)
                     .map_err(setup_failed)?,
             ),
         };

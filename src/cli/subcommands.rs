@@ -157,6 +157,9 @@ pub async fn doctor(startup: &Startup) -> Result<ExitCode, CliError> {
                 "context window",
                 format!("{} tokens ({})", p.model.context_window, window_source_text(p.model.window_source)),
             );
+            for (key, value) in model_facts(&p.model, startup.config.thinking) {
+                line(&mut out, key, value);
+            }
             let reach = reachability(&p.resolved.base_url, p.resolved.kind).await;
             line(&mut out, "reachable", reach);
         }
@@ -182,6 +185,34 @@ pub async fn doctor(startup: &Startup) -> Result<ExitCode, CliError> {
     }
     std::io::stdout().lock().write_all(out.as_bytes()).map_err(io_failed)?;
     Ok(if ok { ExitCode::SUCCESS } else { ExitCode::from(1) })
+}
+
+/// What the catalog (with config.toml's `[models]`) says of `model` beyond its window, and the
+/// thinking cairn will ask of it.
+fn model_facts(
+    model: &crate::config::ModelInfo,
+    thinking: Option<crate::config::ThinkingSetting>,
+) -> Vec<(&'static str, String)> {
+    use crate::config::ThinkingSupport;
+    let prices = match model.prices {
+        Some(p) => format!(
+            "${} in, ${} out, cache read ${}, write ${} (1 h: ${}) per million tokens",
+            p.input, p.output, p.cache_read, p.cache_write, p.cache_write_1h
+        ),
+        None => "unknown (not in the catalog or [models])".to_string(),
+    };
+    let asked = match (model.thinking, thinking) {
+        (ThinkingSupport::None, Some(_)) => "ignored: the model does not think".to_string(),
+        (ThinkingSupport::None, None) => "none".to_string(),
+        (_, None) => "the model's default (thinking not set)".to_string(),
+        (_, Some(t)) => t.as_string(),
+    };
+    vec![
+        ("max output", format!("{} tokens", model.max_output_tokens)),
+        ("prices", prices),
+        ("thinking", format!("{} ({})", asked, model.thinking.as_str())),
+        ("images", if model.images { "taken".to_string() } else { "not taken: sent as a text note".to_string() }),
+    ]
 }
 
 /// The sandbox and every permission rule in force, each with its level and where it is
@@ -242,7 +273,9 @@ fn window_source_text(source: crate::config::WindowSource) -> &'static str {
 async fn reachability(base_url: &str, kind: crate::config::ProviderKind) -> String {
     let url = match kind {
         crate::config::ProviderKind::Anthropic => format!("{base_url}/v1/models"),
-        crate::config::ProviderKind::Openai => format!("{base_url}/models"),
+        crate::config::ProviderKind::Openai | crate::config::ProviderKind::OpenaiResponses => {
+            format!("{base_url}/models")
+        }
     };
     let client = match crate::llm::build_client(base_url) {
         Ok(c) => c,

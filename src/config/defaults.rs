@@ -10,6 +10,7 @@ use super::extensions::{HooksConfig, McpConfig, McpServerConfig};
 use super::models::ModelOverride;
 use super::permissions::{PermissionsConfig, SandboxConfig};
 use super::provider::ProviderKind;
+use super::reasoning::ThinkingSetting;
 use crate::conversation::Mode;
 
 /// The whole of `config.toml`. Unknown keys are errors, so a typo is reported instead of
@@ -25,6 +26,12 @@ pub struct Config {
     pub base_url: Option<String>,
     /// Context window in tokens, overriding the catalog.
     pub context_window: Option<u64>,
+    /// `off`, `low`, `medium`, `high` or a budget in tokens; unset leaves the model's default
+    /// (`--thinking` overrides it).
+    pub thinking: Option<ThinkingSetting>,
+    /// Whether the OpenAI-compatible endpoint honours Anthropic-style `cache_control` marks
+    /// (OpenRouter does for `anthropic/*` models, which is assumed when unset).
+    pub cache_control: Option<bool>,
     /// Mode a new session starts in.
     pub mode: Mode,
     /// Colour theme name (a file in `themes/`).
@@ -157,6 +164,12 @@ pub struct ToolsConfig {
     /// web_fetch reads at most this much of a response body (bytes); what is read is then cut
     /// and spilled like any tool output.
     pub web_fetch_max_bytes: usize,
+    /// Images (read or attached) are scaled down to at most this many pixels on their longer
+    /// side: Anthropic's recommended size, past which it scales them down itself anyway.
+    pub image_max_edge_px: u32,
+    /// Images are re-encoded until they take at most this many bytes: well under every API's
+    /// limit (Anthropic 5 MB), and a request carries them again each turn.
+    pub image_max_bytes: usize,
 }
 
 impl Default for ToolsConfig {
@@ -172,6 +185,8 @@ impl Default for ToolsConfig {
             web_fetch_timeout_ms: 30_000,
             // Ten megabytes of HTML is already far past anything the model should read whole.
             web_fetch_max_bytes: 10 << 20,
+            image_max_edge_px: 1_568,
+            image_max_bytes: 1_000_000,
         }
     }
 }

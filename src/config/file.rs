@@ -115,6 +115,12 @@ fn validate(config: &Config) -> Result<(), Problem> {
     if let Some((key, _, why)) = zero_ms.iter().find(|(_, ms, _)| *ms == 0) {
         return Err(problem(key, format!("0 ms is not a timeout ({why}); remove the line for the default")));
     }
+    if config.tools.image_max_edge_px < 64 {
+        return Err(problem("tools.image_max_edge_px", "must be at least 64 pixels (the default is 1568)"));
+    }
+    if config.tools.image_max_bytes < 16_384 {
+        return Err(problem("tools.image_max_bytes", "must be at least 16384 bytes (the default is 1000000)"));
+    }
     if config.context_window.is_some_and(|w| w < 4_096) {
         return Err(problem("context_window", "must be at least 4096 tokens"));
     }

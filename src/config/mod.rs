@@ -14,6 +14,7 @@ mod paths;
 mod permissions;
 mod pricing;
 mod provider;
+mod reasoning;
 mod secrets;
 
 pub use checkpoints::CheckpointsConfig;
@@ -39,4 +40,5 @@ pub use provider::{
     Detected, LocalCandidate, ProviderKind, ProviderOverrides, ResolvedProvider, detect_provider, local_candidates,
     model_info, resolve_provider,
 };
+pub use reasoning::{MIN_THINKING_BUDGET, ThinkingSetting, ThinkingSupport};
 pub use secrets::{KEY_VARS, Redactor, Secret, env_var, take_keys_from_env};

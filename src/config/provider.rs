@@ -13,6 +13,10 @@ pub enum ProviderKind {
     Anthropic,
     /// Any OpenAI-compatible chat completions endpoint (OpenAI, OpenRouter, Ollama, llama-server, vLLM, LM Studio).
     Openai,
+    /// The OpenAI Responses API (reasoning kept across tool calls); the default for OpenAI's own endpoint with reasoning models.
+    #[serde(rename = "openai-responses", alias = "openai_responses")]
+    #[value(name = "openai-responses")]
+    OpenaiResponses,
 }
 
 impl ProviderKind {
@@ -20,20 +24,21 @@ impl ProviderKind {
         match self {
             ProviderKind::Anthropic => "anthropic",
             ProviderKind::Openai => "openai",
+            ProviderKind::OpenaiResponses => "openai-responses",
         }
     }
 
     pub fn key_var(self) -> &'static str {
         match self {
             ProviderKind::Anthropic => "ANTHROPIC_API_KEY",
-            ProviderKind::Openai => "OPENAI_API_KEY",
+            ProviderKind::Openai | ProviderKind::OpenaiResponses => "OPENAI_API_KEY",
         }
     }
 
     pub fn base_url_var(self) -> &'static str {
         match self {
             ProviderKind::Anthropic => "ANTHROPIC_BASE_URL",
-            ProviderKind::Openai => "OPENAI_BASE_URL",
+            ProviderKind::Openai | ProviderKind::OpenaiResponses => "OPENAI_BASE_URL",
         }
     }
 
@@ -41,16 +46,32 @@ impl ProviderKind {
     pub fn default_base_url(self) -> &'static str {
         match self {
             ProviderKind::Anthropic => "https://api.anthropic.com",
-            ProviderKind::Openai => "https://api.openai.com/v1",
+            ProviderKind::Openai | ProviderKind::OpenaiResponses => "https://api.openai.com/v1",
         }
     }
 
     fn default_model(self) -> &'static str {
         match self {
             ProviderKind::Anthropic => "claude-sonnet-4-5",
-            ProviderKind::Openai => "gpt-5",
+            ProviderKind::Openai | ProviderKind::OpenaiResponses => "gpt-5",
         }
     }
+}
+
+/// Whether `base_url` is OpenAI's own API (not a compatible server).
+pub fn is_openai_endpoint(base_url: &str) -> bool {
+    url_host(base_url).is_some_and(|host| host.eq_ignore_ascii_case("api.openai.com"))
+}
+
+/// The host of an http(s) URL, without a URL parser (config must not pull in the network
+/// stack): `https://user@HOST:443/v1` → `HOST`.
+fn url_host(url: &str) -> Option<&str> {
+    let rest = url.split_once("://")?.1;
+    let authority = rest.split(['/', '?', '#']).next()?;
+    let host = authority.rsplit('@').next()?;
+    let host =
+        if host.starts_with('[') { host.split(']').next()?.trim_start_matches('[') } else { host.split(':').next()? };
+    (!host.is_empty()).then_some(host)
 }
 
 /// What the command line says, which beats config and environment.
@@ -124,8 +145,22 @@ pub fn detect_provider(config: &Config, flags: &ProviderOverrides, env: &dyn Fn(
     let custom_endpoint = base_url != kind.default_base_url();
     let model = flags.model.clone().or_else(|| config.model.clone()).or_else(|| {
         // A custom OpenAI-compatible endpoint serves models of its own; ask it.
-        (!(kind == ProviderKind::Openai && custom_endpoint)).then(|| kind.default_model().to_string())
+        (!(kind != ProviderKind::Anthropic && custom_endpoint)).then(|| kind.default_model().to_string())
     });
+    // Chosen from the environment (nothing named a provider): OpenAI's own endpoint speaks the
+    // Responses API, which keeps a reasoning model's reasoning across tool calls.
+    let chosen = flags.provider.is_some() || config.provider.is_some();
+    let (kind, reason) = match &model {
+        Some(m)
+            if !chosen
+                && kind == ProviderKind::Openai
+                && is_openai_endpoint(&base_url)
+                && lookup_model(m, &config.models).thinking.reasons() =>
+        {
+            (ProviderKind::OpenaiResponses, format!("{reason}; {m} reasons, so the Responses API"))
+        }
+        Some(_) | None => (kind, reason),
+    };
     Detected::Provider(ResolvedProvider { kind, base_url, api_key, model, reason })
 }
 
@@ -175,6 +210,24 @@ mod tests {
         assert_eq!(p.kind, ProviderKind::Anthropic);
         assert_eq!(p.api_key.unwrap().expose(), "sk-ant");
         assert_eq!(p.model.as_deref(), Some("claude-sonnet-4-5"));
+    }
+
+    #[test]
+    fn openai_reasoning_models_on_openais_endpoint_get_the_responses_api() {
+        let env = env_of(&[("OPENAI_API_KEY", "sk-oa")]);
+        let p = provider(detect_provider(&Config::default(), &ProviderOverrides::default(), &env));
+        assert_eq!(p.kind, ProviderKind::OpenaiResponses, "{}", p.reason);
+        // A model that does not reason stays on chat completions.
+        let flags = ProviderOverrides { model: Some("gpt-4o".into()), ..Default::default() };
+        assert_eq!(provider(detect_provider(&Config::default(), &flags, &env)).kind, ProviderKind::Openai);
+        // So does any other endpoint, and a provider named explicitly.
+        let other = env_of(&[("OPENAI_API_KEY", "k"), ("OPENAI_BASE_URL", "https://openrouter.ai/api/v1")]);
+        let flags = ProviderOverrides { model: Some("openai/gpt-5.4".into()), ..Default::default() };
+        assert_eq!(provider(detect_provider(&Config::default(), &flags, &other)).kind, ProviderKind::Openai);
+        let flags = ProviderOverrides { provider: Some(ProviderKind::Openai), ..Default::default() };
+        assert_eq!(provider(detect_provider(&Config::default(), &flags, &env)).kind, ProviderKind::Openai);
+        assert!(is_openai_endpoint("https://api.openai.com/v1") && !is_openai_endpoint("http://127.0.0.1:9/v1"));
+        assert_eq!(url_host("http://[::1]:8080/v1"), Some("::1"));
     }
 
     #[test]

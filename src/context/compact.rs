@@ -211,6 +211,9 @@ pub fn transcript_piece_within(message: &Message, result_cap: usize) -> String {
                     excerpt(result.content.trim_end(), result_cap).trim_end()
                 ));
             }
+            // The model's scratch work is not what happened; an image is named, not sent.
+            Block::Thinking(_) => {}
+            Block::Image(image) => out.push_str(&format!("[image {}]\n", image.describe())),
         }
     }
     redact_secrets(&out).into_owned()
@@ -236,6 +239,9 @@ fn result_cap(messages: &[Arc<Message>], budget_chars: usize) -> usize {
                 }
                 Block::Text { text } => other += text.len() + 1,
                 Block::ToolCall(c) => other += c.name.len() + c.arguments.len().min(ARGUMENT_EXCERPT_CHARS) + 12,
+                // As `transcript_piece_within` writes them: thinking left out, an image named.
+                Block::Thinking(_) => {}
+                Block::Image(image) => other += image.describe().len() + 10,
             }
         }
         other += 12;

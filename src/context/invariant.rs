@@ -34,9 +34,9 @@ pub fn check_request<M: std::borrow::Borrow<Message>>(messages: &[M]) -> Result<
         let msg: &Message = messages[i].borrow();
         for block in &msg.content {
             let allowed = match (msg.role, block) {
-                (Role::User, Block::Text { .. }) => true,
-                (Role::Assistant, Block::Text { .. } | Block::ToolCall(_)) => true,
-                (Role::Tool, Block::ToolResult(_)) => true,
+                (Role::User, Block::Text { .. } | Block::Image(_)) => true,
+                (Role::Assistant, Block::Text { .. } | Block::ToolCall(_) | Block::Thinking(_)) => true,
+                (Role::Tool, Block::ToolResult(_) | Block::Image(_)) => true,
                 (Role::User | Role::Assistant | Role::Tool, _) => false,
             };
             if !allowed {

@@ -189,8 +189,11 @@ pub fn plan(
                 let text = placeholder(facts, content, config);
                 let saved = sent_tokens[i]
                     .saturating_sub(estimate_text_tokens(text.len(), cpt) + super::estimate::MESSAGE_OVERHEAD_TOKENS);
-                // A placeholder never outgrows what it replaces.
-                if saved == 0 || text.len() >= content.len() {
+                // A placeholder never outgrows what it replaces: the result's text and the
+                // images it returned, which go with it.
+                let images: usize =
+                    e.message.images().map(|i| i.tokens() as usize * crate::conversation::IMAGE_CHARS_PER_TOKEN).sum();
+                if saved == 0 || text.len() >= content.len() + images {
                     continue;
                 }
                 let value = (100 - prunability(&facts.tool)) + 15 * e.references + if e.decided_on { 10 } else { 0 };

@@ -152,10 +152,30 @@ pub fn trajectory_line(message: &Message, full_output: Option<&str>, timestamp: 
             None => serde_json::json!({"role": "tool", "content": ""}),
         },
     };
+    add_thinking_and_images(&mut line, message);
     if let Some(ts) = timestamp {
         line["timestamp"] = serde_json::Value::String(ts.to_string());
     }
     line
+}
+
+/// Fields beyond the format's (readers ignore unknown fields): the model's visible thinking as
+/// `"thinking"` text, and each image as `{media_type, width, height, source}` under
+/// `"images"` — described, not embedded, so an export stays readable.
+fn add_thinking_and_images(line: &mut serde_json::Value, message: &Message) {
+    let thinking: Vec<&str> = message.thinking().map(|t| t.text.as_str()).filter(|t| !t.is_empty()).collect();
+    if !thinking.is_empty() {
+        line["thinking"] = serde_json::Value::String(thinking.join("\n\n"));
+    }
+    let images: Vec<serde_json::Value> = message
+        .images()
+        .map(|i| {
+            serde_json::json!({"media_type": i.media_type, "width": i.width, "height": i.height, "source": i.source})
+        })
+        .collect();
+    if !images.is_empty() {
+        line["images"] = serde_json::Value::Array(images);
+    }
 }
 
 #[cfg(test)]

@@ -1,5 +1,7 @@
 use serde::{Deserialize, Serialize};
 
+use super::content::{Image, Thinking};
+
 /// Who said a message. System text is not a message: it travels separately in the request.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -102,14 +104,24 @@ impl ToolResult {
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum Block {
-    Text { text: String },
+    Text {
+        text: String,
+    },
     ToolCall(ToolCall),
     ToolResult(ToolResult),
+    /// The model's thinking, in an assistant message, before what it belongs to.
+    Thinking(Thinking),
+    /// An image: attached to a user message, or read by a tool (after its result).
+    Image(Image),
 }
 
+/// An image counts as the characters its tokens would be at this rate: a little above the
+/// estimator's default of 3.2, so the rough estimate of an image errs high.
+pub const IMAGE_CHARS_PER_TOKEN: usize = 4;
+
 /// A message as stored and as sent. Invariants (checked by the request invariant, not by the
-/// type): user messages hold text; assistant messages hold text and tool calls; tool messages
-/// hold exactly one tool result.
+/// type): user messages hold text and images; assistant messages hold thinking, text and tool
+/// calls; tool messages hold exactly one tool result, then any images it returned.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Message {
     pub role: Role,
@@ -148,7 +160,7 @@ impl Message {
     pub fn tool_calls(&self) -> impl Iterator<Item = &ToolCall> {
         self.content.iter().filter_map(|b| match b {
             Block::ToolCall(call) => Some(call),
-            Block::Text { .. } | Block::ToolResult(_) => None,
+            Block::Text { .. } | Block::ToolResult(_) | Block::Thinking(_) | Block::Image(_) => None,
         })
     }
 
@@ -159,11 +171,36 @@ impl Message {
     pub fn tool_result(&self) -> Option<&ToolResult> {
         self.content.iter().find_map(|b| match b {
             Block::ToolResult(result) => Some(result),
-            Block::Text { .. } | Block::ToolCall(_) => None,
+            Block::Text { .. } | Block::ToolCall(_) | Block::Thinking(_) | Block::Image(_) => None,
         })
     }
 
-    /// Characters of content, the unit of the rough token estimate.
+    /// The thinking blocks, in order.
+    pub fn thinking(&self) -> impl Iterator<Item = &Thinking> {
+        self.content.iter().filter_map(|b| match b {
+            Block::Thinking(thinking) => Some(thinking),
+            Block::Text { .. } | Block::ToolCall(_) | Block::ToolResult(_) | Block::Image(_) => None,
+        })
+    }
+
+    /// The images, in order.
+    pub fn images(&self) -> impl Iterator<Item = &Image> {
+        self.content.iter().filter_map(|b| match b {
+            Block::Image(image) => Some(image),
+            Block::Text { .. } | Block::ToolCall(_) | Block::ToolResult(_) | Block::Thinking(_) => None,
+        })
+    }
+
+    /// The same message without thinking: what a wire that cannot take it back is sent, and
+    /// what the pipeline may send of turns before the last prompt.
+    pub fn without_thinking(&self) -> Message {
+        let content = self.content.iter().filter(|b| !matches!(b, Block::Thinking(_))).cloned().collect();
+        Message { role: self.role, content }
+    }
+
+    /// Characters of content, the unit of the rough token estimate. Thinking counts by its
+    /// text (signatures are not tokens the model reads); an image by its token cost
+    /// ([`IMAGE_CHARS_PER_TOKEN`]), not by the length of its base64.
     pub fn char_len(&self) -> usize {
         self.content
             .iter()
@@ -171,6 +208,8 @@ impl Message {
                 Block::Text { text } => text.len(),
                 Block::ToolCall(c) => c.name.len() + c.arguments.len() + c.id.len(),
                 Block::ToolResult(r) => r.content.len() + r.call_id.len(),
+                Block::Thinking(t) => t.text.len(),
+                Block::Image(i) => i.tokens() as usize * IMAGE_CHARS_PER_TOKEN,
             })
             .sum()
     }
@@ -202,5 +241,55 @@ mod tests {
         };
         let json = serde_json::to_string(&msg).unwrap();
         assert_eq!(serde_json::from_str::<Message>(&json).unwrap(), msg);
+    }
+
+    fn thinking() -> Thinking {
+        Thinking {
+            source: super::super::ThinkingSource::Anthropic,
+            model: "claude-sonnet-5".into(),
+            text: "Let me look.".into(),
+            signature: "c2ln".into(),
+            redacted: false,
+            id: None,
+            summary: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn thinking_and_images_round_trip_and_old_rows_still_load() {
+        let image = Image {
+            media_type: "image/png".into(),
+            data: "iVBORw0KGgo=".into(),
+            width: 300,
+            height: 200,
+            source: "shot.png".into(),
+        };
+        let msg = Message {
+            role: Role::Assistant,
+            content: vec![Block::Thinking(thinking()), Block::Text { text: "hi".into() }, Block::Image(image)],
+        };
+        let json = serde_json::to_string(&msg.content).unwrap();
+        assert!(json.contains(r#"{"type":"thinking","source":"anthropic""#), "{json}");
+        assert_eq!(serde_json::from_str::<Vec<Block>>(&json).unwrap(), msg.content);
+        // A row written before these blocks existed.
+        let old = r#"[{"type":"text","text":"hi"},{"type":"tool_call","id":"c1","name":"bash","arguments":"{}"}]"#;
+        assert_eq!(serde_json::from_str::<Vec<Block>>(old).unwrap().len(), 2);
+    }
+
+    #[test]
+    fn thinking_counts_by_its_text_and_images_by_their_tokens() {
+        let mut msg = Message::assistant("abcd");
+        msg.content.insert(0, Block::Thinking(thinking()));
+        assert_eq!(msg.char_len(), 4 + "Let me look.".len());
+        assert_eq!(msg.without_thinking(), Message::assistant("abcd"));
+        let image = Image {
+            media_type: "image/png".into(),
+            data: "x".repeat(100_000),
+            width: 750,
+            height: 100,
+            source: String::new(),
+        };
+        let user = Message { role: Role::User, content: vec![Block::Image(image)] };
+        assert_eq!(user.char_len(), 100 * IMAGE_CHARS_PER_TOKEN, "the base64 is not what the model reads");
     }
 }

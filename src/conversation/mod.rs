@@ -4,6 +4,7 @@
 //! This module does no IO and knows nothing about providers or storage; every other layer
 //! imports it.
 
+mod content;
 mod memory_kind;
 mod message;
 mod mode;
@@ -11,8 +12,9 @@ mod request;
 mod text;
 mod usage;
 
+pub use content::{Image, Thinking, ThinkingSource};
 pub use memory_kind::{MemoryKind, RetentionClass};
-pub use message::{Block, Message, Role, ToolCall, ToolResult};
+pub use message::{Block, IMAGE_CHARS_PER_TOKEN, Message, Role, ToolCall, ToolResult};
 pub use mode::Mode;
 pub use request::{SystemBlock, ToolSpec};
 pub use text::{clip, first_plain_line, floor_char_boundary, format_tokens, percent_of};

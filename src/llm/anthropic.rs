@@ -18,7 +18,7 @@ use super::sse::{SseEvent, SseStream, StreamLimits};
 use super::wire_cache::SpareBuffer;
 use super::{ChatRequest, ChatResponse, LlmError, Provider, StopReason, StreamEvent};
 use crate::config::{ProviderKind, Redactor, RetryConfig, Secret};
-use crate::conversation::{Block, Message, Role, ToolCall, Usage};
+use crate::conversation::{Block, Message, Role, Thinking, ThinkingSource, ToolCall, Usage};
 
 const API: Api = Api { provider: "Anthropic", key_var: "ANTHROPIC_API_KEY" };
 const API_VERSION: &str = "2023-06-01";
@@ -68,12 +68,16 @@ impl AnthropicClient {
         events: &UnboundedSender<StreamEvent>,
         cancel: &CancellationToken,
     ) -> Result<ChatResponse, LlmError> {
-        let body = {
+        let encoded = {
             let mut cache = self.body_cache.lock().unwrap_or_else(|p| p.into_inner());
-            self.body_buffer.body(anthropic_body::encode(request, &mut cache, self.body_buffer.take()))
+            anthropic_body::encode(request, &mut cache, self.body_buffer.take())
         };
+        let body = self.body_buffer.body(encoded.body);
         let mut headers = HeaderMap::new();
         headers.insert("anthropic-version", HeaderValue::from_static(API_VERSION));
+        if encoded.interleaved {
+            headers.insert("anthropic-beta", HeaderValue::from_static(anthropic_body::INTERLEAVED_THINKING_BETA));
+        }
         if let Some(key) = &self.key {
             headers.insert("x-api-key", key.clone());
         }
@@ -90,7 +94,7 @@ impl AnthropicClient {
                 break;
             }
         }
-        state.finish(&self.url)
+        state.finish(&self.url, &request.model)
     }
 }
 
@@ -107,6 +111,10 @@ impl Provider for AnthropicClient {
     fn kind(&self) -> ProviderKind {
         ProviderKind::Anthropic
     }
+
+    fn honours_cache_control(&self, _model: &str) -> bool {
+        true
+    }
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -120,7 +128,13 @@ enum PartialBlock {
         json: String,
         start_input: Option<Value>,
     },
-    /// Thinking and server-side blocks: not part of the message we keep.
+    Thinking {
+        text: String,
+        signature: String,
+    },
+    /// `redacted_thinking`: its `data`, kept to send back.
+    Redacted(String),
+    /// Server-side blocks: not part of the message we keep.
     Ignored,
 }
 
@@ -187,6 +201,13 @@ impl StreamState {
                         emit_text(events, &text);
                         PartialBlock::Text(text)
                     }
+                    "thinking" => {
+                        let text = block["thinking"].as_str().unwrap_or("").to_string();
+                        emit_thinking(events, &text);
+                        let signature = block["signature"].as_str().unwrap_or("").to_string();
+                        PartialBlock::Thinking { text, signature }
+                    }
+                    "redacted_thinking" => PartialBlock::Redacted(block["data"].as_str().unwrap_or("").to_string()),
                     "tool_use" => {
                         let id = block["id"].as_str().unwrap_or("").to_string();
                         let name = block["name"].as_str().unwrap_or("").to_string();
@@ -215,7 +236,15 @@ impl StreamState {
                     ("input_json_delta", Some(PartialBlock::ToolCall { json, .. })) => {
                         json.push_str(delta["partial_json"].as_str().unwrap_or(""));
                     }
-                    // thinking_delta, signature_delta, citations_delta, and deltas of ignored blocks.
+                    ("thinking_delta", Some(PartialBlock::Thinking { text, .. })) => {
+                        let piece = delta["thinking"].as_str().unwrap_or("");
+                        text.push_str(piece);
+                        emit_thinking(events, piece);
+                    }
+                    ("signature_delta", Some(PartialBlock::Thinking { signature, .. })) => {
+                        signature.push_str(delta["signature"].as_str().unwrap_or(""));
+                    }
+                    // citations_delta, and deltas of ignored blocks.
                     _ => {}
                 }
             }
@@ -237,7 +266,7 @@ impl StreamState {
     }
 
     /// The response, if the stream reached `message_stop`; otherwise the partial is discarded.
-    fn finish(self, url: &str) -> Result<ChatResponse, LlmError> {
+    fn finish(self, url: &str, requested_model: &str) -> Result<ChatResponse, LlmError> {
         if !self.finished {
             return Err(LlmError::transient(format!(
                 "the stream from {url} ended before the response was complete; the partial answer was discarded"
@@ -256,6 +285,24 @@ impl StreamState {
                     };
                     content.push(Block::ToolCall(ToolCall { id, name, arguments }));
                 }
+                PartialBlock::Thinking { text, signature } => content.push(Block::Thinking(Thinking {
+                    source: ThinkingSource::Anthropic,
+                    model: requested_model.to_string(),
+                    text,
+                    signature,
+                    redacted: false,
+                    id: None,
+                    summary: Vec::new(),
+                })),
+                PartialBlock::Redacted(data) => content.push(Block::Thinking(Thinking {
+                    source: ThinkingSource::Anthropic,
+                    model: requested_model.to_string(),
+                    text: String::new(),
+                    signature: data,
+                    redacted: true,
+                    id: None,
+                    summary: Vec::new(),
+                })),
                 PartialBlock::Ignored => {}
             }
         }
@@ -263,6 +310,12 @@ impl StreamState {
         let stop =
             self.stop.unwrap_or(if message.has_tool_calls() { StopReason::ToolUse } else { StopReason::EndTurn });
         Ok(ChatResponse { message, stop, usage: self.usage, model: self.model })
+    }
+}
+
+fn emit_thinking(events: &UnboundedSender<StreamEvent>, text: &str) {
+    if !text.is_empty() {
+        let _ = events.send(StreamEvent::ThinkingDelta(text.to_string()));
     }
 }
 

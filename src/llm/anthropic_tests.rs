@@ -5,6 +5,7 @@ use super::*;
 use crate::config::CacheTtl;
 use crate::conversation::ToolResult;
 use crate::conversation::{SystemBlock, ToolSpec};
+use crate::llm::Reasoning;
 use crate::llm::anthropic_body::request_body;
 
 fn request(messages: Vec<Message>) -> ChatRequest {
@@ -15,6 +16,8 @@ fn request(messages: Vec<Message>) -> ChatRequest {
         tools: vec![],
         max_tokens: 1024,
         cache: None,
+        reasoning: None,
+        images: true,
     }
 }
 
@@ -206,7 +209,7 @@ fn run(events_in: Vec<SseEvent>) -> (Result<ChatResponse, LlmError>, Vec<StreamE
             }
         }
     }
-    let result = result.unwrap_or_else(|| state.finish("http://test/v1/messages"));
+    let result = result.unwrap_or_else(|| state.finish("http://test/v1/messages", "claude-test"));
     let mut seen = Vec::new();
     while let Ok(e) = rx.try_recv() {
         seen.push(e);
@@ -280,7 +283,7 @@ fn full_stream() -> Vec<SseEvent> {
 }
 
 #[test]
-fn a_full_stream_becomes_text_and_tool_calls() {
+fn a_full_stream_becomes_thinking_text_and_tool_calls() {
     let (result, seen) = run(full_stream());
     let response = result.unwrap();
     assert_eq!(response.model, "claude-real");
@@ -288,6 +291,7 @@ fn a_full_stream_becomes_text_and_tool_calls() {
     assert_eq!(
         response.message.content,
         vec![
+            thinking("claude-test", "hmm", "sig"),
             text("Let me look."),
             call("toolu_9", "file_read", r#"{"path": "src/main.rs"}"#),
             call("toolu_10", "glob", "{}")
@@ -300,6 +304,7 @@ fn a_full_stream_becomes_text_and_tool_calls() {
     assert_eq!(
         seen,
         vec![
+            StreamEvent::ThinkingDelta("hmm".into()),
             StreamEvent::TextDelta("Let me ".into()),
             StreamEvent::TextDelta("look.".into()),
             StreamEvent::ToolCallStarted { id: "toolu_9".into(), name: "file_read".into() },
@@ -390,8 +395,178 @@ fn a_body_from_cached_pieces_equals_one_written_from_scratch() {
                 SystemBlock { text: "dynamic".into(), cache_breakpoint: false },
             ];
             let cached: Value =
-                serde_json::from_slice(&crate::llm::anthropic_body::encode(&req, &mut cache, Vec::new())).unwrap();
+                serde_json::from_slice(&crate::llm::anthropic_body::encode(&req, &mut cache, Vec::new()).body).unwrap();
             assert_eq!(cached, request_body(&req), "request {i}, {ttl:?}");
         }
     }
+}
+
+fn thinking(model: &str, text: &str, signature: &str) -> Block {
+    Block::Thinking(crate::conversation::Thinking {
+        source: crate::conversation::ThinkingSource::Anthropic,
+        model: model.into(),
+        text: text.into(),
+        signature: signature.into(),
+        redacted: false,
+        id: None,
+        summary: Vec::new(),
+    })
+}
+
+fn png(source: &str) -> crate::conversation::Image {
+    crate::conversation::Image {
+        media_type: "image/png".into(),
+        data: "iVBORw0KGgo=".into(),
+        width: 640,
+        height: 480,
+        source: source.into(),
+    }
+}
+
+/// A tool loop in progress: the prompt, an assistant turn that thought and called a tool, and
+/// the tool's result.
+fn loop_with(first: Block) -> Vec<Message> {
+    vec![
+        Message::user("fix it"),
+        assistant(vec![first, call("t1", "glob", "{}")]),
+        Message::tool(ToolResult::ok("t1", "glob", "a.rs")),
+    ]
+}
+
+#[test]
+fn thinking_goes_back_unchanged_first_in_its_turn_and_never_carries_a_breakpoint() {
+    let mut req = request(loop_with(thinking("claude-test", "Look for files.", "sig==")));
+    req.reasoning = Some(Reasoning::Budget { tokens: 4_000, interleaved: true });
+    req.cache = Some(CacheTtl::FiveMinutes);
+    let encoded = crate::llm::anthropic_body::encode(&req, &mut Default::default(), Vec::new());
+    assert!(encoded.interleaved, "the beta header goes with interleaved thinking");
+    let body: Value = serde_json::from_slice(&encoded.body).unwrap();
+    assert_eq!(body["thinking"], json!({"type": "enabled", "budget_tokens": 4000}));
+    let turn = &body["messages"][1]["content"];
+    assert_eq!(turn[0], json!({"type": "thinking", "thinking": "Look for files.", "signature": "sig=="}));
+    assert!(turn[1]["cache_control"].is_object(), "the breakpoint goes on the tool call: {turn}");
+    assert_eq!(count_markers(&body), 3);
+}
+
+#[test]
+fn a_tool_loop_begun_without_thinking_is_continued_without_asking_for_it() {
+    // The turn's thinking came from another model: it is not sent, and the API would refuse a
+    // loop whose last assistant turn does not open with thinking.
+    let mut req = request(loop_with(thinking("claude-other", "x", "sig")));
+    req.reasoning = Some(Reasoning::Budget { tokens: 4_000, interleaved: false });
+    let body = request_body(&req);
+    assert_eq!(body["messages"][1]["content"][0]["type"], "tool_use");
+    assert!(body.get("thinking").is_none(), "{body}");
+    // A new prompt ends the loop: thinking is asked for again.
+    let mut messages = loop_with(text("no thinking here"));
+    messages.push(assistant(vec![text("done")]));
+    messages.push(Message::user("next"));
+    req.messages = messages.into_iter().map(std::sync::Arc::new).collect();
+    assert_eq!(request_body(&req)["thinking"]["type"], "enabled");
+}
+
+#[test]
+fn adaptive_effort_and_off_take_their_own_shapes() {
+    let mut req = request(vec![Message::user("hi")]);
+    req.reasoning = Some(Reasoning::Adaptive(crate::llm::Effort::High));
+    let body = request_body(&req);
+    assert_eq!(body["thinking"], json!({"type": "adaptive", "display": "summarized"}));
+    assert_eq!(body["output_config"], json!({"effort": "high"}));
+    req.reasoning = Some(Reasoning::Off);
+    assert_eq!(request_body(&req)["thinking"], json!({"type": "disabled"}));
+    req.reasoning = Some(Reasoning::Default);
+    assert!(request_body(&req).get("thinking").is_none());
+}
+
+#[test]
+fn redacted_thinking_goes_back_as_its_data() {
+    let redacted = Block::Thinking(crate::conversation::Thinking {
+        source: crate::conversation::ThinkingSource::Anthropic,
+        model: "claude-test".into(),
+        text: String::new(),
+        signature: "ENCRYPTED".into(),
+        redacted: true,
+        id: None,
+        summary: Vec::new(),
+    });
+    let body = request_body(&request(loop_with(redacted)));
+    assert_eq!(body["messages"][1]["content"][0], json!({"type": "redacted_thinking", "data": "ENCRYPTED"}));
+}
+
+#[test]
+fn images_go_in_user_turns_and_inside_tool_results_or_become_a_note() {
+    let mut tool = Message::tool(ToolResult::ok("t1", "file_read", "shot.png: PNG image"));
+    tool.content.push(Block::Image(png("shot.png")));
+    let user = Message { role: Role::User, content: vec![Block::Image(png("a.png")), text("what is this?")] };
+    let messages = vec![user, assistant(vec![call("t1", "file_read", r#"{"path":"shot.png"}"#)]), tool];
+    let mut req = request(messages);
+    let body = request_body(&req);
+    assert_eq!(
+        body["messages"][0]["content"][0],
+        json!({"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": "iVBORw0KGgo="}})
+    );
+    let result = &body["messages"][2]["content"][0];
+    assert_eq!(result["content"][0], json!({"type": "text", "text": "shot.png: PNG image"}));
+    assert_eq!(result["content"][1]["type"], "image");
+    req.images = false;
+    let body = request_body(&req);
+    assert_eq!(
+        body["messages"][0]["content"][0]["text"],
+        "[image a.png (640×480 png) not shown: claude-test does not take image input]"
+    );
+    assert!(!body.to_string().contains("iVBOR"), "no image data for a model without vision");
+}
+
+#[test]
+fn a_thinking_stream_becomes_a_signed_block_before_the_call() {
+    let (result, events) = run(vec![
+        ev(
+            "message_start",
+            json!({"type": "message_start", "message": {"model": "claude-test", "usage": {"input_tokens": 5}}}),
+        ),
+        ev(
+            "content_block_start",
+            json!({"type": "content_block_start", "index": 0, "content_block": {"type": "thinking", "thinking": ""}}),
+        ),
+        ev(
+            "content_block_delta",
+            json!({"type": "content_block_delta", "index": 0, "delta": {"type": "thinking_delta", "thinking": "Hmm, "}}),
+        ),
+        ev(
+            "content_block_delta",
+            json!({"type": "content_block_delta", "index": 0, "delta": {"type": "thinking_delta", "thinking": "glob."}}),
+        ),
+        ev(
+            "content_block_delta",
+            json!({"type": "content_block_delta", "index": 0, "delta": {"type": "signature_delta", "signature": "EqQB"}}),
+        ),
+        ev("content_block_stop", json!({"type": "content_block_stop", "index": 0})),
+        ev(
+            "content_block_start",
+            json!({"type": "content_block_start", "index": 1, "content_block": {"type": "redacted_thinking", "data": "REDACTED"}}),
+        ),
+        ev(
+            "content_block_start",
+            json!({"type": "content_block_start", "index": 2, "content_block": {"type": "tool_use", "id": "t1", "name": "glob", "input": {}}}),
+        ),
+        ev(
+            "message_delta",
+            json!({"type": "message_delta", "delta": {"stop_reason": "tool_use"}, "usage": {"output_tokens": 9}}),
+        ),
+        ev("message_stop", json!({"type": "message_stop"})),
+    ]);
+    let message = result.unwrap().message;
+    let thoughts: Vec<_> = message.thinking().collect();
+    assert_eq!((thoughts[0].text.as_str(), thoughts[0].signature.as_str()), ("Hmm, glob.", "EqQB"));
+    assert_eq!(thoughts[0].model, "claude-test");
+    assert!(thoughts[1].redacted && thoughts[1].signature == "REDACTED");
+    assert!(matches!(message.content[2], Block::ToolCall(_)));
+    let shown: String = events
+        .iter()
+        .filter_map(|e| match e {
+            StreamEvent::ThinkingDelta(t) => Some(t.as_str()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(shown, "Hmm, glob.");
 }

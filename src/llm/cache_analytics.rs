@@ -190,6 +190,8 @@ mod tests {
             tools: Vec::new(),
             max_tokens: 10,
             cache: None,
+            reasoning: None,
+            images: true,
         }
     }
 

@@ -1,6 +1,6 @@
-//! Talking to models: the `Provider` trait, the Anthropic Messages and OpenAI-compatible chat
-//! completions clients (both streamed over SSE), retries with backoff, cache breakpoints, and
-//! discovery of local servers.
+//! Talking to models: the `Provider` trait, the Anthropic Messages, OpenAI-compatible chat
+//! completions and OpenAI Responses clients (all streamed over SSE), thinking and reasoning,
+//! images, retries with backoff, cache breakpoints, and discovery of local servers.
 //!
 //! Knows nothing about what tools do or where conversations are stored.
 
@@ -12,7 +12,11 @@ mod error;
 mod http;
 mod model_list;
 mod openai;
+mod openai_body;
+mod openai_responses;
+mod reasoning;
 mod request;
+mod responses_body;
 mod retry;
 mod sse;
 mod wire_cache;
@@ -24,7 +28,9 @@ pub use error::{LlmError, is_context_length_message};
 pub use http::{ClientSetupError, build_client, warm_up_tls};
 pub use model_list::list_models;
 pub use openai::OpenAiClient;
-pub use request::{ChatRequest, ChatResponse, StopReason, StreamEvent};
+pub use openai_responses::OpenAiResponsesClient;
+pub use reasoning::reasoning_for;
+pub use request::{ChatRequest, ChatResponse, Effort, Reasoning, StopReason, StreamEvent};
 pub use retry::{RetryPolicy, send_with_retries};
 
 use futures_util::future::BoxFuture;
@@ -43,8 +49,15 @@ pub trait Provider: Send + Sync {
         cancel: &'a CancellationToken,
     ) -> BoxFuture<'a, Result<ChatResponse, LlmError>>;
 
-    /// `anthropic` or `openai`, for logs and `doctor`.
+    /// `anthropic`, `openai` or `openai-responses`, for logs and `doctor`.
     fn kind(&self) -> crate::config::ProviderKind;
+
+    /// Whether requests for `model` may carry `cache_control` breakpoints (see
+    /// [`ChatRequest::cache`]): always on Anthropic, on OpenAI-compatible endpoints that honour
+    /// them (OpenRouter with Anthropic models, or `cache_control = true`).
+    fn honours_cache_control(&self, _model: &str) -> bool {
+        false
+    }
 
     /// The window the server runs `model` with, when it says: local OpenAI-compatible servers
     /// (llama-server, Ollama) do; hosted APIs publish theirs in the catalog instead.

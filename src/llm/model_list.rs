@@ -27,7 +27,7 @@ pub async fn list_models(kind: ProviderKind, base_url: &str, key: Option<&Secret
             }
             get
         }
-        ProviderKind::Openai => {
+        ProviderKind::Openai | ProviderKind::OpenaiResponses => {
             let mut get = client.get(format!("{base}/models"));
             if let Some(key) = http::key_header(key, "OPENAI_API_KEY", "Bearer ").map_err(|e| e.to_string())? {
                 get = get.header(reqwest::header::AUTHORIZATION, key);

@@ -5,17 +5,18 @@
 //! One call is one HTTP request; retries belong to `retry`. Never logs headers or the key.
 
 use std::collections::BTreeMap;
-use std::sync::{Arc, Mutex};
+use std::sync::Mutex;
 
 use futures_util::future::BoxFuture;
 use reqwest::header::{HeaderMap, HeaderValue};
-use serde_json::{Value, json};
+use serde_json::Value;
 use tokio::sync::mpsc::UnboundedSender;
 use tokio_util::sync::CancellationToken;
 
 use super::http::{self, Api, ClientSetupError};
+use super::openai_body::{self, BodyCache, Dialect};
 use super::sse::{SseEvent, SseStream, StreamLimits};
-use super::wire_cache::{SpareBuffer, WireCache};
+use super::wire_cache::SpareBuffer;
 use super::{ChatRequest, ChatResponse, LlmError, Provider, ServedWindow, StopReason, StreamEvent};
 use crate::config::{ProviderKind, Redactor, RetryConfig, Secret};
 use crate::conversation::{Block, Message, Role, ToolCall, Usage};
@@ -23,8 +24,8 @@ use crate::conversation::{Block, Message, Role, ToolCall, Usage};
 const KEY_VAR: &str = "OPENAI_API_KEY";
 /// The official endpoint wants `max_completion_tokens`; compatible servers know `max_tokens`.
 const OFFICIAL_HOST: &str = "api.openai.com";
-/// Stands in for content that would otherwise be empty, which some servers reject.
-const NO_CONTENT: &str = "(no content)";
+/// OpenRouter forwards `cache_control` to the Anthropic models it serves.
+const OPENROUTER_HOST: &str = "openrouter.ai";
 
 /// Talks to `{base}/chat/completions`.
 pub struct OpenAiClient {
@@ -37,10 +38,14 @@ pub struct OpenAiClient {
     redactor: Redactor,
     limits: StreamLimits,
     /// The messages of recent requests as serialised, so each is written once.
-    body_cache: Mutex<WireCache<Arc<str>>>,
+    body_cache: Mutex<BodyCache>,
     body_buffer: SpareBuffer,
     api: Api,
     official: bool,
+    openrouter: bool,
+    /// `cache_control` in config.toml: whether this endpoint honours breakpoints (unset: only
+    /// OpenRouter, for Anthropic models).
+    cache_control: Option<bool>,
 }
 
 impl std::fmt::Debug for OpenAiClient {
@@ -54,7 +59,9 @@ impl OpenAiClient {
     /// key no `Authorization` header is sent (local servers need none).
     pub fn new(base_url: &str, api_key: Option<Secret>, retry: &RetryConfig) -> Result<OpenAiClient, ClientSetupError> {
         let base = base_url.trim_end_matches('/');
-        let official = http::parse_base_url(base)?.host_str() == Some(OFFICIAL_HOST);
+        let host = http::parse_base_url(base)?.host_str().map(str::to_ascii_lowercase);
+        let official = host.as_deref() == Some(OFFICIAL_HOST);
+        let openrouter = host.as_deref() == Some(OPENROUTER_HOST);
         let provider = if official { "OpenAI" } else { "the OpenAI-compatible server" };
         Ok(OpenAiClient {
             http: http::build_client(base)?,
@@ -67,7 +74,16 @@ impl OpenAiClient {
             body_buffer: SpareBuffer::default(),
             api: Api { provider, key_var: KEY_VAR },
             official,
+            openrouter,
+            cache_control: None,
         })
+    }
+
+    /// Says whether the endpoint honours `cache_control` breakpoints (`cache_control` in
+    /// config.toml); unset, only OpenRouter's Anthropic models are given them.
+    pub fn with_cache_control(mut self, honoured: Option<bool>) -> OpenAiClient {
+        self.cache_control = honoured;
+        self
     }
 
     async fn run(
@@ -78,7 +94,8 @@ impl OpenAiClient {
     ) -> Result<ChatResponse, LlmError> {
         let body = {
             let mut cache = self.body_cache.lock().unwrap_or_else(|p| p.into_inner());
-            self.body_buffer.body(encode(request, self.official, &mut cache, self.body_buffer.take()))
+            let dialect = Dialect { official: self.official };
+            self.body_buffer.body(openai_body::encode(request, dialect, &mut cache, self.body_buffer.take()))
         };
         let mut headers = HeaderMap::new();
         if let Some(key) = &self.key {
@@ -116,6 +133,10 @@ impl Provider for OpenAiClient {
         ProviderKind::Openai
     }
 
+    fn honours_cache_control(&self, model: &str) -> bool {
+        self.cache_control.unwrap_or(self.openrouter && model.to_ascii_lowercase().starts_with("anthropic/"))
+    }
+
     fn served_window<'a>(&'a self, model: &'a str) -> BoxFuture<'a, ServedWindow> {
         Box::pin(async move {
             if self.official {
@@ -123,122 +144,6 @@ impl Provider for OpenAiClient {
             }
             super::discovery::served_window(&self.http, &self.base, self.key.as_ref(), model).await
         })
-    }
-}
-
-// ---------------------------------------------------------------------------------------------
-// Request body
-
-/// The JSON body of a streamed chat completions request, as a value (for tests).
-#[cfg(test)]
-pub(crate) fn request_body(request: &ChatRequest, official: bool) -> Value {
-    // Valid by construction: every piece is serialised JSON.
-    serde_json::from_slice(&encode(request, official, &mut WireCache::default(), Vec::new())).unwrap_or(Value::Null)
-}
-
-/// The body of a streamed chat completions request, written from the messages' wire forms as
-/// `cache` remembers them (each message is serialised once, not once per request). `official`
-/// selects the name of the output cap (`max_completion_tokens` on api.openai.com, `max_tokens`
-/// elsewhere).
-pub(crate) fn encode(request: &ChatRequest, official: bool, cache: &mut WireCache<Arc<str>>, buf: Vec<u8>) -> Vec<u8> {
-    cache.begin();
-    let messages: Vec<Arc<str>> = request.messages.iter().map(|m| cache.get(m, serialised_wire_messages)).collect();
-    cache.end();
-    let tools = (!request.tools.is_empty()).then(|| {
-        let tools: Vec<Value> = request
-            .tools
-            .iter()
-            .map(|t| {
-                json!({"type": "function", "function": {
-                    "name": t.name, "description": t.description, "parameters": t.input_schema,
-                }})
-            })
-            .collect();
-        Value::Array(tools).to_string()
-    });
-    let system: Vec<&str> = request.system.iter().map(|b| b.text.as_str()).filter(|t| !t.is_empty()).collect();
-    let system = (!system.is_empty()).then(|| json!({"role": "system", "content": system.join("\n\n")}).to_string());
-    let size: usize = messages.iter().map(|m| m.len() + 1).sum::<usize>()
-        + system.as_ref().map_or(0, String::len)
-        + tools.as_ref().map_or(0, String::len)
-        + request.model.len()
-        + 192;
-    let mut buf = buf;
-    buf.clear();
-    // Empty, so valid UTF-8.
-    let mut out = String::from_utf8(buf).unwrap_or_default();
-    out.reserve(size);
-    out.push_str("{\"model\":");
-    out.push_str(&Value::String(request.model.clone()).to_string());
-    out.push_str(",\"stream\":true,\"stream_options\":{\"include_usage\":true},\"messages\":[");
-    let mut first = true;
-    if let Some(system) = &system {
-        out.push_str(system);
-        first = false;
-    }
-    for wire in messages.iter().filter(|m| !m.is_empty()) {
-        if !first {
-            out.push(',');
-        }
-        out.push_str(wire);
-        first = false;
-    }
-    let cap = if official { "max_completion_tokens" } else { "max_tokens" };
-    out.push_str(&format!("],\"{cap}\":{}", request.max_tokens));
-    if let Some(tools) = &tools {
-        out.push_str(",\"tools\":");
-        out.push_str(tools);
-    }
-    out.push('}');
-    out.into_bytes()
-}
-
-/// A stored message's wire messages as JSON text, comma-separated (empty when it has none).
-fn serialised_wire_messages(message: &Message) -> Arc<str> {
-    let mut values = Vec::new();
-    wire_messages(message, &mut values);
-    values.iter().map(Value::to_string).collect::<Vec<_>>().join(",").into()
-}
-
-fn non_empty(text: String) -> String {
-    if text.is_empty() { NO_CONTENT.to_string() } else { text }
-}
-
-/// One stored message as wire messages: a tool message becomes one `tool` message per result.
-fn wire_messages(message: &Message, out: &mut Vec<Value>) {
-    match message.role {
-        Role::User => out.push(json!({"role": "user", "content": non_empty(message.text())})),
-        Role::Assistant => {
-            let text = message.text();
-            let calls: Vec<Value> = message
-                .tool_calls()
-                .map(|call| {
-                    let arguments = if call.arguments.trim().is_empty() { "{}" } else { call.arguments.as_str() };
-                    json!({"id": call.id, "type": "function", "function": {"name": call.name, "arguments": arguments}})
-                })
-                .collect();
-            let mut wire = json!({"role": "assistant"});
-            wire["content"] = match (text.is_empty(), calls.is_empty()) {
-                (false, _) => Value::String(text),
-                (true, false) => Value::Null,
-                (true, true) => Value::String(NO_CONTENT.to_string()),
-            };
-            if !calls.is_empty() {
-                wire["tool_calls"] = Value::Array(calls);
-            }
-            out.push(wire);
-        }
-        Role::Tool => {
-            for block in &message.content {
-                if let Block::ToolResult(result) = block {
-                    out.push(json!({
-                        "role": "tool",
-                        "tool_call_id": result.call_id,
-                        "content": non_empty(result.content.clone()),
-                    }));
-                }
-            }
-        }
     }
 }
 
@@ -320,6 +225,13 @@ impl StreamState {
             if let Some(text) = delta["content"].as_str().filter(|t| !t.is_empty()) {
                 self.text.push_str(text);
                 let _ = events.send(StreamEvent::TextDelta(text.to_string()));
+            }
+            // Reasoning text (DeepSeek's and vLLM's `reasoning_content`, OpenRouter's
+            // `reasoning`) is shown while it streams; this wire has no way to send it back.
+            for key in ["reasoning_content", "reasoning"] {
+                if let Some(thought) = delta[key].as_str().filter(|t| !t.is_empty()) {
+                    let _ = events.send(StreamEvent::ThinkingDelta(thought.to_string()));
+                }
             }
             if let Some(calls) = delta["tool_calls"].as_array() {
                 for call in calls {
@@ -406,18 +318,26 @@ fn stop_reason(reason: &str) -> StopReason {
 }
 
 /// OpenAI counts cached tokens inside `prompt_tokens`; cairn's [`Usage`] keeps them apart.
+/// Endpoints that cache by breakpoints report what they wrote too (OpenRouter's
+/// `cache_write_tokens`, LiteLLM's `cache_creation_input_tokens`), also inside the prompt.
 fn normalised_usage(usage: &Value) -> Usage {
     let prompt = usage["prompt_tokens"].as_u64().unwrap_or(0);
-    let cached = usage["prompt_tokens_details"]["cached_tokens"]
+    let details = &usage["prompt_tokens_details"];
+    let cached = details["cached_tokens"]
         .as_u64()
         .or_else(|| usage["prompt_cache_hit_tokens"].as_u64()) // DeepSeek's spelling
         .unwrap_or(0)
         .min(prompt);
+    let written = details["cache_write_tokens"]
+        .as_u64()
+        .or_else(|| usage["cache_creation_input_tokens"].as_u64())
+        .unwrap_or(0)
+        .min(prompt - cached);
     Usage {
-        input_tokens: prompt - cached,
+        input_tokens: prompt - cached - written,
         output_tokens: usage["completion_tokens"].as_u64().unwrap_or(0),
         cache_read_input_tokens: cached,
-        cache_creation_input_tokens: 0,
+        cache_creation_input_tokens: written,
     }
 }
 

@@ -4,6 +4,7 @@ use tokio::sync::mpsc::unbounded_channel;
 use super::*;
 use crate::conversation::ToolResult;
 use crate::conversation::{SystemBlock, ToolSpec};
+use crate::llm::openai_body::{Dialect, encode, request_body};
 
 const SERVER: Api = Api { provider: "the OpenAI-compatible server", key_var: KEY_VAR };
 
@@ -18,7 +19,9 @@ fn request(messages: Vec<Message>) -> ChatRequest {
         messages: messages.into_iter().map(std::sync::Arc::new).collect(),
         tools: vec![],
         max_tokens: 2048,
-        cache: Some(crate::config::CacheTtl::FiveMinutes),
+        cache: None,
+        reasoning: None,
+        images: true,
     }
 }
 
@@ -262,7 +265,109 @@ fn a_body_from_cached_pieces_equals_one_written_from_scratch() {
         history.push(std::sync::Arc::new(message));
         let mut req = request(Vec::new());
         req.messages = history.clone();
-        let cached: Value = serde_json::from_slice(&encode(&req, false, &mut cache, Vec::new())).unwrap();
+        let cached: Value =
+            serde_json::from_slice(&encode(&req, Dialect { official: false }, &mut cache, Vec::new())).unwrap();
         assert_eq!(cached, request_body(&req, false));
     }
+}
+
+fn png(source: &str) -> crate::conversation::Image {
+    crate::conversation::Image {
+        media_type: "image/png".into(),
+        data: "iVBORw0KGgo=".into(),
+        width: 64,
+        height: 32,
+        source: source.into(),
+    }
+}
+
+#[test]
+fn reasoning_effort_goes_only_to_openai_reasoning_models() {
+    let mut req = request(vec![Message::user("hi")]);
+    req.reasoning = Some(crate::llm::Reasoning::Effort(crate::llm::Effort::Medium));
+    assert_eq!(request_body(&req, true)["reasoning_effort"], "medium");
+    // An Anthropic model behind a router would need its thinking sent back: not asked.
+    req.reasoning = Some(crate::llm::Reasoning::Adaptive(crate::llm::Effort::Medium));
+    assert!(request_body(&req, false).get("reasoning_effort").is_none());
+    req.reasoning = Some(crate::llm::Reasoning::Default);
+    assert!(request_body(&req, true).get("reasoning_effort").is_none());
+}
+
+#[test]
+fn a_tools_images_follow_all_results_of_its_group_in_a_user_message() {
+    let mut read = Message::tool(ToolResult::ok("c1", "file_read", "shot.png: PNG image"));
+    read.content.push(Block::Image(png("shot.png")));
+    let messages = vec![
+        Message { role: Role::User, content: vec![Block::Image(png("a.png")), Block::Text { text: "look".into() }] },
+        Message {
+            role: Role::Assistant,
+            content: vec![
+                Block::ToolCall(ToolCall::new("c1", "file_read", r#"{"path":"shot.png"}"#)),
+                Block::ToolCall(ToolCall::new("c2", "glob", "{}")),
+            ],
+        },
+        read,
+        Message::tool(ToolResult::ok("c2", "glob", "a.rs")),
+        Message::assistant("seen"),
+    ];
+    let body = request_body(&request(messages), false);
+    let m = &body["messages"];
+    assert_eq!(
+        m[1]["content"][0],
+        json!({"type": "image_url", "image_url": {"url": "data:image/png;base64,iVBORw0KGgo="}})
+    );
+    assert_eq!(m[1]["content"][1], json!({"type": "text", "text": "look"}));
+    assert_eq!((m[3]["role"].as_str(), m[4]["role"].as_str()), (Some("tool"), Some("tool")));
+    assert_eq!(m[5]["role"], "user", "after both results: {m}");
+    assert_eq!(m[5]["content"][1]["type"], "image_url");
+    assert_eq!(m[6]["role"], "assistant");
+}
+
+#[test]
+fn breakpoints_go_in_content_parts_at_most_four_on_the_newest_turns() {
+    let mut messages = vec![Message::user("start")];
+    for i in 0..5 {
+        let id = format!("c{i}");
+        messages
+            .push(Message { role: Role::Assistant, content: vec![Block::ToolCall(ToolCall::new(&id, "glob", "{}"))] });
+        messages.push(Message::tool(ToolResult::ok(&id, "glob", format!("result {i}"))));
+    }
+    let mut req = request(messages);
+    req.cache = Some(crate::config::CacheTtl::FiveMinutes);
+    let body = request_body(&req, false);
+    let marked: Vec<usize> = body["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .enumerate()
+        .filter(|(_, m)| m.to_string().contains("cache_control"))
+        .map(|(i, _)| i)
+        .collect();
+    // The system prompt's static block, then the three newest results.
+    assert_eq!(marked, [0, 7, 9, 11], "{body}");
+    assert_eq!(body["messages"][0]["content"][0]["cache_control"], json!({"type": "ephemeral"}));
+    assert_eq!(
+        body["messages"][11]["content"][0],
+        json!({"type": "text", "text": "result 4", "cache_control": {"type": "ephemeral"}})
+    );
+    assert_eq!(body["messages"][11]["tool_call_id"], "c4");
+    assert!(body["messages"][0]["content"].as_array().unwrap().len() == 2, "one part per system block");
+}
+
+#[test]
+fn breakpoint_usage_counts_cache_writes_apart() {
+    let usage = normalised_usage(&json!({"prompt_tokens": 1000, "completion_tokens": 5,
+        "prompt_tokens_details": {"cached_tokens": 600, "cache_write_tokens": 300}}));
+    assert_eq!((usage.input_tokens, usage.cache_read_input_tokens, usage.cache_creation_input_tokens), (100, 600, 300));
+}
+
+#[test]
+fn openrouter_anthropic_models_get_breakpoints_and_others_only_when_configured() {
+    let retry = RetryConfig::default();
+    let router = OpenAiClient::new("https://openrouter.ai/api/v1", None, &retry).unwrap();
+    assert!(router.honours_cache_control("anthropic/claude-sonnet-5"));
+    assert!(!router.honours_cache_control("openai/gpt-5.4"));
+    let local = OpenAiClient::new("http://127.0.0.1:9/v1", None, &retry).unwrap();
+    assert!(!local.honours_cache_control("anthropic/claude-sonnet-5"));
+    assert!(local.with_cache_control(Some(true)).honours_cache_control("claude"));
 }

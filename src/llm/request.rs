@@ -16,8 +16,47 @@ pub struct ChatRequest {
     pub messages: Vec<Arc<Message>>,
     pub tools: Vec<ToolSpec>,
     pub max_tokens: u32,
-    /// Anthropic prompt caching; `None` sends no `cache_control` at all.
+    /// Prompt caching with explicit breakpoints (Anthropic, and OpenAI-compatible endpoints
+    /// that honour `cache_control`); `None` sends no `cache_control` at all.
     pub cache: Option<CacheTtl>,
+    /// How much the model should think (see [`super::reasoning_for`]); `None` for a model
+    /// that does not think.
+    pub reasoning: Option<Reasoning>,
+    /// Whether the model takes images; when it does not, every image is sent as a short note.
+    pub images: bool,
+}
+
+/// What a request asks of the model's thinking, in the wire-neutral terms the catalog allows.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Reasoning {
+    /// A thinking model left at its default: nothing is asked, what it thinks is kept.
+    Default,
+    /// Anthropic extended thinking with a token budget; `interleaved` asks for thinking between
+    /// tool calls too (and lets the budget exceed `max_tokens`).
+    Budget { tokens: u32, interleaved: bool },
+    /// Anthropic adaptive thinking at this effort.
+    Adaptive(Effort),
+    /// OpenAI reasoning at this effort.
+    Effort(Effort),
+    /// Turn off the thinking a model does by default.
+    Off,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Effort {
+    Low,
+    Medium,
+    High,
+}
+
+impl Effort {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Effort::Low => "low",
+            Effort::Medium => "medium",
+            Effort::High => "high",
+        }
+    }
 }
 
 /// Why the model stopped.
@@ -47,6 +86,8 @@ pub struct ChatResponse {
 #[derive(Clone, Debug, PartialEq)]
 pub enum StreamEvent {
     TextDelta(String),
+    /// A piece of the model's visible thinking (or reasoning summary).
+    ThinkingDelta(String),
     /// The model began a tool call; its arguments are still streaming.
     ToolCallStarted {
         id: String,

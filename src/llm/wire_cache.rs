@@ -19,6 +19,9 @@ const KEEP_FOR_REQUESTS: u64 = 3;
 pub(crate) struct WireCache<V> {
     entries: HashMap<usize, Entry<V>>,
     request: u64,
+    /// What else the wire forms depend on (the model, whether it takes images, the caching
+    /// mode): when it changes, every entry is made anew.
+    context: String,
 }
 
 #[derive(Debug)]
@@ -30,7 +33,7 @@ struct Entry<V> {
 
 impl<V> Default for WireCache<V> {
     fn default() -> Self {
-        WireCache { entries: HashMap::new(), request: 0 }
+        WireCache { entries: HashMap::new(), request: 0, context: String::new() }
     }
 }
 
@@ -38,6 +41,15 @@ impl<V: Clone> WireCache<V> {
     /// Start a request; [`WireCache::end`] drops what recent requests did not use.
     pub fn begin(&mut self) {
         self.request += 1;
+    }
+
+    /// [`WireCache::begin`], for wire forms that depend on `context` too.
+    pub fn begin_with(&mut self, context: &str) {
+        if self.context != context {
+            self.entries.clear();
+            self.context = context.to_string();
+        }
+        self.begin();
     }
 
     /// The form of `message`, made by `make` the first time it is asked for.
@@ -133,6 +145,20 @@ mod tests {
         cache.begin();
         cache.get(&Arc::new(Message::user("a")), make);
         assert_eq!(made.get(), 3);
+    }
+
+    #[test]
+    fn a_new_context_makes_every_form_anew() {
+        let mut cache: WireCache<String> = WireCache::default();
+        let a = Arc::new(Message::user("a"));
+        cache.begin_with("model-1");
+        assert_eq!(cache.get(&a, |_| "one".to_string()), "one");
+        cache.end();
+        cache.begin_with("model-1");
+        assert_eq!(cache.get(&a, |_| "two".to_string()), "one", "same context: remembered");
+        cache.end();
+        cache.begin_with("model-2");
+        assert_eq!(cache.get(&a, |_| "three".to_string()), "three");
     }
 
     #[test]

@@ -34,13 +34,15 @@ pub struct McpToolInfo {
     pub read_only: bool,
 }
 
-/// What a call returned, as text (images and binary resources described, not included).
+/// What a call returned, as text (images and binary resources described), and the first image.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct McpOutput {
     pub text: String,
     pub is_error: bool,
-    /// Images the server returned; described in `text` because tool results carry text only.
+    /// Images the server returned (each also described in `text`).
     pub images: usize,
+    /// The first of them, decoded, for the model to see where it can.
+    pub first_image: Option<Vec<u8>>,
 }
 
 /// Why a server or a call failed, in words for the user and the model.
@@ -210,16 +212,17 @@ impl Connection {
 fn render(result: rmcp::model::CallToolResult) -> McpOutput {
     let mut parts: Vec<String> = Vec::new();
     let mut images = 0;
+    let mut first_image = None;
     for block in &result.content {
         match block {
             ContentBlock::Text(t) => parts.push(t.text.clone()),
             ContentBlock::Image(i) => {
                 images += 1;
-                parts.push(format!(
-                    "[image: {}, about {} bytes; cairn passes tool results to the model as text, so the image itself is not shown]",
-                    i.mime_type,
-                    i.data.len() / 4 * 3
-                ));
+                if first_image.is_none() {
+                    use base64::Engine;
+                    first_image = base64::engine::general_purpose::STANDARD.decode(i.data.as_bytes()).ok();
+                }
+                parts.push(format!("[image: {}, about {} bytes]", i.mime_type, i.data.len() / 4 * 3));
             }
             ContentBlock::Audio(a) => parts.push(format!("[audio: {}, not shown]", a.mime_type)),
             ContentBlock::Resource(r) => match &r.resource {
@@ -246,7 +249,7 @@ fn render(result: rmcp::model::CallToolResult) -> McpOutput {
     {
         parts.push(serde_json::to_string_pretty(structured).unwrap_or_else(|_| structured.to_string()));
     }
-    McpOutput { text: parts.join("\n"), is_error: result.is_error.unwrap_or(false), images }
+    McpOutput { text: parts.join("\n"), is_error: result.is_error.unwrap_or(false), images, first_image }
 }
 
 #[cfg(test)]
@@ -261,7 +264,8 @@ mod tests {
             ContentBlock::Resource(rmcp::model::EmbeddedResource::new(ResourceContents::text("body", "file:///a.txt"))),
         ]);
         let out = render(result);
-        assert!(out.text.starts_with("hello\n[image: image/png, about 12 bytes"), "{}", out.text);
+        assert!(out.text.starts_with("hello\n[image: image/png, about 12 bytes]"), "{}", out.text);
+        assert_eq!(out.first_image.as_deref(), Some(&b"hello world!"[..]));
         assert!(out.text.contains("[resource file:///a.txt]\nbody"), "{}", out.text);
         assert_eq!(out.images, 1);
         assert!(!out.is_error);

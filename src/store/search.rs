@@ -30,6 +30,9 @@ pub fn searchable_text(message: &Message) -> String {
                 let end = crate::conversation::floor_char_boundary(&result.content, 4_000);
                 out.push_str(&result.content[..end]);
             }
+            // Thinking is the model's scratch work, and an image has no words to find.
+            Block::Thinking(_) => {}
+            Block::Image(image) => out.push_str(&image.source),
         }
         out.push(' ');
     }

@@ -210,7 +210,10 @@ fn preview_of_content(json: &str) -> String {
                 .find_map(|b| match b {
                     crate::conversation::Block::Text { text } if !text.trim().is_empty() => Some(text.clone()),
                     crate::conversation::Block::ToolCall(c) => Some(format!("[{}]", c.name)),
-                    crate::conversation::Block::Text { .. } | crate::conversation::Block::ToolResult(_) => None,
+                    crate::conversation::Block::Text { .. }
+                    | crate::conversation::Block::ToolResult(_)
+                    | crate::conversation::Block::Thinking(_)
+                    | crate::conversation::Block::Image(_) => None,
                 })
                 .unwrap_or_default()
         })

@@ -192,7 +192,14 @@ impl Run {
                 -1
             }
         };
-        ToolOutput { content, is_error: code != 0, exit_code: Some(code), diff: None, sandbox_denial: None }
+        ToolOutput {
+            content,
+            is_error: code != 0,
+            exit_code: Some(code),
+            diff: None,
+            sandbox_denial: None,
+            image: None,
+        }
     }
 }
 

@@ -86,6 +86,10 @@ impl Tool for FileRead {
         async move {
             let args: Args = parse_args(self.name(), args, SHAPE)?;
             let path = prepared_path(&prepared)?;
+            if super::image::is_image_path(&path.absolute) {
+                let ranged = args.offset.is_some() || args.limit.is_some();
+                return read_image(path, super::image::ImageLimits::from_config(&ctx.config), ranged).await;
+            }
             let window = Window {
                 first: args.offset.unwrap_or(1).max(1),
                 limit: args.limit.unwrap_or(ctx.config.read_default_lines).max(1),
@@ -103,6 +107,26 @@ impl Tool for FileRead {
         }
         .boxed()
     }
+}
+
+/// An image file: the image itself for the model (scaled to the caps), and a line saying what
+/// it is. A model without vision gets that line and a note in place of the image.
+async fn read_image(
+    path: ProjectPath,
+    limits: super::image::ImageLimits,
+    ranged: bool,
+) -> Result<ToolOutput, ToolError> {
+    let loaded = tokio::task::spawn_blocking(move || {
+        open_regular_file(&path)?;
+        super::image::load(&path.absolute, &path.display, limits).map_err(ToolError::new)
+    })
+    .await
+    .map_err(|e| ToolError::new(format!("file_read failed unexpectedly: {e}")))??;
+    let mut content = format!("{}. The image follows.", loaded.describe());
+    if ranged {
+        content.push_str(" (offset and limit apply to text files; the whole image is shown.)");
+    }
+    Ok(ToolOutput { content, image: Some(loaded.image), ..Default::default() })
 }
 
 /// The one path `prepare` resolved; `execute` uses it so what runs is what the policy checked.

@@ -100,10 +100,10 @@ async fn read_of_missing_file_suggests_similar_names() {
 #[tokio::test]
 async fn read_of_binary_file_is_an_error_result() {
     let (_d, ctx) = project();
-    std::fs::write(ctx.root.join("logo.png"), b"\x89PNG\r\n\x1a\n\0\0\0\rIHDR").unwrap();
-    let err = read(&ctx, json!({"path": "logo.png"})).await.unwrap_err();
-    assert_eq!(err.0, "logo.png is a binary file (16 bytes); file_read shows text only");
-    assert!(!ctx.files.knows(&ctx.root.join("logo.png")));
+    std::fs::write(ctx.root.join("logo.bin"), b"\x89PNG\r\n\x1a\n\0\0\0\rIHDR").unwrap();
+    let err = read(&ctx, json!({"path": "logo.bin"})).await.unwrap_err();
+    assert_eq!(err.0, "logo.bin is a binary file (16 bytes); file_read shows text only");
+    assert!(!ctx.files.knows(&ctx.root.join("logo.bin")));
 }
 
 #[tokio::test]
@@ -229,4 +229,30 @@ proptest::proptest! {
             }
         }
     }
+}
+
+fn write_png(path: &std::path::Path, w: u32, h: u32) {
+    image::RgbImage::from_fn(w, h, |x, y| image::Rgb([(x % 256) as u8, (y % 256) as u8, 90])).save(path).unwrap();
+}
+
+#[tokio::test]
+async fn reading_an_image_returns_the_image_scaled_to_the_caps() {
+    let (_d, mut ctx) = project();
+    ctx.config.image_max_edge_px = 400;
+    write_png(&ctx.root.join("shot.png"), 1_000, 500);
+    let out = read(&ctx, json!({"path": "shot.png", "limit": 10})).await.unwrap();
+    let image = out.image.expect("an image block");
+    assert_eq!((image.width, image.height, image.media_type.as_str()), (400, 200, "image/png"));
+    assert!(out.content.starts_with("shot.png: image, 1000×500"), "{}", out.content);
+    assert!(out.content.contains("offset and limit apply to text files"), "{}", out.content);
+}
+
+#[tokio::test]
+async fn an_image_that_is_not_one_is_an_error_that_says_so() {
+    let (_d, ctx) = project();
+    std::fs::write(ctx.root.join("fake.png"), "plain text").unwrap();
+    let err = read(&ctx, json!({"path": "fake.png"})).await.unwrap_err();
+    assert_eq!(err.0, "fake.png is not a PNG, JPEG, GIF or WebP image");
+    let missing = read(&ctx, json!({"path": "nope.png"})).await.unwrap_err();
+    assert!(missing.0.contains("does not exist"), "{}", missing.0);
 }

@@ -122,11 +122,25 @@ impl Tool for McpTool {
     ) -> BoxFuture<'a, Result<ToolOutput, ToolError>> {
         Box::pin(async move {
             match self.hub.call(&self.server, &self.tool.name, args.clone(), &ctx.cancel).await {
-                Ok(out) => Ok(ToolOutput {
-                    content: if out.text.is_empty() { "(the tool returned no content)".into() } else { out.text },
-                    is_error: out.is_error,
-                    ..Default::default()
-                }),
+                Ok(out) => {
+                    let mut content =
+                        if out.text.is_empty() { "(the tool returned no content)".into() } else { out.text };
+                    // The first image goes to the model like a read image file (scaled to the
+                    // caps); one that cannot be read stays a line of text.
+                    let limits = super::image::ImageLimits::from_config(&ctx.config);
+                    let image = match out.first_image.map(|raw| super::image::prepare(raw, self.name, limits)) {
+                        Some(Ok(loaded)) => {
+                            content.push_str(&format!("\n{}. The image follows.", loaded.describe()));
+                            Some(loaded.image)
+                        }
+                        Some(Err(why)) => {
+                            content.push_str(&format!("\n[the image could not be shown: {why}]"));
+                            None
+                        }
+                        None => None,
+                    };
+                    Ok(ToolOutput { content, is_error: out.is_error, image, ..Default::default() })
+                }
                 Err(McpError::Cancelled) => Err(ToolError::new("[interrupted by the user]")),
                 Err(e @ McpError::Connection(_)) => Err(ToolError::new(format!(
                     "`{}` did not run: {e}. Carry on without it, or tell the user the server is down (/mcp shows it).",

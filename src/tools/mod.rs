@@ -8,6 +8,7 @@
 //! refuses if the world changed in between.
 
 mod change;
+pub mod image;
 mod paths;
 mod policy;
 mod registry;
@@ -116,6 +117,8 @@ pub struct ToolOutput {
     /// why, in words. The user may approve a run outside the sandbox
     /// ([`Tool::execute_in_sandbox`] with [`SandboxPolicy::full_access`]).
     pub sandbox_denial: Option<String>,
+    /// An image the tool returned (`file_read` of a PNG): sent after the text, in the result.
+    pub image: Option<crate::conversation::Image>,
 }
 
 impl ToolOutput {

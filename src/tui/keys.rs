@@ -255,7 +255,7 @@ pub const BINDINGS: &[Binding] = &[
     bind(
         &[ctrl('o')],
         Action::Global(GlobalAction::ToggleToolOutput),
-        "expand or collapse every tool call's output (click one to toggle it)",
+        "expand or collapse every tool call's output and the model's thinking (click one to toggle it)",
     ),
     bind(
         &[alt(K::Char('c'))],

@@ -9,7 +9,7 @@ use cairn::llm::{LlmError, Provider, RetryPolicy, StreamEvent, send_with_retries
 use tokio::sync::mpsc::unbounded_channel;
 use tokio_util::sync::CancellationToken;
 
-use crate::support::llm::{anthropic, final_text, openai, request, retries, send, send_with};
+use crate::support::llm::{anthropic, final_text, openai, request, responses, retries, send, send_with};
 use crate::support::mock_llm::{Fault, MockLlm, PARTIAL_TEXT, Script, Turn, Wire};
 
 const ANSWER: &str = "The real answer, after the trouble.";
@@ -21,6 +21,7 @@ async fn recovers_from(wire: Wire, fault: Fault, reason_contains: &str) {
     let (result, events) = match wire {
         Wire::Anthropic => send(&anthropic(&mock), &req).await,
         Wire::OpenAi => send(&openai(&mock), &req).await,
+        Wire::OpenAiResponses => send(&responses(&mock), &req).await,
     };
     let response = result.unwrap_or_else(|e| panic!("{wire:?} {fault:?}: {e}"));
     assert_eq!(response.message.text(), ANSWER, "{wire:?} {fault:?}");
@@ -39,6 +40,7 @@ async fn rate_limits_with_fractional_retry_after_are_retried() {
     recovers_from(Wire::Anthropic, fault.clone(), "HTTP 429").await;
     recovers_from(Wire::OpenAi, fault, "HTTP 429").await;
     recovers_from(Wire::OpenAi, Fault::RateLimited, "HTTP 429").await;
+    recovers_from(Wire::OpenAiResponses, Fault::RateLimited, "HTTP 429").await;
 }
 
 #[tokio::test]
@@ -47,17 +49,20 @@ async fn overloaded_and_server_errors_are_retried() {
     recovers_from(Wire::OpenAi, Fault::Overloaded, "HTTP 503").await;
     recovers_from(Wire::Anthropic, Fault::ServerError, "HTTP 500").await;
     recovers_from(Wire::OpenAi, Fault::ServerError, "HTTP 500").await;
+    recovers_from(Wire::OpenAiResponses, Fault::Overloaded, "HTTP 503").await;
+    recovers_from(Wire::OpenAiResponses, Fault::ServerError, "HTTP 500").await;
 }
 
 #[tokio::test]
 async fn broken_streams_are_retried_and_their_partial_text_discarded() {
-    for wire in [Wire::Anthropic, Wire::OpenAi] {
+    for wire in [Wire::Anthropic, Wire::OpenAi, Wire::OpenAiResponses] {
         recovers_from(wire, Fault::DropMidStream, "connection broke").await;
         recovers_from(wire, Fault::EndEarly, "ended before the response was complete").await;
         recovers_from(wire, Fault::MalformedEvent, "not valid JSON").await;
     }
     recovers_from(Wire::Anthropic, Fault::ErrorEvent, "overloaded").await;
     recovers_from(Wire::OpenAi, Fault::ErrorEvent, "server error").await;
+    recovers_from(Wire::OpenAiResponses, Fault::ErrorEvent, "server error").await;
 }
 
 #[tokio::test]

@@ -55,6 +55,7 @@ async fn a_stdio_server_is_listed_called_and_its_5_mb_result_is_capped_with_the_
         Script::new()
             .turn(Turn::tool("mcp__local__echo", json!({"text": "hello"})))
             .turn(Turn::tool("mcp__local__big", json!({"bytes": 5_000_000})))
+            .turn(Turn::tool("mcp__local__picture", json!({})))
             .turn(Turn::text("done")),
     )
     .await;
@@ -62,15 +63,19 @@ async fn a_stdio_server_is_listed_called_and_its_5_mb_result_is_capped_with_the_
         sandbox.run(Api::Anthropic, &mock, &["-p", "use the server", "--yes", "--output-format", "stream-json"]).await;
     assert!(out.status.success(), "{}", text(&out.stderr));
     let requests = mock.requests();
-    assert_eq!(requests.len(), 3, "{}", text(&out.stdout));
+    assert_eq!(requests.len(), 4, "{}", text(&out.stdout));
     let names = tool_names(&requests[0]);
-    for tool in ["mcp__local__echo", "mcp__local__big", "mcp__local__crash"] {
+    for tool in ["mcp__local__echo", "mcp__local__big", "mcp__local__crash", "mcp__local__picture"] {
         assert!(names.iter().any(|n| n == tool), "{tool} not offered: {names:?}");
     }
     assert_eq!(tool_results(&requests[1])[0].1, "echo: hello");
     let big = tool_results(&requests[2]).pop().unwrap().1;
     assert!(big.len() <= 50_000 + 2_000, "the request carried {} bytes of the 5 MB result", big.len());
     assert!(big.starts_with("line 0000000 of the big result"), "{}", &big[..200]);
+    // An image the server returns reaches the model as an image, beside its description.
+    let last = requests[3].messages().last().unwrap().to_string();
+    assert!(last.contains("\"type\":\"image\"") && last.contains("image/png"), "{last}");
+    assert!(last.contains("a red rectangle") && last.contains("8×6"), "{last}");
     let whole = spilled(&sandbox);
     assert!(whole.iter().any(|(_, len)| *len == 5_000_000), "the full result is not on disk: {whole:?}");
     assert!(mock.problems().is_empty(), "{:?}", mock.problems());
@@ -222,7 +227,7 @@ async fn the_mcp_overlay_shows_a_server_and_switches_it_off_and_on() {
         screen.type_text("/mcp");
         screen.send("\r");
         let shown = screen.wait("the server connected", |s| s.contains("MCP servers") && s.contains("connected"));
-        assert!(shown.contains("mcp__local__echo (read-only)") && shown.contains("3 tools"), "{shown}");
+        assert!(shown.contains("mcp__local__echo (read-only)") && shown.contains("4 tools"), "{shown}");
         assert!(shown.contains("stdio: sh -c"), "{shown}");
         screen.send("\r");
         screen.wait("the server off", |s| s.contains("local  off") && s.contains("local is off"));

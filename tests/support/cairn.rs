@@ -14,6 +14,10 @@ pub const KEY: &str = "sk-ant-api03-SECRETSECRETSECRET-0123456789";
 pub enum Api {
     Anthropic,
     OpenAi,
+    /// The Responses API, with a reasoning model.
+    OpenAiResponses,
+    /// An OpenAI-compatible endpoint serving an Anthropic model (as OpenRouter does).
+    OpenRouter,
 }
 
 pub struct Sandbox {
@@ -69,6 +73,19 @@ impl Sandbox {
                 cmd.env("OPENAI_API_KEY", KEY)
                     .env("OPENAI_BASE_URL", mock.openai_base_url())
                     .args(["--model", "gpt-4o"]);
+            }
+            Api::OpenAiResponses => {
+                cmd.env("OPENAI_API_KEY", KEY).env("OPENAI_BASE_URL", mock.openai_base_url()).args([
+                    "--provider",
+                    "openai-responses",
+                    "--model",
+                    "gpt-5.4",
+                ]);
+            }
+            Api::OpenRouter => {
+                cmd.env("OPENAI_API_KEY", KEY)
+                    .env("OPENAI_BASE_URL", mock.openai_base_url())
+                    .args(["--model", "anthropic/claude-sonnet-4.5"]);
             }
         }
         cmd
@@ -138,19 +155,28 @@ pub fn json_lines(out: &Output) -> Vec<Value> {
 /// Tool results a request carries, whatever the wire: (call id, content, is_error).
 pub fn tool_results(req: &super::mock_llm::RecordedRequest) -> Vec<(String, String, bool)> {
     let mut out = Vec::new();
+    // Text of a content that is a string or a list of text parts.
+    let text = |v: &Value| match v {
+        Value::String(s) => s.clone(),
+        Value::Array(parts) => parts
+            .iter()
+            .filter(|p| p["type"] == "text" || p["type"] == "input_text")
+            .filter_map(|p| p["text"].as_str())
+            .collect(),
+        _ => String::new(),
+    };
     for m in req.messages() {
         if m["role"] == "tool" {
-            out.push((
-                m["tool_call_id"].as_str().unwrap_or_default().to_string(),
-                m["content"].as_str().unwrap_or_default().to_string(),
-                false,
-            ));
+            out.push((m["tool_call_id"].as_str().unwrap_or_default().to_string(), text(&m["content"]), false));
+        }
+        if m["type"] == "function_call_output" {
+            out.push((m["call_id"].as_str().unwrap_or_default().to_string(), text(&m["output"]), false));
         }
         if let Some(blocks) = m["content"].as_array() {
             for b in blocks.iter().filter(|b| b["type"] == "tool_result") {
                 out.push((
                     b["tool_use_id"].as_str().unwrap_or_default().to_string(),
-                    b["content"].as_str().unwrap_or_default().to_string(),
+                    text(&b["content"]),
                     b["is_error"].as_bool().unwrap_or(false),
                 ));
             }
@@ -184,7 +210,11 @@ pub fn user_texts(req: &super::mock_llm::RecordedRequest) -> Vec<String> {
         match &m["content"] {
             serde_json::Value::String(s) => out.push(s.clone()),
             serde_json::Value::Array(blocks) => out.extend(
-                blocks.iter().filter(|b| b["type"] == "text").filter_map(|b| b["text"].as_str()).map(String::from),
+                blocks
+                    .iter()
+                    .filter(|b| b["type"] == "text" || b["type"] == "input_text")
+                    .filter_map(|b| b["text"].as_str())
+                    .map(String::from),
             ),
             _ => {}
         }

@@ -4,8 +4,8 @@
 use cairn::config::{RetryConfig, Secret};
 use cairn::conversation::{Message, SystemBlock, ToolSpec};
 use cairn::llm::{
-    AnthropicClient, ChatRequest, ChatResponse, LlmError, OpenAiClient, Provider, RetryPolicy, StreamEvent,
-    send_with_retries,
+    AnthropicClient, ChatRequest, ChatResponse, LlmError, OpenAiClient, OpenAiResponsesClient, Provider, RetryPolicy,
+    StreamEvent, send_with_retries,
 };
 use serde_json::json;
 use tokio::sync::mpsc::unbounded_channel;
@@ -34,6 +34,10 @@ pub fn openai(mock: &MockLlm) -> OpenAiClient {
     OpenAiClient::new(&mock.openai_base_url(), Some(Secret::new(TEST_KEY)), &fast_retry()).unwrap()
 }
 
+pub fn responses(mock: &MockLlm) -> OpenAiResponsesClient {
+    OpenAiResponsesClient::new(&mock.openai_base_url(), Some(Secret::new(TEST_KEY)), &fast_retry()).unwrap()
+}
+
 pub fn tool_specs() -> Vec<ToolSpec> {
     vec![
         ToolSpec {
@@ -57,6 +61,8 @@ pub fn request(messages: Vec<Message>) -> ChatRequest {
         tools: tool_specs(),
         max_tokens: 4096,
         cache: None,
+        reasoning: None,
+        images: true,
     }
 }
 

@@ -56,6 +56,8 @@ impl TestServer {
                 schema(json!({"type": "object", "properties": {"bytes": {"type": "integer"}}, "required": ["bytes"]})),
             ),
             Tool::new("crash", "Stop the server in the middle of the call.", schema(json!({"type": "object"}))),
+            Tool::new("picture", "Return a small PNG.", schema(json!({"type": "object"})))
+                .with_annotations(ToolAnnotations::new().read_only(true)),
         ];
         for i in 0..self.filler {
             let properties: serde_json::Map<String, Value> = (0..6)
@@ -115,6 +117,15 @@ impl ServerHandler for TestServer {
             "big" => {
                 let bytes = args.get("bytes").and_then(Value::as_u64).unwrap_or(1000) as usize;
                 CallToolResult::success(vec![Content::text(big_text(bytes))])
+            }
+            "picture" => {
+                use base64::Engine;
+                let mut png = std::io::Cursor::new(Vec::new());
+                image::RgbImage::from_pixel(8, 6, image::Rgb([200, 30, 30]))
+                    .write_to(&mut png, image::ImageFormat::Png)
+                    .unwrap();
+                let data = base64::engine::general_purpose::STANDARD.encode(png.into_inner());
+                CallToolResult::success(vec![Content::text("a red rectangle"), Content::image(data, "image/png")])
             }
             "crash" => {
                 (self.crash)();

@@ -1,8 +1,10 @@
 //! A prompt cache that behaves like the providers', for the mock: Anthropic's explicit
 //! breakpoints (a hit is a cached prefix ending at, or up to 20 blocks before, a breakpoint;
 //! only prefixes of 1,024 tokens or more are cached; entries live for their TTL and are
-//! refreshed on use) and OpenAI's automatic longest-prefix caching (1,024 tokens and up, in
-//! steps of 128). Tokens are about four characters of JSON each, like the mock's usage.
+//! refreshed on use) — also behind an OpenAI-compatible endpoint that forwards `cache_control`
+//! (OpenRouter) — and OpenAI's automatic longest-prefix caching (1,024 tokens and up, in steps
+//! of 128), on chat completions and the Responses API. Tokens are about four characters of JSON
+//! each, like the mock's usage.
 
 use std::collections::HashMap;
 use std::hash::{Hash, Hasher};
@@ -91,6 +93,40 @@ impl PrefixCache {
                 other => parts.push((other.clone(), true)),
             }
         }
+        self.by_breakpoints(parts)
+    }
+
+    /// A chat completions request to an endpoint that forwards `cache_control` to an Anthropic
+    /// model: each message is its framing (role, ids, tool calls) then its content parts, and
+    /// the breakpoints are where the parts carry them.
+    pub fn openai_marked(&mut self, body: &Value) -> CacheOutcome {
+        let mut parts: Vec<(Value, bool)> = Vec::new();
+        parts.extend(body["tools"].as_array().cloned().unwrap_or_default().into_iter().map(|t| (t, false)));
+        for m in body["messages"].as_array().cloned().unwrap_or_default() {
+            let mut framing = m.clone();
+            let content = framing.as_object_mut().and_then(|o| o.remove("content")).unwrap_or(Value::Null);
+            parts.push((framing, true));
+            match content {
+                Value::Array(items) => parts.extend(items.into_iter().map(|p| (p, false))),
+                Value::Null => {}
+                // A string is the one text part it stands for.
+                Value::String(text) => parts.push((serde_json::json!({"type": "text", "text": text}), false)),
+                other => parts.push((other, false)),
+            }
+        }
+        self.by_breakpoints(parts)
+    }
+
+    /// A Responses API request: OpenAI's automatic prefix caching over tools, instructions and
+    /// the input items.
+    pub fn responses(&mut self, body: &Value) -> CacheOutcome {
+        let mut parts: Vec<Value> = body["tools"].as_array().cloned().unwrap_or_default();
+        parts.push(body["instructions"].clone());
+        parts.extend(body["input"].as_array().cloned().unwrap_or_default());
+        self.automatic(parts)
+    }
+
+    fn by_breakpoints(&mut self, parts: Vec<(Value, bool)>) -> CacheOutcome {
         let blocks = chain(parts.iter().map(|(v, first)| {
             let (v, ttl) = unmarked(v);
             (v, ttl, *first)
@@ -134,6 +170,10 @@ impl PrefixCache {
     pub fn openai(&mut self, body: &Value) -> CacheOutcome {
         let mut parts: Vec<Value> = body["tools"].as_array().cloned().unwrap_or_default();
         parts.extend(body["messages"].as_array().cloned().unwrap_or_default());
+        self.automatic(parts)
+    }
+
+    fn automatic(&mut self, parts: Vec<Value>) -> CacheOutcome {
         let blocks = chain(parts.iter().map(|v| (v.clone(), None, false)));
         let total = blocks.last().map(|b| b.cumulative).unwrap_or(0);
         let hit = blocks.iter().rev().find(|b| b.cumulative >= MIN_CACHEABLE && self.live(b.chain));

@@ -1,11 +1,15 @@
 //! A scripted mock LLM server for integration tests and manual runs
-//! (`cargo run --example mock_llm`). It speaks the Anthropic Messages wire on `POST /v1/messages`
-//! and the OpenAI chat-completions wire on `POST /v1/chat/completions`, over real HTTP and SSE,
-//! in several chunks with an optional delay between them; `GET /v1/models` lists `mock-model`.
+//! (`cargo run --example mock_llm`). It speaks the Anthropic Messages wire on `POST /v1/messages`,
+//! the OpenAI chat-completions wire on `POST /v1/chat/completions` and the OpenAI Responses API
+//! on `POST /v1/responses`, over real HTTP and SSE, in several chunks with an optional delay
+//! between them; `GET /v1/models` lists `mock-model`. Turns may think (signed thinking blocks,
+//! reasoning items with encrypted content) and requests may carry images.
 //!
-//! Every request is recorded and validated against what the real APIs would refuse (see
-//! `mock_validate.rs`); tests assert [`MockLlm::problems`] is empty. Replies come from a
-//! [`Script`]: a responder consulted first, then a queue of turns and faults, one per request.
+//! Every request is recorded and validated against what the real APIs would refuse: what they
+//! refuse with a 400 the mock refuses too (`mock_strict.rs`: thinking signatures, reasoning
+//! items, images, breakpoints), the rest is recorded as a problem (`mock_validate.rs`); tests
+//! assert [`MockLlm::problems`] is empty. Replies come from a [`Script`]: a responder
+//! consulted first, then a queue of turns and faults, one per request.
 //!
 //! Self-contained: its helpers are included below by path, so the example can include this file
 //! alone.
@@ -27,8 +31,14 @@ use serde_json::{Value, json};
 
 #[path = "mock_cache.rs"]
 mod cache;
+#[path = "mock_issued.rs"]
+mod issued;
+#[path = "mock_responses.rs"]
+mod responses;
 #[path = "mock_script.rs"]
 mod script;
+#[path = "mock_strict.rs"]
+mod strict;
 #[path = "mock_validate.rs"]
 mod validate;
 #[path = "mock_wire.rs"]
@@ -47,6 +57,7 @@ pub const PARTIAL_TEXT: &str = "This answer will be cut short before it ends pro
 pub enum Wire {
     Anthropic,
     OpenAi,
+    OpenAiResponses,
 }
 
 /// One request as the mock saw it.
@@ -66,9 +77,10 @@ impl RecordedRequest {
         self.headers.get(&name.to_ascii_lowercase()).map(String::as_str)
     }
 
-    /// `body.messages`, or nothing.
+    /// `body.messages` (`body.input` on the Responses API), or nothing.
     pub fn messages(&self) -> &[Value] {
-        self.body["messages"].as_array().map(Vec::as_slice).unwrap_or(&[])
+        let key = if self.wire == Wire::OpenAiResponses { "input" } else { "messages" };
+        self.body[key].as_array().map(Vec::as_slice).unwrap_or(&[])
     }
 
     /// Every `cache_control` marker anywhere in the body.
@@ -81,6 +93,8 @@ struct Shared {
     context_window: Option<u64>,
     evict_before: Option<usize>,
     cache: Option<Mutex<cache::PrefixCache>>,
+    honours_cache_control: bool,
+    issued: Mutex<issued::Issued>,
     replies: Mutex<VecDeque<Reply>>,
     requests: Mutex<Vec<RecordedRequest>>,
     responder: Option<Responder>,
@@ -125,6 +139,8 @@ impl MockLlm {
             context_window: script.context_window,
             evict_before: script.evict_before,
             cache: script.simulate_cache.then(|| Mutex::new(cache::PrefixCache::default())),
+            honours_cache_control: script.honours_cache_control,
+            issued: Mutex::new(issued::Issued::default()),
             replies: Mutex::new(script.replies),
             requests: Mutex::new(Vec::new()),
             responder: script.responder,
@@ -138,6 +154,7 @@ impl MockLlm {
         let app = Router::new()
             .route("/v1/messages", post(anthropic))
             .route("/v1/chat/completions", post(openai))
+            .route("/v1/responses", post(openai_responses))
             .route("/v1/models", get(models))
             .route("/props", get(props))
             .route("/api/ps", get(ollama_ps))
@@ -219,6 +236,10 @@ async fn openai(State(shared): State<Arc<Shared>>, request: axum::extract::Reque
     answer(&shared, Wire::OpenAi, "/v1/chat/completions", request).await
 }
 
+async fn openai_responses(State(shared): State<Arc<Shared>>, request: axum::extract::Request) -> Response {
+    answer(&shared, Wire::OpenAiResponses, "/v1/responses", request).await
+}
+
 async fn models(State(shared): State<Arc<Shared>>) -> Response {
     let data: Vec<Value> =
         shared.models.iter().map(|id| json!({"id": id, "object": "model", "owned_by": "cairn"})).collect();
@@ -266,11 +287,25 @@ async fn answer_request(shared: &Shared, wire: Wire, path: &str, headers: &Heade
         problems.push(format!("the body is not JSON: {e}"));
         Value::Null
     });
-    problems.extend(validate::request(wire, &headers, &body));
+    problems.extend(validate::request(wire, &headers, &body, shared.honours_cache_control));
+    let refused = {
+        let issued = shared.issued.lock().expect("mock lock poisoned");
+        strict::check(wire, &headers, &body, &issued, shared.honours_cache_control)
+    };
     let mut record = RecordedRequest { wire, path: path.to_string(), headers, body, problems };
+    if let Some(first) = refused.first() {
+        // What the real API refuses, the mock refuses: the same status and error shape.
+        let body = wire::refusal_body(wire, first);
+        record.problems.extend(refused.iter().map(|e| format!("refused with 400: {e}")));
+        shared.requests.lock().expect("mock lock poisoned").push(record);
+        return error_response(wire, 400, None, Some(body));
+    }
     if let Some(window) = shared.context_window {
         let input = estimate_input(wire, &record.body);
-        let output = ["max_tokens", "max_completion_tokens"].iter().find_map(|k| record.body[*k].as_u64()).unwrap_or(0);
+        let output = ["max_tokens", "max_completion_tokens", "max_output_tokens"]
+            .iter()
+            .find_map(|k| record.body[*k].as_u64())
+            .unwrap_or(0);
         if input + output > window {
             record
                 .problems
@@ -295,9 +330,12 @@ async fn answer_request(shared: &Shared, wire: Wire, path: &str, headers: &Heade
         }
         match wire {
             Wire::Anthropic => c.anthropic(&record.body),
+            Wire::OpenAi if shared.honours_cache_control => c.openai_marked(&record.body),
             Wire::OpenAi => c.openai(&record.body),
+            Wire::OpenAiResponses => c.responses(&record.body),
         }
     });
+    let request_body = record.body.clone();
     shared.requests.lock().expect("mock lock poisoned").push(record);
     let mut next_id = || shared.next_id.fetch_add(1, Ordering::Relaxed);
     let render = |turn: &Turn, next_id: &mut dyn FnMut() -> u64| {
@@ -312,7 +350,8 @@ async fn answer_request(shared: &Shared, wire: Wire, path: &str, headers: &Heade
                 MockUsage { input_tokens: input_estimate, output_tokens: estimate_output(turn), ..MockUsage::default() }
             }
         });
-        wire::frames(wire, turn, &model, usage, next_id)
+        let mut issued = shared.issued.lock().expect("mock lock poisoned");
+        wire::frames(wire, turn, &model, usage, next_id, &mut issued, &request_body)
     };
     let partial = Turn::text(PARTIAL_TEXT);
     match reply {
@@ -348,7 +387,11 @@ async fn answer_request(shared: &Shared, wire: Wire, path: &str, headers: &Heade
                 )
             }
             Fault::EndlessText => {
-                let more = if wire == Wire::Anthropic { wire::ANTHROPIC_MORE_TEXT } else { wire::OPENAI_MORE_TEXT };
+                let more = match wire {
+                    Wire::Anthropic => wire::ANTHROPIC_MORE_TEXT,
+                    Wire::OpenAi => wire::OPENAI_MORE_TEXT,
+                    Wire::OpenAiResponses => responses::MORE_TEXT,
+                };
                 sse(wire::first_half(render(&partial, &mut next_id)), shared.chunk_delay, wire::Ending::Repeat(more, 5))
             }
             Fault::MalformedEvent => {
@@ -372,6 +415,7 @@ fn estimate_input(wire: Wire, body: &Value) -> u64 {
     let keys: &[&str] = match wire {
         Wire::Anthropic => &["system", "messages", "tools"],
         Wire::OpenAi => &["messages", "tools"],
+        Wire::OpenAiResponses => &["instructions", "input", "tools"],
     };
     let chars: usize = keys.iter().filter(|k| !body[**k].is_null()).map(|k| body[*k].to_string().len()).sum();
     (chars as u64).div_ceil(4).max(1)

@@ -39,8 +39,11 @@ pub struct Turn {
     /// Stop reason in Anthropic's words (`end_turn`, `tool_use`, `max_tokens`, `refusal`, …),
     /// translated for the OpenAI wire; `None` means `tool_use` with calls, else `end_turn`.
     pub stop: Option<String>,
-    /// Sent first as a thinking block (Anthropic) or `reasoning_content` (OpenAI); clients drop it.
+    /// Sent first: a signed thinking block (Anthropic), a reasoning item with its summary and
+    /// encrypted content (Responses), `reasoning_content` (chat completions).
     pub thinking: Option<String>,
+    /// Anthropic: a `redacted_thinking` block after the thinking.
+    pub redacted_thinking: bool,
 }
 
 impl Turn {
@@ -74,6 +77,11 @@ impl Turn {
 
     pub fn with_thinking(mut self, thinking: impl Into<String>) -> Turn {
         self.thinking = Some(thinking.into());
+        self
+    }
+
+    pub fn with_redacted_thinking(mut self) -> Turn {
+        self.redacted_thinking = true;
         self
     }
 }
@@ -179,6 +187,7 @@ pub struct Script {
     pub(super) models: Option<Vec<String>>,
     pub(super) context_window: Option<u64>,
     pub(super) simulate_cache: bool,
+    pub(super) honours_cache_control: bool,
     pub(super) evict_before: Option<usize>,
 }
 
@@ -220,6 +229,15 @@ impl Script {
     /// OpenAI's automatic prefix caching (see `mock_cache.rs`).
     pub fn simulate_cache(mut self) -> Script {
         self.simulate_cache = true;
+        self
+    }
+
+    /// Behave like an OpenAI-compatible endpoint that forwards `cache_control` to an Anthropic
+    /// model (OpenRouter): breakpoints in content parts are accepted (at most four) and, with
+    /// [`Script::simulate_cache`], cached by them; usage reports `cached_tokens` and
+    /// `cache_write_tokens`.
+    pub fn honour_cache_control(mut self) -> Script {
+        self.honours_cache_control = true;
         self
     }
 

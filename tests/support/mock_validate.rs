@@ -1,6 +1,7 @@
 //! What the real APIs would refuse, checked on every request the mock receives: stream flags,
-//! role order, tool calls paired with their results, empty text, cache marker count. Each
-//! problem is a sentence naming the message and what is wrong.
+//! role order, tool calls paired with their results, empty text, stray `cache_control`. Each
+//! problem is a sentence naming the message and what is wrong. (What they refuse with a 400 the
+//! mock refuses too: `mock_strict.rs`.)
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -8,10 +9,12 @@ use serde_json::Value;
 
 use super::Wire;
 
-/// Anthropic refuses more than four `cache_control` markers in one request.
-const MAX_CACHE_MARKERS: usize = 4;
-
-pub fn request(wire: Wire, headers: &BTreeMap<String, String>, body: &Value) -> Vec<String> {
+pub fn request(
+    wire: Wire,
+    headers: &BTreeMap<String, String>,
+    body: &Value,
+    honours_cache_control: bool,
+) -> Vec<String> {
     let mut problems = Vec::new();
     if body.is_null() {
         return problems;
@@ -24,9 +27,43 @@ pub fn request(wire: Wire, headers: &BTreeMap<String, String>, body: &Value) -> 
     }
     match wire {
         Wire::Anthropic => anthropic(headers, body, &mut problems),
-        Wire::OpenAi => openai(body, &mut problems),
+        Wire::OpenAi => openai(body, honours_cache_control, &mut problems),
+        Wire::OpenAiResponses => responses(body, &mut problems),
     }
     problems
+}
+
+fn responses(body: &Value, problems: &mut Vec<String>) {
+    if body["store"] != Value::Bool(false) {
+        problems
+            .push("`store` must be false: cairn keeps its own history and sends reasoning back encrypted".to_string());
+    }
+    if !body["input"].is_array() {
+        problems.push("`input` must be a list of items".to_string());
+    }
+    if !body["reasoning"].is_null()
+        && !body["include"].as_array().is_some_and(|i| i.iter().any(|v| v == "reasoning.encrypted_content"))
+    {
+        problems
+            .push("with `store: false`, reasoning is lost unless `include` asks for its encrypted content".to_string());
+    }
+    if count_key(body, "cache_control") > 0 {
+        problems.push("`cache_control` is not a Responses API field".to_string());
+    }
+    for (i, tool) in body["tools"].as_array().map(Vec::as_slice).unwrap_or(&[]).iter().enumerate() {
+        if tool["type"] != "function"
+            || tool["name"].as_str().is_none_or(str::is_empty)
+            || !tool["parameters"].is_object()
+        {
+            problems
+                .push(format!("tool {i} must be {{type: function, name, parameters}} (flat, not under `function`)"));
+        }
+    }
+    for (i, item) in body["input"].as_array().map(Vec::as_slice).unwrap_or(&[]).iter().enumerate() {
+        if item["type"] == "message" && item["content"].as_array().is_some_and(Vec::is_empty) {
+            problems.push(format!("input {i}: a message with no content"));
+        }
+    }
 }
 
 /// How many times `key` appears as an object key anywhere in `value`.
@@ -44,10 +81,6 @@ fn anthropic(headers: &BTreeMap<String, String>, body: &Value, problems: &mut Ve
     }
     if !body["max_tokens"].is_u64() {
         problems.push("`max_tokens` is missing (Anthropic requires it)".to_string());
-    }
-    let markers = count_key(body, "cache_control");
-    if markers > MAX_CACHE_MARKERS {
-        problems.push(format!("{markers} cache_control markers; Anthropic allows at most {MAX_CACHE_MARKERS}"));
     }
     match &body["system"] {
         Value::Null | Value::String(_) => {}
@@ -110,7 +143,14 @@ fn anthropic(headers: &BTreeMap<String, String>, body: &Value, problems: &mut Ve
                     if let Some(content) = block["content"].as_str().filter(|c| c.is_empty()) {
                         problems.push(format!("message {i}: tool_result has empty content {content:?}"));
                     }
+                    for part in block["content"].as_array().map(Vec::as_slice).unwrap_or(&[]) {
+                        if part["type"] != "text" && part["type"] != "image" {
+                            problems.push(format!("message {i}: a tool_result holds text and images only"));
+                        }
+                    }
                 }
+                // Checked with what the API refuses (mock_strict.rs).
+                "thinking" | "redacted_thinking" | "image" => after_text = true,
                 other => problems.push(format!("message {i}: unknown block type {other:?}")),
             }
         }
@@ -165,14 +205,14 @@ fn ids_of(blocks: &[Value], kind: &str, field: &str) -> BTreeSet<String> {
     blocks.iter().filter(|b| b["type"] == kind).filter_map(|b| b[field].as_str()).map(str::to_string).collect()
 }
 
-fn openai(body: &Value, problems: &mut Vec<String>) {
+fn openai(body: &Value, honours_cache_control: bool, problems: &mut Vec<String>) {
     if body["stream_options"]["include_usage"] != Value::Bool(true) {
         problems.push("`stream_options.include_usage` must be true, or the stream reports no usage".to_string());
     }
     if !body["max_tokens"].is_null() && !body["max_completion_tokens"].is_null() {
         problems.push("both `max_tokens` and `max_completion_tokens` are set".to_string());
     }
-    if count_key(body, "cache_control") > 0 {
+    if !honours_cache_control && count_key(body, "cache_control") > 0 {
         problems.push("`cache_control` is an Anthropic field; OpenAI-compatible servers may refuse it".to_string());
     }
     for (i, tool) in body["tools"].as_array().map(Vec::as_slice).unwrap_or(&[]).iter().enumerate() {
@@ -235,7 +275,11 @@ fn openai(body: &Value, problems: &mut Vec<String>) {
                 if let Some((_, ids)) = open.as_mut() {
                     ids.remove(id);
                 }
-                if !message["content"].is_string() {
+                let text_parts = honours_cache_control
+                    && message["content"]
+                        .as_array()
+                        .is_some_and(|parts| !parts.is_empty() && parts.iter().all(|p| p["type"] == "text"));
+                if !(message["content"].is_string() || text_parts) {
                     problems.push(format!("message {i}: tool content must be a string"));
                 }
             }

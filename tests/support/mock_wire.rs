@@ -8,6 +8,7 @@ use axum::body::Bytes;
 use futures_util::Stream;
 use serde_json::{Value, json};
 
+use super::issued::{Issued, sign};
 use super::{MockUsage, Turn, Wire};
 
 /// How a streamed body ends.
@@ -31,11 +32,21 @@ pub const SSE_COMMENT: &str = ": keep-alive\n\n";
 pub const ANTHROPIC_MORE_TEXT: &str = "event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"text_delta\",\"text\":\"and more \"}}\n\n";
 pub const OPENAI_MORE_TEXT: &str = "data: {\"id\":\"chatcmpl-endless\",\"object\":\"chat.completion.chunk\",\"created\":1700000000,\"model\":\"mock-model\",\"choices\":[{\"index\":0,\"delta\":{\"content\":\"and more \"},\"finish_reason\":null}]}\n\n";
 
-/// A turn as SSE frames, each a complete `event:`/`data:` block ending in a blank line.
-pub fn frames(wire: Wire, turn: &Turn, model: &str, usage: MockUsage, next_id: &mut dyn FnMut() -> u64) -> Vec<String> {
+/// A turn as SSE frames, each a complete `event:`/`data:` block ending in a blank line. What
+/// the client must send back unchanged (thinking signatures, reasoning items) goes to `issued`.
+pub fn frames(
+    wire: Wire,
+    turn: &Turn,
+    model: &str,
+    usage: MockUsage,
+    next_id: &mut dyn FnMut() -> u64,
+    issued: &mut Issued,
+    request: &Value,
+) -> Vec<String> {
     match wire {
-        Wire::Anthropic => anthropic_frames(turn, model, usage, next_id),
+        Wire::Anthropic => anthropic_frames(turn, model, usage, next_id, issued),
         Wire::OpenAi => openai_frames(turn, model, usage, next_id),
+        Wire::OpenAiResponses => super::responses::frames(turn, model, usage, next_id, issued, request),
     }
 }
 
@@ -53,6 +64,9 @@ pub fn without_ending(wire: Wire, mut frames: Vec<String>) -> Vec<String> {
     let end = match wire {
         Wire::Anthropic => frames.iter().position(|f| f.starts_with("event: message_delta")),
         Wire::OpenAi => frames.iter().position(|f| f.contains("\"finish_reason\":\"")),
+        Wire::OpenAiResponses => frames
+            .iter()
+            .position(|f| f.starts_with("event: response.completed") || f.starts_with("event: response.incomplete")),
     };
     frames.truncate(end.unwrap_or(frames.len()));
     frames
@@ -76,7 +90,13 @@ fn stop_reason(turn: &Turn) -> String {
     turn.stop.clone().unwrap_or_else(|| if turn.tool_calls.is_empty() { "end_turn" } else { "tool_use" }.to_string())
 }
 
-fn anthropic_frames(turn: &Turn, model: &str, usage: MockUsage, next_id: &mut dyn FnMut() -> u64) -> Vec<String> {
+fn anthropic_frames(
+    turn: &Turn,
+    model: &str,
+    usage: MockUsage,
+    next_id: &mut dyn FnMut() -> u64,
+    issued: &mut Issued,
+) -> Vec<String> {
     let mut out = vec![event(
         "message_start",
         json!({"type": "message_start", "message": {
@@ -104,7 +124,16 @@ fn anthropic_frames(turn: &Turn, model: &str, usage: MockUsage, next_id: &mut dy
         out.push(event(
             "content_block_delta",
             json!({"type": "content_block_delta", "index": index,
-            "delta": {"type": "signature_delta", "signature": "bW9jaw=="}}),
+            "delta": {"type": "signature_delta", "signature": sign(thinking)}}),
+        ));
+        out.push(event("content_block_stop", json!({"type": "content_block_stop", "index": index})));
+        index += 1;
+    }
+    if turn.redacted_thinking {
+        out.push(event(
+            "content_block_start",
+            json!({"type": "content_block_start", "index": index,
+            "content_block": {"type": "redacted_thinking", "data": issued.redacted_data()}}),
         ));
         out.push(event("content_block_stop", json!({"type": "content_block_stop", "index": index})));
         index += 1;
@@ -128,6 +157,9 @@ fn anthropic_frames(turn: &Turn, model: &str, usage: MockUsage, next_id: &mut dy
     }
     for call in &turn.tool_calls {
         let id = call.id.clone().unwrap_or_else(|| format!("toolu_mock_{}", next_id()));
+        if let Some(thinking) = &turn.thinking {
+            issued.thinking_of_call.insert(id.clone(), sign(thinking));
+        }
         out.push(event(
             "content_block_start",
             json!({"type": "content_block_start", "index": index,
@@ -191,10 +223,14 @@ fn openai_frames(turn: &Turn, model: &str, usage: MockUsage, next_id: &mut dyn F
     };
     out.push(chunk(json!({}), json!(finish)));
     let prompt = usage.input_tokens + usage.cache_read_input_tokens + usage.cache_creation_input_tokens;
+    let mut details = json!({"cached_tokens": usage.cache_read_input_tokens});
+    if usage.cache_creation_input_tokens > 0 {
+        // OpenRouter's name for what an Anthropic model wrote to its cache.
+        details["cache_write_tokens"] = json!(usage.cache_creation_input_tokens);
+    }
     let data = json!({"id": id, "object": "chat.completion.chunk", "created": 1_700_000_000, "model": model,
         "choices": [], "usage": {"prompt_tokens": prompt, "completion_tokens": usage.output_tokens,
-            "total_tokens": prompt + usage.output_tokens,
-            "prompt_tokens_details": {"cached_tokens": usage.cache_read_input_tokens}}});
+            "total_tokens": prompt + usage.output_tokens, "prompt_tokens_details": details}});
     out.push(format!("data: {data}\n\n"));
     out.push("data: [DONE]\n\n".to_string());
     out
@@ -203,6 +239,7 @@ fn openai_frames(turn: &Turn, model: &str, usage: MockUsage, next_id: &mut dyn F
 /// An error event inside an otherwise healthy stream.
 pub fn error_event(wire: Wire) -> String {
     match wire {
+        Wire::OpenAiResponses => super::responses::error_event(),
         Wire::Anthropic => {
             event("error", json!({"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}}))
         }
@@ -228,7 +265,7 @@ pub fn error_body(wire: Wire, code: u16) -> Value {
     };
     match wire {
         Wire::Anthropic => json!({"type": "error", "error": {"type": kind, "message": message}}),
-        Wire::OpenAi => {
+        Wire::OpenAi | Wire::OpenAiResponses => {
             let kind = match code {
                 400 => "invalid_request_error",
                 401 | 403 => "authentication_error",
@@ -240,12 +277,22 @@ pub fn error_body(wire: Wire, code: u16) -> Value {
     }
 }
 
+/// The 400 body each API sends for an invalid request, with `message`.
+pub fn refusal_body(wire: Wire, message: &str) -> Value {
+    match wire {
+        Wire::Anthropic => json!({"type": "error", "error": {"type": "invalid_request_error", "message": message}}),
+        Wire::OpenAi | Wire::OpenAiResponses => {
+            json!({"error": {"message": message, "type": "invalid_request_error", "param": null, "code": null}})
+        }
+    }
+}
+
 /// The 400 body each API sends when the prompt does not fit.
 pub fn context_length_body(wire: Wire) -> Value {
     match wire {
         Wire::Anthropic => json!({"type": "error", "error": {"type": "invalid_request_error",
             "message": "prompt is too long: 208734 tokens > 200000 maximum"}}),
-        Wire::OpenAi => json!({"error": {
+        Wire::OpenAi | Wire::OpenAiResponses => json!({"error": {
             "message": "This model's maximum context length is 128000 tokens. However, your messages resulted in \
                         131072 tokens. Please reduce the length of the messages.",
             "type": "invalid_request_error", "param": "messages", "code": "context_length_exceeded"}}),

@@ -69,6 +69,10 @@ impl Worker {
             else {
                 continue;
             };
+            // An image is attached as itself, beside the prompt (`agent::attachments`).
+            if crate::tools::image::is_image_path(&path.absolute) {
+                continue;
+            }
             if shown.len() >= MAX_ATTACHMENTS {
                 shown.push(not_attached(&path.display, "more than 10 mentions; ask the model to read it"));
                 continue;

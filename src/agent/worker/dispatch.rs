@@ -251,7 +251,12 @@ impl Worker {
             not_run,
             decided_by: ruling.line.clone(),
         };
-        self.session.persist(Message::tool(result), Some(record));
+        let mut message = Message::tool(result);
+        // An image a tool returned (file_read of a PNG) travels after its result.
+        if let Some(image) = output.image {
+            message.content.push(crate::conversation::Block::Image(image));
+        }
+        self.session.persist(message, Some(record));
         self.link.emit(AgentEvent::ToolFinished(ToolFinished {
             call_id: call.id,
             tool: call.name,

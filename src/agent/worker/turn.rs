@@ -5,7 +5,6 @@ use tokio_util::sync::CancellationToken;
 use super::Worker;
 use crate::agent::events::{AgentEvent, CompactionTrigger, NoticeLevel, TurnOutcome, TurnStats, TurnSummary};
 use crate::agent::spend::add_cost;
-use crate::config::ProviderKind;
 use crate::context::{BudgetLevel, PreflightInput, StageReport, Urgency, check_request};
 use crate::conversation::{Message, Mode};
 use crate::llm::{ChatRequest, ChatResponse, LlmError, StopReason, StreamEvent};
@@ -37,12 +36,18 @@ impl Worker {
             Err(error) => return TurnSummary { outcome: TurnOutcome::Failed { error }, stats },
         };
         let (attached, shown) = self.attach_mentions(&prompt, &cancel).await;
-        if !shown.is_empty() {
-            self.link.emit(AgentEvent::Attached(shown));
-        }
         self.wait_for_starting_servers(&cancel).await;
         let prompt = self.spill_long_prompt(prompt);
-        let mut message = Message::user(prompt.clone());
+        let limits = crate::tools::image::ImageLimits::from_config(&self.place.config().tools);
+        let images =
+            crate::agent::attachments::user_message(&prompt, self.place.root(), self.place.cwd(), limits).await;
+        // Images first (as Anthropic recommends), then the prompt, then the files it attached.
+        let mut shown_all = images.items;
+        shown_all.extend(shown);
+        if !shown_all.is_empty() {
+            self.link.emit(AgentEvent::Attached(shown_all));
+        }
+        let mut message = images.message;
         message.content.extend(attached);
         self.session.persist(message, None);
         self.auto_recall(self.session.last_seq(), &prompt);
@@ -255,16 +260,21 @@ impl Worker {
                 "request larger than the window after every stage"
             );
         }
-        let cache = (self.model.kind() == ProviderKind::Anthropic && self.place.config().cache.enabled)
+        let cache = (self.model.honours_cache_control() && self.place.config().cache.enabled)
             .then_some(self.place.config().cache.ttl);
+        let max_tokens = self.max_output_tokens();
+        let reasoning =
+            crate::llm::reasoning_for(self.place.config().thinking, self.model.thinking_support(), max_tokens);
         let raw_tokens = self.session.pipeline_mut().raw_tokens(input.overhead, window);
         let request = ChatRequest {
             model: self.model.name().to_string(),
             system,
             messages,
             tools,
-            max_tokens: self.max_output_tokens(),
+            max_tokens,
             cache,
+            reasoning,
+            images: self.model.takes_images(),
         };
         let fingerprint = self.cache.fingerprint(&request);
         Ok(Prepared { request, raw_tokens, fingerprint })
@@ -369,6 +379,7 @@ impl Worker {
                 partial.push_str(&text);
                 self.link.emit(AgentEvent::TextDelta(text));
             }
+            StreamEvent::ThinkingDelta(text) => self.link.emit(AgentEvent::ThinkingDelta(text)),
             StreamEvent::ToolCallStarted { id, name } => {
                 self.link.emit(AgentEvent::ToolCallStreaming { call_id: id, tool: name })
             }

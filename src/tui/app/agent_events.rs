@@ -8,7 +8,7 @@ use crate::agent::{
     UserCommand,
 };
 use crate::conversation::{Message, Mode, format_tokens};
-use crate::tui::cells::{AssistantCell, Cell, NoticeKind, ToolCell, ToolStatus, UserCell};
+use crate::tui::cells::{AssistantCell, Cell, NoticeKind, ThinkingCell, ToolCell, ToolStatus, UserCell};
 use crate::tui::overlays::{ApprovalDialog, ContextView, Overlay};
 
 /// Typing this recently when a dialog opens means the keys in flight were meant for the prompt.
@@ -83,8 +83,13 @@ impl App {
                 self.turn_started = Some(self.now);
                 self.activity = Activity::Thinking;
             }
-            AgentEvent::TextDelta(text) => self.on_delta(&text),
+            AgentEvent::TextDelta(text) => {
+                self.end_thinking();
+                self.on_delta(&text)
+            }
+            AgentEvent::ThinkingDelta(text) => self.on_thinking(&text),
             AgentEvent::ToolCallStreaming { call_id, tool } => {
+                self.end_thinking();
                 self.end_stream();
                 self.activity = Activity::PreparingTool(tool.clone());
                 self.transcript.push(Cell::Tool(ToolCell::new(call_id, tool)));
@@ -282,6 +287,46 @@ impl App {
         });
     }
 
+    /// Thinking streaming in: one collapsed cell per stretch of thinking.
+    fn on_thinking(&mut self, text: &str) {
+        let last = self.transcript.len().checked_sub(1);
+        let open = last.filter(|&i| matches!(self.transcript.get(i), Some(Cell::Thinking(t)) if t.streaming));
+        let i = match open {
+            Some(i) => i,
+            None => {
+                self.end_stream();
+                self.transcript.push(Cell::Thinking(ThinkingCell::streaming(self.expand_all)));
+                self.transcript.len() - 1
+            }
+        };
+        self.transcript.update(i, |c| {
+            if let Cell::Thinking(t) = c {
+                t.text.push_str(text);
+            }
+        });
+    }
+
+    /// The thinking that was streaming is over.
+    fn end_thinking(&mut self) {
+        let last = self.transcript.len().checked_sub(1);
+        if let Some(i) = last.filter(|&i| matches!(self.transcript.get(i), Some(Cell::Thinking(t)) if t.streaming)) {
+            self.transcript.update(i, |c| {
+                if let Cell::Thinking(t) = c {
+                    t.streaming = false;
+                }
+            });
+        }
+    }
+
+    /// A stored (or unstreamed) message's thinking, as one collapsed cell.
+    pub(super) fn push_thinking(&mut self, message: &Message) {
+        if message.thinking().next().is_none() {
+            return;
+        }
+        let text: Vec<&str> = message.thinking().map(|t| t.text.trim()).filter(|t| !t.is_empty()).collect();
+        self.transcript.push(Cell::Thinking(ThinkingCell::stored(text.join("\n\n"), self.expand_all)));
+    }
+
     /// A retry voids what the failed attempt streamed: its text and its half-written calls.
     fn discard_attempt(&mut self) {
         self.streaming = None;
@@ -289,7 +334,7 @@ impl App {
         while i > self.attempt_from {
             i -= 1;
             let void = match self.transcript.get(i) {
-                Some(Cell::Assistant(_)) => true,
+                Some(Cell::Assistant(_) | Cell::Thinking(_)) => true,
                 Some(Cell::Tool(t)) => t.status == ToolStatus::Preparing,
                 Some(Cell::User(_) | Cell::Notice(_)) | None => false,
             };
@@ -303,7 +348,13 @@ impl App {
         let text = message.text();
         let streamed = (self.attempt_from..self.transcript.len())
             .any(|i| matches!(self.transcript.get(i), Some(Cell::Assistant(_))));
+        let thought = (self.attempt_from..self.transcript.len())
+            .any(|i| matches!(self.transcript.get(i), Some(Cell::Thinking(_))));
+        self.end_thinking();
         self.end_stream();
+        if !thought {
+            self.push_thinking(message);
+        }
         if !streamed && !text.trim().is_empty() {
             // An answer that was not streamed (some local servers send it whole).
             self.transcript.push(Cell::Assistant(AssistantCell::stored(&text)));

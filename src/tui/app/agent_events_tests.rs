@@ -21,6 +21,7 @@ fn texts(app: &App) -> Vec<String> {
             }
             Cell::Tool(t) => format!("tool: {} {} {:?}", t.tool, t.summary, t.status),
             Cell::Notice(n) => format!("notice {:?}: {}", n.kind, n.text),
+            Cell::Thinking(t) => format!("thinking: {}{}", t.text, if t.expanded { " [expanded]" } else { "" }),
         })
         .collect()
 }
@@ -458,4 +459,61 @@ fn the_turn_summary_says_what_the_turn_cost() {
         crate::tui::app::history::turn_summary_text(None, &TurnStats { cost_usd: None, ..stats }),
         "1 request · 1k in · 20 out · 80% cached"
     );
+}
+
+#[test]
+fn thinking_streams_into_one_collapsed_cell_above_the_answer_and_expands_on_ctrl_o() {
+    let mut app = app();
+    app.on_agent_event(AgentEvent::TurnStarted { prompt: "why?".into() });
+    app.on_agent_event(AgentEvent::ThinkingDelta("Check the ".into()));
+    app.on_agent_event(AgentEvent::ThinkingDelta("fixture.".into()));
+    app.on_agent_event(AgentEvent::TextDelta("It is the fixture.".into()));
+    let mut msg = Message::assistant("It is the fixture.");
+    msg.content.insert(
+        0,
+        Block::Thinking(crate::conversation::Thinking {
+            source: crate::conversation::ThinkingSource::Anthropic,
+            model: "m".into(),
+            text: "Check the fixture.".into(),
+            signature: "s".into(),
+            redacted: false,
+            id: None,
+            summary: Vec::new(),
+        }),
+    );
+    app.on_agent_event(AgentEvent::AssistantMessage(msg.clone()));
+    assert_eq!(texts(&app), ["user: why?", "thinking: Check the fixture.", "assistant: It is the fixture."]);
+    use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+    app.on_key(KeyEvent::new(KeyCode::Char('o'), KeyModifiers::CONTROL));
+    assert_eq!(texts(&app)[1], "thinking: Check the fixture. [expanded]");
+    // A resumed session shows the stored thinking the same way.
+    let mut resumed = app_resumed(vec![Message::user("why?"), msg]);
+    assert_eq!(texts(&resumed)[1], "thinking: Check the fixture.");
+    resumed.on_key(KeyEvent::new(KeyCode::Char('o'), KeyModifiers::CONTROL));
+    assert_eq!(texts(&resumed)[1], "thinking: Check the fixture. [expanded]");
+}
+
+fn app_resumed(history: Vec<Message>) -> App {
+    let mut app = app();
+    let session = crate::store::SessionInfo {
+        id: "abc123".into(),
+        project: crate::store::ProjectId(1),
+        title: "t".into(),
+        provider: crate::config::ProviderKind::Anthropic,
+        model: "m".into(),
+        mode: Mode::Edit,
+        created_at: String::new(),
+        updated_at: String::new(),
+    };
+    app.on_agent_event(AgentEvent::SessionReady {
+        session,
+        resumed: true,
+        history: history.into_iter().map(std::sync::Arc::new).collect(),
+        tool_display: Default::default(),
+        mode: Mode::Edit,
+        model: "m".into(),
+        window: 200_000,
+        recap: Default::default(),
+    });
+    app
 }

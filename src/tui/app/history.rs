@@ -74,6 +74,7 @@ impl App {
                     self.transcript.push(Cell::User(cell));
                 }
                 Role::Assistant => {
+                    self.push_thinking(message);
                     if !message.text().trim().is_empty() {
                         self.transcript.push(Cell::Assistant(AssistantCell::shared(message.clone())));
                     }

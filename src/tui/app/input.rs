@@ -170,11 +170,16 @@ impl App {
                 self.expand_all = !self.expand_all;
                 let expand = self.expand_all;
                 for i in 0..self.transcript.len() {
-                    if matches!(self.transcript.get(i), Some(Cell::Tool(t)) if t.expanded != expand) {
-                        self.transcript.update(i, |c| {
-                            if let Cell::Tool(t) = c {
-                                t.expanded = expand;
-                            }
+                    let differs = match self.transcript.get(i) {
+                        Some(Cell::Tool(t)) => t.expanded != expand,
+                        Some(Cell::Thinking(t)) => t.expanded != expand,
+                        Some(Cell::User(_) | Cell::Assistant(_) | Cell::Notice(_)) | None => false,
+                    };
+                    if differs {
+                        self.transcript.update(i, |c| match c {
+                            Cell::Tool(t) => t.expanded = expand,
+                            Cell::Thinking(t) => t.expanded = expand,
+                            Cell::User(_) | Cell::Assistant(_) | Cell::Notice(_) => {}
                         });
                     }
                 }
@@ -183,7 +188,7 @@ impl App {
             GlobalAction::CopyAnswer => {
                 let answer = self.transcript.cells().rev().find_map(|c| match c {
                     Cell::Assistant(a) if !a.text.as_str().trim().is_empty() => Some(a.text.as_str().to_string()),
-                    Cell::User(_) | Cell::Assistant(_) | Cell::Tool(_) | Cell::Notice(_) => None,
+                    Cell::User(_) | Cell::Assistant(_) | Cell::Tool(_) | Cell::Notice(_) | Cell::Thinking(_) => None,
                 });
                 match answer {
                     Some(text) => {
@@ -419,12 +424,12 @@ impl App {
             MouseEventKind::ScrollDown => self.transcript.scroll_down(WHEEL_ROWS, &self.theme),
             MouseEventKind::Down(MouseButton::Left) => {
                 if let Some(i) = self.transcript.cell_at_row(ev.row)
-                    && matches!(self.transcript.get(i), Some(Cell::Tool(_)))
+                    && matches!(self.transcript.get(i), Some(Cell::Tool(_) | Cell::Thinking(_)))
                 {
-                    self.transcript.update(i, |c| {
-                        if let Cell::Tool(t) = c {
-                            t.expanded = !t.expanded;
-                        }
+                    self.transcript.update(i, |c| match c {
+                        Cell::Tool(t) => t.expanded = !t.expanded,
+                        Cell::Thinking(t) => t.expanded = !t.expanded,
+                        Cell::User(_) | Cell::Assistant(_) | Cell::Notice(_) => {}
                     });
                 }
             }

@@ -55,7 +55,7 @@ impl AnswerText {
             AnswerText::Shared { message, len } => match message.content.first() {
                 Some(Block::Text { text }) => &text[..*len],
                 // `shared` only builds this for a message whose first block is its text.
-                Some(Block::ToolCall(_) | Block::ToolResult(_)) | None => "",
+                Some(Block::ToolCall(_) | Block::ToolResult(_) | Block::Thinking(_) | Block::Image(_)) | None => "",
             },
         }
     }

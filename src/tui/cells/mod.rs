@@ -4,11 +4,13 @@
 
 mod assistant;
 mod notice;
+mod thinking;
 mod tool;
 mod user;
 
 pub use assistant::AssistantCell;
 pub use notice::{NoticeCell, NoticeKind};
+pub use thinking::ThinkingCell;
 pub use tool::{ToolCell, ToolStatus, format_duration};
 pub use user::UserCell;
 
@@ -23,6 +25,8 @@ pub enum Cell {
     Assistant(AssistantCell),
     Tool(ToolCell),
     Notice(NoticeCell),
+    /// The model's thinking, collapsed to a line until expanded.
+    Thinking(ThinkingCell),
 }
 
 impl Cell {
@@ -34,6 +38,7 @@ impl Cell {
             Cell::Assistant(c) => c.lines(width, theme),
             Cell::Tool(c) => c.lines(width, theme),
             Cell::Notice(c) => c.lines(width, theme),
+            Cell::Thinking(c) => c.lines(width, theme),
         }
     }
 
@@ -51,6 +56,7 @@ impl Cell {
             Cell::Assistant(c) => c.text.as_str().replace(['*', '`', '_', '#'], ""),
             Cell::Tool(c) => format!("{} {}\n{}", c.tool, c.summary, c.output),
             Cell::Notice(c) => c.text.clone(),
+            Cell::Thinking(c) => c.text.clone(),
         }
     }
 
@@ -59,7 +65,9 @@ impl Cell {
     pub fn gap_after(&self, previous: &Cell) -> bool {
         match (previous, self) {
             (Cell::Tool(_), Cell::Tool(_)) => false,
-            (Cell::User(_) | Cell::Assistant(_) | Cell::Tool(_) | Cell::Notice(_), _) => true,
+            // Thinking sits right above what it led to.
+            (Cell::Thinking(_), Cell::Assistant(_) | Cell::Tool(_)) => false,
+            (Cell::User(_) | Cell::Assistant(_) | Cell::Tool(_) | Cell::Notice(_) | Cell::Thinking(_), _) => true,
         }
     }
 }
