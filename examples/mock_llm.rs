@@ -9,6 +9,9 @@
 //! The script is a JSON array of replies, e.g.
 //! `[{"turn": {"text": "hi"}}, {"fault": "overloaded"}, {"turn": {"tool_calls": [{"name": "glob",
 //! "arguments": {"pattern": "*.rs"}}]}}]`. Once it runs out, every request gets a plain text turn.
+//! For subagents, an object routes requests by their system prompt: `{"replies": […], "routes":
+//! [{"key": "find the callers", "replies": […]}]}` answers a request whose system prompt
+//! contains `find the callers` (a subagent's, whose brief names its job) from that route.
 //! It reports usage as a provider's prompt cache would (`--no-cache` turns that off), and with
 //! `--context-window N` it refuses requests that would not fit N tokens, as a real model does.
 //! `--dump DIR` writes each request's body to `DIR/NNN.json`, to see exactly what was sent.
@@ -22,7 +25,7 @@ mod mock_llm;
 use std::net::SocketAddr;
 use std::time::Duration;
 
-use mock_llm::{MockLlm, Reply, Script};
+use mock_llm::{MockLlm, Reply, Script, ScriptFile};
 
 struct Args {
     script: Option<String>,
@@ -58,9 +61,18 @@ fn parse_args() -> Result<Args, String> {
     Ok(args)
 }
 
-fn load_script(path: &str) -> Result<Vec<Reply>, String> {
+/// A JSON array of replies, or an object with `replies` and `routes` (replies for requests
+/// whose system prompt contains a route's `key`: a subagent's, named by its job).
+fn load_script(path: &str) -> Result<ScriptFile, String> {
     let text = std::fs::read_to_string(path).map_err(|e| format!("cannot read {path}: {e}"))?;
-    serde_json::from_str(&text).map_err(|e| format!("{path} is not a JSON array of replies: {e}"))
+    if text.trim_start().starts_with('[') {
+        let replies: Vec<Reply> =
+            serde_json::from_str(&text).map_err(|e| format!("{path} is not a JSON array of replies: {e}"))?;
+        return Ok(ScriptFile { replies, routes: Vec::new() });
+    }
+    serde_json::from_str(&text).map_err(|e| {
+        format!("{path} is neither a JSON array of replies nor {{\"replies\": […], \"routes\": […]}}: {e}")
+    })
 }
 
 #[tokio::main]
@@ -73,12 +85,12 @@ async fn main() {
 
 async fn run() -> Result<(), String> {
     let args = parse_args()?;
-    let replies = match &args.script {
+    let file = match &args.script {
         Some(path) => load_script(path)?,
-        None => Vec::new(),
+        None => ScriptFile::default(),
     };
-    let count = replies.len();
-    let mut script = Script::from_replies(replies).chunk_delay_ms(args.chunk_delay_ms);
+    let count = file.replies.len() + file.routes.iter().map(|r| r.replies.len()).sum::<usize>();
+    let mut script = Script::from_file(file).chunk_delay_ms(args.chunk_delay_ms);
     if args.cache {
         script = script.simulate_cache();
     }

@@ -134,7 +134,9 @@ fn answer_of(event: &AgentEvent) -> Option<Result<String, HeadlessError>> {
         | AgentEvent::ContextBreakdown(_)
         | AgentEvent::Notice { .. }
         | AgentEvent::Commands(_)
-        | AgentEvent::TurnFinished(_) => return None,
+        | AgentEvent::TurnFinished(_)
+        | AgentEvent::Subagent { .. }
+        | AgentEvent::Todo(_) => return None,
     })
 }
 
@@ -330,7 +332,9 @@ impl Printer {
                     | AgentEvent::TurnFinished(_)
                     | AgentEvent::Commands(_)
                     | AgentEvent::Mcp(_)
-                    | AgentEvent::Library(_) => {}
+                    | AgentEvent::Library(_)
+                    | AgentEvent::Subagent { .. }
+                    | AgentEvent::Todo(_) => {}
                 }
                 Ok(())
             }
@@ -373,6 +377,23 @@ impl Printer {
                     if let (Some(line), serde_json::Value::Object(fields)) = (
                         value.as_object_mut(),
                         serde_json::to_value(report).map_err(|e| HeadlessError::Failed(e.to_string()))?,
+                    ) {
+                        line.extend(fields);
+                    }
+                    self.line(value)
+                }
+                AgentEvent::Todo(list) => {
+                    let c = list.counts();
+                    self.line(json!({
+                        "type": "todo", "items": list.items,
+                        "counts": {"pending": c.pending, "in_progress": c.in_progress, "done": c.done},
+                    }))
+                }
+                AgentEvent::Subagent { call_id, event } => {
+                    let mut value = json!({"type": "subagent", "id": call_id});
+                    if let (Some(line), serde_json::Value::Object(fields)) = (
+                        value.as_object_mut(),
+                        serde_json::to_value(event).map_err(|e| HeadlessError::Failed(e.to_string()))?,
                     ) {
                         line.extend(fields);
                     }

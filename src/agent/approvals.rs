@@ -1,9 +1,15 @@
 //! The approval gate of tool calls: how a front end answers what the permission rules leave to
 //! asking (ask the user, `--yes`, or deny headless), and the dialog's round trip — a request
-//! out as an event, the answer back from the router. The gate only answers; remembering a rule
-//! the user chose is the toolbox's business.
+//! out as an event, the answer back from the router through the [`ApprovalDesk`], which finds
+//! the dialog by its id (a subagent's gate shares its parent's desk, so answers reach whichever
+//! agent asked). The gate only answers; remembering a rule the user chose is the toolbox's
+//! business.
 
-use tokio::sync::mpsc;
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+
+use tokio::sync::oneshot;
 use tokio_util::sync::CancellationToken;
 
 use super::events::{AgentEvent, ApprovalDecision, ApprovalKind, ApprovalRequest};
@@ -61,15 +67,62 @@ pub(super) enum Approval {
     Interrupted,
 }
 
+/// The dialogs waiting for an answer, by id: every agent of a session (the main one and its
+/// subagents) asks through one desk, and the router hands each answer in.
+#[derive(Default)]
+pub(super) struct ApprovalDesk {
+    last_id: AtomicU64,
+    waiting: Mutex<HashMap<u64, oneshot::Sender<ApprovalDecision>>>,
+}
+
+impl ApprovalDesk {
+    fn open(&self) -> (u64, oneshot::Receiver<ApprovalDecision>) {
+        let id = self.last_id.fetch_add(1, Ordering::Relaxed) + 1;
+        let (tx, rx) = oneshot::channel();
+        self.waiting.lock().unwrap_or_else(|p| p.into_inner()).insert(id, tx);
+        (id, rx)
+    }
+
+    /// The user's answer to dialog `id`; an answer to a dialog no longer open is ignored.
+    pub(super) fn answer(&self, id: u64, decision: ApprovalDecision) {
+        if let Some(waiting) = self.waiting.lock().unwrap_or_else(|p| p.into_inner()).remove(&id) {
+            let _ = waiting.send(decision);
+        }
+    }
+
+    fn close(&self, id: u64) {
+        self.waiting.lock().unwrap_or_else(|p| p.into_inner()).remove(&id);
+    }
+}
+
+/// Removes a dialog from the desk when its question is dropped unanswered (an interrupt).
+struct OpenDialog<'a> {
+    desk: &'a ApprovalDesk,
+    id: u64,
+}
+
+impl Drop for OpenDialog<'_> {
+    fn drop(&mut self) {
+        self.desk.close(self.id);
+    }
+}
+
+#[derive(Clone)]
 pub(super) struct ApprovalGate {
     policy: ApprovalPolicy,
-    answers: mpsc::UnboundedReceiver<(u64, ApprovalDecision)>,
-    next_id: u64,
+    desk: Arc<ApprovalDesk>,
+    /// The subagent whose calls this gate asks about, as the dialog names it.
+    asker: Option<String>,
 }
 
 impl ApprovalGate {
-    pub(super) fn new(policy: ApprovalPolicy, answers: mpsc::UnboundedReceiver<(u64, ApprovalDecision)>) -> Self {
-        ApprovalGate { policy, answers, next_id: 1 }
+    pub(super) fn new(policy: ApprovalPolicy, desk: Arc<ApprovalDesk>) -> Self {
+        ApprovalGate { policy, desk, asker: None }
+    }
+
+    /// The same gate, its dialogs labelled with the subagent that asks.
+    pub(super) fn for_subagent(&self, label: String) -> ApprovalGate {
+        ApprovalGate { asker: Some(label), ..self.clone() }
     }
 
     /// A user answers the dialogs (the TUI), so a sandboxed command can be offered a run
@@ -83,7 +136,7 @@ impl ApprovalGate {
 
     /// Ask about a call (unless the front end's policy answers it) and wait for the answer or
     /// an interrupt.
-    pub(super) async fn ask(&mut self, q: Question<'_>, cancel: &CancellationToken, events: &Emitter) -> Approval {
+    pub(super) async fn ask(&self, q: Question<'_>, cancel: &CancellationToken, events: &Emitter) -> Approval {
         match self.policy {
             ApprovalPolicy::ApproveAll => return Approval::Approved(Answer::Yes),
             ApprovalPolicy::DenyAll => {
@@ -97,8 +150,8 @@ impl ApprovalGate {
             }
             ApprovalPolicy::Ask => {}
         }
-        let id = self.next_id;
-        self.next_id += 1;
+        let (id, answer) = self.desk.open();
+        let _open = OpenDialog { desk: &self.desk, id };
         let outside_sandbox = matches!(q.kind, ApprovalKind::OutsideSandbox { .. });
         let texts = |rules: &[Rule]| rules.iter().map(|r| r.text().to_string()).collect::<Vec<_>>();
         events.emit(AgentEvent::ApprovalRequested(ApprovalRequest {
@@ -113,43 +166,46 @@ impl ApprovalGate {
             exact: texts(&q.choices.exact),
             prefix: texts(&q.choices.prefix),
             kind: q.kind,
+            agent: self.asker.clone(),
+            task: None,
         }));
         // The rules the dialog showed: the exact ones, or the prefix the user switched to.
         let shown = |prefix: bool| {
             if prefix && !q.choices.prefix.is_empty() { q.choices.prefix.clone() } else { q.choices.exact.clone() }
         };
-        loop {
-            tokio::select! {
-                biased;
-                _ = cancel.cancelled() => return Approval::Interrupted,
-                answer = self.answers.recv() => match answer {
-                    // A stale answer to an earlier dialog: ignore it.
-                    Some((answered, _)) if answered != id => continue,
-                    Some((_, ApprovalDecision::Approve)) => return Approval::Approved(Answer::Once),
-                    Some((_, ApprovalDecision::ApproveForSession { prefix })) => {
-                        let rules = shown(prefix);
-                        return Approval::Approved(if rules.is_empty() { Answer::Once } else { Answer::Session(rules) });
-                    }
-                    Some((_, ApprovalDecision::ApproveForProject { prefix })) => {
-                        let rules = shown(prefix);
-                        return Approval::Approved(if rules.is_empty() { Answer::Once } else { Answer::Project(rules) });
-                    }
-                    Some((_, ApprovalDecision::Deny { reason })) => {
-                        let why = reason.filter(|r| !r.trim().is_empty()).map(|r| format!(" Their reason: {r}")).unwrap_or_default();
-                        let what = if outside_sandbox {
-                            "running this command outside the sandbox".to_string()
-                        } else {
-                            format!("this `{}` call", q.call.name)
-                        };
-                        return Approval::Denied {
-                            message: format!(
-                                "The user denied {what}.{why} Do not repeat it; adjust your approach or ask the user how to proceed."
-                            ),
-                            by: Refuser::User,
-                        };
-                    }
-                    None => return Approval::Interrupted,
-                },
+        let decision = tokio::select! {
+            biased;
+            _ = cancel.cancelled() => return Approval::Interrupted,
+            answer = answer => match answer {
+                Ok(decision) => decision,
+                // Only the dialog itself closes its entry; treated as an interrupt all the same.
+                Err(_) => return Approval::Interrupted,
+            },
+        };
+        match decision {
+            ApprovalDecision::Approve => Approval::Approved(Answer::Once),
+            ApprovalDecision::ApproveForSession { prefix } => {
+                let rules = shown(prefix);
+                Approval::Approved(if rules.is_empty() { Answer::Once } else { Answer::Session(rules) })
+            }
+            ApprovalDecision::ApproveForProject { prefix } => {
+                let rules = shown(prefix);
+                Approval::Approved(if rules.is_empty() { Answer::Once } else { Answer::Project(rules) })
+            }
+            ApprovalDecision::Deny { reason } => {
+                let why =
+                    reason.filter(|r| !r.trim().is_empty()).map(|r| format!(" Their reason: {r}")).unwrap_or_default();
+                let what = if outside_sandbox {
+                    "running this command outside the sandbox".to_string()
+                } else {
+                    format!("this `{}` call", q.call.name)
+                };
+                Approval::Denied {
+                    message: format!(
+                        "The user denied {what}.{why} Do not repeat it; adjust your approach or ask the user how to proceed."
+                    ),
+                    by: Refuser::User,
+                }
             }
         }
     }

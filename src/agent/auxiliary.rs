@@ -52,6 +52,7 @@ impl AuxModel {
             tools: Vec::new(),
             max_tokens,
             cache: None,
+            tail: None,
             reasoning: None,
             images: false,
         };

@@ -121,6 +121,12 @@ pub struct ApprovalRequest {
     /// empty when none is offered.
     pub prefix: Vec<String>,
     pub kind: ApprovalKind,
+    /// The subagent whose call this is (`subagent explore · find the parser`); `None` for the
+    /// main agent.
+    pub agent: Option<String>,
+    /// The main agent's `task` call that started the subagent asking, so the front end can show
+    /// which of its subagents waits.
+    pub task: Option<String>,
 }
 
 /// The context pipeline's counters and the budget figures, as headless JSON prints them.
@@ -344,6 +350,58 @@ pub enum NoticeLevel {
     Error,
 }
 
+/// How a subagent's job ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SubagentOutcome {
+    Reported,
+    Failed,
+    Interrupted,
+}
+
+/// What a subagent started by a `task` call is doing, for the front ends: the transcript's
+/// subagent cell and headless stream-json.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+#[serde(tag = "phase", rename_all = "snake_case")]
+pub enum SubagentEvent {
+    Started {
+        agent_type: String,
+        description: String,
+        /// The subagent's own session, stored under the parent's.
+        session_id: String,
+        model: String,
+        mode: Mode,
+    },
+    /// One of its tool calls began (`call_id` is the subagent's own call).
+    ToolStarted {
+        call_id: String,
+        tool: String,
+        summary: String,
+    },
+    ToolFinished {
+        call_id: String,
+        tool: String,
+        summary: String,
+        is_error: bool,
+        not_run: bool,
+    },
+    /// Text it wrote along the way (its final report comes with `Finished`).
+    Text {
+        text: String,
+    },
+    /// One of its model requests: the context it sent (prompt tokens) and what it cost.
+    Usage {
+        usage: Usage,
+    },
+    Finished {
+        outcome: SubagentOutcome,
+        /// The report as the parent gets it (capped), or why there is none.
+        report: String,
+        usage: Usage,
+        requests: u32,
+    },
+}
+
 /// A model to choose in the `/model` picker.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct ModelChoice {
@@ -492,6 +550,13 @@ pub enum AgentEvent {
     Commands(Vec<CommandInfo>),
     /// The answer to a [`UserCommand::Mcp`] request.
     Mcp(McpPanel),
+    /// A subagent started by the `task` call `call_id` made progress.
+    Subagent {
+        call_id: String,
+        event: SubagentEvent,
+    },
+    /// The session's task list changed (the `todo` tool, or a session loaded with one).
+    Todo(crate::conversation::TodoList),
 }
 
 /// A custom command or a user-invocable skill, as completion and `/help` list it.

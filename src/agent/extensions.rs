@@ -89,6 +89,21 @@ impl Extensions {
         }
     }
 
+    /// What a subagent shares: the servers, hooks and skills (its parent reported what could
+    /// not load, and its first request does not wait for servers again).
+    pub(super) fn for_subagent(&self) -> Extensions {
+        Extensions {
+            hub: self.hub.clone(),
+            hooks: self.hooks.clone(),
+            skills: self.skills.clone(),
+            skills_listing: self.skills_listing.clone(),
+            commands: Vec::new(),
+            problems: Vec::new(),
+            session_context: None,
+            waited_for_servers: true,
+        }
+    }
+
     pub(super) fn add_session_context(&mut self, context: &str) {
         let kept = self.session_context.get_or_insert_with(String::new);
         if !kept.is_empty() {

@@ -60,15 +60,24 @@ impl TurnControl {
 }
 
 /// What the worker holds of the link.
+#[derive(Clone)]
 pub(super) struct Link {
     events: Emitter,
     mode: watch::Receiver<Mode>,
     control: TurnControl,
+    /// A read-only subagent: plan mode at most, whatever the session's mode.
+    read_only: bool,
 }
 
 impl Link {
     pub(super) fn new(events: Emitter, mode: watch::Receiver<Mode>, control: TurnControl) -> Link {
-        Link { events, mode, control }
+        Link { events, mode, control, read_only: false }
+    }
+
+    /// A subagent's link: its own events, the session's mode as the user switches it (capped
+    /// at plan for a read-only subagent), and a turn control of its own.
+    pub(super) fn for_subagent(&self, events: Emitter, read_only: bool) -> Link {
+        Link { events, mode: self.mode.clone(), control: TurnControl::default(), read_only }
     }
 
     pub(super) fn emit(&self, event: AgentEvent) {
@@ -86,7 +95,10 @@ impl Link {
 
     /// The mode now: the router switches it the moment the user does, even mid-turn.
     pub(super) fn mode(&self) -> Mode {
-        *self.mode.borrow()
+        match (*self.mode.borrow(), self.read_only) {
+            (Mode::Edit, true) => Mode::Plan,
+            (mode, _) => mode,
+        }
     }
 
     pub(super) fn control(&self) -> &TurnControl {

@@ -6,7 +6,8 @@
 //! folders, config, store), `session_state` (the session, its pipeline and persistence),
 //! `model_slot` (provider, model, window, retries, the auxiliary model), `cache_watch`,
 //! `background` (compaction, extraction, segmenting), `toolbox` (tools, files read, the
-//! approval gate) and `link` (events, mode, turn control). `worker/` holds the `Worker`, whose
+//! approval gate), `task_list` (the `todo` tool's list) and `link` (events, mode, turn
+//! control). `worker/` holds the `Worker`, whose
 //! fields only it sees, and its `impl` blocks that orchestrate the parts: `turn`, `dispatch`,
 //! `compaction`, `memory`, `segments`, `context_view` and `spill`.
 //!
@@ -31,6 +32,7 @@ mod session_state;
 mod setup;
 mod slash;
 mod spend;
+mod task_list;
 mod tool_section;
 mod toolbox;
 mod worker;
@@ -41,8 +43,8 @@ pub use events::AgentEvent;
 pub(crate) use events::CommandInfo;
 pub(crate) use events::{
     ApprovalDecision, ApprovalKind, ApprovalRequest, Attachment, CacheStats, CompactionEvent, CompactionTrigger,
-    ContextBreakdown, ContextReport, ContextStatus, HistoryMark, HistoryRecap, ModelList, NoticeLevel, ToolFinished,
-    TurnOutcome, TurnStats, TurnSummary, UserCommand,
+    ContextBreakdown, ContextReport, ContextStatus, HistoryMark, HistoryRecap, ModelList, NoticeLevel, SubagentEvent,
+    SubagentOutcome, ToolFinished, TurnOutcome, TurnStats, TurnSummary, UserCommand,
 };
 #[cfg(test)]
 pub(crate) use events::{CacheReport, ContextPart, CostReport, ModelChoice, SegmentInfo};

@@ -2,9 +2,12 @@
 //! switches and the library's lists are handled the moment they arrive, everything else queues
 //! for the worker.
 
+use std::sync::Arc;
+
 use tokio::sync::{mpsc, watch};
 
-use super::events::{AgentEvent, ApprovalDecision, UserCommand};
+use super::approvals::ApprovalDesk;
+use super::events::{AgentEvent, UserCommand};
 use super::library::Library;
 use super::link::{Emitter, Link, TurnControl};
 use super::models::ModelDirectory;
@@ -64,7 +67,7 @@ pub fn spawn(setup: AgentSetup) -> Result<AgentHandle, StoreError> {
     let (commands_tx, commands_rx) = mpsc::unbounded_channel();
     let (events_tx, events_rx) = mpsc::unbounded_channel();
     let (work_tx, work_rx) = mpsc::unbounded_channel();
-    let (approvals_tx, approvals_rx) = mpsc::unbounded_channel();
+    let desk = Arc::new(ApprovalDesk::default());
     let (mode_tx, mode_rx) = watch::channel(setup.mode);
     let control = TurnControl::default();
     let events = Emitter::new(events_tx);
@@ -77,10 +80,10 @@ pub fn spawn(setup: AgentSetup) -> Result<AgentHandle, StoreError> {
     let library = Library::new(setup.store.clone(), setup.project)
         .with_pricing(crate::config::Pricing::from_config(&setup.config));
     let mut worker =
-        Worker::new(setup, session, Link::new(events.clone(), mode_rx, control.clone()), approvals_rx, models.clone())?;
+        Worker::new(setup, session, Link::new(events.clone(), mode_rx, control.clone()), desk.clone(), models.clone())?;
     let router = Router {
         work: work_tx,
-        approvals: approvals_tx,
+        approvals: desk.clone(),
         mode: mode_tx,
         events,
         control,
@@ -100,7 +103,8 @@ pub fn spawn(setup: AgentSetup) -> Result<AgentHandle, StoreError> {
 /// Takes every command first: answers what must not wait for a turn, queues the rest.
 struct Router {
     work: mpsc::UnboundedSender<UserCommand>,
-    approvals: mpsc::UnboundedSender<(u64, ApprovalDecision)>,
+    /// Answers reach the dialog that asked, the main agent's or a subagent's.
+    approvals: Arc<ApprovalDesk>,
     mode: watch::Sender<Mode>,
     events: Emitter,
     control: TurnControl,
@@ -114,9 +118,7 @@ impl Router {
         while let Some(command) = commands.recv().await {
             match command {
                 UserCommand::Interrupt => self.control.interrupt(),
-                UserCommand::Approval { id, decision } => {
-                    let _ = self.approvals.send((id, decision));
-                }
+                UserCommand::Approval { id, decision } => self.approvals.answer(id, decision),
                 UserCommand::SetMode(new_mode) => {
                     self.mode.send_replace(new_mode);
                     self.events.emit(AgentEvent::ModeChanged(new_mode));

@@ -12,8 +12,12 @@ use crate::conversation::{Mode, ToolSpec};
 use crate::tools::permissions::{Effect, Level, Origin, Policy, Rule};
 use crate::tools::{FileTracker, Registry, SandboxPolicy};
 
+#[derive(Clone)]
 pub(super) struct Toolbox {
-    section: ToolSection,
+    section: Arc<ToolSection>,
+    /// A subagent's tools: only these of the section are offered and run (its type's, less
+    /// what it may not have); `None` offers them all.
+    only: Option<Vec<String>>,
     files: Arc<FileTracker>,
     gate: ApprovalGate,
     /// Every file level, the command line's `--allow`/`--deny`, and this session's approvals.
@@ -24,7 +28,33 @@ pub(super) struct Toolbox {
 
 impl Toolbox {
     pub(super) fn new(section: ToolSection, gate: ApprovalGate, policy: Policy, sandbox: SandboxPolicy) -> Toolbox {
-        Toolbox { section, files: Arc::new(FileTracker::default()), gate, policy, sandbox }
+        Toolbox {
+            section: Arc::new(section),
+            only: None,
+            files: Arc::new(FileTracker::default()),
+            gate,
+            policy,
+            sandbox,
+        }
+    }
+
+    /// A subagent's toolbox: these tools of the section only, a gate labelled with it, the rules
+    /// of its parent (the session's approvals so far included) and its sandbox, and files read
+    /// of its own.
+    pub(super) fn for_subagent(&self, only: Vec<String>, gate: ApprovalGate) -> Toolbox {
+        Toolbox {
+            section: self.section.clone(),
+            only: Some(only),
+            files: Arc::new(FileTracker::default()),
+            gate,
+            policy: self.policy.clone(),
+            sandbox: self.sandbox.clone(),
+        }
+    }
+
+    /// Whether the model may call `name` here (it is offered).
+    pub(super) fn offers(&self, name: &str) -> bool {
+        self.only.as_ref().is_none_or(|only| only.iter().any(|n| n == name))
     }
 
     /// Every tool a call may name, as of now (MCP servers come and go).
@@ -34,7 +64,9 @@ impl Toolbox {
 
     /// The tools `mode` offers, as the model sees them.
     pub(super) fn specs(&self, mode: Mode) -> Vec<ToolSpec> {
-        self.section.specs(mode)
+        let mut specs = self.section.specs(mode);
+        specs.retain(|s| self.offers(&s.name));
+        specs
     }
 
     pub(super) fn section(&self) -> &ToolSection {
@@ -45,8 +77,8 @@ impl Toolbox {
         &self.files
     }
 
-    pub(super) fn gate(&mut self) -> &mut ApprovalGate {
-        &mut self.gate
+    pub(super) fn gate(&self) -> &ApprovalGate {
+        &self.gate
     }
 
     pub(super) fn policy(&self) -> &Policy {
@@ -99,10 +131,9 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let root = dir.path().canonicalize().unwrap();
         let rules = load_rules(&Config::default(), &root.join("config.toml"), &ProjectSettings::default()).unwrap();
-        let (_answers, rx) = tokio::sync::mpsc::unbounded_channel();
         let mut toolbox = Toolbox::new(
             ToolSection::plain(Arc::new(Registry::builtin())),
-            ApprovalGate::new(ApprovalPolicy::Ask, rx),
+            ApprovalGate::new(ApprovalPolicy::Ask, Arc::default()),
             Policy::new(rules, &root),
             SandboxPolicy::full_access(),
         );

@@ -12,10 +12,13 @@ use crate::config::{
     self, Config, Detected, ModelInfo, Paths, ProviderKind, ProviderOverrides, ResolvedProvider, WindowSource,
 };
 use crate::llm::{AnthropicClient, OpenAiClient, OpenAiResponsesClient, Provider, ServedWindow};
+use crate::prompt::AgentTypes;
 use crate::store::{ProjectId, Store};
 use crate::tools::bash::Bash;
 use crate::tools::permissions::{self, Effect, Policy};
 use crate::tools::sandbox::{self, SandboxMode};
+use crate::tools::task::Task;
+use crate::tools::todo::Todo;
 use crate::tools::{ApprovalPolicy, Registry, SandboxPolicy};
 
 pub struct Startup {
@@ -210,6 +213,7 @@ impl Startup {
                 SessionChoice::New => None,
             })
             .unwrap_or(self.config.mode);
+        let agent_types = self.agent_types();
         AgentSetup {
             store,
             project,
@@ -220,7 +224,7 @@ impl Startup {
             provider_kind: provider.resolved.kind,
             model: provider.model,
             window_override: self.overrides.context_window,
-            registry: Arc::new(Registry::builtin_with(Bash::sandboxed(permissions.sandbox.clone()))),
+            registry: Arc::new(self.registry(&permissions.sandbox, &agent_types)),
             permissions: permissions.policy,
             sandbox: permissions.sandbox,
             approval,
@@ -230,8 +234,22 @@ impl Startup {
             redactor: crate::config::Redactor::from_env(&crate::config::env_var),
             truncations_dir: self.paths.truncations(),
             user_dirs: self.paths.user_extension_dirs(),
+            agent_types: Arc::new(agent_types),
             model_lister: Some(model_lister(&provider.resolved)),
         }
+    }
+
+    /// The agent types: built-in, the user's (`agents/` beside config.toml), the project's.
+    pub fn agent_types(&self) -> AgentTypes {
+        AgentTypes::load(&self.root, self.paths.config_file.parent().map(|d| d.join("agents")).as_deref())
+    }
+
+    /// The tools: the built-ins (`bash` in `sandbox`), `task` with these types, and `todo`.
+    fn registry(&self, sandbox: &SandboxPolicy, agent_types: &AgentTypes) -> Registry {
+        let mut registry = Registry::builtin_with(Bash::sandboxed(sandbox.clone()));
+        registry.push(Box::new(Task::new(agent_types)));
+        registry.push(Box::new(Todo::new(self.config.todo.max_items)));
+        registry
     }
 
     /// `--session ID` or `--resume`, checked before anything starts.

@@ -37,11 +37,21 @@ pub fn sessions(startup: &Startup, json: bool) -> Result<ExitCode, CliError> {
             local_time(&s.last_active_at),
             s.message_count,
             format_tokens(s.tokens),
-            if s.title.is_empty() { "(untitled)" } else { &s.title }
+            title_of(&s)
         )
         .map_err(io_failed)?;
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// A session's title as the list shows it; a subagent's is marked and sits under its parent's.
+fn title_of(s: &crate::store::SessionSummary) -> String {
+    let title = if s.title.is_empty() { "(untitled)" } else { &s.title };
+    match (&s.parent, &s.agent_type) {
+        (Some(_), Some(agent)) => format!("  ↳ {agent} agent: {title}"),
+        (Some(_), None) => format!("  ↳ subagent: {title}"),
+        (None, _) => title.to_string(),
+    }
 }
 
 pub fn memories(startup: &Startup, json: bool) -> Result<ExitCode, CliError> {

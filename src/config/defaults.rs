@@ -11,6 +11,7 @@ use super::models::ModelOverride;
 use super::permissions::{PermissionsConfig, SandboxConfig};
 use super::provider::ProviderKind;
 use super::reasoning::ThinkingSetting;
+use super::subagents::{SubagentsConfig, TodoConfig};
 use crate::conversation::Mode;
 
 /// The whole of `config.toml`. Unknown keys are errors, so a typo is reported instead of
@@ -55,6 +56,10 @@ pub struct Config {
     pub mcp_servers: BTreeMap<String, McpServerConfig>,
     /// Shell commands run at events (`[[hooks.PreToolUse]]`, …).
     pub hooks: HooksConfig,
+    /// The `task` tool's subagents.
+    pub subagents: SubagentsConfig,
+    /// The `todo` tool's task list.
+    pub todo: TodoConfig,
     pub notify: NotifyConfig,
 }
 

@@ -16,6 +16,7 @@ mod pricing;
 mod provider;
 mod reasoning;
 mod secrets;
+mod subagents;
 
 pub use checkpoints::CheckpointsConfig;
 pub use defaults::{
@@ -42,3 +43,4 @@ pub use provider::{
 };
 pub use reasoning::{MIN_THINKING_BUDGET, ThinkingSetting, ThinkingSupport};
 pub use secrets::{KEY_VARS, Redactor, Secret, env_var, take_keys_from_env};
+pub use subagents::{SubagentsConfig, TodoConfig};

@@ -10,6 +10,7 @@ mod message;
 mod mode;
 mod request;
 mod text;
+mod todo;
 mod usage;
 
 pub use content::{Image, Thinking, ThinkingSource};
@@ -18,4 +19,5 @@ pub use message::{Block, IMAGE_CHARS_PER_TOKEN, Message, Role, ToolCall, ToolRes
 pub use mode::Mode;
 pub use request::{SystemBlock, ToolSpec};
 pub use text::{clip, first_plain_line, floor_char_boundary, format_tokens, percent_of};
+pub use todo::{TodoCounts, TodoItem, TodoList, TodoStatus};
 pub use usage::Usage;

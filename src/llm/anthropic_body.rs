@@ -2,8 +2,8 @@
 //! messages, neighbours of one role merge), cache breakpoints (the system prompt's, then a
 //! rolling window over the newest messages, never on a thinking block), `(no content)` where a
 //! message would be empty, thinking sent back as it came (only to the model that thought it),
-//! images (inside tool results too, or as a note for a model without vision), and the thinking
-//! parameters.
+//! images (inside tool results too, or as a note for a model without vision), the thinking
+//! parameters, and the request's tail as the very last block, after every marker.
 //!
 //! Written straight to bytes from pieces serialised once per message ([`WireCache`]): only the
 //! system prompt, the tools and the few messages carrying a breakpoint are written anew.
@@ -99,7 +99,14 @@ pub(crate) fn encode(request: &ChatRequest, cache: &mut BodyCache, buf: Vec<u8>)
             .collect();
         Value::Array(tools).to_string()
     });
-    let size: usize = groups.iter().flatten().flat_map(|m| &m.blocks).map(|b| b.json.len() + 1).sum::<usize>()
+    // After every marker: it changes from request to request without moving a cached prefix.
+    let tail = request
+        .tail
+        .as_deref()
+        .filter(|t| !t.trim().is_empty())
+        .map(|t| json!({"type": "text", "text": t}).to_string());
+    let size: usize = tail.as_ref().map_or(0, String::len)
+        + groups.iter().flatten().flat_map(|m| &m.blocks).map(|b| b.json.len() + 1).sum::<usize>()
         + groups.len() * (40 + marker.as_ref().map_or(0, String::len))
         + system.as_ref().map_or(0, String::len)
         + tools.as_ref().map_or(0, String::len)
@@ -148,6 +155,24 @@ pub(crate) fn encode(request: &ChatRequest, cache: &mut BodyCache, buf: Vec<u8>)
                 _ => out.push_str(&block.json),
             }
         }
+        if i + 1 == groups.len()
+            && group[0].role == "user"
+            && let Some(tail) = &tail
+        {
+            out.push(',');
+            out.push_str(tail);
+        }
+        out.push_str("]}");
+    }
+    // A history ending with the model's turn gets the tail as a user turn of its own.
+    if let Some(tail) = &tail
+        && groups.last().is_none_or(|g| g[0].role != "user")
+    {
+        if !groups.is_empty() {
+            out.push(',');
+        }
+        out.push_str("{\"role\":\"user\",\"content\":[");
+        out.push_str(tail);
         out.push_str("]}");
     }
     out.push(']');

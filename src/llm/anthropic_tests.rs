@@ -16,6 +16,7 @@ fn request(messages: Vec<Message>) -> ChatRequest {
         tools: vec![],
         max_tokens: 1024,
         cache: None,
+        tail: None,
         reasoning: None,
         images: true,
     }
@@ -189,6 +190,27 @@ fn an_empty_system_block_passes_its_breakpoint_back() {
     let body = request_body(&req);
     assert_eq!(body["system"].as_array().unwrap().len(), 1);
     assert!(body["system"][0].get("cache_control").is_some());
+}
+
+#[test]
+fn the_tail_is_the_last_block_after_every_marker() {
+    let mut req = request(long_history());
+    req.cache = Some(CacheTtl::FiveMinutes);
+    req.tail = Some("- [ ] 1: step".into());
+    let body = request_body(&req);
+    assert_eq!(count_markers(&body), 4, "the tail adds no marker");
+    let messages = body["messages"].as_array().unwrap();
+    let blocks = messages.last().unwrap()["content"].as_array().unwrap();
+    assert_eq!(blocks.last().unwrap(), &json!({"type": "text", "text": "- [ ] 1: step"}));
+    assert!(blocks[blocks.len() - 2].get("cache_control").is_some(), "the marker stays on the history's last block");
+    let without = request_body(&request(long_history()));
+    assert_eq!(messages.len(), without["messages"].as_array().unwrap().len(), "no extra turn");
+
+    // After the model's turn, the tail is a user turn of its own.
+    let mut req = request(vec![Message::user("hi"), assistant(vec![text("hello")])]);
+    req.tail = Some("list".into());
+    let body = request_body(&req);
+    assert_eq!(body["messages"][2], json!({"role": "user", "content": [{"type": "text", "text": "list"}]}));
 }
 
 fn ev(event: &str, data: Value) -> SseEvent {

@@ -190,6 +190,7 @@ mod tests {
             tools: Vec::new(),
             max_tokens: 10,
             cache: None,
+            tail: None,
             reasoning: None,
             images: true,
         }

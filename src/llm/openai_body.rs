@@ -131,6 +131,13 @@ pub(crate) fn encode(request: &ChatRequest, dialect: Dialect, cache: &mut BodyCa
             _ => out.push_str(&piece.json),
         }
     }
+    // Last, after every marker, so a cached prefix (automatic or marked) keeps every message.
+    if let Some(tail) = request.tail.as_deref().filter(|t| !t.trim().is_empty()) {
+        if !first {
+            out.push(',');
+        }
+        out.push_str(&json!({"role": "user", "content": tail}).to_string());
+    }
     let cap = if dialect.official { "max_completion_tokens" } else { "max_tokens" };
     out.push_str(&format!("],\"{cap}\":{}", request.max_tokens));
     // Only OpenAI's reasoning models take an effort here; Anthropic models behind a router

@@ -21,6 +21,7 @@ fn request(messages: Vec<Message>) -> ChatRequest {
         }],
         max_tokens: 2048,
         cache: None,
+        tail: None,
         reasoning: Some(Reasoning::Effort(Effort::High)),
         images: true,
     }
@@ -273,4 +274,19 @@ fn an_incomplete_response_is_complete_but_says_it_hit_the_cap() {
     assert_eq!(response.stop, StopReason::MaxTokens);
     assert_eq!(response.message.text(), "Partial");
     assert_eq!(events, [StreamEvent::TextDelta("Partial".into())]);
+}
+
+#[test]
+fn the_tail_is_the_last_input_item() {
+    let mut req = request(vec![Message::user("hi"), Message::assistant("hello")]);
+    req.tail = Some("- [ ] 1: step".into());
+    let body = request_body(&req);
+    let input = body["input"].as_array().unwrap();
+    assert_eq!(
+        input.last().unwrap(),
+        &json!({"type": "message", "role": "user", "content": [{"type": "input_text", "text": "- [ ] 1: step"}]})
+    );
+    let without = request_body(&request(vec![Message::user("hi"), Message::assistant("hello")]));
+    assert_eq!(input.len(), without["input"].as_array().unwrap().len() + 1);
+    assert_eq!(input[..input.len() - 1], without["input"].as_array().unwrap()[..], "nothing before it moves");
 }

@@ -20,6 +20,7 @@ fn request(messages: Vec<Message>) -> ChatRequest {
         tools: vec![],
         max_tokens: 2048,
         cache: None,
+        tail: None,
         reasoning: None,
         images: true,
     }
@@ -63,6 +64,16 @@ fn messages_tool_calls_and_results_take_the_openai_shape() {
     assert!(body.get("max_completion_tokens").is_none());
     assert!(body.get("tools").is_none());
     assert!(!body.to_string().contains("cache_control"));
+}
+
+#[test]
+fn the_tail_is_a_last_user_message() {
+    let mut req = request(vec![Message::user("hi")]);
+    req.tail = Some("- [ ] 1: step".into());
+    let body = request_body(&req, false);
+    let messages = body["messages"].as_array().unwrap();
+    assert_eq!(messages.last().unwrap(), &json!({"role": "user", "content": "- [ ] 1: step"}));
+    assert_eq!(messages[messages.len() - 2]["content"], "hi");
 }
 
 #[test]

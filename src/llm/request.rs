@@ -19,6 +19,10 @@ pub struct ChatRequest {
     /// Prompt caching with explicit breakpoints (Anthropic, and OpenAI-compatible endpoints
     /// that honour `cache_control`); `None` sends no `cache_control` at all.
     pub cache: Option<CacheTtl>,
+    /// Text that changes between requests without changing the history (the task list): sent
+    /// at the very end, after the last cache breakpoint, as the last block of the final user
+    /// turn, so it never invalidates a cached prefix. Never stored.
+    pub tail: Option<String>,
     /// How much the model should think (see [`super::reasoning_for`]); `None` for a model
     /// that does not think.
     pub reasoning: Option<Reasoning>,

@@ -69,6 +69,14 @@ pub(crate) fn encode(request: &ChatRequest, cache: &mut BodyCache, buf: Vec<u8>)
         first = false;
         out.push_str(item);
     }
+    // Last, so the automatic prefix cache keeps every item before it.
+    if let Some(tail) = request.tail.as_deref().filter(|t| !t.trim().is_empty()) {
+        if !first {
+            out.push(',');
+        }
+        let text = json!({"type": "input_text", "text": tail});
+        out.push_str(&json!({"type": "message", "role": "user", "content": [text]}).to_string());
+    }
     out.push(']');
     if let Some(tools) = &tools {
         out.push_str(",\"tools\":");

@@ -6,17 +6,21 @@
 //!
 //! Knows no provider's wire format: it returns provider-neutral `SystemBlock`s.
 
+mod agent_types;
 mod arguments;
 pub mod commands;
 mod environment;
 mod frontmatter;
 mod instructions;
 pub mod skills;
+mod subagent;
 
+pub use agent_types::{AgentType, AgentTypes, DEFAULT_TYPE, ModelChoice};
 pub use commands::CustomCommand;
 pub use environment::Environment;
 pub use instructions::{InstructionFile, fingerprint, read_instruction_files, render_instructions};
 pub use skills::Skill;
+pub use subagent::{subagent_section, todo_tail};
 
 use crate::conversation::Mode;
 use crate::conversation::SystemBlock;
@@ -60,6 +64,9 @@ pub struct PromptParts<'a> {
     /// The skills' names and descriptions ([`skills::listing`]), read once per session: part
     /// of the static, cached prefix. Empty: no skills layer.
     pub skills: &'a str,
+    /// A subagent's role and parent brief ([`subagent_section`]): fixed for its life, so it
+    /// joins the static part.
+    pub role: Option<&'a str>,
 }
 
 /// The system prompt for one request.
@@ -68,6 +75,10 @@ pub fn build(parts: &PromptParts<'_>) -> Vec<SystemBlock> {
     if parts.mode != Mode::Ask && !parts.skills.trim().is_empty() {
         first.push_str("\n\n");
         first.push_str(parts.skills.trim_end());
+    }
+    if let Some(role) = parts.role.filter(|r| !r.trim().is_empty()) {
+        first.push_str("\n\n");
+        first.push_str(role.trim_end());
     }
     let mut blocks = vec![SystemBlock { text: first, cache_breakpoint: true }];
     if let Some(memories) = parts.memories.filter(|m| !m.trim().is_empty()) {
@@ -118,6 +129,7 @@ mod tests {
             environment: &environment,
             recall: None,
             skills: "",
+            role: None,
         };
         let blocks = build(&parts);
         assert_eq!(blocks.len(), 3);
@@ -142,6 +154,7 @@ mod tests {
             environment: &environment,
             recall: None,
             skills: "# Skills\n- pdf: Fill PDF forms",
+            role: None,
         };
         let blocks = build(&parts);
         assert!(blocks[0].cache_breakpoint && blocks[0].text.ends_with("- pdf: Fill PDF forms"));
@@ -159,6 +172,7 @@ mod tests {
             environment: &environment,
             recall: None,
             skills: "",
+            role: None,
         };
         let blocks = build(&parts);
         assert_eq!(blocks.len(), 2);

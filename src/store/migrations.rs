@@ -250,6 +250,14 @@ const STEPS: &[&str] = &[
     ALTER TABLE tool_results ADD COLUMN decided_by TEXT;
     ALTER TABLE memories ADD COLUMN approved_by TEXT;
     "#,
+    // 9: subagents' sessions hang under the session that started them (deleted with it), with
+    // the agent type they ran as; a session's task list (the todo tool's), as JSON.
+    r#"
+    ALTER TABLE sessions ADD COLUMN parent_session TEXT REFERENCES sessions(id) ON DELETE CASCADE;
+    ALTER TABLE sessions ADD COLUMN agent_type TEXT;
+    ALTER TABLE sessions ADD COLUMN todo TEXT;
+    CREATE INDEX sessions_by_parent ON sessions(parent_session);
+    "#,
 ];
 
 pub const LATEST: i64 = STEPS.len() as i64;

@@ -16,6 +16,7 @@ mod projects;
 mod search;
 mod segments;
 mod sessions;
+mod subagents;
 mod usage;
 mod usage_report;
 mod vocabulary;

@@ -32,6 +32,10 @@ pub struct SessionSummary {
     pub mode: Mode,
     /// The last user or assistant text, cut to one line.
     pub last_message: String,
+    /// A subagent's session: the session whose `task` call started it. Listed right after it.
+    pub parent: Option<String>,
+    /// A subagent's session: the agent type it ran as (`explore`, `general`, …).
+    pub agent_type: Option<String>,
 }
 
 pub struct NewSession<'a> {
@@ -132,13 +136,13 @@ impl Store {
         Err(StoreError::OtherProject { id: session.id, root })
     }
 
-    /// The most recently active session of the project.
+    /// The most recently active session of the project that is not a subagent's.
     pub fn latest_session(&self, project: ProjectId) -> Result<Option<SessionInfo>, StoreError> {
         Ok(self
             .conn()
             .query_row(
                 &format!(
-                    "SELECT {SESSION_COLUMNS} FROM sessions WHERE project_id = ?1 ORDER BY updated_at DESC, rowid DESC LIMIT 1"
+                    "SELECT {SESSION_COLUMNS} FROM sessions WHERE project_id = ?1 AND parent_session IS NULL ORDER BY updated_at DESC, rowid DESC LIMIT 1"
                 ),
                 params![project.0],
                 session_from_row,
@@ -146,7 +150,8 @@ impl Store {
             .optional()?)
     }
 
-    /// The project's sessions, most recently active first.
+    /// The project's sessions, most recently active first; a subagent's session right after the
+    /// session that started it.
     pub fn list_sessions(&self, project: ProjectId) -> Result<Vec<SessionSummary>, StoreError> {
         let conn = self.conn();
         let mut stmt = conn.prepare(
@@ -156,7 +161,8 @@ impl Store {
                               FROM usage u WHERE u.session_id = s.id AND u.purpose = 'turn'
                               ORDER BY u.id DESC LIMIT 1), 0),
                     (SELECT m.content FROM messages m WHERE m.session_id = s.id AND m.role != 'tool'
-                     ORDER BY m.seq DESC LIMIT 1)
+                     ORDER BY m.seq DESC LIMIT 1),
+                    s.parent_session, s.agent_type
              FROM sessions s WHERE s.project_id = ?1
              ORDER BY s.updated_at DESC, s.rowid DESC",
         )?;
@@ -172,9 +178,11 @@ impl Store {
                 message_count: r.get::<_, i64>(6)? as u64,
                 tokens: r.get::<_, i64>(7)? as u64,
                 last_message: last.as_deref().map(preview_of_content).unwrap_or_default(),
+                parent: r.get(9)?,
+                agent_type: r.get(10)?,
             })
         })?;
-        Ok(rows.collect::<Result<_, _>>()?)
+        Ok(children_under_parents(rows.collect::<Result<_, _>>()?))
     }
 
     pub fn set_session_title(&self, id: &str, title: &str) -> Result<(), StoreError> {
@@ -219,4 +227,33 @@ fn preview_of_content(json: &str) -> String {
         })
         .unwrap_or_default();
     crate::conversation::clip(&crate::conversation::first_plain_line(&text), 100)
+}
+
+/// `list` (most recently active first) with each session's subagent sessions right after it,
+/// oldest first, under their own parents at any depth. A child whose parent is not listed
+/// keeps its place.
+fn children_under_parents(list: Vec<SessionSummary>) -> Vec<SessionSummary> {
+    let listed: std::collections::HashSet<String> = list.iter().map(|s| s.id.clone()).collect();
+    let (roots, mut children): (Vec<_>, Vec<_>) =
+        list.into_iter().partition(|s| s.parent.as_ref().is_none_or(|p| !listed.contains(p)));
+    // Oldest first under a parent: the order they were started in.
+    children.sort_by(|a, b| a.started_at.cmp(&b.started_at));
+    let mut out = Vec::with_capacity(roots.len() + children.len());
+    fn place(s: SessionSummary, children: &mut Vec<SessionSummary>, out: &mut Vec<SessionSummary>) {
+        let id = s.id.clone();
+        out.push(s);
+        let mine: Vec<SessionSummary> = {
+            let (mine, rest): (Vec<_>, Vec<_>) =
+                std::mem::take(children).into_iter().partition(|c| c.parent.as_deref() == Some(id.as_str()));
+            *children = rest;
+            mine
+        };
+        for child in mine {
+            place(child, children, out);
+        }
+    }
+    for root in roots {
+        place(root, &mut children, &mut out);
+    }
+    out
 }

@@ -32,6 +32,8 @@ fn project() -> (tempfile::TempDir, ToolContext) {
         files: Arc::new(FileTracker::default()),
         cancel: CancellationToken::new(),
         memory: None,
+        subagents: None,
+        todo: None,
     };
     (dir, ctx)
 }

@@ -28,6 +28,8 @@ pub mod memory;
 pub mod permissions;
 pub mod sandbox;
 pub mod skill;
+pub mod task;
+pub mod todo;
 pub mod tool_search;
 pub mod web_fetch;
 
@@ -38,6 +40,8 @@ pub use policy::ApprovalPolicy;
 pub use registry::Registry;
 pub use sandbox::SandboxPolicy;
 pub use summary::summary_of;
+pub use task::{Subagents, TaskRequest};
+pub use todo::TodoBoard;
 pub use tracker::{FileTracker, Fingerprinter};
 
 use std::path::PathBuf;
@@ -85,6 +89,11 @@ pub struct ToolContext {
     pub cancel: CancellationToken,
     /// cairn's memories and past sessions, for the memory tools.
     pub memory: Option<Arc<dyn MemoryAccess>>,
+    /// Subagents for the `task` tool: set for its calls only, and only where delegation is
+    /// allowed (not past the depth limit).
+    pub subagents: Option<Arc<dyn Subagents>>,
+    /// The session's task list, for the `todo` tool.
+    pub todo: Option<Arc<dyn TodoBoard>>,
 }
 
 /// A validated call, ready for policy, approval and execution.

@@ -48,6 +48,11 @@ impl Registry {
         Registry { tools: self.tools.iter().cloned().chain(extra).collect() }
     }
 
+    /// Add a tool after the others (the model sees it last).
+    pub fn push(&mut self, tool: Box<dyn Tool>) {
+        self.tools.push(Arc::from(tool));
+    }
+
     pub fn get(&self, name: &str) -> Option<&dyn Tool> {
         self.tools.iter().find(|t| t.name() == name).map(|t| t.as_ref())
     }

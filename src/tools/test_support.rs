@@ -17,6 +17,8 @@ pub fn project() -> (tempfile::TempDir, ToolContext) {
         files: Arc::new(FileTracker::default()),
         cancel: CancellationToken::new(),
         memory: None,
+        subagents: None,
+        todo: None,
     };
     (dir, ctx)
 }

@@ -49,6 +49,7 @@ pub enum GlobalAction {
     Top,
     FollowTail,
     ToggleToolOutput,
+    ToggleTaskList,
     CopyAnswer,
     ToggleMouse,
     Redraw,
@@ -255,7 +256,12 @@ pub const BINDINGS: &[Binding] = &[
     bind(
         &[ctrl('o')],
         Action::Global(GlobalAction::ToggleToolOutput),
-        "expand or collapse every tool call's output and the model's thinking (click one to toggle it)",
+        "expand or collapse every tool call's output, subagent and the model's thinking (click one to toggle it)",
+    ),
+    bind(
+        &[ctrl('t')],
+        Action::Global(GlobalAction::ToggleTaskList),
+        "hide or show the task list panel (the agent keeps the list with its todo tool)",
     ),
     bind(
         &[alt(K::Char('c'))],

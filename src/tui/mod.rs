@@ -24,6 +24,7 @@ mod search;
 mod status;
 mod terminal;
 mod theme;
+mod todo_panel;
 mod transcript;
 mod wrap;
 

@@ -14,6 +14,7 @@ use super::keys::{self, Action, CompletionAction, ComposerAction, GlobalAction, 
 use super::overlays::render_setup;
 use super::status::mode_style;
 use super::theme::Theme;
+use super::todo_panel;
 use super::wrap::{truncate, truncate_spans};
 
 /// Queued prompts listed above the composer at most.
@@ -45,8 +46,10 @@ pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
     let queued = app.pending().len().min(QUEUE_ROWS) as u16
         + u16::from(app.pending().len() > QUEUE_ROWS)
         + u16::from(app.plan_ready().is_some());
-    let [mut transcript, queue, composer, status] = Layout::vertical([
+    let tasks = if app.todo_panel_shown() { todo_panel::height(app.todo(), area.height) } else { 0 };
+    let [mut transcript, todo, queue, composer, status] = Layout::vertical([
         Constraint::Min(1),
+        Constraint::Length(tasks),
         Constraint::Length(queued),
         Constraint::Length(composer_h),
         Constraint::Length(1),
@@ -72,6 +75,9 @@ pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
         welcome(app, transcript, buf);
     } else {
         app.transcript().view(theme).render(transcript, buf);
+    }
+    if tasks > 0 {
+        todo_panel::render(app.todo(), todo, buf, theme);
     }
     if let (Some(bar), Some(row)) = (app.search(), search_row) {
         bar.render(row, buf, theme);

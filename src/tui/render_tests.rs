@@ -285,6 +285,120 @@ fn expanded_tool_output() {
     snapshot("expanded", &app);
 }
 
+/// Two subagents of one message — one at work on its second call, one done with its report —
+/// under the checklist panel of the agent's task list.
+fn subagents_and_task_list() -> App {
+    use crate::agent::{SubagentEvent, SubagentOutcome, ToolFinished};
+    use crate::conversation::{Block, Message, Role, TodoItem, TodoList, TodoStatus, ToolCall};
+    let mut app = app();
+    app.on_agent_event(AgentEvent::TurnStarted { prompt: "where are parse_x and render_y used?".into() });
+    let item = |id: &str, text: &str, status, parent: Option<&str>| TodoItem {
+        id: id.into(),
+        text: text.into(),
+        status,
+        parent: parent.map(String::from),
+    };
+    app.on_agent_event(AgentEvent::Todo(TodoList {
+        items: vec![
+            item("1", "find the users of parse_x and render_y", TodoStatus::InProgress, None),
+            item("1a", "parse_x", TodoStatus::Done, Some("1")),
+            item("1b", "render_y", TodoStatus::InProgress, Some("1")),
+            item("2", "report the call sites", TodoStatus::Pending, None),
+        ],
+    }));
+    let args = |d: &str, p: &str| format!(r#"{{"description": "{d}", "prompt": "{p}", "agent_type": "explore"}}"#);
+    let jobs = [
+        ("t1", "find parse_x users", args("find parse_x users", "Find every use of parse_x; list path:line.")),
+        ("t2", "find render_y users", args("find render_y users", "Find every use of render_y; list path:line.")),
+    ];
+    app.on_agent_event(AgentEvent::AssistantMessage(Message {
+        role: Role::Assistant,
+        content: jobs.iter().map(|(id, _, a)| Block::ToolCall(ToolCall::new(*id, "task", a.as_str()))).collect(),
+    }));
+    for (id, description, a) in &jobs {
+        app.on_agent_event(AgentEvent::ToolStarted {
+            call_id: (*id).into(),
+            tool: "task".into(),
+            summary: format!("explore: {description}"),
+            arguments: a.clone(),
+        });
+        let started = SubagentEvent::Started {
+            agent_type: "explore".into(),
+            description: (*description).into(),
+            session_id: format!("s-{id}"),
+            model: "claude-haiku-4-5".into(),
+            mode: Mode::Plan,
+        };
+        app.on_agent_event(AgentEvent::Subagent { call_id: (*id).into(), event: started });
+    }
+    let sub = |app: &mut App, id: &str, event| app.on_agent_event(AgentEvent::Subagent { call_id: id.into(), event });
+    for (id, pattern) in [("t1", "parse_x"), ("t2", "render_y")] {
+        sub(
+            &mut app,
+            id,
+            SubagentEvent::ToolStarted { call_id: "g".into(), tool: "grep".into(), summary: pattern.into() },
+        );
+        let usage = Usage { input_tokens: 2_100, output_tokens: 60, ..Usage::default() };
+        sub(&mut app, id, SubagentEvent::Usage { usage });
+        sub(
+            &mut app,
+            id,
+            SubagentEvent::ToolFinished {
+                call_id: "g".into(),
+                tool: "grep".into(),
+                summary: pattern.into(),
+                is_error: false,
+                not_run: false,
+            },
+        );
+    }
+    sub(
+        &mut app,
+        "t2",
+        SubagentEvent::ToolStarted { call_id: "r".into(), tool: "file_read".into(), summary: "src/view.rs".into() },
+    );
+    let report = "parse_x is used in src/input.rs:14 and src/cli/args.rs:88.";
+    sub(
+        &mut app,
+        "t1",
+        SubagentEvent::Finished {
+            outcome: SubagentOutcome::Reported,
+            report: report.into(),
+            usage: Usage { input_tokens: 4_300, output_tokens: 140, ..Usage::default() },
+            requests: 2,
+        },
+    );
+    app.on_agent_event(AgentEvent::ToolFinished(ToolFinished {
+        call_id: "t1".into(),
+        tool: "task".into(),
+        summary: "explore: find parse_x users".into(),
+        content: report.into(),
+        is_error: false,
+        exit_code: None,
+        diff: None,
+        duration: Duration::from_millis(4_100),
+        not_run: false,
+        decided_by: None,
+        approval: None,
+        by_user: false,
+    }));
+    app
+}
+
+#[test]
+fn subagents_at_work_under_the_task_list() {
+    snapshot("subagents", &subagents_and_task_list());
+}
+
+#[test]
+fn an_expanded_subagent_shows_its_transcript_and_the_task_list_hides() {
+    let mut app = subagents_and_task_list();
+    app.on_key(KeyEvent::new(KeyCode::Char('o'), KeyModifiers::CONTROL));
+    app.on_key(KeyEvent::new(KeyCode::Char('t'), KeyModifiers::CONTROL));
+    app.clear_flash();
+    snapshot("subagents_expanded", &app);
+}
+
 #[test]
 fn the_transcript_above_an_approval_ends_with_its_latest_line() {
     let mut long = conversation();

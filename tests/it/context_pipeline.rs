@@ -110,14 +110,14 @@ async fn twenty_large_results_finish_inside_a_32k_window() {
 #[tokio::test]
 async fn the_first_prompt_survives_one_two_and_five_compactions() {
     let sandbox = Sandbox::new();
-    let mut script = script_with_summaries(20_000);
+    let mut script = script_with_summaries(22_000);
     for i in 0..60 {
         sandbox.write(&format!("logs/run_{i:02}.log"), &log_file(i, 110));
         script = script.turn(Turn::tool("bash", json!({"command": format!("cat logs/run_{i:02}.log")})));
     }
     let mock = MockLlm::start(script.turn(Turn::text("Done."))).await;
     let out = sandbox
-        .run(Api::OpenAi, &mock, &["-p", GOAL, "--yes", "--output-format", "json", "--context-window", "20000"])
+        .run(Api::OpenAi, &mock, &["-p", GOAL, "--yes", "--output-format", "json", "--context-window", "22000"])
         .await;
     assert!(out.status.success(), "{}", text(&out.stderr));
     assert!(mock.problems().is_empty(), "{:#?}", mock.problems());

@@ -60,7 +60,19 @@ async fn runs_a_whole_session(api: Api) {
     assert!(requests.iter().all(|r| r.body["stream"] == true));
     assert_eq!(
         tool_names(&requests[0]),
-        ["file_read", "glob", "grep", "file_write", "file_edit", "bash", "memory_save", "memory_search", "web_fetch"]
+        [
+            "file_read",
+            "glob",
+            "grep",
+            "file_write",
+            "file_edit",
+            "bash",
+            "memory_save",
+            "memory_search",
+            "web_fetch",
+            "task",
+            "todo"
+        ]
     );
 
     // Each result reached the model in the next request, answering its call.

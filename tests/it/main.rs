@@ -36,4 +36,6 @@ mod prompt_cache;
 mod readme;
 mod store_concurrency;
 mod stream_deadlines;
+mod subagents;
+mod todo_list;
 mod tui_e2e;

@@ -61,6 +61,7 @@ pub fn request(messages: Vec<Message>) -> ChatRequest {
         tools: tool_specs(),
         max_tokens: 4096,
         cache: None,
+        tail: None,
         reasoning: None,
         images: true,
     }

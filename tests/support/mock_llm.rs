@@ -45,7 +45,9 @@ mod validate;
 mod wire;
 
 use script::Responder;
-pub use script::{Fault, MockCall, MockUsage, Reply, Script, Turn};
+#[allow(unused_imports)] // the mock's binary (examples/mock_llm.rs) reads script files
+pub use script::ScriptFile;
+pub use script::{Fault, MockCall, MockUsage, Reply, Route, Script, Turn};
 
 /// What the mock answers once the script has run out (and the request is flagged).
 pub const EXHAUSTED_TEXT: &str = "(mock: script exhausted)";
@@ -73,6 +75,11 @@ pub struct RecordedRequest {
 }
 
 impl RecordedRequest {
+    /// The system prompt, whatever the wire.
+    pub fn system(&self) -> String {
+        system_text(self.wire, &self.body)
+    }
+
     pub fn header(&self, name: &str) -> Option<&str> {
         self.headers.get(&name.to_ascii_lowercase()).map(String::as_str)
     }
@@ -96,6 +103,7 @@ struct Shared {
     honours_cache_control: bool,
     issued: Mutex<issued::Issued>,
     replies: Mutex<VecDeque<Reply>>,
+    routes: Mutex<Vec<Route>>,
     requests: Mutex<Vec<RecordedRequest>>,
     responder: Option<Responder>,
     chunk_delay: Duration,
@@ -142,6 +150,7 @@ impl MockLlm {
             honours_cache_control: script.honours_cache_control,
             issued: Mutex::new(issued::Issued::default()),
             replies: Mutex::new(script.replies),
+            routes: Mutex::new(script.routes),
             requests: Mutex::new(Vec::new()),
             responder: script.responder,
             chunk_delay: Duration::from_millis(script.chunk_delay_ms),
@@ -314,7 +323,8 @@ async fn answer_request(shared: &Shared, wire: Wire, path: &str, headers: &Heade
             return error_response(wire, 400, None, Some(wire::context_length_body(wire)));
         }
     }
-    let reply = shared.responder.as_ref().and_then(|respond| respond(&record));
+    let routed = route_reply(shared, wire, &mut record);
+    let reply = routed.or_else(|| shared.responder.as_ref().and_then(|respond| respond(&record)));
     let reply = reply.or_else(|| shared.replies.lock().expect("mock lock poisoned").pop_front());
     let reply = reply.unwrap_or_else(|| {
         record.problems.push("the script is exhausted: no reply was queued for this request".to_string());
@@ -408,6 +418,35 @@ async fn answer_request(shared: &Shared, wire: Wire, path: &str, headers: &Heade
             }
         },
     }
+}
+
+/// The system prompt of a request, whatever the wire.
+pub fn system_text(wire: Wire, body: &Value) -> String {
+    match wire {
+        Wire::Anthropic => match &body["system"] {
+            Value::String(s) => s.clone(),
+            Value::Array(blocks) => blocks.iter().filter_map(|b| b["text"].as_str()).collect::<Vec<_>>().join("\n"),
+            _ => String::new(),
+        },
+        Wire::OpenAiResponses => body["instructions"].as_str().unwrap_or_default().to_string(),
+        Wire::OpenAi => body["messages"]
+            .as_array()
+            .map(|m| m.iter().filter(|m| m["role"] == "system").filter_map(|m| m["content"].as_str()).collect())
+            .unwrap_or_default(),
+    }
+}
+
+/// The reply of the first route whose key the request's system prompt contains.
+fn route_reply(shared: &Shared, wire: Wire, record: &mut RecordedRequest) -> Option<Reply> {
+    let system = system_text(wire, &record.body);
+    let mut routes = shared.routes.lock().expect("mock lock poisoned");
+    let route = routes.iter_mut().find(|r| system.contains(&r.key))?;
+    let reply = route.replies.pop_front();
+    if reply.is_none() {
+        record.problems.push(format!("the route {:?} is exhausted: no reply was queued for this request", route.key));
+        return Some(Reply::Turn(Turn::text(EXHAUSTED_TEXT)));
+    }
+    reply
 }
 
 /// About a token per four characters of what the model reads.

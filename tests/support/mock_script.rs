@@ -189,6 +189,24 @@ pub struct Script {
     pub(super) simulate_cache: bool,
     pub(super) honours_cache_control: bool,
     pub(super) evict_before: Option<usize>,
+    pub(super) routes: Vec<Route>,
+}
+
+/// Replies for the requests whose system prompt contains `key` — a subagent's, whose brief
+/// names its job — so concurrent agents each get their own script whatever order their
+/// requests arrive in.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct Route {
+    pub key: String,
+    pub replies: VecDeque<Reply>,
+}
+
+/// A script as a JSON file holds it: the queue, and routes by system-prompt text.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct ScriptFile {
+    pub replies: Vec<Reply>,
+    pub routes: Vec<Route>,
 }
 
 impl Script {
@@ -211,6 +229,19 @@ impl Script {
 
     pub fn fault(self, fault: Fault) -> Script {
         self.reply(fault)
+    }
+
+    /// Requests whose system prompt contains `key` take their replies from `replies`, in
+    /// order, before the responder and the queue (the first route whose key matches). A
+    /// request matching a route that has run out is flagged, as an exhausted script is.
+    pub fn route(mut self, key: impl Into<String>, replies: impl IntoIterator<Item = Reply>) -> Script {
+        self.routes.push(Route { key: key.into(), replies: replies.into_iter().collect() });
+        self
+    }
+
+    /// A script file's queue and routes.
+    pub fn from_file(file: ScriptFile) -> Script {
+        Script { replies: file.replies.into_iter().collect(), routes: file.routes, ..Script::default() }
     }
 
     /// Consulted first for every request; `None` falls through to the queue.

@@ -55,6 +55,8 @@ impl Worker {
             files: self.tools.files().clone(),
             cancel: cancel.clone(),
             memory: None,
+            subagents: None,
+            todo: None,
         };
         let limits = self.truncation_limits();
         // All attachments of a prompt together stay within what one reply's results may take.

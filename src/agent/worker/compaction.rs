@@ -27,9 +27,10 @@ impl Worker {
                 .git_branch
                 .unwrap_or_else(|| "not a git repository".into());
         format!(
-            "## Session\n- Mode: {}\n- Working directory: {}\n- Git branch: {branch}\n- Agent: main agent (depth 0)\n",
+            "## Session\n- Mode: {}\n- Working directory: {}\n- Git branch: {branch}\n- Agent: {}\n",
             self.link.mode(),
-            self.place.cwd().display()
+            self.place.cwd().display(),
+            self.agent_line()
         )
     }
 

@@ -15,7 +15,9 @@ impl Worker {
     fn overhead_parts(&self, mode: Mode) -> (u64, u64) {
         let cpt = self.place.config().context.chars_per_token;
         let (system, tools) = self.system_and_tools(mode);
-        let system: usize = system.iter().map(|b| b.text.len()).sum();
+        // The task list travels with every request, after the system prompt's cached part.
+        let tail = self.todo.tail().map_or(0, |t| t.len());
+        let system: usize = system.iter().map(|b| b.text.len()).sum::<usize>() + tail;
         let tools: usize =
             tools.iter().map(|t| t.name.len() + t.description.len() + t.input_schema.to_string().len()).sum();
         (estimate_text_tokens(system, cpt), estimate_text_tokens(tools, cpt))

@@ -124,6 +124,9 @@ impl Worker {
             files: self.tools.files().clone(),
             cancel: cancel.clone(),
             memory: Some(std::sync::Arc::new(self.memory_access())),
+            // Set per call, for `task` calls only (see `delegation_context`).
+            subagents: None,
+            todo: Some(std::sync::Arc::new(self.todo.clone())),
         }
     }
 

@@ -241,7 +241,10 @@ impl Worker {
     /// (KosmoKrator's session recall: at most three), frozen with the memory block.
     fn session_recall(&self, query: &str) -> Option<String> {
         let fts = fts_query(query)?;
-        let skip = |session: &str, _: i64| session == self.session.id();
+        // Not this session's own family: a subagent would otherwise find its parent's request
+        // and its siblings' briefs, which its parent brief already carries or which are not its job.
+        let family = self.session_family();
+        let skip = |session: &str, _: i64| family.contains(session);
         let hits = self.place.store().search_messages(self.place.project(), &fts, SESSION_RECALL_HITS, &skip).ok()?;
         if hits.is_empty() {
             return None;
@@ -252,6 +255,30 @@ impl Worker {
             text.push('\n');
         }
         Some(text)
+    }
+
+    /// This session, the session it was delegated from (up to the main agent's) and every
+    /// subagent session under that one.
+    fn session_family(&self) -> HashSet<String> {
+        let store = self.place.store();
+        let mut root = self.session.id().to_string();
+        let mut family = HashSet::from([root.clone()]);
+        while let Ok(Some(parent)) = store.parent_session(&root) {
+            // A loop in the stored tree would be a bug; stop rather than spin.
+            if !family.insert(parent.clone()) {
+                break;
+            }
+            root = parent;
+        }
+        let mut open = vec![root];
+        while let Some(id) = open.pop() {
+            for child in store.child_sessions(&id).unwrap_or_default() {
+                if family.insert(child.clone()) {
+                    open.push(child);
+                }
+            }
+        }
+        family
     }
 
     /// After a compaction the memory block is built again, for the conversation as it is now.

@@ -12,17 +12,20 @@ mod permit;
 mod segments;
 mod shell;
 mod spill;
+mod subagent;
 mod turn;
 
 pub use spill::clean_truncations;
 pub use turn::INTERRUPTED_MARK;
 
+use std::sync::Arc;
+
 use tokio::sync::mpsc;
 
-use super::approvals::ApprovalGate;
+use super::approvals::{ApprovalDesk, ApprovalGate};
 use super::background::Background;
 use super::cache_watch::CacheWatch;
-use super::events::{AgentEvent, ApprovalDecision, NoticeLevel, UserCommand};
+use super::events::{AgentEvent, NoticeLevel, UserCommand};
 use super::extensions::Extensions;
 use super::library::Library;
 use super::link::Link;
@@ -31,6 +34,7 @@ use super::models::ModelDirectory;
 use super::session_state::SessionState;
 use super::setup::AgentSetup;
 use super::spend::Spend;
+use super::task_list::TaskList;
 use super::tool_section::ToolSection;
 use super::toolbox::Toolbox;
 use super::workplace::Workplace;
@@ -62,6 +66,11 @@ pub(super) struct Worker {
     models: ModelDirectory,
     /// Most model requests per prompt.
     max_turns: Option<u32>,
+    /// Subagents: this worker's depth, the agent types, the running ones' slots, and (for a
+    /// subagent) its role.
+    delegation: subagent::Delegation,
+    /// The session's task list.
+    todo: TaskList,
 }
 
 impl Worker {
@@ -69,7 +78,7 @@ impl Worker {
         setup: AgentSetup,
         session: SessionInfo,
         link: Link,
-        approvals: mpsc::UnboundedReceiver<(u64, ApprovalDecision)>,
+        approvals: Arc<ApprovalDesk>,
         models: ModelDirectory,
     ) -> Result<Worker, StoreError> {
         let spend = Spend::new(crate::config::Pricing::from_config(&setup.config));
@@ -79,6 +88,8 @@ impl Worker {
         super::extensions::redact_server_variables(&setup.config, &setup.root, &mut redactor);
         let session =
             SessionState::load(setup.store.clone(), session, &setup.config.context, redactor, link.emitter(), None)?;
+        let todo = TaskList::load(setup.store.clone(), session.id(), session.redactor().clone(), link.emitter());
+        let delegation = subagent::Delegation::main(setup.agent_types, setup.config.subagents.max_parallel);
         let ext = Extensions::load(&setup.config, &setup.root, &setup.user_dirs, link.emitter());
         ext.hub.start();
         let section = ToolSection::new(
@@ -112,6 +123,8 @@ impl Worker {
             spend,
             models,
             max_turns: setup.max_turns,
+            delegation,
+            todo,
         };
         worker.settle_loaded_session()?;
         Ok(worker)
@@ -134,6 +147,8 @@ impl Worker {
             Some(&self.session),
         )?;
         self.background.abort_compaction();
+        self.todo =
+            TaskList::load(self.place.store().clone(), session.id(), session.redactor().clone(), self.link.emitter());
         self.session = session;
         self.cache = CacheWatch::new(config.cache.ttl);
         self.tools.new_session();
@@ -207,6 +222,8 @@ impl Worker {
             window: self.model.window(),
             recap,
         });
+        // Also when empty: a session switched to has its own list, or none.
+        self.link.emit(AgentEvent::Todo(self.todo.get()));
         let status = self.context_status();
         self.link.emit(AgentEvent::Context(status));
         if let Some((level, text)) = self.model.window_notice() {
@@ -215,6 +232,9 @@ impl Worker {
         self.link.emit(AgentEvent::Commands(self.ext.command_list()));
         for problem in std::mem::take(&mut self.ext.problems) {
             self.link.notice(NoticeLevel::Warning, problem);
+        }
+        for warning in &self.delegation.types().warnings {
+            self.link.notice(NoticeLevel::Warning, warning.clone());
         }
     }
 

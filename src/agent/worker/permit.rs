@@ -82,8 +82,8 @@ impl Worker {
             Err(message) => return Gate::Done(Box::new(Outcome::not_run(call, call.name.clone(), message))),
         };
         let call = resolved.as_ref().unwrap_or(call);
-        let Some(tool) = registry.get(&call.name) else {
-            let known: Vec<_> = registry.names().collect();
+        let Some(tool) = registry.get(&call.name).filter(|_| self.tools.offers(&call.name)) else {
+            let known: Vec<_> = registry.names().filter(|n| self.tools.offers(n)).collect();
             return Gate::Done(Box::new(Outcome::not_run(
                 call,
                 call.name.clone(),
@@ -204,6 +204,8 @@ impl Worker {
             memory.approved_by = Some(by.to_string());
             ToolContext { memory: Some(Arc::new(memory)), ..ctx.clone() }
         });
+        // A `task` call gets a launcher for its subagent.
+        let own_ctx = own_ctx.or_else(|| self.delegation_context(call, ctx));
         self.link.emit(AgentEvent::ToolStarted {
             call_id: call.id.clone(),
             tool: call.name.clone(),

@@ -193,6 +193,7 @@ impl Worker {
             environment: &environment,
             recall: None,
             skills: &self.ext.skills_listing,
+            role: self.subagent_role(),
         };
         (prompt::build(&parts), self.tools.specs(mode))
     }
@@ -273,6 +274,7 @@ impl Worker {
             tools,
             max_tokens,
             cache,
+            tail: self.todo.tail(),
             reasoning,
             images: self.model.takes_images(),
         };

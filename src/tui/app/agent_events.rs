@@ -8,7 +8,10 @@ use crate::agent::{
     UserCommand,
 };
 use crate::conversation::{Message, Mode, format_tokens};
-use crate::tui::cells::{AssistantCell, Cell, NoticeKind, ThinkingCell, ToolCell, ToolStatus, UserCell};
+use crate::tools::task::NAME as TASK;
+use crate::tui::cells::{
+    AssistantCell, Cell, NoticeKind, SubagentStatus, ThinkingCell, ToolCell, ToolStatus, UserCell,
+};
 use crate::tui::overlays::{ApprovalDialog, ContextView, Overlay};
 
 /// Typing this recently when a dialog opens means the keys in flight were meant for the prompt.
@@ -92,7 +95,11 @@ impl App {
                 self.end_thinking();
                 self.end_stream();
                 self.activity = Activity::PreparingTool(tool.clone());
-                self.transcript.push(Cell::Tool(ToolCell::new(call_id, tool)));
+                if tool == TASK {
+                    self.subagent_cell(&call_id);
+                } else {
+                    self.transcript.push(Cell::Tool(ToolCell::new(call_id, tool)));
+                }
             }
             AgentEvent::Retrying { attempt, max_attempts, delay, reason } => {
                 self.discard_attempt();
@@ -106,6 +113,10 @@ impl App {
             AgentEvent::AssistantMessage(message) => {
                 self.settle_retry(None);
                 self.on_assistant_message(&message)
+            }
+            AgentEvent::ToolStarted { call_id, tool, .. } if tool == TASK => {
+                self.activity = Activity::Tool(tool);
+                self.update_subagent(&call_id, |s| s.status = SubagentStatus::Running);
             }
             AgentEvent::ToolStarted { call_id, tool, summary, .. } => {
                 self.activity = Activity::Tool(tool.clone());
@@ -124,14 +135,20 @@ impl App {
                 if self.notify.approvals {
                     self.notify_user(&format!("{} waits for your approval", request.tool));
                 }
-                let i = self.tool_cell(&request.call_id, &request.tool);
-                let summary = request.summary.clone();
-                self.transcript.update(i, |c| {
-                    if let Cell::Tool(t) = c {
-                        t.summary = summary;
-                        t.status = ToolStatus::AwaitingApproval;
+                // A subagent's call shows in its cell; the main agent's in its own.
+                match request.task.clone().or_else(|| (request.tool == TASK).then(|| request.call_id.clone())) {
+                    Some(task) => self.update_subagent(&task, |s| s.status = SubagentStatus::AwaitingApproval),
+                    None => {
+                        let i = self.tool_cell(&request.call_id, &request.tool);
+                        let summary = request.summary.clone();
+                        self.transcript.update(i, |c| {
+                            if let Cell::Tool(t) = c {
+                                t.summary = summary;
+                                t.status = ToolStatus::AwaitingApproval;
+                            }
+                        });
                     }
-                });
+                }
                 let mut dialog = ApprovalDialog::new(request);
                 if self.last_typed.is_some_and(|t| self.now.duration_since(t) < TYPING_RECENTLY) {
                     dialog.guard_until = Some(self.now + TYPING_GUARD);
@@ -201,6 +218,8 @@ impl App {
                     }
                 }
             },
+            AgentEvent::Subagent { call_id, event } => self.on_subagent(&call_id, event),
+            AgentEvent::Todo(list) => self.on_todo(list),
         }
     }
 
@@ -336,6 +355,7 @@ impl App {
             let void = match self.transcript.get(i) {
                 Some(Cell::Assistant(_) | Cell::Thinking(_)) => true,
                 Some(Cell::Tool(t)) => t.status == ToolStatus::Preparing,
+                Some(Cell::Subagent(s)) => s.status == SubagentStatus::Preparing,
                 Some(Cell::User(_) | Cell::Notice(_)) | None => false,
             };
             if void {
@@ -360,6 +380,10 @@ impl App {
             self.transcript.push(Cell::Assistant(AssistantCell::stored(&text)));
         }
         for call in message.tool_calls() {
+            if call.name == TASK {
+                self.update_subagent(&call.id, |s| s.take_arguments(&call.arguments));
+                continue;
+            }
             let i = self.tool_cell(&call.id, &call.name);
             let guess = ToolCell::summary_from_arguments(&call.arguments);
             self.transcript.update(i, |c| {
@@ -377,6 +401,23 @@ impl App {
     }
 
     fn on_tool_finished(&mut self, f: ToolFinished) {
+        if f.tool == TASK {
+            self.approvals.retain(|a| a.request.call_id != f.call_id && a.request.task.as_ref() != Some(&f.call_id));
+            self.update_subagent(&f.call_id, |s| {
+                s.status = if f.not_run {
+                    SubagentStatus::NotRun
+                } else {
+                    SubagentStatus::Done { is_error: f.is_error, duration: f.duration }
+                };
+                // The report as the model got it (a refusal, when it never ran).
+                s.set_report(&f.content);
+            });
+            self.attempt_from = self.transcript.len();
+            if self.busy {
+                self.activity = Activity::Thinking;
+            }
+            return;
+        }
         let i = self.tool_cell(&f.call_id, &f.tool);
         let status = if f.not_run {
             ToolStatus::NotRun
@@ -495,16 +536,7 @@ impl App {
         self.activity = Activity::Idle;
         self.approvals.clear();
         // Calls that never got an answer (the turn ended first) are not left spinning.
-        let open: Vec<usize> = (0..self.transcript.len())
-            .filter(|&i| matches!(self.transcript.get(i), Some(Cell::Tool(t)) if !t.is_finished()))
-            .collect();
-        for i in open {
-            self.transcript.update(i, |c| {
-                if let Cell::Tool(t) = c {
-                    t.status = ToolStatus::NotRun;
-                }
-            });
-        }
+        self.close_open_calls();
         match summary.outcome {
             TurnOutcome::Completed { text } => {
                 if self.mode == Mode::Plan && !text.trim().is_empty() {
@@ -539,6 +571,24 @@ impl App {
         }
         if elapsed.is_some_and(|e| e.as_secs() >= self.notify.after_secs) {
             self.notify_user("the turn is done");
+        }
+    }
+
+    /// Every call still open is shown as not run.
+    pub(super) fn close_open_calls(&mut self) {
+        let open: Vec<usize> = (0..self.transcript.len())
+            .filter(|&i| match self.transcript.get(i) {
+                Some(Cell::Tool(t)) => !t.is_finished(),
+                Some(Cell::Subagent(s)) => !s.is_finished(),
+                Some(Cell::User(_) | Cell::Assistant(_) | Cell::Notice(_) | Cell::Thinking(_)) | None => false,
+            })
+            .collect();
+        for i in open {
+            self.transcript.update(i, |c| match c {
+                Cell::Tool(t) => t.status = ToolStatus::NotRun,
+                Cell::Subagent(s) => s.status = SubagentStatus::NotRun,
+                Cell::User(_) | Cell::Assistant(_) | Cell::Notice(_) | Cell::Thinking(_) => {}
+            });
         }
     }
 

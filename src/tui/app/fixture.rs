@@ -249,6 +249,8 @@ pub fn approval_on(mut app: App, diff: Option<&str>, tool: &str, summary: &str, 
         }],
         prefix: vec![if tool == "bash" { "bash(cargo test *)".into() } else { format!("{tool}(src/)") }],
         kind: crate::agent::ApprovalKind::Call,
+        agent: None,
+        task: None,
     }));
     app
 }
@@ -268,6 +270,8 @@ pub fn summary(id: &str, title: &str, ago: &str, count: u64, tokens: u64, last: 
         model: "claude-sonnet-4-5".into(),
         mode: crate::conversation::Mode::Edit,
         last_message: last.into(),
+        parent: None,
+        agent_type: None,
     }
 }
 

@@ -10,7 +10,8 @@ use super::App;
 use crate::agent::{CompactionTrigger, HistoryMark, HistoryRecap, TurnStats};
 use crate::conversation::{Block, Message, Role, format_tokens};
 use crate::store::ToolDisplay;
-use crate::tui::cells::{AssistantCell, Cell, NoticeCell, NoticeKind, ToolCell, ToolStatus, UserCell};
+use crate::tools::task::NAME as TASK;
+use crate::tui::cells::{AssistantCell, Cell, NoticeCell, NoticeKind, SubagentStatus, ToolCell, ToolStatus, UserCell};
 
 /// The quiet line under a finished turn: time, requests, tokens, cache share, cost — the same
 /// for a live turn and one read back from the store.
@@ -79,6 +80,10 @@ impl App {
                         self.transcript.push(Cell::Assistant(AssistantCell::shared(message.clone())));
                     }
                     for call in message.tool_calls() {
+                        if call.name == TASK {
+                            self.update_subagent(&call.id, |s| s.take_arguments(&call.arguments));
+                            continue;
+                        }
                         let mut cell = ToolCell::new(call.id.clone(), call.name.clone());
                         cell.summary = recap
                             .summaries
@@ -93,6 +98,19 @@ impl App {
                     for block in &message.content {
                         let Block::ToolResult(result) = block else { continue };
                         let record = displays.get(&result.call_id);
+                        if result.name == TASK {
+                            let (duration, not_run) =
+                                record.map(|r| (Duration::from_millis(r.duration_ms), r.not_run)).unwrap_or_default();
+                            self.update_subagent(&result.call_id, |s| {
+                                s.set_report(&result.content);
+                                s.status = if not_run {
+                                    SubagentStatus::NotRun
+                                } else {
+                                    SubagentStatus::Done { is_error: result.is_error, duration }
+                                };
+                            });
+                            continue;
+                        }
                         let Some(i) = self.find_tool(&result.call_id) else { continue };
                         let (diff, duration, approval) = match &record {
                             Some(r) => {
@@ -136,16 +154,7 @@ impl App {
             }
         }
         // Calls whose results never came (a crash mid-turn) are shown as not run.
-        let open: Vec<usize> = (0..self.transcript.len())
-            .filter(|&i| matches!(self.transcript.get(i), Some(Cell::Tool(t)) if !t.is_finished()))
-            .collect();
-        for i in open {
-            self.transcript.update(i, |c| {
-                if let Cell::Tool(t) = c {
-                    t.status = ToolStatus::NotRun;
-                }
-            });
-        }
+        self.close_open_calls();
         self.composer.remember(prompts);
     }
 }

@@ -172,12 +172,14 @@ impl App {
                 for i in 0..self.transcript.len() {
                     let differs = match self.transcript.get(i) {
                         Some(Cell::Tool(t)) => t.expanded != expand,
+                        Some(Cell::Subagent(s)) => s.expanded != expand,
                         Some(Cell::Thinking(t)) => t.expanded != expand,
                         Some(Cell::User(_) | Cell::Assistant(_) | Cell::Notice(_)) | None => false,
                     };
                     if differs {
                         self.transcript.update(i, |c| match c {
                             Cell::Tool(t) => t.expanded = expand,
+                            Cell::Subagent(s) => s.expanded = expand,
                             Cell::Thinking(t) => t.expanded = expand,
                             Cell::User(_) | Cell::Assistant(_) | Cell::Notice(_) => {}
                         });
@@ -185,10 +187,24 @@ impl App {
                 }
                 self.flash(if expand { "tool output expanded" } else { "tool output collapsed" });
             }
+            GlobalAction::ToggleTaskList => {
+                self.todo_panel = !self.todo_panel;
+                let text = match (self.todo_panel, self.todo.is_empty()) {
+                    (true, false) => "task list shown",
+                    (true, true) => "the task list shows when the agent starts one",
+                    (false, _) => "task list hidden",
+                };
+                self.flash(text);
+            }
             GlobalAction::CopyAnswer => {
                 let answer = self.transcript.cells().rev().find_map(|c| match c {
                     Cell::Assistant(a) if !a.text.as_str().trim().is_empty() => Some(a.text.as_str().to_string()),
-                    Cell::User(_) | Cell::Assistant(_) | Cell::Tool(_) | Cell::Notice(_) | Cell::Thinking(_) => None,
+                    Cell::User(_)
+                    | Cell::Assistant(_)
+                    | Cell::Tool(_)
+                    | Cell::Subagent(_)
+                    | Cell::Notice(_)
+                    | Cell::Thinking(_) => None,
                 });
                 match answer {
                     Some(text) => {
@@ -325,6 +341,7 @@ impl App {
                     | GlobalAction::Top
                     | GlobalAction::FollowTail
                     | GlobalAction::ToggleToolOutput
+                    | GlobalAction::ToggleTaskList
                     | GlobalAction::CopyAnswer
                     | GlobalAction::ToggleMouse
                     | GlobalAction::SearchTranscript
@@ -424,10 +441,11 @@ impl App {
             MouseEventKind::ScrollDown => self.transcript.scroll_down(WHEEL_ROWS, &self.theme),
             MouseEventKind::Down(MouseButton::Left) => {
                 if let Some(i) = self.transcript.cell_at_row(ev.row)
-                    && matches!(self.transcript.get(i), Some(Cell::Tool(_) | Cell::Thinking(_)))
+                    && matches!(self.transcript.get(i), Some(Cell::Tool(_) | Cell::Subagent(_) | Cell::Thinking(_)))
                 {
                     self.transcript.update(i, |c| match c {
                         Cell::Tool(t) => t.expanded = !t.expanded,
+                        Cell::Subagent(s) => s.expanded = !s.expanded,
                         Cell::Thinking(t) => t.expanded = !t.expanded,
                         Cell::User(_) | Cell::Assistant(_) | Cell::Notice(_) => {}
                     });

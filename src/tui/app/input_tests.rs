@@ -115,6 +115,8 @@ fn request(tool: &str, diff: Option<&str>) -> ApprovalRequest {
         exact: vec![format!("{tool}(./a.txt)")],
         prefix: Vec::new(),
         kind: crate::agent::ApprovalKind::Call,
+        agent: None,
+        task: None,
     }
 }
 

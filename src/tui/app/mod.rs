@@ -11,6 +11,7 @@ pub(crate) mod fixture;
 mod history;
 mod input;
 mod search_input;
+mod subagents;
 
 use tokio::sync::mpsc::UnboundedSender;
 
@@ -103,6 +104,10 @@ pub struct App {
     editor_request: Option<String>,
     /// The terminal reports the mouse (wheel scrolling); off lets the terminal select text.
     mouse_capture: bool,
+    /// The agent's task list (the `todo` tool's), for the checklist panel.
+    todo: crate::conversation::TodoList,
+    /// The checklist panel is wanted (Ctrl+T hides and shows it); drawn when there is a list.
+    todo_panel: bool,
     /// The time frames are drawn at (set before each draw; fixed in tests).
     now: Instant,
     /// When the interface started: the spinner's phase when nothing is timed.
@@ -162,6 +167,8 @@ impl App {
             clipboard: None,
             editor_request: None,
             mouse_capture: true,
+            todo: crate::conversation::TodoList::default(),
+            todo_panel: true,
             now,
             epoch: now,
             custom_commands: Vec::new(),

@@ -4,12 +4,14 @@
 
 mod assistant;
 mod notice;
+mod subagent;
 mod thinking;
 mod tool;
 mod user;
 
 pub use assistant::AssistantCell;
 pub use notice::{NoticeCell, NoticeKind};
+pub use subagent::{EntryState, SubagentCell, SubagentEntry, SubagentStatus};
 pub use thinking::ThinkingCell;
 pub use tool::{ToolCell, ToolStatus, format_duration};
 pub use user::UserCell;
@@ -24,6 +26,8 @@ pub enum Cell {
     User(UserCell),
     Assistant(AssistantCell),
     Tool(ToolCell),
+    /// A `task` call: the subagent it started.
+    Subagent(SubagentCell),
     Notice(NoticeCell),
     /// The model's thinking, collapsed to a line until expanded.
     Thinking(ThinkingCell),
@@ -37,6 +41,7 @@ impl Cell {
             Cell::User(c) => c.lines(width, theme),
             Cell::Assistant(c) => c.lines(width, theme),
             Cell::Tool(c) => c.lines(width, theme),
+            Cell::Subagent(c) => c.lines(width, theme),
             Cell::Notice(c) => c.lines(width, theme),
             Cell::Thinking(c) => c.lines(width, theme),
         }
@@ -55,6 +60,7 @@ impl Cell {
             }
             Cell::Assistant(c) => c.text.as_str().replace(['*', '`', '_', '#'], ""),
             Cell::Tool(c) => format!("{} {}\n{}", c.tool, c.summary, c.output),
+            Cell::Subagent(c) => format!("{} agent {}\n{}\n{}", c.agent_type, c.description, c.brief, c.report),
             Cell::Notice(c) => c.text.clone(),
             Cell::Thinking(c) => c.text.clone(),
         }
@@ -67,7 +73,15 @@ impl Cell {
             (Cell::Tool(_), Cell::Tool(_)) => false,
             // Thinking sits right above what it led to.
             (Cell::Thinking(_), Cell::Assistant(_) | Cell::Tool(_)) => false,
-            (Cell::User(_) | Cell::Assistant(_) | Cell::Tool(_) | Cell::Notice(_) | Cell::Thinking(_), _) => true,
+            (
+                Cell::User(_)
+                | Cell::Assistant(_)
+                | Cell::Tool(_)
+                | Cell::Subagent(_)
+                | Cell::Notice(_)
+                | Cell::Thinking(_),
+                _,
+            ) => true,
         }
     }
 }

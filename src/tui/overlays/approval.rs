@@ -131,7 +131,7 @@ impl ApprovalDialog {
     pub fn render(&self, area: Rect, buf: &mut Buffer, theme: &Theme) {
         Clear.render(area, buf);
         let r = &self.request;
-        let title = match &r.kind {
+        let mut title = match &r.kind {
             ApprovalKind::Call => Line::from(vec![
                 Span::styled(" Allow ", theme.title),
                 Span::styled(r.tool.clone(), theme.tool_name),
@@ -139,6 +139,10 @@ impl ApprovalDialog {
             ]),
             ApprovalKind::OutsideSandbox { .. } => Line::from(Span::styled(" Run outside the sandbox? ", theme.title)),
         };
+        // A subagent's call says whose it is.
+        if let Some(agent) = &r.agent {
+            title.spans.push(Span::styled(format!("asked by {agent} "), theme.accent));
+        }
         let hint = |a: ApprovalAction| Span::styled(keys::hint(Action::Approval(a)), theme.key);
         let footer = if self.reason.is_some() {
             Line::from(vec![
@@ -314,6 +318,8 @@ mod tests {
             exact: vec!["file_read(/etc/hostname)".into()],
             prefix: vec!["file_read(/etc/)".into()],
             kind: ApprovalKind::Call,
+            agent: None,
+            task: None,
         });
         assert_eq!(text(&dialog.body(60, &theme)), ["/etc/hostname"]);
     }

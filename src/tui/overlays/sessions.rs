@@ -94,6 +94,11 @@ impl SessionsView {
             let selected = i == self.selected;
             let marker = if selected { "▸ " } else { "  " };
             let title = if s.title.trim().is_empty() { "(untitled)".to_string() } else { s.title.clone() };
+            // A subagent's session, right under the session that started it.
+            let title = match &s.agent_type {
+                Some(agent) if s.parent.is_some() => format!("↳ {agent} agent: {title}"),
+                Some(_) | None => title,
+            };
             let current = if self.current.as_deref() == Some(s.id.as_str()) { "  (this session)" } else { "" };
             let meta = format!(
                 "{} · {} message{} · {} tokens · {} · {}",
