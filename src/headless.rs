@@ -114,6 +114,18 @@ fn answer_of(event: &AgentEvent) -> Option<Result<String, HeadlessError>> {
         // Servers still starting: wait for the panel that says how they ended up.
         AgentEvent::Mcp(panel) if panel.pending => return None,
         AgentEvent::Mcp(panel) => pretty(panel),
+        AgentEvent::Library(LibraryAnswer::Turns(list)) => list.clone().map_err(HeadlessError::from).and_then(pretty),
+        AgentEvent::Library(LibraryAnswer::Diff(diff)) => match diff {
+            Ok(d) if d.diff.is_empty() => Ok(format!("{}: no file changes", d.title)),
+            Ok(d) => Ok(d.diff.trim_end().to_string()),
+            Err(e) => Err(e.clone().into()),
+        },
+        // A rewind that left files as they were says so and fails: nothing is lost quietly.
+        AgentEvent::Rewound(outcome) => match outcome {
+            Ok(o) if o.complete() => Ok(o.lines().join("\n")),
+            Ok(o) => Err(HeadlessError::Failed(o.lines().join("\n"))),
+            Err(e) => Err(e.clone().into()),
+        },
         AgentEvent::SessionReady { .. }
         | AgentEvent::SessionStored(_)
         | AgentEvent::Attached(_)
@@ -134,6 +146,7 @@ fn answer_of(event: &AgentEvent) -> Option<Result<String, HeadlessError>> {
         | AgentEvent::ContextBreakdown(_)
         | AgentEvent::Notice { .. }
         | AgentEvent::Commands(_)
+        | AgentEvent::RewindPlanned(_)
         | AgentEvent::TurnFinished(_)
         | AgentEvent::Subagent { .. }
         | AgentEvent::Todo(_) => return None,
@@ -170,7 +183,7 @@ pub async fn run(mut handle: AgentHandle, prompt: String, format: OutputFormat) 
     let work = match (parse_shell(&prompt), parse_slash_with(&prompt, &handle.custom_commands)) {
         (Some(Ok(shell)), _) => Work::Command(shell),
         (Some(Err(message)), _) | (None, Some(Err(message))) => return Err(HeadlessError::Usage(message)),
-        (None, Some(Ok(command))) => slash_work(command, &handle.custom_commands)?,
+        (None, Some(Ok(command))) => slash_work(command, &session_id, &handle.custom_commands)?,
         (None, None) => Work::Command(UserCommand::Submit(prompt)),
     };
     let mut printer = Printer { format, out: std::io::stdout() };
@@ -191,6 +204,7 @@ pub async fn run(mut handle: AgentHandle, prompt: String, format: OutputFormat) 
             | UserCommand::ListModels
             | UserCommand::Library(_)
             | UserCommand::Mcp(_)
+            | UserCommand::Undo
     );
     // Listening starts before the turn does and lasts the whole run, so no Ctrl+C is missed:
     // one that lands while an event is being printed is held until the loop comes back to it.
@@ -246,7 +260,11 @@ pub async fn run(mut handle: AgentHandle, prompt: String, format: OutputFormat) 
     }
 }
 
-fn slash_work(command: SlashCommand, custom: &[crate::agent::CommandInfo]) -> Result<Work, HeadlessError> {
+fn slash_work(
+    command: SlashCommand,
+    session: &str,
+    custom: &[crate::agent::CommandInfo],
+) -> Result<Work, HeadlessError> {
     Ok(match command {
         SlashCommand::Compact => Work::Command(UserCommand::Compact),
         SlashCommand::Mode(m) => Work::Command(UserCommand::SetMode(m)),
@@ -256,6 +274,15 @@ fn slash_work(command: SlashCommand, custom: &[crate::agent::CommandInfo]) -> Re
         SlashCommand::Sessions => Work::Command(UserCommand::Library(LibraryRequest::Sessions)),
         SlashCommand::Memories => Work::Command(UserCommand::Library(LibraryRequest::Memories)),
         SlashCommand::Forget(id) => Work::Command(UserCommand::Library(LibraryRequest::Forget(id))),
+        SlashCommand::Undo => Work::Command(UserCommand::Undo),
+        SlashCommand::Diff(target) => {
+            Work::Command(UserCommand::Library(LibraryRequest::Diff { session: session.to_string(), target }))
+        }
+        SlashCommand::Rewind => {
+            return Err(HeadlessError::Usage(format!(
+                "/rewind picks a turn in the interactive interface; headless, run `cairn rewind {session} --to TURN` (`cairn rewind {session}` lists the turns)"
+            )));
+        }
         SlashCommand::Help => Work::Answer(
             crate::agent::COMMANDS
                 .iter()
@@ -268,7 +295,7 @@ fn slash_work(command: SlashCommand, custom: &[crate::agent::CommandInfo]) -> Re
         SlashCommand::Custom { name, args } => Work::Command(UserCommand::RunCommand { name, args }),
         SlashCommand::Context | SlashCommand::Resume(_) | SlashCommand::New | SlashCommand::Quit => {
             return Err(HeadlessError::Usage(
-                "that command works in the interactive interface; headless runs take /compact, /mode, /model, /usage, /sessions, /memories, /forget, /mcp, /help and the custom commands".into(),
+                "that command works in the interactive interface; headless runs take /compact, /mode, /model, /usage, /sessions, /memories, /forget, /undo, /diff, /mcp, /help and the custom commands".into(),
             ));
         }
     })
@@ -333,6 +360,8 @@ impl Printer {
                     | AgentEvent::Commands(_)
                     | AgentEvent::Mcp(_)
                     | AgentEvent::Library(_)
+                    | AgentEvent::RewindPlanned(_)
+                    | AgentEvent::Rewound(_)
                     | AgentEvent::Subagent { .. }
                     | AgentEvent::Todo(_) => {}
                 }
@@ -382,6 +411,7 @@ impl Printer {
                     }
                     self.line(value)
                 }
+                AgentEvent::Rewound(Ok(outcome)) => self.line(json!({"type": "rewind", "outcome": outcome})),
                 AgentEvent::Todo(list) => {
                     let c = list.counts();
                     self.line(json!({
@@ -416,6 +446,8 @@ impl Printer {
                 | AgentEvent::Library(_)
                 | AgentEvent::Commands(_)
                 | AgentEvent::Mcp(_)
+                | AgentEvent::RewindPlanned(_)
+                | AgentEvent::Rewound(Err(_))
                 | AgentEvent::TurnFinished(_) => Ok(()),
             },
         }

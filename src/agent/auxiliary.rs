@@ -9,7 +9,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::context::{Summarizer, SummaryError};
 use crate::conversation::{Message, SystemBlock, Usage};
-use crate::llm::{ChatRequest, LlmError, Provider, RetryPolicy, send_with_retries};
+use crate::llm::{ChatRequest, LlmError, Provider, RetryPolicy, StopReason, send_with_retries};
 use crate::store::Store;
 
 /// Usage of auxiliary calls, collected until a turn's stats take it.
@@ -45,6 +45,18 @@ pub struct AuxModel {
 impl AuxModel {
     /// One call; the reply's text. `purpose` names the call in the usage rows.
     pub async fn call(&self, purpose: &str, system: &str, user: &str, max_tokens: u32) -> Result<String, LlmError> {
+        self.reply(purpose, system, user, max_tokens).await.map(|(text, _)| text)
+    }
+
+    /// One call; the reply's text and why it stopped (a summary cut at `max_tokens` must not
+    /// be stored as if it were whole).
+    async fn reply(
+        &self,
+        purpose: &str,
+        system: &str,
+        user: &str,
+        max_tokens: u32,
+    ) -> Result<(String, StopReason), LlmError> {
         let request = ChatRequest {
             model: self.model.clone(),
             system: vec![SystemBlock { text: system.to_string(), cache_breakpoint: false }],
@@ -68,7 +80,7 @@ impl AuxModel {
             tally.requests += 1;
             tally.cost_usd = super::spend::add_cost(tally.cost_usd, r.pricing.cost(&response.model, &response.usage));
         }
-        Ok(response.message.text())
+        Ok((response.message.text(), response.stop))
     }
 }
 
@@ -80,8 +92,13 @@ impl Summarizer for AuxModel {
         max_tokens: u32,
     ) -> BoxFuture<'a, Result<String, SummaryError>> {
         Box::pin(async move {
-            match self.call("compaction", system, user, max_tokens).await {
-                Ok(text) => Ok(text),
+            match self.reply("compaction", system, user, max_tokens).await {
+                Ok((text, StopReason::MaxTokens)) => Err(SummaryError::Cut(text)),
+                Ok((
+                    text,
+                    StopReason::EndTurn | StopReason::ToolUse | StopReason::StopSequence | StopReason::Other(_),
+                )) => Ok(text),
+                Ok((_, StopReason::Refusal)) => Err(SummaryError::Failed("the model refused to summarise".into())),
                 Err(LlmError::ContextLength { .. }) => Err(SummaryError::TooLong),
                 Err(e) => Err(SummaryError::Failed(e.to_string())),
             }

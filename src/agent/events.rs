@@ -6,8 +6,10 @@ use std::time::Duration;
 
 use serde::Serialize;
 
-use super::library::{LibraryAnswer, LibraryRequest};
+use super::library::{LibraryAnswer, LibraryError, LibraryRequest};
 use super::mcp_desk::{McpPanel, McpRequest};
+use super::rewind::{RewindOutcome, RewindPreview, RewindScope};
+use crate::checkpoint::Overwrite;
 use crate::context::{BudgetLevel, ContextBudget};
 use crate::conversation::{Message, Mode, Usage};
 use crate::store::{SessionInfo, ToolDisplay};
@@ -62,6 +64,22 @@ pub enum UserCommand {
     },
     /// `/mcp`: show or change the MCP servers; answered at once with [`AgentEvent::Mcp`].
     Mcp(McpRequest),
+    /// What rewinding to before the turn opened by the prompt at `user_seq` would do (its
+    /// conflicts), answered with [`AgentEvent::RewindPlanned`].
+    PlanRewind {
+        user_seq: i64,
+        scope: RewindScope,
+    },
+    /// `/rewind`: take back that turn and every later one; answered with
+    /// [`AgentEvent::Rewound`] (after [`AgentEvent::SessionReady`] when the conversation was
+    /// rewound).
+    Rewind {
+        user_seq: i64,
+        scope: RewindScope,
+        overwrite: Overwrite,
+    },
+    /// `/undo`: take back the file changes of the latest turn that made some.
+    Undo,
     Shutdown,
 }
 
@@ -550,6 +568,10 @@ pub enum AgentEvent {
     Commands(Vec<CommandInfo>),
     /// The answer to a [`UserCommand::Mcp`] request.
     Mcp(McpPanel),
+    /// The answer to [`UserCommand::PlanRewind`].
+    RewindPlanned(Result<RewindPreview, LibraryError>),
+    /// What a [`UserCommand::Rewind`] or [`UserCommand::Undo`] did.
+    Rewound(Result<RewindOutcome, LibraryError>),
     /// A subagent started by the `task` call `call_id` made progress.
     Subagent {
         call_id: String,

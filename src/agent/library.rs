@@ -1,6 +1,7 @@
-//! The project's sessions and memories, as every front end lists and changes them. The TUI's
-//! views (through the agent's queue), a headless `-p /forget 7` (the same queue) and `cairn
-//! forget 7` (directly) all end here, so each check and each message exists once.
+//! The project's sessions and memories, and what a session's turns changed, as every front end
+//! lists and changes them. The TUI's views (through the agent's queue), a headless `-p /forget
+//! 7` (the same queue) and `cairn forget 7` (directly) all end here, so each check and each
+//! message exists once.
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -10,7 +11,7 @@ use serde::Serialize;
 use super::spend::add_cost;
 use crate::config::Pricing;
 use crate::conversation::Usage;
-use crate::store::{DailyUsage, MemoryRecord, ProjectId, SessionSummary, Store, ToolDisplay};
+use crate::store::{DailyUsage, MemoryRecord, ProjectId, SessionSummary, Store, ToolDisplay, TurnInfo};
 
 /// The approval a memory made global by hand (`g` in `/memories`) carries.
 const MADE_GLOBAL_BY_HAND: &str = "you, in /memories";
@@ -54,6 +55,15 @@ pub enum LibraryRequest {
         id: i64,
         global: bool,
     },
+    /// The session's turns, for the `/rewind` picker.
+    Turns {
+        session: String,
+    },
+    /// `/diff`, `cairn diff`: what the session, or one of its turns, changed.
+    Diff {
+        session: String,
+        target: DiffTarget,
+    },
     /// `/usage`, `cairn usage`: cost and tokens per day, project and session.
     Usage {
         days: u32,
@@ -65,6 +75,26 @@ pub enum LibraryRequest {
     },
 }
 
+/// Which changes `/diff` shows.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum DiffTarget {
+    /// Everything the session changed that still stands.
+    Session,
+    /// The latest turn that changed files.
+    LastTurn,
+    /// The turn with this number, as `/rewind` lists them.
+    Turn(u32),
+}
+
+/// A diff and what it covers.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct SessionDiff {
+    /// "the session", "turn 3 (“fix the parser”)".
+    pub title: String,
+    /// A unified diff; empty when nothing changed.
+    pub diff: String,
+}
+
 /// The library's answer (inside [`super::AgentEvent::Library`]).
 #[derive(Clone, Debug, PartialEq)]
 pub enum LibraryAnswer {
@@ -72,6 +102,8 @@ pub enum LibraryAnswer {
     Memories(Result<Vec<MemoryRecord>, LibraryError>),
     /// A memory was forgotten, pinned or moved (or could not be): what to tell the user.
     MemoryChanged(Result<String, LibraryError>),
+    Turns(Result<Vec<TurnInfo>, LibraryError>),
+    Diff(Result<SessionDiff, LibraryError>),
     Usage(Result<UsageReport, LibraryError>),
     ToolOutput {
         call_id: String,
@@ -328,6 +360,46 @@ impl Library {
         })
     }
 
+    /// The session's turns still in the conversation, with the files each changed.
+    pub fn turns(&self, session: &str) -> Result<Vec<TurnInfo>, LibraryError> {
+        self.store.turns(session).map_err(|e| LibraryError::Failed(format!("could not read the turns: {e}")))
+    }
+
+    /// What the session (or one turn) changed, as a unified diff from its checkpoints.
+    pub fn diff(&self, session: &str, target: DiffTarget) -> Result<SessionDiff, LibraryError> {
+        let failed = |e: crate::store::StoreError| LibraryError::Failed(format!("could not read the checkpoints: {e}"));
+        let turn = match target {
+            DiffTarget::Session => {
+                let diff = crate::checkpoint::session_diff(&self.store, session).map_err(failed)?;
+                return Ok(SessionDiff { title: "this session".into(), diff });
+            }
+            DiffTarget::LastTurn => {
+                let turns = self.turns(session)?;
+                turns
+                    .iter()
+                    .rev()
+                    .find(|t| t.files_changed + t.files_reverted > 0)
+                    .or(turns.last())
+                    .cloned()
+                    .ok_or_else(|| {
+                        LibraryError::Input(format!("session {session} has no turns yet; there is nothing to show"))
+                    })?
+            }
+            DiffTarget::Turn(n) => {
+                let turns = self.turns(session)?;
+                let count = turns.len();
+                turns.into_iter().find(|t| t.number == n).ok_or_else(|| {
+                    LibraryError::Input(match count {
+                        0 => format!("session {session} has no turns yet; there is nothing to show"),
+                        c => format!("session {session} has no turn {n}; its turns are numbered 1 to {c}"),
+                    })
+                })?
+            }
+        };
+        let diff = crate::checkpoint::turn_diff(&self.store, session, turn.user_seq).map_err(failed)?;
+        Ok(SessionDiff { title: format!("turn {} (“{}”)", turn.number, turn.prompt), diff })
+    }
+
     pub fn answer(&self, request: LibraryRequest) -> LibraryAnswer {
         match request {
             LibraryRequest::Sessions => LibraryAnswer::Sessions(self.sessions()),
@@ -335,6 +407,8 @@ impl Library {
             LibraryRequest::Forget(id) => LibraryAnswer::MemoryChanged(self.forget(&id)),
             LibraryRequest::Pin { id, pinned } => LibraryAnswer::MemoryChanged(self.pin(id, pinned)),
             LibraryRequest::SetGlobal { id, global } => LibraryAnswer::MemoryChanged(self.set_global(id, global)),
+            LibraryRequest::Turns { session } => LibraryAnswer::Turns(self.turns(&session)),
+            LibraryRequest::Diff { session, target } => LibraryAnswer::Diff(self.diff(&session, target)),
             LibraryRequest::Usage { days } => LibraryAnswer::Usage(self.usage(days)),
             LibraryRequest::ToolOutput { session, call_id } => {
                 let output = self.tool_output(&session, &call_id);

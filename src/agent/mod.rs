@@ -5,6 +5,7 @@
 //! A [`worker::Worker`] is made of parts, each owning one concern: `workplace` (project,
 //! folders, config, store), `session_state` (the session, its pipeline and persistence),
 //! `model_slot` (provider, model, window, retries, the auxiliary model), `cache_watch`,
+//! `checkpoints` (the session's file checkpoints and capture around calls),
 //! `background` (compaction, extraction, segmenting), `toolbox` (tools, files read, the
 //! approval gate), `task_list` (the `todo` tool's list) and `link` (events, mode, turn
 //! control). `worker/` holds the `Worker`, whose
@@ -19,6 +20,7 @@ mod attachments;
 mod auxiliary;
 mod background;
 mod cache_watch;
+mod checkpoints;
 mod events;
 mod extensions;
 mod library;
@@ -27,6 +29,7 @@ mod mcp_desk;
 mod model_slot;
 mod models;
 mod recap;
+mod rewind;
 mod runner;
 mod session_state;
 mod setup;
@@ -48,12 +51,17 @@ pub(crate) use events::{
 };
 #[cfg(test)]
 pub(crate) use events::{CacheReport, ContextPart, CostReport, ModelChoice, SegmentInfo};
+#[cfg(test)]
+pub(crate) use library::SessionDiff;
 pub(crate) use library::{
-    Library, LibraryAnswer, LibraryError, LibraryRequest, memory_origin, provenance_suffix, usage_lines,
+    DiffTarget, Library, LibraryAnswer, LibraryError, LibraryRequest, memory_origin, provenance_suffix, usage_lines,
 };
 pub(crate) use mcp_desk::{McpPanel, McpRequest, McpServerInfo};
 pub(crate) use models::ModelLister;
 pub(crate) use recap::split_attachments;
+#[cfg(test)]
+pub(crate) use rewind::ConversationRewound;
+pub(crate) use rewind::{RewindOutcome, RewindPreview, RewindScope, Rewinder};
 pub(crate) use runner::{AgentHandle, spawn};
 pub(crate) use setup::{AgentSetup, SessionChoice};
 pub(crate) use slash::{COMMANDS, SHELL_PREFIXES, SlashCommand, parse_shell, parse_slash_with};

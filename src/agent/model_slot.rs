@@ -11,6 +11,7 @@ use tokio_util::sync::CancellationToken;
 use super::auxiliary::{AuxModel, UsageRecorder};
 use super::events::NoticeLevel;
 use crate::config::{CompactionConfig, Config, ModelInfo, ModelOverride, ProviderKind, WindowSource, lookup_model};
+use crate::context::CostModel;
 use crate::llm::{ChatRequest, ChatResponse, LlmError, Provider, RetryPolicy, ServedWindow, StreamEvent};
 
 #[derive(Clone)]
@@ -64,6 +65,14 @@ impl ModelSlot {
 
     pub(super) fn max_output_tokens(&self) -> u32 {
         self.info.max_output_tokens
+    }
+
+    /// The prices the context pipeline weighs history rewrites with: the catalog's (or
+    /// `[models]`') prices with the provider's prompt cache — Anthropic's when `[cache]` is on,
+    /// an OpenAI-compatible API's automatic one; a server that reported its own window and has
+    /// no prices is local, where a kept prefix costs nothing and a rewrite costs prefill.
+    pub(super) fn cost_model(&self, cache_enabled: bool) -> CostModel {
+        cost_model(&self.info, self.kind, cache_enabled)
     }
 
     /// What the model can do with thinking, as the catalog says.
@@ -180,5 +189,52 @@ impl ModelSlot {
             cancel,
             recorder: Some(recorder),
         }
+    }
+}
+
+/// See [`ModelSlot::cost_model`].
+fn cost_model(info: &ModelInfo, kind: ProviderKind, cache_enabled: bool) -> CostModel {
+    let local = info.prices.is_none()
+        && match info.window_source {
+            WindowSource::Server | WindowSource::AssumedUntilLoaded => true,
+            WindowSource::Flag | WindowSource::Config | WindowSource::Catalog | WindowSource::Assumed => false,
+        };
+    let caching = match kind {
+        ProviderKind::Anthropic => cache_enabled,
+        ProviderKind::Openai | ProviderKind::OpenaiResponses => true,
+    };
+    CostModel::for_session(info.prices.as_ref(), local, caching)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::Prices;
+
+    fn info(prices: Option<Prices>, window_source: WindowSource) -> ModelInfo {
+        ModelInfo {
+            name: "m".into(),
+            context_window: 32_000,
+            window_source,
+            max_output_tokens: 4_096,
+            prices,
+            thinking: crate::config::ThinkingSupport::None,
+            images: false,
+        }
+    }
+
+    #[test]
+    fn the_pipeline_is_priced_from_the_catalog_and_the_provider_cache() {
+        let sonnet = Prices { input: 3.0, output: 15.0, cache_read: 0.3, cache_write: 3.75, cache_write_1h: 6.0 };
+        let priced = info(Some(sonnet), WindowSource::Catalog);
+        assert_eq!(cost_model(&priced, ProviderKind::Anthropic, true), CostModel::from_prices(&sonnet, true));
+        // `[cache] enabled = false`: every re-sent token is full input, so reductions pay at once.
+        assert_eq!(cost_model(&priced, ProviderKind::Anthropic, false), CostModel::no_cache(3.0, 15.0));
+        // OpenAI caches prefixes itself, whatever `[cache]` says.
+        assert_eq!(cost_model(&priced, ProviderKind::Openai, false), CostModel::from_prices(&sonnet, true));
+        // A server that reported its window and has no prices is local: only the window rewrites.
+        assert_eq!(cost_model(&info(None, WindowSource::Server), ProviderKind::Openai, true), CostModel::local());
+        // An unknown hosted model gets the usual ratios.
+        assert_eq!(cost_model(&info(None, WindowSource::Assumed), ProviderKind::Openai, true), CostModel::assumed());
     }
 }

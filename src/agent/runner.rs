@@ -175,7 +175,10 @@ impl Router {
                 | UserCommand::Compact
                 | UserCommand::DescribeContext
                 | UserCommand::NewSession
-                | UserCommand::ResumeSession(_)) => {
+                | UserCommand::ResumeSession(_)
+                | UserCommand::PlanRewind { .. }
+                | UserCommand::Rewind { .. }
+                | UserCommand::Undo) => {
                     let _ = self.work.send(other);
                 }
             }

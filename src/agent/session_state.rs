@@ -40,7 +40,7 @@ pub(super) struct SessionState {
 }
 
 impl SessionState {
-    /// Read a session's messages and context state into a fresh pipeline.
+    /// Read a session's messages (those not rewound) and context state into a fresh pipeline.
     pub(super) fn load(
         store: Arc<Store>,
         info: SessionInfo,
@@ -50,14 +50,16 @@ impl SessionState {
         held: Option<&SessionState>,
     ) -> Result<SessionState, StoreError> {
         let exists = store.session(&info.id)?.is_some();
-        let stored = if exists { store.messages(&info.id)? } else { Vec::new() };
+        // What a conversation rewind took out is not sent; the next message still numbers
+        // after every stored one.
+        let stored = if exists { store.live_messages(&info.id)? } else { Vec::new() };
+        let last_seq = if exists { store.last_seq(&info.id)? } else { 0 };
         let loaded_times = stored.iter().map(|m| m.created_at.clone()).collect();
         let lock = match held {
             Some(current) if current.info.id == info.id => current.lock.clone(),
             Some(_) | None if exists => Some(Arc::new(store.lock_session(&info.id)?)),
             Some(_) | None => None,
         };
-        let last_seq = stored.last().map(|m| m.seq).unwrap_or(0);
         let state = match store.context_state(&info.id)? {
             Some(json) => serde_json::from_str::<ContextState>(&json).unwrap_or_else(|e| {
                 tracing::error!(error = %e, session = %info.id, "unreadable context state; rebuilding from the history");

@@ -3,6 +3,7 @@
 
 use super::events::CommandInfo;
 use super::events::UserCommand;
+use super::library::DiffTarget;
 use super::mcp_desk::McpRequest;
 use crate::conversation::Mode;
 
@@ -18,6 +19,9 @@ pub enum SlashCommand {
     /// A model by name, or the picker.
     Model(Option<String>),
     Context,
+    Rewind,
+    Undo,
+    Diff(DiffTarget),
     Usage,
     Help,
     Quit,
@@ -40,6 +44,9 @@ pub const COMMANDS: &[(&str, &str, &str)] = &[
     ("/new", "", "start a fresh session"),
     ("/mode", "edit|plan|ask", "switch mode (Shift+Tab cycles)"),
     ("/context", "", "what the model sees, token by token"),
+    ("/rewind", "", "take back code and/or conversation to before a turn"),
+    ("/undo", "", "take back the file changes of the last turn that made some"),
+    ("/diff", "[N|last]", "what this session (or turn N, or the last turn) changed"),
     ("/model", "[NAME]", "switch model (the picker, with windows and prices, when no name)"),
     ("/usage", "", "cost and tokens per day, project and session"),
     ("/mcp", "[on|off|retry|import]", "MCP servers: state, tools, tokens; /mcp on|off|retry NAME, /mcp import"),
@@ -87,6 +94,16 @@ pub fn parse_slash_with(input: &str, custom: &[CommandInfo]) -> Option<Result<Sl
         "model" => Ok(SlashCommand::Model((!arg.is_empty()).then(|| arg.to_string()))),
         "usage" => Ok(SlashCommand::Usage),
         "context" => Ok(SlashCommand::Context),
+        "rewind" => Ok(SlashCommand::Rewind),
+        "undo" => Ok(SlashCommand::Undo),
+        "diff" => match arg {
+            "" => Ok(SlashCommand::Diff(DiffTarget::Session)),
+            "last" => Ok(SlashCommand::Diff(DiffTarget::LastTurn)),
+            n => match n.parse::<u32>() {
+                Ok(n) if n > 0 => Ok(SlashCommand::Diff(DiffTarget::Turn(n))),
+                Ok(_) | Err(_) => needs("nothing, a turn number (as /rewind lists them) or `last`"),
+            },
+        },
         "help" => Ok(SlashCommand::Help),
         "quit" | "exit" => Ok(SlashCommand::Quit),
         "mcp" => parse_mcp(arg),
@@ -172,6 +189,10 @@ mod tests {
         assert_eq!(parse_slash("fix /src/main.rs"), None);
         assert_eq!(parse_slash("/ not a command"), None);
         assert_eq!(parse_slash("//comment"), None);
+        assert_eq!(parse_slash("/diff"), Some(Ok(SlashCommand::Diff(DiffTarget::Session))));
+        assert_eq!(parse_slash("/diff 3"), Some(Ok(SlashCommand::Diff(DiffTarget::Turn(3)))));
+        assert_eq!(parse_slash("/diff last"), Some(Ok(SlashCommand::Diff(DiffTarget::LastTurn))));
+        assert!(parse_slash("/diff 0").unwrap().unwrap_err().contains("a turn number"));
         assert_eq!(parse_slash("/tmp/Screen\\ Shot.png what is this?"), None, "a pasted path");
         assert_eq!(parse_slash("/home/me/notes.md"), None);
     }
@@ -198,6 +219,7 @@ mod tests {
                 "edit|plan|ask" => "plan",
                 "[NAME]" => "m",
                 "[on|off|retry|import]" => "off m",
+                "[N|last]" => "2",
                 _ => "",
             };
             let line = format!("{name} {arg}");

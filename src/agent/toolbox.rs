@@ -81,6 +81,12 @@ impl Toolbox {
         &self.gate
     }
 
+    /// After a conversation rewind the model no longer saw what it read in the rewound turns;
+    /// what the user approved still stands.
+    pub(super) fn forget_reads(&mut self) {
+        self.files = Arc::new(FileTracker::default());
+    }
+
     pub(super) fn policy(&self) -> &Policy {
         &self.policy
     }

@@ -57,4 +57,11 @@ impl Workplace {
     pub(super) fn truncations_dir(&self) -> &Path {
         &self.truncations_dir
     }
+
+    /// cairn's own folders, never checkpointed when they sit inside the project: the data
+    /// folder (the database beside its session locks) and the saved outputs.
+    pub(super) fn checkpoint_exclusions(&self) -> Vec<PathBuf> {
+        let data = self.store.locks_dir().and_then(Path::parent).map(|d| d.canonicalize().unwrap_or(d.to_path_buf()));
+        data.into_iter().chain([self.truncations_dir.clone()]).collect()
+    }
 }

@@ -10,11 +10,13 @@
 use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use super::observe::{KeepRules, Observed, observe};
-use super::scan::{Content, Delta, Entry, Stamp, Tree};
+use super::scan::{Content, Delta, Entry, Tree};
+use super::stamp::Stamp;
 use super::walk::{ScanError, ScanLimits};
-use crate::config::CheckpointsConfig;
+use crate::config::{CheckpointsConfig, Redactor};
 use crate::store::{
     CaptureBatch, ManifestDelta, ManifestEntry, NewBlob, NewChange, PathState, ProjectId, Store, StoreError,
     TurnChanges, Unkept,
@@ -89,6 +91,9 @@ pub struct WarmUp {
     pub scan_off: Option<String>,
     /// Folders are watched (Linux inotify): scans stat only where something happened.
     pub watched: bool,
+    /// Stopped before the end (the session closed): what was read is kept, and the next warm-up
+    /// (or the first command) goes on from the manifest.
+    pub stopped: bool,
 }
 
 /// The checkpoints of one session.
@@ -138,6 +143,13 @@ impl Checkpointer {
         })
     }
 
+    /// Contents holding one of these key values are never kept (they are recorded as changed,
+    /// and a rewind says it cannot restore them).
+    pub fn keeping_out(mut self, secrets: &Redactor) -> Checkpointer {
+        self.rules = self.rules.keeping_out(secrets);
+        self
+    }
+
     pub fn root(&self) -> &Path {
         &self.root
     }
@@ -159,6 +171,12 @@ impl Checkpointer {
     /// Walk the tree and keep the content of every file not yet kept, so the first `bash` of the
     /// session has nothing left to read. Idempotent; run it on a blocking thread at session start.
     pub fn warm_up(&mut self) -> Result<WarmUp, CheckpointError> {
+        self.warm_up_until(&AtomicBool::new(false))
+    }
+
+    /// [`Checkpointer::warm_up`], stopping early once `stop` is set (checked between files), so
+    /// a session that closes does not wait for the first read of a large project.
+    pub fn warm_up_until(&mut self, stop: &AtomicBool) -> Result<WarmUp, CheckpointError> {
         if !self.config.enabled || self.scan_off.is_some() {
             return Ok(WarmUp { scan_off: self.scan_off.clone(), ..Default::default() });
         }
@@ -187,6 +205,10 @@ impl Checkpointer {
         let stale: Vec<String> = manifest.keys().filter(|p| !walked.contains(p)).cloned().collect();
         batch.removals = stale;
         for (rel, stamp) in &files {
+            if stop.load(Ordering::Relaxed) {
+                self.commit(batch, None)?;
+                return Ok(WarmUp { stopped: true, ..report });
+            }
             if let Some(known) = manifest.get(rel).filter(|m| same_stamp(m, stamp)) {
                 tree.set_content(rel, Content::Kept(known.hash));
                 continue;

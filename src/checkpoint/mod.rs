@@ -12,6 +12,7 @@ mod observe;
 mod plan;
 mod restore;
 mod scan;
+mod stamp;
 mod walk;
 mod watch;
 
@@ -19,9 +20,10 @@ pub use capture::{CallGuard, CallKind, ChangedPath, CheckpointError, Checkpointe
 pub use diff::{session_diff, turn_diff};
 pub use observe::{KeepRules, still_holds};
 pub use plan::{Action, PathNote, PathPlan, RewindPlan, Verdict, plan};
-pub use restore::{RewindReport, apply_code_rewind, plan_code_rewind};
-pub use scan::{Content, Delta, Entry, Stamp, Track, Tree};
-pub use walk::{ScanError, ScanLimits};
+pub use restore::{Overwrite, RewindReport, apply_code_rewind, plan_code_rewind};
+pub use scan::{Content, Delta, Entry, Tree};
+pub use stamp::Stamp;
+pub use walk::{ScanError, ScanLimits, Track};
 
 use crate::store::{Store, TurnInfo};
 

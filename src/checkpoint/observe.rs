@@ -5,9 +5,9 @@ use std::path::Path;
 
 use globset::{GlobBuilder, GlobSet, GlobSetBuilder};
 
-use super::scan::Stamp;
+use super::stamp::Stamp;
 use super::walk;
-use crate::config::CheckpointsConfig;
+use crate::config::{CheckpointsConfig, Redactor};
 use crate::store::{NewBlob, PathState, Unkept};
 
 /// What is kept of file contents, from `[checkpoints]`.
@@ -15,6 +15,8 @@ use crate::store::{NewBlob, PathState, Unkept};
 pub struct KeepRules {
     max_file_bytes: u64,
     never_store: GlobSet,
+    /// Provider keys: a content holding one is never copied.
+    secrets: Redactor,
 }
 
 impl KeepRules {
@@ -28,7 +30,13 @@ impl KeepRules {
             set.add(glob);
         }
         let never_store = set.build().map_err(|e| format!("checkpoints.never_store: {e}"))?;
-        Ok(KeepRules { max_file_bytes: config.max_file_bytes, never_store })
+        Ok(KeepRules { max_file_bytes: config.max_file_bytes, never_store, secrets: Redactor::default() })
+    }
+
+    /// The same rules, and a content holding one of these key values is not kept either.
+    pub fn keeping_out(mut self, secrets: &Redactor) -> KeepRules {
+        self.secrets = secrets.clone();
+        self
     }
 
     /// Whether `rel`'s content must never be copied (matched as a path and as a file name).
@@ -59,6 +67,9 @@ pub fn observe(root: &Path, rel: &str, rules: &KeepRules) -> Observed {
         (PathState::Dir, None)
     } else if stamp.is_symlink() {
         match std::fs::read_link(&path) {
+            Ok(target) if rules.secrets.found_in(target.as_os_str().as_bytes()).is_some() => {
+                (unkept(Unkept::Secret), None)
+            }
             Ok(target) => {
                 let blob = NewBlob::new(target.as_os_str().as_bytes().to_vec());
                 (PathState::Symlink { hash: blob.hash }, Some(blob))
@@ -73,6 +84,7 @@ pub fn observe(root: &Path, rel: &str, rules: &KeepRules) -> Observed {
         (unkept(Unkept::TooLarge), None)
     } else {
         match std::fs::read(&path) {
+            Ok(bytes) if rules.secrets.found_in(&bytes).is_some() => (unkept(Unkept::Secret), None),
             Ok(bytes) => {
                 let blob = NewBlob::new(bytes);
                 (PathState::File { hash: blob.hash, mode: stamp.permissions() }, Some(blob))

@@ -1,7 +1,7 @@
 //! Putting files back (the IO around `plan`): read what is on disk, plan, write, report, and
 //! mark what was taken back.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::{BTreeSet, HashMap, HashSet};
 use std::io::Write;
 use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
@@ -11,7 +11,7 @@ use serde::Serialize;
 use super::capture::CheckpointError;
 use super::observe::{KeepRules, observe};
 use super::plan::{Action, PathNote, RewindPlan, Verdict, plan};
-use crate::config::CheckpointsConfig;
+use crate::config::{CheckpointsConfig, Redactor};
 use crate::store::{BlobContent, ContentHash, Store};
 
 /// What a code rewind did.
@@ -21,9 +21,9 @@ pub struct RewindReport {
     pub restored: Vec<String>,
     /// Removed because they did not exist before.
     pub deleted: Vec<String>,
-    /// Changed by someone else since; left as they are (unless forced).
+    /// Changed by someone else since; left as they are (unless the user confirmed them).
     pub conflicts: Vec<PathNote>,
-    /// Conflicts restored anyway because the rewind was forced.
+    /// Conflicts restored anyway because the user confirmed them.
     pub overridden: Vec<PathNote>,
     /// Their earlier content is not available; left as they are.
     pub unrestorable: Vec<PathNote>,
@@ -32,41 +32,54 @@ pub struct RewindReport {
 }
 
 impl RewindReport {
-    /// Lines for a transcript or a terminal.
+    /// Lines for a transcript or a terminal: a summary, then one line per path left alone or
+    /// overwritten, with why.
     pub fn lines(&self) -> Vec<String> {
-        let mut out = vec![format!(
-            "restored {} file{}, deleted {}; {} conflict{} left as {}; {} not restorable",
-            self.restored.len(),
-            if self.restored.len() == 1 { "" } else { "s" },
-            self.deleted.len(),
-            self.conflicts.len(),
-            if self.conflicts.len() == 1 { "" } else { "s" },
-            if self.conflicts.len() == 1 { "it is" } else { "they are" },
-            self.unrestorable.len() + self.failed.len(),
-        )];
-        for note in &self.conflicts {
-            out.push(format!("  conflict: {} (confirm to overwrite it)", note.reason));
+        let plural = |n: usize, one: &str, many: &str| format!("{n} {}", if n == 1 { one } else { many });
+        let left = self.unrestorable.len() + self.failed.len();
+        let mut head = if self.restored.is_empty() && self.deleted.is_empty() {
+            "no file needed restoring".to_string()
+        } else {
+            format!("restored {}, deleted {}", plural(self.restored.len(), "file", "files"), self.deleted.len())
+        };
+        if !self.conflicts.is_empty() {
+            head.push_str(&format!(
+                "; {} left as {}",
+                plural(self.conflicts.len(), "conflict", "conflicts"),
+                if self.conflicts.len() == 1 { "it is" } else { "they are" }
+            ));
         }
-        for note in &self.overridden {
-            out.push(format!("  overwritten: {}", note.reason));
+        if !self.overridden.is_empty() {
+            head.push_str(&format!("; {} overwritten", plural(self.overridden.len(), "conflict", "conflicts")));
         }
-        for note in self.unrestorable.iter().chain(&self.failed) {
-            out.push(format!("  {}", note.reason));
+        if left > 0 {
+            head.push_str(&format!("; {} not restorable", plural(left, "file", "files")));
         }
+        let mut out = vec![head];
+        out.extend(self.conflicts.iter().map(|n| format!("  conflict: {}", n.reason)));
+        out.extend(self.overridden.iter().map(|n| format!("  overwritten: {}", n.reason)));
+        out.extend(self.unrestorable.iter().chain(&self.failed).map(|n| format!("  {}", n.reason)));
         out
+    }
+
+    /// Every path was put back (conflicts overwritten count as put back).
+    pub fn complete(&self) -> bool {
+        self.conflicts.is_empty() && self.unrestorable.is_empty() && self.failed.is_empty()
     }
 }
 
 /// Plan taking back the code changes of every turn from the one opened by `from_user_seq` on.
+/// `secrets` are the key values capture kept out, so what is on disk is read as capture read it.
 pub fn plan_code_rewind(
     store: &Store,
     session: &str,
     root: &Path,
     config: &CheckpointsConfig,
+    secrets: &Redactor,
     from_user_seq: i64,
 ) -> Result<RewindPlan, CheckpointError> {
     let changes = store.checkpoint_changes(session, from_user_seq, None)?;
-    let rules = KeepRules::new(config).map_err(CheckpointError::Config)?;
+    let rules = KeepRules::new(config).map_err(CheckpointError::Config)?.keeping_out(secrets);
     let mut now = HashMap::new();
     let mut targets = Vec::new();
     for change in changes.iter().filter(|c| !c.reverted) {
@@ -79,14 +92,37 @@ pub fn plan_code_rewind(
     Ok(plan(&changes, &now, &dropped))
 }
 
-/// Carry out `plan` under `root`: conflicts only when `force`. Paths restored (or already as
-/// they were) have their changes marked reverted, so a later rewind does not take them back
-/// again.
+/// Which conflicts a code rewind overwrites: the user confirms the ones shown, and a conflict
+/// that appeared since is not among them.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub enum Overwrite {
+    /// Skip every conflict (the default).
+    #[default]
+    Nothing,
+    /// Overwrite every conflict (`cairn rewind --force`).
+    All,
+    /// Overwrite these paths if they are conflicts; skip any other.
+    Only(BTreeSet<String>),
+}
+
+impl Overwrite {
+    fn covers(&self, path: &str) -> bool {
+        match self {
+            Overwrite::Nothing => false,
+            Overwrite::All => true,
+            Overwrite::Only(paths) => paths.contains(path),
+        }
+    }
+}
+
+/// Carry out `plan` under `root`: conflicts only those `overwrite` covers. Paths restored (or
+/// already as they were) have their changes marked reverted, so a later rewind does not take
+/// them back again.
 pub fn apply_code_rewind(
     store: &Store,
     root: &Path,
     plan: &RewindPlan,
-    force: bool,
+    overwrite: &Overwrite,
 ) -> Result<RewindReport, CheckpointError> {
     let mut report = RewindReport::default();
     let mut done: HashSet<&str> = HashSet::new();
@@ -96,7 +132,7 @@ pub fn apply_code_rewind(
             Verdict::Unrestorable(reason) => {
                 report.unrestorable.push(PathNote { path: p.path.clone(), reason: reason.clone() })
             }
-            Verdict::Conflict(reason) if !force => {
+            Verdict::Conflict(reason) if !overwrite.covers(&p.path) => {
                 report.conflicts.push(PathNote { path: p.path.clone(), reason: reason.clone() })
             }
             Verdict::Conflict(reason) => {

@@ -7,12 +7,11 @@
 //! file or a `.git` appears, changes or goes.
 
 use std::collections::{BTreeMap, BTreeSet, HashSet};
-use std::fs::Metadata;
 use std::ops::Bound;
-use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 
-use super::walk::{self, Budget, Found, ScanError, ScanLimits};
+use super::stamp::Stamp;
+use super::walk::{self, Budget, Found, ScanError, ScanLimits, Track};
 use super::watch::{Dirty, Watcher};
 use crate::store::{ContentHash, Unkept};
 
@@ -24,77 +23,9 @@ const MAX_THREADS: usize = 4;
 /// keep its stamp ("racy git"): it is re-hashed at the next scan. Linux ticks are ≤ 10 ms.
 const RACY_WINDOW_NS: i64 = 50_000_000;
 
-const S_IFMT: u32 = 0o170_000;
-const S_IFREG: u32 = 0o100_000;
-const S_IFDIR: u32 = 0o040_000;
-const S_IFLNK: u32 = 0o120_000;
-
-/// What a scan learns of one entry without reading it.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Stamp {
-    pub size: u64,
-    pub mtime_ns: i64,
-    pub ctime_ns: i64,
-    pub ino: u64,
-    /// `st_mode`: the type bits and the permission bits.
-    pub mode: u32,
-}
-
-impl Stamp {
-    pub fn of(meta: &Metadata) -> Stamp {
-        Stamp {
-            size: meta.size(),
-            mtime_ns: meta.mtime().saturating_mul(1_000_000_000).saturating_add(meta.mtime_nsec()),
-            ctime_ns: meta.ctime().saturating_mul(1_000_000_000).saturating_add(meta.ctime_nsec()),
-            ino: meta.ino(),
-            mode: meta.mode(),
-        }
-    }
-
-    pub fn is_file(&self) -> bool {
-        self.mode & S_IFMT == S_IFREG
-    }
-
-    pub fn is_dir(&self) -> bool {
-        self.mode & S_IFMT == S_IFDIR
-    }
-
-    pub fn is_symlink(&self) -> bool {
-        self.mode & S_IFMT == S_IFLNK
-    }
-
-    /// Sockets, pipes, devices: not files a checkpoint can hold.
-    pub fn is_other(&self) -> bool {
-        !(self.is_file() || self.is_dir() || self.is_symlink())
-    }
-
-    pub fn permissions(&self) -> u32 {
-        self.mode & 0o7777
-    }
-
-    fn kind(&self) -> u32 {
-        self.mode & S_IFMT
-    }
-
-    /// A folder's listing can only have changed if one of these moved.
-    fn same_listing(&self, other: &Stamp) -> bool {
-        self.mtime_ns == other.mtime_ns && self.ctime_ns == other.ctime_ns && self.ino == other.ino
-    }
-
-    fn racy(&self, scan_started_ns: i64) -> bool {
-        self.mtime_ns.max(self.ctime_ns) >= scan_started_ns - RACY_WINDOW_NS
-    }
-}
-
-/// How an entry is tracked.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Track {
-    /// Yielded by the ignore rules.
-    Full,
-    /// Ignored, but small enough to track like any other.
-    Ignored,
-    /// A folder of a large ignored folder: only its listing is watched.
-    Watched,
+/// Whether an entry with this stamp may still change within its timestamp tick.
+fn is_racy(stamp: &Stamp, scan_started_ns: i64) -> bool {
+    stamp.mtime_ns.max(stamp.ctime_ns) >= scan_started_ns - RACY_WINDOW_NS
 }
 
 /// What is known of an entry's content.
@@ -217,7 +148,7 @@ impl Tree {
         {
             self.watcher = None;
         }
-        let racy = stamp.racy(now_ns());
+        let racy = is_racy(&stamp, now_ns());
         self.entries.insert(rel.to_string(), Entry { stamp, track, content, racy });
     }
 
@@ -234,7 +165,7 @@ impl Tree {
             self.watcher = None;
         }
         let content = if folder { Content::Folder } else { Content::Unknown };
-        let racy = found.stamp.racy(started);
+        let racy = is_racy(&found.stamp, started);
         self.entries.insert(found.rel, Entry { stamp: found.stamp, track: found.track, content, racy });
     }
 
@@ -339,7 +270,7 @@ impl Tree {
                 }
             }
             entry.stamp = stamp;
-            entry.racy = stamp.racy(started);
+            entry.racy = is_racy(&stamp, started);
         }
         for rel in &watched_moved {
             delta.touched.insert(self.watch_root(rel));

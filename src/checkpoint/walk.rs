@@ -7,13 +7,24 @@
 use std::collections::VecDeque;
 use std::path::{Path, PathBuf};
 
-use super::scan::{Stamp, Track};
+use super::stamp::Stamp;
 
 /// Folders of version control systems: their churn is not the project's content.
 pub(super) const VCS_DIRS: &[&str] = &[".git", ".hg", ".svn", ".jj"];
 
 /// Files whose change alters what the walk yields, so the tree is walked afresh.
 pub(super) const IGNORE_FILES: &[&str] = &[".gitignore", ".ignore"];
+
+/// How an entry is tracked.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Track {
+    /// Yielded by the ignore rules.
+    Full,
+    /// Ignored, but small enough to track like any other.
+    Ignored,
+    /// A folder of a large ignored folder: only its listing is watched.
+    Watched,
+}
 
 /// The bounds of one scan.
 #[derive(Clone, Debug)]

@@ -147,6 +147,37 @@ pub enum Command {
         /// Session id (a unique prefix is enough)
         id: String,
     },
+    /// Restore a session's code and/or conversation to before one of its turns (no --to: list the turns)
+    Rewind {
+        /// Session id (a unique prefix is enough)
+        id: String,
+        /// The turn to go back to before, numbered from 1 as the list shows them
+        #[arg(long, value_name = "TURN", value_parser = clap::value_parser!(u32).range(1..))]
+        to: Option<u32>,
+        /// Restore the files only (the conversation stays)
+        #[arg(long, group = "scope")]
+        code: bool,
+        /// Restore the conversation only (the files stay as they are)
+        #[arg(long, group = "scope")]
+        conversation: bool,
+        /// Restore both (the default)
+        #[arg(long, group = "scope")]
+        both: bool,
+        /// Overwrite files changed by someone else since cairn changed them (listed and skipped otherwise)
+        #[arg(long, requires = "to")]
+        force: bool,
+        /// Print the result as JSON
+        #[arg(long)]
+        json: bool,
+    },
+    /// Show what a session (or one of its turns) changed, as a unified diff
+    Diff {
+        /// Session id (a unique prefix is enough)
+        id: String,
+        /// Only this turn, numbered from 1 as `cairn rewind ID` lists them
+        #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+        turn: Option<u32>,
+    },
     /// Show resolved configuration, data paths, provider reachability and terminal capabilities
     Doctor,
     /// Inspect the context pipeline
@@ -258,5 +289,18 @@ mod tests {
         assert!(Cli::try_parse_from(["cairn", "-c"]).unwrap().resume);
         assert!(Cli::try_parse_from(["cairn", "--continue"]).unwrap().resume);
         assert!(Cli::try_parse_from(["cairn", "--context-window", "100"]).is_err());
+    }
+
+    #[test]
+    fn rewind_takes_one_scope_and_a_turn_from_one() {
+        let cli = Cli::try_parse_from(["cairn", "rewind", "ab12", "--to", "3", "--code", "--json"]).unwrap();
+        assert!(matches!(cli.command, Some(Command::Rewind { to: Some(3), code: true, json: true, .. })));
+        assert!(Cli::try_parse_from(["cairn", "rewind", "ab12", "--to", "3", "--code", "--both"]).is_err());
+        assert!(Cli::try_parse_from(["cairn", "rewind", "ab12", "--to", "0"]).is_err());
+        assert!(Cli::try_parse_from(["cairn", "rewind", "ab12", "--force"]).is_err(), "--force needs --to");
+        assert!(matches!(
+            Cli::try_parse_from(["cairn", "diff", "ab12", "--turn", "2"]).unwrap().command,
+            Some(Command::Diff { turn: Some(2), .. })
+        ));
     }
 }

@@ -9,6 +9,7 @@ mod file_index;
 mod interactive;
 mod mistyped;
 mod replay;
+mod rewind;
 mod startup;
 mod subcommands;
 
@@ -39,6 +40,18 @@ async fn dispatch(cli: Cli) -> Result<ExitCode, CliError> {
         Some(Command::Usage { json, days }) => subcommands::usage(&startup, *json, *days),
         Some(Command::Memories { json }) => subcommands::memories(&startup, *json),
         Some(Command::Forget { id }) => subcommands::forget(&startup, id),
+        Some(Command::Rewind { id, to, code, conversation, both: _, force, json }) => {
+            let scope = match (code, conversation) {
+                (true, _) => crate::agent::RewindScope::Code,
+                (false, true) => crate::agent::RewindScope::Conversation,
+                (false, false) => crate::agent::RewindScope::Both,
+            };
+            match to {
+                Some(turn) => rewind::rewind(&startup, id, *turn, scope, *force, *json),
+                None => rewind::list(&startup, id, *json),
+            }
+        }
+        Some(Command::Diff { id, turn }) => rewind::diff(&startup, id, *turn),
         Some(Command::Doctor) => subcommands::doctor(&startup).await,
         Some(Command::Context { command: ContextCommand::Replay { file, window, json, dump, offline, summaries } }) => {
             let summaries = if *offline { Some(args::ReplaySummaries::Extractive) } else { *summaries };
@@ -74,4 +87,12 @@ fn read_prompt(arg: &str) -> Result<String, CliError> {
         return Err(CliError::Usage("the prompt is empty; give it after -p, or pipe it in with -p -".into()));
     }
     Ok(prompt)
+}
+
+/// A stored time as the listings show it (`cairn sessions`, `cairn rewind`): local, to the
+/// minute; a time that does not parse is shown as stored.
+fn local_time(rfc3339: &str) -> String {
+    chrono::DateTime::parse_from_rfc3339(rfc3339)
+        .map(|t| t.with_timezone(&chrono::Local).format("%Y-%m-%d %H:%M").to_string())
+        .unwrap_or_else(|_| rfc3339.to_string())
 }

@@ -47,6 +47,12 @@ pub async fn run(startup: &Startup, args: Args<'_>) -> Result<ExitCode, CliError
             trajectory.skipped_lines
         )));
     }
+    if trajectory.rewound > 0 {
+        eprintln!(
+            "cairn: {} message(s) a rewind took out of the conversation are skipped, as resuming the session skips them",
+            trajectory.rewound
+        );
+    }
     // The model whose window and prices apply: the configured one, else cairn's default.
     let model_name = startup
         .overrides

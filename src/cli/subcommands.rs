@@ -5,6 +5,7 @@ use std::io::Write;
 use std::process::ExitCode;
 
 use super::error::CliError;
+use super::local_time;
 use super::startup::Startup;
 use crate::agent::Library;
 use crate::config::Detected;
@@ -102,7 +103,8 @@ pub fn forget(startup: &Startup, id: &str) -> Result<ExitCode, CliError> {
 }
 
 /// The session as docs/TRAJECTORY.md JSONL: the static system prompt first, then every message, with
-/// tool results in full (not as truncated for the model).
+/// tool results in full (not as truncated for the model). Messages a conversation rewind took
+/// out of what is sent are kept, marked `"rewound": true` (a replay skips them).
 pub fn export(startup: &Startup, id: &str) -> Result<ExitCode, CliError> {
     let (store, project) = startup.open_store()?;
     let session = store.resolve_session(project, id)?;
@@ -110,13 +112,17 @@ pub fn export(startup: &Startup, id: &str) -> Result<ExitCode, CliError> {
     let mut out = std::io::BufWriter::new(std::io::stdout().lock());
     let system = serde_json::json!({"role": "system", "content": crate::prompt::static_prompt(mode)});
     writeln!(out, "{system}").map_err(io_failed)?;
+    let rewound = store.rewound_ranges(&session.id)?;
     for stored in store.messages(&session.id)? {
         let m = &stored.message;
         let full = match m.tool_result() {
             Some(r) => store.tool_record(&session.id, &r.call_id)?.map(|rec| rec.output),
             None => None,
         };
-        let line = crate::context::trajectory_line(m, full.as_deref(), Some(&stored.created_at));
+        let mut line = crate::context::trajectory_line(m, full.as_deref(), Some(&stored.created_at));
+        if crate::store::is_rewound(&rewound, stored.seq) {
+            line["rewound"] = serde_json::Value::Bool(true);
+        }
         writeln!(out, "{line}").map_err(io_failed)?;
     }
     out.flush().map_err(io_failed)?;
@@ -134,10 +140,12 @@ pub async fn doctor(startup: &Startup) -> Result<ExitCode, CliError> {
     line(&mut out, "truncations", startup.paths.truncations().display().to_string());
     line(&mut out, "logs", startup.paths.logs().display().to_string());
     line(&mut out, "project root", startup.root.display().to_string());
-    match crate::store::Store::open(&startup.paths.database()) {
+    let store = crate::store::Store::open(&startup.paths.database());
+    match &store {
         Ok(store) => line(&mut out, "schema", format!("version {}", store.schema_version().unwrap_or(0))),
         Err(e) => line(&mut out, "schema", format!("cannot open: {e}")),
     }
+    out.push_str(&super::rewind::doctor_section(startup, store.as_ref().ok()));
 
     let mut ok = permissions_report(startup, &mut out);
 
@@ -302,10 +310,4 @@ fn io_failed(e: std::io::Error) -> CliError {
         return CliError::OutputClosed;
     }
     CliError::Failed(format!("cannot write output: {e}"))
-}
-
-pub fn local_time(rfc3339: &str) -> String {
-    chrono::DateTime::parse_from_rfc3339(rfc3339)
-        .map(|t| t.with_timezone(&chrono::Local).format("%Y-%m-%d %H:%M").to_string())
-        .unwrap_or_else(|_| rfc3339.to_string())
 }

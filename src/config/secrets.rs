@@ -141,6 +141,11 @@ impl Redactor {
         out
     }
 
+    /// The variable whose value `bytes` hold, if any: such a content is never stored.
+    pub fn found_in(&self, bytes: &[u8]) -> Option<&'static str> {
+        self.secrets.iter().find(|(s, _)| memchr::memmem::find(bytes, s.expose().as_bytes()).is_some()).map(|(_, n)| *n)
+    }
+
     pub fn redact_in_place(&self, text: &mut String) {
         if let Cow::Owned(redacted) = self.redact(text) {
             *text = redacted;
@@ -163,6 +168,8 @@ mod tests {
         assert_eq!(r.redact("key=sk-ant-123456789 ok"), "key=[REDACTED ANTHROPIC_API_KEY] ok");
         assert_eq!(r.redact("short stays"), "short stays");
         assert!(matches!(r.redact("nothing here"), Cow::Borrowed(_)));
+        assert_eq!(r.found_in(b"\x00bin key=sk-ant-123456789 "), Some("ANTHROPIC_API_KEY"));
+        assert_eq!(r.found_in(b"sk-ant-12345678"), None);
     }
 
     #[test]

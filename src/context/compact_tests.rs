@@ -150,10 +150,10 @@ fn secrets_do_not_reach_the_summariser() {
 
 #[test]
 fn summary_budget_follows_the_seed_and_fits_small_windows() {
-    assert_eq!(summary_budget(100_000, 200_000), 10_000);
+    assert_eq!(summary_budget(100_000, 200_000), 7_000);
     assert_eq!(summary_budget(5_000, 200_000), 2_000);
     assert_eq!(summary_budget(1_000_000, 1_000_000), 12_000);
-    assert_eq!(summary_budget(50_000, 8_192), 409);
+    assert_eq!(summary_budget(50_000, 8_192), 286);
 }
 
 #[test]
@@ -167,4 +167,39 @@ fn a_manual_compaction_sizes_its_tail_to_the_conversation() {
     );
     let manual = plan(&l, &ContextState::default(), &config, &budget, &tokens(&l), true).expect("manual: compacts now");
     assert_eq!(manual.carried[0].1, "instruction 0");
+}
+
+#[test]
+fn a_large_result_that_would_cross_the_tail_budget_is_summarised_not_kept_whole() {
+    // Small recent exchanges, and before them one result larger than the whole tail budget:
+    // once the minimums hold, the tail stops before it instead of keeping it verbatim (it would
+    // be read on every request until the next compaction).
+    let mut l = Ledger::new(3.2);
+    l.push(1, Message::user("fix the build"));
+    let mut seq = 1;
+    let group = |l: &mut Ledger, seq: &mut i64, id: &str, out: String| {
+        let mut a = Message::assistant("");
+        a.content.push(Block::ToolCall(ToolCall::new(id, "bash", "{}")));
+        *seq += 1;
+        l.push(*seq, a);
+        *seq += 1;
+        l.push(*seq, Message::tool(ToolResult::ok(id, "bash", out)));
+    };
+    for n in 0..10 {
+        group(&mut l, &mut seq, &format!("a{n}"), "o\n".repeat(2_000));
+    }
+    group(&mut l, &mut seq, "big", "x\n".repeat(8_000));
+    for n in 0..6 {
+        group(&mut l, &mut seq, &format!("b{n}"), "ok\n".repeat(100));
+    }
+    let config = ContextConfig::default();
+    let budget = ContextBudget::new(32_000, &config);
+    let tail_budget = (budget.auto_compact as f64 * config.compaction_tail_share) as u64;
+    let t = tokens(&l);
+    let plan = plan(&l, &ContextState::default(), &config, &budget, &t, false).unwrap();
+    let tail_start = l.index_of(plan.through_seq).unwrap() + 1;
+    let kept: u64 = t[tail_start..].iter().sum();
+    assert!(kept <= tail_budget, "tail {kept} tokens over its budget {tail_budget}");
+    assert!(t[..tail_start].iter().any(|&n| n >= 4_000), "the large result is summarised");
+    assert!(l.entries().len() - tail_start >= config.compaction_min_tail_messages);
 }

@@ -97,6 +97,28 @@ impl CostModel {
     pub fn summary_call(&self, input: u64, output: u64) -> f64 {
         input as f64 * self.aux_input + output as f64 * self.output
     }
+
+    /// Whether compacting now, before the window forces it, is expected to cost less than
+    /// waiting. `span` is the tokens the compaction would take off every later request, `cost`
+    /// what it costs once (the summariser call and the rewrite after the kept prefix), `growth`
+    /// the tokens a request adds, `expected` the further requests expected in the session.
+    ///
+    /// Compacting every `s` tokens of growth costs, per request, the reads of half a span more
+    /// context and a compaction every `s / growth` requests: `read × s / 2 + cost × growth / s`,
+    /// least at `s² = 2 × cost × growth / read`. Past that span, waiting for the window costs
+    /// more than compacting now — provided the session goes on long enough to read the saving
+    /// back, which `expected` (conservative) must cover on its own.
+    pub fn early_compaction_pays(&self, span: u64, cost: f64, growth: u64, expected: f64) -> bool {
+        if self.read <= 0.0 || span == 0 {
+            // A prefix that costs nothing to keep (a local server's KV cache) is never worth
+            // summarising before the window forces it.
+            return false;
+        }
+        let span = span as f64;
+        let steady = span * span * self.read >= 2.0 * cost * growth as f64;
+        let repaid = span * self.read * expected >= cost;
+        steady && repaid
+    }
 }
 
 impl Default for CostModel {

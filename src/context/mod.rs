@@ -24,6 +24,7 @@ mod redact;
 mod reduce;
 mod replay;
 mod reply;
+mod rewind;
 mod salient;
 mod segment_plan;
 mod segments;
@@ -54,6 +55,7 @@ pub use replay::{
     USAGE_CHARS_PER_TOKEN, replay,
 };
 pub use reply::{CompactionReply, split_reply};
+pub use rewind::rewind_state;
 pub use salient::{error_lines, excerpt};
 pub use segment_plan::{needing_a_call, render_outline, rollups, stretches};
 pub use segments::{Cut as SegmentCut, ROLLUP as SEGMENT_ROLLUP, SegmentNode, outline, segment};

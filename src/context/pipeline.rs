@@ -284,12 +284,14 @@ impl Pipeline {
             && !self.state.awaiting_usage
             && self.breaker_allows(input.now);
         let mut compaction = None;
-        if level >= BudgetLevel::Compact
-            && may_compact
-            && (level >= BudgetLevel::Blocking || self.compaction_due(input, tokens))
-            && self.plan_compaction(&budget, false).is_some()
-        {
-            compaction = Some(if level >= BudgetLevel::Blocking { Urgency::Now } else { Urgency::Background });
+        if may_compact && let Some(plan) = self.plan_compaction(&budget, false) {
+            // Forced by the window (now, or at the next request's usual growth), or — from the
+            // warning threshold on, never below it — cheaper now than waiting for it.
+            let forced =
+                level >= BudgetLevel::Blocking || (level >= BudgetLevel::Compact && self.compaction_due(input, tokens));
+            if forced || (level >= BudgetLevel::Warning && self.compaction_pays(input, tokens, &plan)) {
+                compaction = Some(if level >= BudgetLevel::Blocking { Urgency::Now } else { Urgency::Background });
+            }
         }
         if level >= BudgetLevel::Blocking && compaction.is_none() && !input.compaction_running {
             if let Some(report) = self.trim(tokens - budget.blocking + 1) {

@@ -197,6 +197,8 @@ impl Session {
 #[test]
 fn compaction_starts_in_the_background_only_when_the_next_request_would_need_it() {
     let mut s = busy_session(ContextConfig { prune: false, ..Default::default() }, 1, 100);
+    // A local server: a kept prefix is free, so only the window ever asks for a compaction.
+    s.p.set_cost_model(CostModel::local());
     let input = s.input(32_000);
     let b = input.budget;
     s.grow_to(32_000, b.auto_compact, 100);
@@ -356,4 +358,23 @@ fn pruning_starts_at_the_warning_threshold_when_it_pays() {
     assert!(prune.saved_tokens >= 4_500, "{prune:?}");
     assert!(pre.tokens < tokens);
     assert!(s.view_texts(60_000).iter().any(|t| t.contains("[Old bash output cleared: `step ")));
+}
+
+#[test]
+fn on_a_paid_cached_api_a_long_span_is_compacted_before_the_window_forces_it() {
+    // The same session priced as a paid API with prompt caching: past auto-compact the span
+    // that would be summarised is long enough that compacting now costs less than carrying it
+    // to the blocking threshold; the same point on a local server waits.
+    let mut s = busy_session(ContextConfig { prune: false, ..Default::default() }, 1, 100);
+    s.p.set_cost_model(CostModel::from_prices(
+        &crate::config::Prices { input: 3.0, output: 15.0, cache_read: 0.3, cache_write: 3.75, cache_write_1h: 6.0 },
+        true,
+    ));
+    let input = s.input(32_000);
+    let b = input.budget;
+    s.grow_to(32_000, b.auto_compact, 100);
+    assert!(s.p.estimate(1_000, 32_000) + s.p.average_growth() < b.blocking, "the window does not force it yet");
+    assert_eq!(s.p.preflight(&input).compaction, Some(Urgency::Background));
+    s.p.set_cost_model(CostModel::local());
+    assert_eq!(s.p.preflight(&input).compaction, None);
 }

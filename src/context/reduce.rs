@@ -4,8 +4,10 @@
 //! tokens removed are not read again on the requests still to come before the next compaction.
 
 use super::budget::ContextBudget;
+use super::compact::{self, CompactionPlan};
 use super::cost::{Horizon, Reduction, choose};
 use super::estimate::MESSAGE_OVERHEAD_TOKENS;
+use super::estimate::estimate_text_tokens;
 use super::pipeline::{Pipeline, PreflightInput, Stage, StageReport, thousands};
 use super::prune::{self, PruneAction};
 use super::state::{Replacement, ReplacementKind};
@@ -105,7 +107,55 @@ impl Pipeline {
     /// rewrite (a session that ends first never needed it), and a compaction loses detail the
     /// verbatim history has: not a bet to make on an estimate.
     pub(super) fn compaction_due(&self, input: &PreflightInput, tokens: u64) -> bool {
-        tokens + COMPACTION_LEAD_REQUESTS * self.average_growth() >= input.budget.blocking
+        tokens + COMPACTION_LEAD_REQUESTS * self.calibrated(self.average_growth()) >= input.budget.blocking
+    }
+
+    /// Whether compacting along `plan` now, from the warning threshold on but before the window
+    /// forces it, is expected to cost less than waiting (see
+    /// [`CostModel::early_compaction_pays`](super::cost::CostModel::early_compaction_pays)):
+    /// the tokens it takes off every later request against the summariser call and the
+    /// rewrite of what follows the first message, at the session's growth per request.
+    pub(super) fn compaction_pays(&self, input: &PreflightInput, tokens: u64, plan: &CompactionPlan) -> bool {
+        let cpt = self.config.chars_per_token;
+        let text_tokens = |chars: usize| estimate_text_tokens(chars, cpt);
+        let entries = self.ledger.entries();
+        let removed: u64 = (0..entries.len())
+            .filter(|&i| entries[i].seq <= plan.through_seq && self.state.is_visible(entries[i].seq))
+            .map(|i| self.sent_tokens[i])
+            .sum();
+        let budget = compact::summary_budget(plan.summarised_tokens, input.budget.window) as u64;
+        let previous = plan.previous_summary.as_deref().map_or(0, |s| text_tokens(s.len()));
+        let carried: u64 = plan.carried.iter().map(|(_, t)| text_tokens(t.len())).sum();
+        // What every later request carries less, in the provider's tokens.
+        let span = self.calibrated((removed + previous).saturating_sub(budget + carried));
+        let after = tokens.saturating_sub(span);
+        // The first message is sent again as it was, so the cache still holds everything up to
+        // it; the rest of the request after the compaction is written again.
+        let first = self
+            .state
+            .carried
+            .messages
+            .first()
+            .map(|(_, t)| t.as_str())
+            .or_else(|| plan.carried.first().map(|(_, t)| t.as_str()));
+        let kept_prefix = input.overhead + first.map_or(0, |t| text_tokens(t.len()));
+        let read = (budget as f64 * plan.input_ratio) as u64;
+        let call = self.cost.summary_call(
+            text_tokens(compact::COMPACTION_PROMPT.len()) + previous + plan.summarised_tokens.min(read),
+            budget,
+        );
+        let cost = call + self.cost.rewrite_cost(after.saturating_sub(kept_prefix));
+        let expected = self.horizon(&input.budget, after).expected_requests();
+        self.cost.early_compaction_pays(span, cost, self.calibrated(self.average_growth()), expected)
+    }
+
+    /// Rough tokens in the provider's count, when usage has calibrated the estimate (the rough
+    /// rate errs high).
+    pub(super) fn calibrated(&self, rough: u64) -> u64 {
+        match self.calibration {
+            Some(c) if c.raw > 0 && c.reported < c.raw => (rough as f64 * c.reported as f64 / c.raw as f64) as u64,
+            Some(_) | None => rough,
+        }
     }
 
     /// Apply the pending dedup decisions for entries from `from` on (all of them from 0).

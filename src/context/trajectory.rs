@@ -1,6 +1,7 @@
 //! Reading recorded sessions (TRAJECTORY.md JSONL): one message a line. Unknown fields are
 //! ignored, foreign tool names kept as they are, lines that do not parse counted and skipped,
-//! and a tool result whose call is missing (an orphan) kept as plain context.
+//! lines a conversation rewind took out (`"rewound": true`) counted and skipped, and a tool
+//! result whose call is missing (an orphan) kept as plain context.
 
 use serde::Deserialize;
 
@@ -13,6 +14,8 @@ pub struct Trajectory {
     pub messages: Vec<Message>,
     pub skipped_lines: usize,
     pub orphans: usize,
+    /// Messages a conversation rewind took out of what the session sends.
+    pub rewound: usize,
 }
 
 #[derive(Deserialize)]
@@ -28,6 +31,8 @@ struct Line {
     name: Option<String>,
     #[serde(default)]
     is_error: bool,
+    #[serde(default)]
+    rewound: bool,
 }
 
 #[derive(Deserialize)]
@@ -64,6 +69,10 @@ pub fn parse_trajectory(text: &str) -> Trajectory {
             t.skipped_lines += 1;
             continue;
         };
+        if line.rewound {
+            t.rewound += 1;
+            continue;
+        }
         let content = content_text(line.content);
         match line.role.as_str() {
             "system" => match &mut t.system {
@@ -200,5 +209,20 @@ this line is not JSON
         assert_eq!(t.messages[2].tool_result().unwrap().content, "done");
         assert_eq!(t.messages[3].role, Role::User, "the orphan is plain context");
         assert!(crate::context::check_request(&t.messages).is_ok());
+    }
+
+    #[test]
+    fn lines_a_rewind_took_out_are_skipped_as_resume_skips_them() {
+        let text = r#"{"role": "user", "content": "first"}
+{"role": "assistant", "content": "one"}
+{"role": "user", "content": "second", "rewound": true}
+{"role": "assistant", "content": "", "tool_calls": [{"id": "c1", "name": "bash", "arguments": {}}], "rewound": true}
+{"role": "tool", "tool_call_id": "c1", "name": "bash", "content": "ok", "rewound": true}
+{"role": "user", "content": "second, again"}
+"#;
+        let t = parse_trajectory(text);
+        assert_eq!(t.rewound, 3);
+        let texts: Vec<String> = t.messages.iter().map(|m| m.text()).collect();
+        assert_eq!(texts, ["first", "one", "second, again"]);
     }
 }

@@ -25,6 +25,8 @@ pub enum Unkept {
     Unreadable,
     /// Another cairn on the same project replaced the copy before this change was recorded.
     Missing,
+    /// It holds the value of a provider key: never copied into the database.
+    Secret,
 }
 
 impl Unkept {
@@ -35,6 +37,7 @@ impl Unkept {
             Unkept::IgnoredDir => "ignored_dir",
             Unkept::Unreadable => "unreadable",
             Unkept::Missing => "missing",
+            Unkept::Secret => "secret",
         }
     }
 
@@ -45,6 +48,7 @@ impl Unkept {
             "ignored_dir" => Unkept::IgnoredDir,
             "unreadable" => Unkept::Unreadable,
             "missing" => Unkept::Missing,
+            "secret" => Unkept::Secret,
             _ => return None,
         })
     }
@@ -57,6 +61,7 @@ impl Unkept {
             Unkept::IgnoredDir => "it is inside an ignored folder too large to checkpoint",
             Unkept::Unreadable => "it could not be read",
             Unkept::Missing => "another cairn on this project replaced the copy before it was recorded",
+            Unkept::Secret => "it holds the value of a provider key, which is never stored",
         }
     }
 }
@@ -385,20 +390,45 @@ impl Store {
         Ok(out)
     }
 
-    /// Take every message from `from_seq` on out of what is sent (the store keeps them). `None`
-    /// when there is no message at or after `from_seq`.
-    pub fn rewind_messages(&self, session: &str, from_seq: i64) -> Result<Option<RewoundRange>, StoreError> {
-        let mut conn = self.conn();
-        let tx = conn.transaction()?;
-        let last: Option<i64> =
-            tx.query_row("SELECT MAX(seq) FROM messages WHERE session_id = ?1", params![session], |r| r.get(0))?;
-        let Some(last_seq) = last.filter(|&last| last >= from_seq) else { return Ok(None) };
-        tx.execute(
-            "INSERT INTO message_rewinds (session_id, first_seq, last_seq, created_at) VALUES (?1, ?2, ?3, ?4)",
-            params![session, from_seq, last_seq, now_rfc3339()],
-        )?;
-        tx.commit()?;
-        Ok(Some(RewoundRange { first_seq: from_seq, last_seq }))
+    /// Take every message from `from_seq` on out of what is sent (the store keeps them), in one
+    /// transaction with what depends on them: the segments that reach into them are deleted
+    /// (they are cut again from what stays), and `context_state`, when given, becomes the
+    /// session's context state. `None` when there is no message at or after `from_seq`.
+    pub fn rewind_messages(
+        &self,
+        session: &str,
+        from_seq: i64,
+        context_state: Option<&str>,
+    ) -> Result<Option<RewoundRange>, StoreError> {
+        let now = now_rfc3339();
+        self.write(|tx| {
+            let last: Option<i64> =
+                tx.query_row("SELECT MAX(seq) FROM messages WHERE session_id = ?1", params![session], |r| r.get(0))?;
+            let Some(last_seq) = last.filter(|&last| last >= from_seq) else { return Ok(None) };
+            tx.execute(
+                "INSERT INTO message_rewinds (session_id, first_seq, last_seq, created_at) VALUES (?1, ?2, ?3, ?4)",
+                params![session, from_seq, last_seq, now],
+            )?;
+            tx.execute("DELETE FROM segments WHERE session_id = ?1 AND last_seq >= ?2", params![session, from_seq])?;
+            if let Some(state) = context_state {
+                tx.execute(
+                    "INSERT INTO context_state (session_id, state, updated_at) VALUES (?1, ?2, ?3)
+                     ON CONFLICT(session_id) DO UPDATE SET state = excluded.state, updated_at = excluded.updated_at",
+                    params![session, state, now],
+                )?;
+            }
+            Ok(Some(RewoundRange { first_seq: from_seq, last_seq }))
+        })
+    }
+
+    /// The highest seq the session has used, rewound messages included (0 when none): the
+    /// next message is numbered after it.
+    pub fn last_seq(&self, session: &str) -> Result<i64, StoreError> {
+        Ok(self.conn().query_row(
+            "SELECT COALESCE(MAX(seq), 0) FROM messages WHERE session_id = ?1",
+            params![session],
+            |r| r.get(0),
+        )?)
     }
 
     /// Every range of the session's messages a conversation rewind took out, oldest first.
@@ -413,13 +443,18 @@ impl Store {
 
     /// The latest compaction that covers only messages before `seq`: what a conversation
     /// rewind to `seq` puts back as the session's summary (a later one summarised rewound
-    /// messages). The generation counts the compactions up to it.
+    /// messages). A compaction made before an earlier rewind that took back some of what it
+    /// covers summarised those messages too, so it does not count. The generation counts the
+    /// compactions up to it.
     pub fn summary_before(&self, session: &str, seq: i64) -> Result<Option<EarlierSummary>, StoreError> {
         let conn = self.conn();
         let row: Option<(i64, i64, String)> = conn
             .query_row(
-                "SELECT id, through_seq, summary FROM compactions WHERE session_id = ?1 AND through_seq < ?2
-                 ORDER BY id DESC LIMIT 1",
+                "SELECT c.id, c.through_seq, c.summary FROM compactions c
+                 WHERE c.session_id = ?1 AND c.through_seq < ?2
+                   AND NOT EXISTS (SELECT 1 FROM message_rewinds r WHERE r.session_id = c.session_id
+                                   AND r.first_seq <= c.through_seq AND r.created_at >= c.created_at)
+                 ORDER BY c.id DESC LIMIT 1",
                 params![session, seq],
                 |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
             )

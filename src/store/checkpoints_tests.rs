@@ -207,7 +207,7 @@ fn rewound_messages_stay_stored_but_leave_what_is_loaded_and_the_turn_list() {
     assert_eq!(turns.iter().map(|t| (t.number, t.user_seq)).collect::<Vec<_>>(), [(1, 1), (2, 3), (3, 5)]);
     assert_eq!(turns[0].prompt, "prompt 1");
     assert_eq!(turns[1].files_changed, 1);
-    let range = store.rewind_messages(&s, 3).unwrap().unwrap();
+    let range = store.rewind_messages(&s, 3, None).unwrap().unwrap();
     assert_eq!(range, RewoundRange { first_seq: 3, last_seq: 6 });
     assert_eq!(store.messages(&s).unwrap().len(), 6, "nothing is deleted");
     let live: Vec<i64> = store.live_messages(&s).unwrap().iter().map(|m| m.seq).collect();
@@ -216,7 +216,7 @@ fn rewound_messages_stay_stored_but_leave_what_is_loaded_and_the_turn_list() {
     let turns = store.turns(&s).unwrap();
     assert_eq!(turns.iter().map(|t| (t.number, t.user_seq)).collect::<Vec<_>>(), [(1, 1), (2, 7)]);
     assert_eq!(store.live_messages(&s).unwrap().iter().map(|m| m.seq).collect::<Vec<_>>(), [1, 2, 7]);
-    assert_eq!(store.rewind_messages(&s, 99).unwrap(), None);
+    assert_eq!(store.rewind_messages(&s, 99, None).unwrap(), None);
 }
 
 #[test]
@@ -236,4 +236,69 @@ fn a_rewind_finds_the_last_summary_that_covers_only_earlier_messages() {
     let earlier = store.summary_before(&s, 12).unwrap().unwrap();
     assert_eq!(earlier, EarlierSummary { through_seq: 9, summary: "second".into(), generation: 2 });
     assert_eq!(store.summary_before(&s, 4).unwrap(), None);
+}
+
+#[test]
+fn a_summary_made_before_a_rewind_that_took_back_what_it_covers_is_not_put_back_later() {
+    let (_d, store) = store();
+    let (_, s) = session(&store);
+    for i in 1..=20 {
+        store.append_message(&s, &Message::user(format!("m{i}"))).unwrap();
+    }
+    let compact = |through: i64, text: &str| {
+        let record = crate::store::CompactionRecord {
+            trigger: "auto",
+            through_seq: through,
+            tokens_before: 9,
+            tokens_after: 3,
+            summary: text,
+        };
+        store.commit_compaction(&s, "{}", &record, None).unwrap();
+    };
+    compact(8, "covers 1-8, written while 5-8 were live");
+    // The rewind is stamped after the compaction (ms timestamps).
+    std::thread::sleep(std::time::Duration::from_millis(5));
+    store.rewind_messages(&s, 5, None).unwrap();
+    assert_eq!(store.summary_before(&s, 30).unwrap(), None, "it summarised messages 5-8, which were taken back");
+    std::thread::sleep(std::time::Duration::from_millis(5));
+    compact(3, "covers 1-3 only");
+    assert_eq!(store.summary_before(&s, 30).unwrap().map(|e| e.summary), Some("covers 1-3 only".to_string()));
+}
+
+#[test]
+fn calibration_starts_from_the_last_request_whose_reply_was_not_rewound() {
+    let (_d, store) = store();
+    let (_, s) = session(&store);
+    let usage = |input: u64| crate::conversation::Usage { input_tokens: input, ..Default::default() };
+    store.append_message(&s, &Message::user("one")).unwrap();
+    let first = store.append_message(&s, &Message::assistant("answer one")).unwrap();
+    store.record_usage(&s, Some(first.id), "turn", "m", &usage(100)).unwrap();
+    let second_prompt = store.append_message(&s, &Message::user("two")).unwrap();
+    let second = store.append_message(&s, &Message::assistant("answer two")).unwrap();
+    store.record_usage(&s, Some(second.id), "turn", "m", &usage(900)).unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(5));
+    // An empty reply stores no message; its usage belongs to the turn all the same.
+    store.record_usage(&s, None, "turn", "m", &usage(950)).unwrap();
+    assert_eq!(store.last_turn_usage(&s).unwrap().unwrap().0.input_tokens, 950);
+    std::thread::sleep(std::time::Duration::from_millis(5));
+    store.rewind_messages(&s, second_prompt.seq, None).unwrap();
+    let (u, reply_seq) = store.last_turn_usage(&s).unwrap().unwrap();
+    assert_eq!((u.input_tokens, reply_seq), (100, Some(first.seq)));
+}
+
+#[test]
+fn a_rewind_saves_the_repaired_state_and_drops_the_segments_that_reach_into_it() {
+    let (_d, store) = store();
+    let (_, s) = session(&store);
+    for i in 1..=6 {
+        store.append_message(&s, &Message::user(format!("m{i}"))).unwrap();
+    }
+    store.insert_segment(&s, 0, 1, 2, 10).unwrap();
+    store.insert_segment(&s, 0, 3, 6, 10).unwrap();
+    assert_eq!(store.last_seq(&s).unwrap(), 6);
+    store.rewind_messages(&s, 4, Some(r#"{"outline":"repaired"}"#)).unwrap();
+    assert_eq!(store.context_state(&s).unwrap().as_deref(), Some(r#"{"outline":"repaired"}"#));
+    assert_eq!(store.segments(&s).unwrap().iter().map(|r| (r.first_seq, r.last_seq)).collect::<Vec<_>>(), [(1, 2)]);
+    assert_eq!(store.last_segmented_seq(&s).unwrap(), 2);
+    assert_eq!(store.last_seq(&s).unwrap(), 6, "the next message still numbers after the rewound ones");
 }

@@ -61,8 +61,9 @@ impl Store {
         )?)
     }
 
-    /// The session's last agent request: its usage, the figure calibration starts from, and
-    /// the seq of the reply it produced (messages from there on came after the request).
+    /// The session's last agent request whose reply a conversation rewind has not taken back:
+    /// its usage, the figure calibration starts from, and the seq of the reply it produced
+    /// (messages from there on came after the request).
     pub fn last_turn_usage(&self, session: &str) -> Result<Option<(Usage, Option<i64>)>, StoreError> {
         use rusqlite::OptionalExtension;
         Ok(self
@@ -70,7 +71,15 @@ impl Store {
             .query_row(
                 "SELECT u.input_tokens, u.output_tokens, u.cache_read_input_tokens, u.cache_creation_input_tokens, m.seq
                  FROM usage u LEFT JOIN messages m ON m.id = u.message_id
-                 WHERE u.session_id = ?1 AND u.purpose = 'turn' ORDER BY u.id DESC LIMIT 1",
+                 WHERE u.session_id = ?1 AND u.purpose = 'turn'
+                   AND NOT EXISTS (SELECT 1 FROM message_rewinds r WHERE r.session_id = u.session_id
+                       AND (m.seq BETWEEN r.first_seq AND r.last_seq
+                            -- an empty reply stored no message: rewound when the rewind came
+                            -- after it and took back a turn already open then
+                            OR (m.seq IS NULL AND r.created_at > u.created_at
+                                AND (SELECT f.created_at FROM messages f WHERE f.session_id = r.session_id
+                                     AND f.seq = r.first_seq) <= u.created_at)))
+                 ORDER BY u.id DESC LIMIT 1",
                 params![session],
                 |r| {
                     Ok((

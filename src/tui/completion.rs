@@ -136,8 +136,8 @@ fn commands(typed: &str, custom: &[crate::agent::CommandInfo]) -> Vec<Candidate>
         .map(|(name, arg, help)| Candidate {
             label: if arg.is_empty() { name.to_string() } else { format!("{name} {arg}") },
             detail: help.to_string(),
-            // A command whose argument is optional runs from the list at once (its picker opens);
-            // one that needs an argument waits for it.
+            // A command whose argument is optional (`[ID]`, `[N|last]`) runs from the list at once
+            // (its picker opens, or it runs as it is); one that needs an argument waits for it.
             insert: if arg.is_empty() || arg.starts_with('[') { name.to_string() } else { format!("{name} ") },
         })
         .collect()

@@ -327,10 +327,14 @@ pub const BINDINGS: &[Binding] = &[
     bind(&[key(K::Down), ch('j')], Action::Approval(ApprovalAction::ScrollDown), "scroll the preview down"),
     bind(&[key(K::Enter)], Action::Reason(ReasonAction::Confirm), "deny and send the reason"),
     bind(&[key(K::Esc)], Action::Reason(ReasonAction::Cancel), "back to the dialog"),
-    bind(&[key(K::Esc), ch('q')], Action::Overlay(OverlayAction::Close), "close"),
+    bind(&[key(K::Esc), ch('q')], Action::Overlay(OverlayAction::Close), "close (in /rewind: one step back)"),
     bind(&[key(K::Up), ch('k')], Action::Overlay(OverlayAction::Prev), "previous item"),
     bind(&[key(K::Down), ch('j')], Action::Overlay(OverlayAction::Next), "next item"),
-    bind(&[key(K::Enter)], Action::Overlay(OverlayAction::Open), "open: resume the session, view the memory"),
+    bind(
+        &[key(K::Enter)],
+        Action::Overlay(OverlayAction::Open),
+        "open: resume the session, view the memory, choose in /rewind",
+    ),
     bind(&[ch('p')], Action::Overlay(OverlayAction::TogglePin), "pin or unpin the memory"),
     bind(
         &[ch('g')],

@@ -298,3 +298,75 @@ async fn segments_of_compacted_history_come_back_as_an_outline() {
     assert!(last.contains("Read several logs; all steps ok."));
     assert!(mock.problems().is_empty(), "{:#?}", mock.problems());
 }
+
+/// A mock whose compaction replies stop at `max_tokens` for the first `cut` calls (their text
+/// ends mid-section, as a real cut does) and are whole after that.
+fn script_with_cut_summaries(cut: usize) -> Script {
+    let count = std::sync::atomic::AtomicUsize::new(0);
+    Script::new().context_window(200_000).responder(move |req| {
+        if is_extraction(req) {
+            return Some(Reply::Turn(Turn::text(r#"{"memories": []}"#)));
+        }
+        is_compaction(req).then(|| {
+            let n = count.fetch_add(1, std::sync::atomic::Ordering::SeqCst) + 1;
+            if n <= cut {
+                Reply::Turn(Turn {
+                    text: "## Goal\nReview the logs (cut reply).\n## Done — do not rep".into(),
+                    stop: Some("max_tokens".into()),
+                    ..Turn::default()
+                })
+            } else {
+                Reply::Turn(Turn::text(
+                    "## Goal\nReview the logs (whole reply).\n## Done — do not repeat\n- read six logs",
+                ))
+            }
+        })
+    })
+}
+
+async fn six_logs_then_compact(script: Script) -> (Sandbox, MockLlm, serde_json::Value) {
+    let sandbox = Sandbox::new();
+    let mut script = script;
+    for i in 0..6 {
+        sandbox.write(&format!("logs/run_{i:02}.log"), &log_file(i, 200));
+        script = script.turn(Turn::tool("file_read", json!({"path": format!("logs/run_{i:02}.log")})));
+    }
+    let mock = MockLlm::start(script.turn(Turn::text("Read six logs."))).await;
+    let first = sandbox.run(Api::Anthropic, &mock, &["-p", GOAL, "--output-format", "json"]).await;
+    assert!(first.status.success(), "{}", text(&first.stderr));
+    let id = json_result(&first)["session_id"].as_str().unwrap().to_string();
+    let compacted =
+        sandbox.run(Api::Anthropic, &mock, &["--session", &id, "-p", "/compact", "--output-format", "json"]).await;
+    let result = json_result(&compacted);
+    (sandbox, mock, result)
+}
+
+fn stored_summaries(sandbox: &Sandbox) -> Vec<String> {
+    let db = sandbox.database();
+    let mut stmt = db.prepare("SELECT content FROM memories WHERE kind = 'compaction'").unwrap();
+    stmt.query_map([], |r| r.get::<_, String>(0)).unwrap().map(Result::unwrap).collect()
+}
+
+#[tokio::test]
+async fn a_summary_cut_at_its_length_limit_is_asked_again_and_only_the_whole_one_is_stored() {
+    let (sandbox, mock, result) = six_logs_then_compact(script_with_cut_summaries(1)).await;
+    assert_eq!(result["context"]["compactions"], 1, "{result}");
+    let calls: Vec<RecordedRequest> = mock.requests().into_iter().filter(is_compaction).collect();
+    assert_eq!(calls.len(), 2, "the cut reply is asked again once");
+    let limit = |r: &RecordedRequest| r.body["max_tokens"].as_u64().unwrap();
+    assert!(limit(&calls[1]) >= limit(&calls[0]), "the second call has at least as much room");
+    let summaries = stored_summaries(&sandbox);
+    assert!(summaries.iter().any(|s| s.contains("(whole reply)")), "{summaries:?}");
+    assert!(summaries.iter().all(|s| !s.contains("(cut reply)")), "a cut summary is never stored: {summaries:?}");
+    assert!(mock.problems().is_empty(), "{:#?}", mock.problems());
+}
+
+#[tokio::test]
+async fn a_summary_cut_twice_fails_the_compaction_and_stores_nothing() {
+    let (sandbox, mock, result) = six_logs_then_compact(script_with_cut_summaries(usize::MAX)).await;
+    assert_eq!(result["context"]["compactions"], 0, "{result}");
+    let said = result.to_string();
+    assert!(said.contains("cut off at the length limit"), "the user is told why: {said}");
+    assert!(stored_summaries(&sandbox).is_empty(), "nothing cut is stored");
+    assert!(mock.problems().is_empty(), "{:#?}", mock.problems());
+}

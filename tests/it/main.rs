@@ -1,7 +1,7 @@
 #[path = "../support/mod.rs"]
 mod support;
 
-//mod checkpoints;
+mod checkpoints;
 mod context_arguments;
 mod context_facts;
 mod context_pipeline;

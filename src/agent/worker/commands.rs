@@ -202,7 +202,7 @@ impl Worker {
             ctx: None,
             ruling: Ruling::default(),
         };
-        let (outcome, _) = execute(Gate::Run(Box::new(cleared)), &ctx).await;
+        let (outcome, _) = execute(Gate::Run(Box::new(cleared)), &ctx, None).await;
         if outcome.output.is_error && outcome.output.exit_code.is_none() {
             return format!("[`{shell}` failed: {}]", outcome.output.content.trim_end());
         }

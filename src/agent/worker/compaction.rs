@@ -84,7 +84,7 @@ impl Worker {
 
     /// Commit a finished summary (state, log, working memory in one transaction) or record
     /// the failure.
-    fn finish_compaction(
+    pub(super) fn finish_compaction(
         &mut self,
         job: CompactionJob,
         result: Result<String, String>,

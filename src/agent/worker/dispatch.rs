@@ -12,12 +12,14 @@ use tokio_util::sync::CancellationToken;
 use super::Worker;
 use super::permit::Ruling;
 use crate::agent::approvals::{Approval, Question};
+use crate::agent::checkpoints::Capture;
 use crate::agent::events::{AgentEvent, ApprovalKind, ToolFinished, TurnStats};
+use crate::checkpoint::CallKind;
 use crate::context::{TruncationLimits, turn_overflow};
 use crate::conversation::{Message, ToolCall, ToolResult};
 use crate::store::ToolRecord;
 use crate::tools::permissions::Choices;
-use crate::tools::{Prepared, SandboxPolicy, Tool, ToolContext, ToolOutput};
+use crate::tools::{Access, Prepared, SandboxPolicy, Tool, ToolContext, ToolOutput};
 
 /// A call that passed every gate and will run.
 pub(super) struct Cleared<'r> {
@@ -72,6 +74,8 @@ pub(super) struct Rerun<'r> {
     args: serde_json::Value,
     prepared: Prepared,
     ctx: Option<ToolContext>,
+    /// Checkpoints the run outside the sandbox as the first run was.
+    capture: Option<Capture>,
 }
 
 pub(super) const INTERRUPTED_BEFORE_RUN: &str = "[not run: the user interrupted the turn before this call started]";
@@ -94,7 +98,8 @@ impl Worker {
             for call in &calls[i..end] {
                 gated.push(self.gate(call, &registry, &ctx, cancel, stats).await);
             }
-            let ran = join_all(gated.into_iter().map(|g| execute(g, &ctx))).await;
+            let capture = self.checkpoints.capture();
+            let ran = join_all(gated.into_iter().map(|g| execute(g, &ctx, Some(&capture)))).await;
             let mut outcomes = Vec::with_capacity(ran.len());
             for (mut outcome, rerun) in ran {
                 if let Some(rerun) = rerun {
@@ -169,10 +174,17 @@ impl Worker {
                 let started = Instant::now();
                 let ctx = rerun.ctx.as_ref().unwrap_or(ctx);
                 let unconfined = SandboxPolicy::full_access();
+                let guard = match &rerun.capture {
+                    Some(capture) => capture.before(CallKind::Exec).await,
+                    None => None,
+                };
                 let output = match rerun.tool.execute_in_sandbox(&rerun.args, rerun.prepared, ctx, &unconfined).await {
                     Ok(output) => output,
                     Err(e) => ToolOutput { content: e.0, is_error: true, ..Default::default() },
                 };
+                if let (Some(capture), Some(guard)) = (&rerun.capture, guard) {
+                    capture.after(guard, &outcome.call.name, &outcome.call.id).await;
+                }
                 outcome.output = output;
                 outcome.duration += started.elapsed();
                 outcome.ruling = Ruling {
@@ -277,16 +289,26 @@ impl Worker {
     }
 }
 
-/// Run a cleared call; a command the sandbox stopped comes back with what a run outside it
-/// needs.
-pub(super) async fn execute<'r>(gate: Gate<'r>, ctx: &ToolContext) -> (Outcome, Option<Rerun<'r>>) {
+/// Run a cleared call, checkpointed around by `capture` when it writes or runs something; a
+/// command the sandbox stopped comes back with what a run outside it needs.
+pub(super) async fn execute<'r>(
+    gate: Gate<'r>,
+    ctx: &ToolContext,
+    capture: Option<&Capture>,
+) -> (Outcome, Option<Rerun<'r>>) {
     match gate {
         Gate::Done(outcome) => (*outcome, None),
         Gate::Run(cleared) => {
             let Cleared { call, tool, args, prepared, sandbox, ctx: own, ruling } = *cleared;
             let summary = prepared.summary.clone();
+            // A call that writes or runs something is checkpointed around its execution,
+            // whatever its outcome; capture never changes the result.
+            let guard = match (capture, call_kind(tool, &prepared)) {
+                (Some(capture), Some(kind)) => capture.before(kind).await,
+                (Some(_) | None, _) => None,
+            };
             // Only a command can be stopped by the sandbox; a write's preview is not copied.
-            let again = (tool.access() == crate::tools::Access::Execute).then(|| prepared.clone());
+            let again = (tool.access() == Access::Execute).then(|| prepared.clone());
             let run_ctx = own.as_ref().unwrap_or(ctx);
             let started = Instant::now();
             let result = match &sandbox {
@@ -297,10 +319,26 @@ pub(super) async fn execute<'r>(gate: Gate<'r>, ctx: &ToolContext) -> (Outcome, 
                 Ok(output) => output,
                 Err(e) => ToolOutput { content: e.0, is_error: true, ..Default::default() },
             };
+            let duration = started.elapsed();
+            if let (Some(capture), Some(guard)) = (capture, guard) {
+                capture.after(guard, &call.name, &call.id).await;
+            }
             let denied = output.sandbox_denial.is_some();
-            let outcome = Outcome { call, summary, output, duration: started.elapsed(), not_run: false, ruling };
-            let rerun = again.filter(|_| denied).map(|prepared| Rerun { tool, args, prepared, ctx: own });
+            let outcome = Outcome { call, summary, output, duration, not_run: false, ruling };
+            let capture = capture.cloned();
+            let rerun = again.filter(|_| denied).map(|prepared| Rerun { tool, args, prepared, ctx: own, capture });
             (outcome, rerun)
         }
+    }
+}
+
+/// What checkpointing a call needs to look at: the paths a write names, or the whole tree
+/// around a command; nothing for a call that only reads.
+fn call_kind(tool: &dyn Tool, prepared: &Prepared) -> Option<CallKind> {
+    match tool.access() {
+        Access::Write => Some(CallKind::Write(prepared.paths.iter().map(|p| p.absolute.clone()).collect())),
+        Access::Execute => Some(CallKind::Exec),
+        // A fetch changes nothing here.
+        Access::Read | Access::Memory | Access::Network => None,
     }
 }

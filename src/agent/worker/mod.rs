@@ -9,6 +9,7 @@ mod dispatch;
 mod hooks;
 mod memory;
 mod permit;
+mod rewind;
 mod segments;
 mod shell;
 mod spill;
@@ -21,10 +22,12 @@ pub use turn::INTERRUPTED_MARK;
 use std::sync::Arc;
 
 use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
 
 use super::approvals::{ApprovalDesk, ApprovalGate};
 use super::background::Background;
 use super::cache_watch::CacheWatch;
+use super::checkpoints::{CheckpointSite, Checkpoints};
 use super::events::{AgentEvent, NoticeLevel, UserCommand};
 use super::extensions::Extensions;
 use super::library::Library;
@@ -53,6 +56,8 @@ fn prose(text: &str) -> String {
 pub(super) struct Worker {
     place: Workplace,
     session: SessionState,
+    /// The session's file checkpoints; replaced with the session.
+    checkpoints: Checkpoints,
     model: ModelSlot,
     cache: CacheWatch,
     background: Background,
@@ -99,17 +104,14 @@ impl Worker {
             setup.config.mcp.tool_budget_tokens,
             setup.config.context.chars_per_token,
         );
+        let place =
+            Workplace::new(setup.store, setup.project, setup.root, setup.cwd, setup.config, setup.truncations_dir);
+        let checkpoints = start_checkpoints(&place, session.id(), session.redactor(), &link);
         let mut worker = Worker {
-            cache: CacheWatch::new(setup.config.cache.ttl),
-            place: Workplace::new(
-                setup.store,
-                setup.project,
-                setup.root,
-                setup.cwd,
-                setup.config,
-                setup.truncations_dir,
-            ),
+            cache: CacheWatch::new(place.config().cache.ttl),
+            place,
             session,
+            checkpoints,
             model,
             background: Background::default(),
             tools: Toolbox::new(
@@ -135,8 +137,20 @@ impl Worker {
     }
 
     /// Switch to `info`: everything of the session left (its compaction, cache history, files
-    /// read, approvals) ends with it. On failure the current session stays.
+    /// read, approvals, checkpoints) ends with it. On failure the current session stays.
     fn load_session(&mut self, info: SessionInfo) -> Result<(), StoreError> {
+        let switching = info.id != self.session.id();
+        self.replace_session(info)?;
+        self.tools.new_session();
+        if switching {
+            self.checkpoints = start_checkpoints(&self.place, self.session.id(), self.session.redactor(), &self.link);
+        }
+        Ok(())
+    }
+
+    /// Load `info` from the store in place of the session held: what a resume does, and what
+    /// a conversation rewind does to the session it rewound.
+    fn replace_session(&mut self, info: SessionInfo) -> Result<(), StoreError> {
         let config = self.place.config();
         let session = SessionState::load(
             self.place.store().clone(),
@@ -151,17 +165,24 @@ impl Worker {
             TaskList::load(self.place.store().clone(), session.id(), session.redactor().clone(), self.link.emitter());
         self.session = session;
         self.cache = CacheWatch::new(config.cache.ttl);
-        self.tools.new_session();
         self.settle_loaded_session()
     }
 
     /// A loaded session starts from its last reported usage and, when the cache is cold, with
     /// its pending deduplication applied.
     fn settle_loaded_session(&mut self) -> Result<(), StoreError> {
+        self.price_context();
         let per_model = self.place.store().usage_by_model(self.session.id())?;
         self.spend.load(&per_model);
         self.calibrate_from_store()?;
         self.dedup_if_cache_is_cold()
+    }
+
+    /// Give the pipeline the prices of the model in use, so every rewrite of what was sent is
+    /// weighed against what it saves on this provider (after a load and a `/model` switch).
+    pub(super) fn price_context(&mut self) {
+        let model = self.model.cost_model(self.place.config().cache.enabled);
+        self.session.pipeline_mut().set_cost_model(model);
     }
 
     /// Start the estimate from the last reported usage, as if that request had just been made.
@@ -262,7 +283,27 @@ impl Worker {
     pub(super) async fn run(mut self, mut work: mpsc::UnboundedReceiver<UserCommand>) {
         let source = if self.session.last_seq() > 0 { "resume" } else { "startup" };
         self.session_start_hooks(source).await;
-        while let Some(command) = work.recv().await {
+        loop {
+            // While the user is idle, a background compaction that finishes lands at once (the
+            // status line and `/context` show it); the next request is the first to send it, so
+            // landing now breaks no cache that waiting would keep.
+            let never = CancellationToken::new();
+            let command = if self.background.compacting() {
+                tokio::select! {
+                    command = work.recv() => command,
+                    landed = self.background.wait_compaction(&never) => {
+                        if let Some((job, result)) = landed {
+                            let input = self.preflight_input(self.link.mode(), false);
+                            // A failure is logged and shown by `finish_compaction` itself.
+                            let _ = self.finish_compaction(job, result, &input);
+                        }
+                        continue;
+                    }
+                }
+            } else {
+                work.recv().await
+            };
+            let Some(command) = command else { break };
             match command {
                 UserCommand::Submit(prompt) => self.turn(prompt).await,
                 UserCommand::CarryOutPlan { edited } => {
@@ -316,6 +357,12 @@ impl Worker {
                     self.open_existing_session(&id);
                     self.session_start_hooks("resume").await;
                 }
+                UserCommand::PlanRewind { user_seq, scope } => {
+                    let preview = self.plan_rewind(user_seq, scope);
+                    self.link.emit(AgentEvent::RewindPlanned(preview));
+                }
+                UserCommand::Rewind { user_seq, scope, overwrite } => self.rewind(user_seq, scope, &overwrite),
+                UserCommand::Undo => self.undo(),
                 UserCommand::Shutdown => break,
                 // The router answers these itself; they never reach the worker.
                 UserCommand::Interrupt
@@ -375,6 +422,7 @@ impl Worker {
         if let Some(warning) = self.model.switch(name) {
             self.link.notice(NoticeLevel::Warning, warning);
         }
+        self.price_context();
         self.cache.expect_break(format!("the model changed to {name}"));
         self.models.set_current(name);
         self.save_session_settings();
@@ -418,4 +466,18 @@ impl Worker {
         };
         self.model.auxiliary(cancel, recorder)
     }
+}
+
+/// The checkpoints of the session `id` opened in `place`.
+fn start_checkpoints(place: &Workplace, id: &str, secrets: &crate::config::Redactor, link: &Link) -> Checkpoints {
+    let site = CheckpointSite {
+        store: place.store().clone(),
+        session: id,
+        project: place.project(),
+        root: place.root(),
+        config: &place.config().checkpoints,
+        exclude: place.checkpoint_exclusions(),
+        secrets,
+    };
+    Checkpoints::start(site, link.emitter())
 }

@@ -91,7 +91,9 @@ impl Worker {
             ctx: None,
             ruling,
         };
-        let (mut outcome, rerun) = execute(Gate::Run(Box::new(cleared)), &ctx).await;
+        // Not checkpointed: the user's own command is theirs, like an edit by hand; the next
+        // scan keeps what it changed, and a rewind lists files it changed as conflicts.
+        let (mut outcome, rerun) = execute(Gate::Run(Box::new(cleared)), &ctx, None).await;
         if let Some(rerun) = rerun {
             self.after_sandbox_denial(&mut outcome, rerun, &ctx, &cancel).await;
         }

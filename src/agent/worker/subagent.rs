@@ -16,6 +16,7 @@ use super::Worker;
 use crate::agent::auxiliary::UsageTally;
 use crate::agent::background::Background;
 use crate::agent::cache_watch::CacheWatch;
+use crate::agent::checkpoints::Checkpoints;
 use crate::agent::events::{
     AgentEvent, ApprovalRequest, NoticeLevel, SubagentEvent, SubagentOutcome, TurnOutcome, TurnSummary,
 };
@@ -102,6 +103,7 @@ impl Worker {
             slots: self.delegation.slots.clone(),
             tally: self.background.tally(),
             cancel: ctx.cancel.clone(),
+            checkpoints: self.checkpoints.for_subagent(),
         };
         Some(ToolContext { subagents: Some(Arc::new(launcher)), ..ctx.clone() })
     }
@@ -152,6 +154,8 @@ struct Launcher {
     tally: Arc<Mutex<UsageTally>>,
     /// The parent's turn: Esc stops every subagent with it.
     cancel: CancellationToken,
+    /// The parent's checkpoints: what a subagent changes is taken back with the parent's turn.
+    checkpoints: Checkpoints,
 }
 
 impl Subagents for Launcher {
@@ -261,6 +265,7 @@ impl Launcher {
             cache: CacheWatch::new(config.cache.ttl),
             place: self.place.clone(),
             session,
+            checkpoints: self.checkpoints.for_subagent(),
             model,
             spend: Spend::new(self.pricing.clone()),
             models: self.models.clone(),
@@ -364,6 +369,8 @@ async fn forward(mut events: mpsc::UnboundedReceiver<AgentEvent>, parent: Emitte
             | AgentEvent::ModelChanged { .. }
             | AgentEvent::TurnFinished(_)
             | AgentEvent::Library(_)
+            | AgentEvent::RewindPlanned(_)
+            | AgentEvent::Rewound(_)
             | AgentEvent::Todo(_) => continue,
             // A grandchild's progress reaches the front end as it is.
             nested @ AgentEvent::Subagent { .. } => nested,

@@ -50,6 +50,7 @@ impl Worker {
         let mut message = images.message;
         message.content.extend(attached);
         self.session.persist(message, None);
+        self.checkpoints.begin_turn(self.session.last_seq());
         self.auto_recall(self.session.last_seq(), &prompt);
         let mut overflow_retried = false;
         let mut stop_hook_rounds = 0;

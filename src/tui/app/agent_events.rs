@@ -4,15 +4,15 @@
 use super::history::{compacted_text, trigger_text, turn_summary_text};
 use super::{Activity, App, PlanReady};
 use crate::agent::{
-    AgentEvent, CompactionEvent, LibraryAnswer, LibraryRequest, NoticeLevel, ToolFinished, TurnOutcome, TurnSummary,
-    UserCommand,
+    AgentEvent, CompactionEvent, LibraryAnswer, LibraryError, LibraryRequest, NoticeLevel, RewindOutcome, ToolFinished,
+    TurnOutcome, TurnSummary, UserCommand,
 };
 use crate::conversation::{Message, Mode, format_tokens};
 use crate::tools::task::NAME as TASK;
 use crate::tui::cells::{
-    AssistantCell, Cell, NoticeKind, SubagentStatus, ThinkingCell, ToolCell, ToolStatus, UserCell,
+    AssistantCell, Cell, ChangesCell, NoticeKind, SubagentStatus, ThinkingCell, ToolCell, ToolStatus, UserCell,
 };
-use crate::tui::overlays::{ApprovalDialog, ContextView, Overlay};
+use crate::tui::overlays::{ApprovalDialog, ContextView, Overlay, ViewOutcome};
 
 /// Typing this recently when a dialog opens means the keys in flight were meant for the prompt.
 const TYPING_RECENTLY: std::time::Duration = std::time::Duration::from_secs(1);
@@ -218,9 +218,44 @@ impl App {
                     }
                 }
             },
+            AgentEvent::RewindPlanned(result) => {
+                let Some(Overlay::Rewind(view)) = &mut self.overlay else { return };
+                match result {
+                    Ok(preview) => {
+                        if let Some(ViewOutcome::Rewind { user_seq, scope, overwrite }) = view.planned(preview) {
+                            self.send(UserCommand::Rewind { user_seq, scope, overwrite });
+                        }
+                    }
+                    Err(e) => view.error = Some(e.to_string()),
+                }
+            }
+            AgentEvent::Rewound(result) => self.on_rewound(result),
             AgentEvent::Subagent { call_id, event } => self.on_subagent(&call_id, event),
             AgentEvent::Todo(list) => self.on_todo(list),
         }
+    }
+
+    /// Say what a rewind did where the transcript continues; a rewound prompt goes back in the
+    /// prompt box (unless something is being typed there), ready to edit and send again.
+    fn on_rewound(&mut self, result: Result<RewindOutcome, LibraryError>) {
+        if matches!(self.overlay, Some(Overlay::Rewind(_))) {
+            self.overlay = None;
+        }
+        match result {
+            Ok(outcome) => {
+                let kind = if outcome.complete() { NoticeKind::Info } else { NoticeKind::Warning };
+                self.notice(kind, outcome.lines().join("\n"));
+                if let Some(c) = &outcome.conversation
+                    && self.composer.is_empty()
+                    && !c.prompt.trim().is_empty()
+                {
+                    self.composer.set_text(&c.prompt);
+                    self.flash("the rewound prompt is back in the prompt box: edit it and send, or clear it");
+                }
+            }
+            Err(e) => self.notice(NoticeKind::Error, format!("rewind failed: {e}")),
+        }
+        self.transcript.follow();
     }
 
     /// Lists fill the view that asked for them (a view closed meanwhile ignores its answer);
@@ -255,6 +290,25 @@ impl App {
                     }
                 }
             }
+            LibraryAnswer::Turns(result) => {
+                if let Some(Overlay::Rewind(view)) = &mut self.overlay {
+                    match result {
+                        Ok(turns) => view.show(turns),
+                        Err(e) => {
+                            view.loading = false;
+                            view.error = Some(e.to_string());
+                        }
+                    }
+                }
+            }
+            LibraryAnswer::Diff(result) => match result {
+                Ok(d) => {
+                    self.end_stream();
+                    self.transcript.push(Cell::Changes(ChangesCell::new(d.title, &d.diff)));
+                    self.transcript.follow();
+                }
+                Err(e) => self.notice(NoticeKind::Error, e.to_string()),
+            },
             LibraryAnswer::Usage(result) => {
                 if let Some(Overlay::Text(view)) = &mut self.overlay
                     && view.call_id.is_none()
@@ -356,7 +410,7 @@ impl App {
                 Some(Cell::Assistant(_) | Cell::Thinking(_)) => true,
                 Some(Cell::Tool(t)) => t.status == ToolStatus::Preparing,
                 Some(Cell::Subagent(s)) => s.status == SubagentStatus::Preparing,
-                Some(Cell::User(_) | Cell::Notice(_)) | None => false,
+                Some(Cell::User(_) | Cell::Notice(_) | Cell::Changes(_)) | None => false,
             };
             if void {
                 self.transcript.remove(i);
@@ -580,14 +634,15 @@ impl App {
             .filter(|&i| match self.transcript.get(i) {
                 Some(Cell::Tool(t)) => !t.is_finished(),
                 Some(Cell::Subagent(s)) => !s.is_finished(),
-                Some(Cell::User(_) | Cell::Assistant(_) | Cell::Notice(_) | Cell::Thinking(_)) | None => false,
+                Some(Cell::User(_) | Cell::Assistant(_) | Cell::Notice(_) | Cell::Thinking(_) | Cell::Changes(_))
+                | None => false,
             })
             .collect();
         for i in open {
             self.transcript.update(i, |c| match c {
                 Cell::Tool(t) => t.status = ToolStatus::NotRun,
                 Cell::Subagent(s) => s.status = SubagentStatus::NotRun,
-                Cell::User(_) | Cell::Assistant(_) | Cell::Notice(_) | Cell::Thinking(_) => {}
+                Cell::User(_) | Cell::Assistant(_) | Cell::Notice(_) | Cell::Thinking(_) | Cell::Changes(_) => {}
             });
         }
     }

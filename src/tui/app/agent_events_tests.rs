@@ -22,6 +22,7 @@ fn texts(app: &App) -> Vec<String> {
             Cell::Tool(t) => format!("tool: {} {} {:?}", t.tool, t.summary, t.status),
             Cell::Subagent(s) => format!("subagent: {} {} {:?} {}", s.agent_type, s.description, s.status, s.report),
             Cell::Notice(n) => format!("notice {:?}: {}", n.kind, n.text),
+            Cell::Changes(c) => format!("changes of {}: {} parts", c.title, c.parts.len()),
             Cell::Thinking(t) => format!("thinking: {}{}", t.text, if t.expanded { " [expanded]" } else { "" }),
         })
         .collect()

@@ -13,8 +13,8 @@ use crate::tui::keys::{
     ReasonAction,
 };
 use crate::tui::overlays::{
-    ContextView, HelpView, McpView, MemoriesView, ModelsView, Overlay, SessionsView, TextView, ViewKey, ViewOutcome,
-    reason_editor,
+    ContextView, HelpView, McpView, MemoriesView, ModelsView, Overlay, RewindView, SessionsView, TextView, ViewKey,
+    ViewOutcome, reason_editor,
 };
 use crate::tui::search::SearchBar;
 
@@ -174,14 +174,14 @@ impl App {
                         Some(Cell::Tool(t)) => t.expanded != expand,
                         Some(Cell::Subagent(s)) => s.expanded != expand,
                         Some(Cell::Thinking(t)) => t.expanded != expand,
-                        Some(Cell::User(_) | Cell::Assistant(_) | Cell::Notice(_)) | None => false,
+                        Some(Cell::User(_) | Cell::Assistant(_) | Cell::Notice(_) | Cell::Changes(_)) | None => false,
                     };
                     if differs {
                         self.transcript.update(i, |c| match c {
                             Cell::Tool(t) => t.expanded = expand,
                             Cell::Subagent(s) => s.expanded = expand,
                             Cell::Thinking(t) => t.expanded = expand,
-                            Cell::User(_) | Cell::Assistant(_) | Cell::Notice(_) => {}
+                            Cell::User(_) | Cell::Assistant(_) | Cell::Notice(_) | Cell::Changes(_) => {}
                         });
                     }
                 }
@@ -204,7 +204,8 @@ impl App {
                     | Cell::Tool(_)
                     | Cell::Subagent(_)
                     | Cell::Notice(_)
-                    | Cell::Thinking(_) => None,
+                    | Cell::Thinking(_)
+                    | Cell::Changes(_) => None,
                 });
                 match answer {
                     Some(text) => {
@@ -408,7 +409,21 @@ impl App {
                     self.send(UserCommand::ResumeSession(id));
                 }
             }
+            ViewOutcome::PlanRewind { user_seq, scope } => self.send(UserCommand::PlanRewind { user_seq, scope }),
+            ViewOutcome::Rewind { user_seq, scope, overwrite } => {
+                self.send(UserCommand::Rewind { user_seq, scope, overwrite })
+            }
         }
+    }
+
+    /// A rewind changes files and the conversation: never under a running turn.
+    fn idle_for(&mut self, what: &str) -> bool {
+        if self.busy {
+            let interrupt = keys::hint(Action::Global(GlobalAction::Interrupt));
+            self.flash(format!("wait for the turn to finish (or {interrupt}), then {what}"));
+            return false;
+        }
+        true
     }
 
     pub(crate) fn on_paste(&mut self, text: &str) {
@@ -447,7 +462,7 @@ impl App {
                         Cell::Tool(t) => t.expanded = !t.expanded,
                         Cell::Subagent(s) => s.expanded = !s.expanded,
                         Cell::Thinking(t) => t.expanded = !t.expanded,
-                        Cell::User(_) | Cell::Assistant(_) | Cell::Notice(_) => {}
+                        Cell::User(_) | Cell::Assistant(_) | Cell::Notice(_) | Cell::Changes(_) => {}
                     });
                 }
             }
@@ -535,6 +550,20 @@ impl App {
                 self.overlay = Some(Overlay::Context(ContextView { breakdown: None }));
                 self.send(UserCommand::DescribeContext);
             }
+            SlashCommand::Rewind => self.open_rewind(),
+            SlashCommand::Undo => {
+                if self.idle_for("undo") && self.agent.is_some() {
+                    self.send(UserCommand::Undo);
+                } else if self.agent.is_none() {
+                    self.flash("still connecting to the model provider…");
+                }
+            }
+            SlashCommand::Diff(target) => match self.session.as_ref().map(|s| s.id.clone()) {
+                Some(session) => {
+                    self.ask_library(LibraryRequest::Diff { session, target });
+                }
+                None => self.flash("no session yet: nothing has changed"),
+            },
             SlashCommand::Help => {
                 self.overlay = Some(Overlay::Help(HelpView { scroll: 0, custom: self.custom_commands.clone() }))
             }
@@ -574,6 +603,19 @@ impl App {
                 error: None,
                 loading: true,
             }));
+        }
+    }
+
+    fn open_rewind(&mut self) {
+        if !self.idle_for("rewind") {
+            return;
+        }
+        let Some(session) = self.session.as_ref().map(|s| s.id.clone()) else {
+            self.flash("no session yet: there is nothing to rewind");
+            return;
+        };
+        if self.ask_library(LibraryRequest::Turns { session }) {
+            self.overlay = Some(Overlay::Rewind(RewindView::new(chrono::Utc::now())));
         }
     }
 

@@ -3,6 +3,7 @@
 //! each kind on its own. Cells hold display state only; nothing here decides anything.
 
 mod assistant;
+mod changes;
 mod notice;
 mod subagent;
 mod thinking;
@@ -10,6 +11,7 @@ mod tool;
 mod user;
 
 pub use assistant::AssistantCell;
+pub use changes::ChangesCell;
 pub use notice::{NoticeCell, NoticeKind};
 pub use subagent::{EntryState, SubagentCell, SubagentEntry, SubagentStatus};
 pub use thinking::ThinkingCell;
@@ -29,6 +31,8 @@ pub enum Cell {
     /// A `task` call: the subagent it started.
     Subagent(SubagentCell),
     Notice(NoticeCell),
+    /// `/diff`: what the session or a turn changed.
+    Changes(ChangesCell),
     /// The model's thinking, collapsed to a line until expanded.
     Thinking(ThinkingCell),
 }
@@ -43,6 +47,7 @@ impl Cell {
             Cell::Tool(c) => c.lines(width, theme),
             Cell::Subagent(c) => c.lines(width, theme),
             Cell::Notice(c) => c.lines(width, theme),
+            Cell::Changes(c) => c.lines(width, theme),
             Cell::Thinking(c) => c.lines(width, theme),
         }
     }
@@ -62,6 +67,7 @@ impl Cell {
             Cell::Tool(c) => format!("{} {}\n{}", c.tool, c.summary, c.output),
             Cell::Subagent(c) => format!("{} agent {}\n{}\n{}", c.agent_type, c.description, c.brief, c.report),
             Cell::Notice(c) => c.text.clone(),
+            Cell::Changes(c) => c.search_text(),
             Cell::Thinking(c) => c.text.clone(),
         }
     }
@@ -79,7 +85,8 @@ impl Cell {
                 | Cell::Tool(_)
                 | Cell::Subagent(_)
                 | Cell::Notice(_)
-                | Cell::Thinking(_),
+                | Cell::Thinking(_)
+                | Cell::Changes(_),
                 _,
             ) => true,
         }

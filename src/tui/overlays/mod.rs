@@ -1,5 +1,5 @@
 //! Views drawn over the transcript: `/help`, `/sessions` and `/resume`, `/memories`,
-//! `/context`, the approval dialog and the setup screen. Each owns its state, draws it, and
+//! `/context`, `/rewind`, the approval dialog and the setup screen. Each owns its state, draws it, and
 //! handles the keys meant for it; the app routes keys here through the one binding table and
 //! does what a view asks ([`ViewOutcome`]).
 
@@ -9,6 +9,7 @@ mod help;
 mod mcp;
 mod memories;
 mod models;
+mod rewind;
 mod sessions;
 mod setup;
 mod text;
@@ -19,6 +20,7 @@ pub use help::HelpView;
 pub use mcp::McpView;
 pub use memories::MemoriesView;
 pub use models::ModelsView;
+pub use rewind::RewindView;
 pub use sessions::SessionsView;
 pub use setup::render_setup;
 pub use text::TextView;
@@ -30,7 +32,8 @@ use ratatui::widgets::{Block, BorderType, Borders, Clear, Widget};
 
 use super::keys::{self, Action, OverlayAction};
 use super::theme::Theme;
-use crate::agent::{LibraryRequest, McpRequest};
+use crate::agent::{LibraryRequest, McpRequest, RewindScope};
+use crate::checkpoint::Overwrite;
 
 /// A view over the transcript.
 pub enum Overlay {
@@ -39,6 +42,7 @@ pub enum Overlay {
     Memories(MemoriesView),
     Context(ContextView),
     Mcp(McpView),
+    Rewind(RewindView),
     Models(ModelsView),
     /// A tool's whole output, or the `/usage` report.
     Text(TextView),
@@ -68,13 +72,25 @@ pub enum ViewOutcome {
     Resume(String),
     /// Ask the agent to change an MCP server (the view stays, and shows the answer).
     Mcp(McpRequest),
+    /// Check what rewinding to before this turn would do to the files.
+    PlanRewind {
+        user_seq: i64,
+        scope: RewindScope,
+    },
+    /// Rewind to before this turn.
+    Rewind {
+        user_seq: i64,
+        scope: RewindScope,
+        overwrite: Overwrite,
+    },
     /// Close, and switch to this model.
     SetModel(String),
 }
 
 impl Overlay {
     pub fn on_key(&mut self, key: ViewKey) -> ViewOutcome {
-        if key == ViewKey::Action(OverlayAction::Close) {
+        // The rewind view steps back before it closes.
+        if key == ViewKey::Action(OverlayAction::Close) && !matches!(self, Overlay::Rewind(_)) {
             return ViewOutcome::Close;
         }
         match self {
@@ -84,6 +100,7 @@ impl Overlay {
             // Nothing to move or open: the view only shows.
             Overlay::Context(_) => ViewOutcome::Stay,
             Overlay::Mcp(v) => v.on_key(key),
+            Overlay::Rewind(v) => v.on_key(key),
             Overlay::Models(v) => v.on_key(key),
             Overlay::Text(v) => v.on_key(key),
         }
@@ -97,6 +114,7 @@ impl Overlay {
             Overlay::Memories(v) => v.move_by(if up { -1 } else { 1 }),
             Overlay::Context(_) => {}
             Overlay::Mcp(v) => v.move_by(if up { -1 } else { 1 }),
+            Overlay::Rewind(v) => v.move_by(if up { -1 } else { 1 }),
             Overlay::Models(v) => v.move_by(if up { -1 } else { 1 }),
             Overlay::Text(v) => v.scroll_by(if up { -3 } else { 3 }),
         }
@@ -109,6 +127,7 @@ impl Overlay {
             Overlay::Memories(v) => v.render(area, buf, theme),
             Overlay::Context(v) => v.render(area, buf, theme),
             Overlay::Mcp(v) => v.render(area, buf, theme),
+            Overlay::Rewind(v) => v.render(area, buf, theme),
             Overlay::Models(v) => v.render(area, buf, theme),
             Overlay::Text(v) => v.render(area, buf, theme),
         }
