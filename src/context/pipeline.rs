@@ -25,6 +25,10 @@ use super::view;
 use crate::config::ContextConfig;
 use crate::conversation::{Block, Message, Role};
 
+/// Trims before clipping gives up: each round drops older turns, and a history has few of them
+/// left once the first round ran (a bound so a trim that frees nothing cannot spin).
+const MAX_TRIM_ROUNDS: usize = 8;
+
 /// Which stage did something.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
@@ -294,7 +298,13 @@ impl Pipeline {
             }
         }
         if level >= BudgetLevel::Blocking && compaction.is_none() && !input.compaction_running {
-            if let Some(report) = self.trim(tokens - budget.blocking + 1) {
+            // The user's words in what a trim drops are carried verbatim, so one trim may save
+            // less than it planned: trim again (each round drops older turns) until it fits.
+            for _ in 0..MAX_TRIM_ROUNDS {
+                if level < BudgetLevel::Blocking {
+                    break;
+                }
+                let Some(report) = self.trim(tokens - budget.blocking + 1) else { break };
                 reports.push(report);
                 changed = true;
                 tokens = self.estimate(input.overhead, budget.window);
