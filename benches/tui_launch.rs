@@ -37,10 +37,24 @@ struct Running {
 
 impl Running {
     fn start(home: &Path, project: &Path, args: &[&str]) -> Running {
+        Running::start_traced(home, project, args, None)
+    }
+
+    /// As `start`, under `strace -e trace=write` writing to `trace` when given.
+    fn start_traced(home: &Path, project: &Path, args: &[&str], trace: Option<&Path>) -> Running {
         let pty = native_pty_system()
             .openpty(PtySize { rows: 40, cols: 120, pixel_width: 0, pixel_height: 0 })
             .expect("a pseudo-terminal");
-        let mut cmd = CommandBuilder::new(env!("CARGO_BIN_EXE_cairn"));
+        let mut cmd = match trace {
+            Some(file) => {
+                let mut cmd = CommandBuilder::new("strace");
+                cmd.args(["-f", "-qq", "-e", "trace=write", "-s", "12", "-o"]);
+                cmd.arg(file);
+                cmd.arg(env!("CARGO_BIN_EXE_cairn"));
+                cmd
+            }
+            None => CommandBuilder::new(env!("CARGO_BIN_EXE_cairn")),
+        };
         cmd.args(args);
         cmd.cwd(project);
         cmd.env_clear();
@@ -154,6 +168,24 @@ fn big_session(home: &Path, project: &Path) {
     }
 }
 
+/// From an strace log of `write` calls: the frames (writes that begin a synchronized update),
+/// and the writes and bytes that went to the descriptor frames are drawn on.
+fn frame_writes(log: &str) -> Option<(usize, usize, usize)> {
+    let calls: Vec<(&str, &str, usize)> = log
+        .lines()
+        .filter_map(|l| {
+            let call = &l[l.find("write(")? + 6..];
+            let (fd, rest) = call.split_once(", ")?;
+            let bytes = rest.rsplit_once(" = ")?.1.trim().parse().ok()?;
+            Some((fd, rest, bytes))
+        })
+        .collect();
+    let frame_fd = calls.iter().find(|(_, rest, _)| rest.starts_with("\"\\33[?2026h"))?.0;
+    let on_fd: Vec<_> = calls.iter().filter(|(fd, _, _)| *fd == frame_fd).collect();
+    let frames = on_fd.iter().filter(|(_, rest, _)| rest.starts_with("\"\\33[?2026h")).count();
+    Some((frames, on_fd.len(), on_fd.iter().map(|(_, _, n)| n).sum()))
+}
+
 fn stats(name: &str, mut ms: Vec<f64>) {
     ms.sort_by(|a, b| a.total_cmp(b));
     let at = |q: f64| ms[((ms.len() as f64 - 1.0) * q).round() as usize];
@@ -216,7 +248,40 @@ fn main() {
         })
         .collect();
     stats("keystroke to frame (2,000 msgs on screen)", keys);
+    // Each key written the moment the previous key's frame ended: what the 60 fps cap would delay.
+    let keys: Vec<f64> = (0..KEYS)
+        .map(|i| {
+            let key: &[u8] = if i % 2 == 0 { b"x" } else { b"\x7f" };
+            run.keystroke(key).as_secs_f64() * 1e3
+        })
+        .collect();
+    stats("key right after a frame (2,000 msgs)", keys);
     std::thread::sleep(Duration::from_secs(2));
     println!("idle RSS, resumed 2,000-message session: {:.1} MB", run.rss_mib());
     run.quit();
+
+    // Writes per frame, counted by strace (when it is installed): the first frame, the history
+    // coming in, and 100 keys.
+    let trace = big_home.path().join("writes.strace");
+    if std::process::Command::new("strace").arg("-V").output().is_ok_and(|o| o.status.success()) {
+        let mut run = Running::start_traced(big_home.path(), project.path(), &["--resume"], Some(&trace));
+        run.first_frame();
+        run.wait_for(RESUMED);
+        std::thread::sleep(Duration::from_millis(500));
+        for i in 0..100 {
+            run.keystroke(if i % 2 == 0 { b"x" } else { b"\x7f" });
+        }
+        run.quit();
+        std::thread::sleep(Duration::from_millis(500));
+        match frame_writes(&std::fs::read_to_string(&trace).unwrap_or_default()) {
+            Some((frames, writes, bytes)) => println!(
+                "frames {frames}, writes {writes} ({:.2} per frame), {bytes} bytes ({} per frame)",
+                writes as f64 / frames.max(1) as f64,
+                bytes / frames.max(1)
+            ),
+            None => println!("strace saw no frame"),
+        }
+    } else {
+        println!("strace is not installed: writes per frame not counted");
+    }
 }

@@ -114,6 +114,7 @@ fn answer_of(event: &AgentEvent) -> Option<Result<String, HeadlessError>> {
         // Servers still starting: wait for the panel that says how they ended up.
         AgentEvent::Mcp(panel) if panel.pending => return None,
         AgentEvent::Mcp(panel) => pretty(panel),
+        AgentEvent::ContextBreakdown(breakdown) => pretty(breakdown),
         AgentEvent::Library(LibraryAnswer::Turns(list)) => list.clone().map_err(HeadlessError::from).and_then(pretty),
         AgentEvent::Library(LibraryAnswer::Diff(diff)) => match diff {
             Ok(d) if d.diff.is_empty() => Ok(format!("{}: no file changes", d.title)),
@@ -143,7 +144,6 @@ fn answer_of(event: &AgentEvent) -> Option<Result<String, HeadlessError>> {
         | AgentEvent::Context(_)
         | AgentEvent::ContextStage(_)
         | AgentEvent::Compaction(_)
-        | AgentEvent::ContextBreakdown(_)
         | AgentEvent::Notice { .. }
         | AgentEvent::Commands(_)
         | AgentEvent::RewindPlanned(_)
@@ -158,20 +158,61 @@ fn pretty(list: impl Serialize) -> Result<String, HeadlessError> {
     serde_json::to_string_pretty(&list).map_err(|e| HeadlessError::Failed(e.to_string()))
 }
 
+/// The signals that stop a headless run: Ctrl+C, and the terminal closing (SIGHUP) or a
+/// supervisor stopping it (SIGTERM). Each is handled the same way: the running tool's process
+/// group is killed, what finished is stored, and the result is printed marked interrupted.
 #[cfg(unix)]
-fn listen_for_ctrl_c() -> Result<tokio::signal::unix::Signal, HeadlessError> {
-    tokio::signal::unix::signal(tokio::signal::unix::SignalKind::interrupt()).map_err(ctrl_c_error)
+struct StopSignals {
+    interrupt: tokio::signal::unix::Signal,
+    terminate: tokio::signal::unix::Signal,
+    hangup: tokio::signal::unix::Signal,
+}
+
+#[cfg(unix)]
+impl StopSignals {
+    fn listen() -> Result<StopSignals, HeadlessError> {
+        use tokio::signal::unix::{SignalKind, signal};
+        let listen = |kind: SignalKind, name: &str| {
+            signal(kind).map_err(|e| {
+                HeadlessError::Failed(format!(
+                    "cannot listen for {name} ({e}); without it a stop would lose the answer so far"
+                ))
+            })
+        };
+        Ok(StopSignals {
+            interrupt: listen(SignalKind::interrupt(), "Ctrl+C")?,
+            terminate: listen(SignalKind::terminate(), "SIGTERM")?,
+            hangup: listen(SignalKind::hangup(), "SIGHUP")?,
+        })
+    }
+
+    /// The next stop signal's name.
+    async fn recv(&mut self) -> &'static str {
+        tokio::select! {
+            _ = self.interrupt.recv() => "Ctrl+C",
+            _ = self.terminate.recv() => "SIGTERM",
+            _ = self.hangup.recv() => "SIGHUP",
+        }
+    }
 }
 
 #[cfg(windows)]
-fn listen_for_ctrl_c() -> Result<tokio::signal::windows::CtrlC, HeadlessError> {
-    tokio::signal::windows::ctrl_c().map_err(ctrl_c_error)
-}
+struct StopSignals(tokio::signal::windows::CtrlC);
 
-fn ctrl_c_error(e: std::io::Error) -> HeadlessError {
-    HeadlessError::Failed(format!(
-        "cannot listen for Ctrl+C ({e}); without it an interrupt would lose the answer so far"
-    ))
+#[cfg(windows)]
+impl StopSignals {
+    fn listen() -> Result<StopSignals, HeadlessError> {
+        tokio::signal::windows::ctrl_c().map(StopSignals).map_err(|e| {
+            HeadlessError::Failed(format!(
+                "cannot listen for Ctrl+C ({e}); without it an interrupt would lose the answer so far"
+            ))
+        })
+    }
+
+    async fn recv(&mut self) -> &'static str {
+        let _ = self.0.recv().await;
+        "Ctrl+C"
+    }
 }
 
 /// Run `prompt` (or its slash command) on the agent behind `handle` to the end, printing as
@@ -186,7 +227,7 @@ pub async fn run(mut handle: AgentHandle, prompt: String, format: OutputFormat) 
         (None, Some(Ok(command))) => slash_work(command, &session_id, &handle.custom_commands)?,
         (None, None) => Work::Command(UserCommand::Submit(prompt)),
     };
-    let mut printer = Printer { format, out: std::io::stdout() };
+    let mut printer = Printer::new(format);
     let command = match work {
         Work::Answer(text) => {
             let summary = TurnSummary { outcome: TurnOutcome::Completed { text }, stats: Default::default() };
@@ -204,22 +245,31 @@ pub async fn run(mut handle: AgentHandle, prompt: String, format: OutputFormat) 
             | UserCommand::ListModels
             | UserCommand::Library(_)
             | UserCommand::Mcp(_)
+            | UserCommand::DescribeContext
             | UserCommand::Undo
     );
-    // Listening starts before the turn does and lasts the whole run, so no Ctrl+C is missed:
-    // one that lands while an event is being printed is held until the loop comes back to it.
-    let mut ctrl_c = listen_for_ctrl_c()?;
+    // Listening starts before the turn does and lasts the whole run, so no stop signal is
+    // missed: one that lands while an event is being printed is held until the loop comes back.
+    let mut stops = StopSignals::listen()?;
     let _ = handle.commands.send(command);
     let mut interrupted_once = false;
     loop {
         let event = tokio::select! {
+            // Events first: what the worker said before it ended is printed before its end is.
+            biased;
             event = handle.events.recv() => event,
-            _ = ctrl_c.recv() => {
+            ended = handle.worker.ended() => {
+                return Err(HeadlessError::Failed(format!(
+                    "{ended}; the messages finished before it are stored (session {session_id}); the log in the data folder has details"
+                )));
+            }
+            signal = stops.recv() => {
                 if interrupted_once {
                     // Every completed message is already in the database; leave without waiting.
-                    return Err(HeadlessError::Failed(
-                        "interrupted twice; stopped without waiting for the turn to wind down".into(),
-                    ));
+                    // The running command's group is killed as its task is dropped on the way out.
+                    return Err(HeadlessError::Failed(format!(
+                        "{signal} after an interrupt; stopped without waiting for the turn to wind down"
+                    )));
                 }
                 interrupted_once = true;
                 let _ = handle.commands.send(UserCommand::Interrupt);
@@ -293,9 +343,10 @@ fn slash_work(
         ),
         SlashCommand::Mcp(request) => Work::Command(UserCommand::Mcp(request)),
         SlashCommand::Custom { name, args } => Work::Command(UserCommand::RunCommand { name, args }),
-        SlashCommand::Context | SlashCommand::Resume(_) | SlashCommand::New | SlashCommand::Quit => {
+        SlashCommand::Context => Work::Command(UserCommand::DescribeContext),
+        SlashCommand::Resume(_) | SlashCommand::New | SlashCommand::Quit => {
             return Err(HeadlessError::Usage(
-                "that command works in the interactive interface; headless runs take /compact, /mode, /model, /usage, /sessions, /memories, /forget, /undo, /diff, /mcp, /help and the custom commands".into(),
+                "that command works in the interactive interface; headless runs take /compact, /context, /mode, /model, /usage, /sessions, /memories, /forget, /undo, /diff, /mcp, /help and the custom commands".into(),
             ));
         }
     })
@@ -304,9 +355,35 @@ fn slash_work(
 struct Printer {
     format: OutputFormat,
     out: std::io::Stdout,
+    /// Text output going to a terminal: escape sequences in the answer are removed, so the
+    /// model cannot retitle the window, write the clipboard or clear the screen.
+    strip_stdout: bool,
+    /// The same for the notices on stderr.
+    strip_stderr: bool,
+}
+
+/// A line on stderr. A closed terminal (after SIGHUP) makes the write fail; that loses only
+/// this line, never the run's bookkeeping, so the error is ignored.
+macro_rules! note {
+    ($printer:expr, $($arg:tt)*) => {{
+        let line = format!($($arg)*);
+        let line = if $printer.strip_stderr { crate::conversation::strip_terminal_controls(&line) } else { line };
+        let _ = writeln!(std::io::stderr(), "{line}");
+    }};
 }
 
 impl Printer {
+    fn new(format: OutputFormat) -> Printer {
+        use std::io::IsTerminal;
+        let text = format == OutputFormat::Text;
+        Printer {
+            format,
+            out: std::io::stdout(),
+            strip_stdout: text && std::io::stdout().is_terminal(),
+            strip_stderr: text && std::io::stderr().is_terminal(),
+        }
+    }
+
     fn line(&mut self, value: serde_json::Value) -> Result<(), HeadlessError> {
         let mut out = self.out.lock();
         writeln!(out, "{value}").and_then(|()| out.flush()).map_err(write_failed)
@@ -317,21 +394,22 @@ impl Printer {
             OutputFormat::Json => Ok(()),
             OutputFormat::Text => {
                 match event {
-                    AgentEvent::Retrying { attempt, max_attempts, delay, reason } => eprintln!(
+                    AgentEvent::Retrying { attempt, max_attempts, delay, reason } => note!(
+                        self,
                         "cairn: {reason}; retrying in {:.1}s (attempt {attempt}/{max_attempts})",
                         delay.as_secs_f64(),
                     ),
-                    AgentEvent::Notice { text, .. } => eprintln!("cairn: {text}"),
-                    AgentEvent::ContextStage(report) => eprintln!("cairn: {}", report.detail),
+                    AgentEvent::Notice { text, .. } => note!(self, "cairn: {text}"),
+                    AgentEvent::ContextStage(report) => note!(self, "cairn: {}", report.detail),
                     AgentEvent::Compaction(crate::agent::CompactionEvent::Finished {
                         tokens_before,
                         tokens_after,
                         ..
                     }) => {
-                        eprintln!("cairn: compacted the conversation: {tokens_before} → {tokens_after} tokens")
+                        note!(self, "cairn: compacted the conversation: {tokens_before} → {tokens_after} tokens")
                     }
                     AgentEvent::Compaction(crate::agent::CompactionEvent::Failed { error, .. }) => {
-                        eprintln!("cairn: compaction failed: {error}")
+                        note!(self, "cairn: compaction failed: {error}")
                     }
                     // The rest is the result's business, or not a text reader's.
                     AgentEvent::Compaction(
@@ -480,7 +558,10 @@ impl Printer {
             OutputFormat::Text => {
                 let mut out = self.out.lock();
                 if result.is_error {
-                    eprintln!("cairn: {}", result.result);
+                    note!(self, "cairn: {}", result.result);
+                } else if self.strip_stdout {
+                    writeln!(out, "{}", crate::conversation::strip_terminal_controls(&result.result))
+                        .map_err(write_failed)?;
                 } else {
                     writeln!(out, "{}", result.result).map_err(write_failed)?;
                 }
@@ -498,4 +579,48 @@ impl Printer {
 
 fn write_failed(e: std::io::Error) -> HeadlessError {
     HeadlessError::Failed(format!("cannot write output: {e}"))
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use tokio::sync::mpsc;
+
+    use super::*;
+    use crate::config::ProviderKind;
+    use crate::conversation::Mode;
+    use crate::store::SessionInfo;
+
+    fn session() -> SessionInfo {
+        SessionInfo {
+            id: "0123456789abcdef".into(),
+            project: crate::store::ProjectId(1),
+            title: String::new(),
+            provider: ProviderKind::Anthropic,
+            model: "claude-test".into(),
+            mode: Mode::Edit,
+            created_at: String::new(),
+            updated_at: String::new(),
+        }
+    }
+
+    #[tokio::test]
+    async fn a_worker_that_panics_fails_the_run_instead_of_hanging_it() {
+        let (commands, mut commands_rx) = mpsc::unbounded_channel();
+        let (events_tx, events) = mpsc::unbounded_channel::<AgentEvent>();
+        // In a real agent the router holds a sender of events too, so they never close.
+        let _router = events_tx.clone();
+        let worker = tokio::spawn(async move {
+            let _first = commands_rx.recv().await;
+            let _events = events_tx;
+            panic!("index out of bounds: the len is 0 but the index is 3");
+        });
+        let handle = AgentHandle::from_parts(commands, events, session(), worker);
+        let run = run(handle, "hello".into(), OutputFormat::Json);
+        let outcome = tokio::time::timeout(Duration::from_secs(10), run).await.expect("the run hung after the panic");
+        let Err(HeadlessError::Failed(message)) = outcome else { panic!("expected a failed run, got {outcome:?}") };
+        assert!(message.contains("internal error") && message.contains("the len is 0 but the index is 3"), "{message}");
+        assert!(message.contains("0123456789abcdef"), "{message}");
+    }
 }

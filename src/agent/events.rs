@@ -225,6 +225,36 @@ pub struct ContextBreakdown {
     /// The segment tree, highest level first.
     pub segments: Vec<SegmentInfo>,
     pub cost: CostReport,
+    /// The instruction files (AGENTS.md, CLAUDE.md) in the prompt, and those left out.
+    pub instruction_files: InstructionFilesReport,
+}
+
+/// Which instruction files the prompt holds, and which exist but were skipped, with why.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct InstructionFilesReport {
+    /// Paths relative to the project root.
+    pub read: Vec<String>,
+    pub skipped: Vec<SkippedFile>,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct SkippedFile {
+    pub path: String,
+    /// Says why, in words: "links outside the project (to …); only files inside it are read".
+    pub reason: String,
+}
+
+impl InstructionFilesReport {
+    pub fn of(scan: &crate::prompt::InstructionScan) -> InstructionFilesReport {
+        InstructionFilesReport {
+            read: scan.files.iter().map(|f| f.path.clone()).collect(),
+            skipped: scan
+                .skipped
+                .iter()
+                .map(|s| SkippedFile { path: s.path.clone(), reason: s.reason.to_string() })
+                .collect(),
+        }
+    }
 }
 
 /// Money, for `/context`: `None` where no price is known.

@@ -46,11 +46,11 @@ pub use events::AgentEvent;
 pub(crate) use events::CommandInfo;
 pub(crate) use events::{
     ApprovalDecision, ApprovalKind, ApprovalRequest, Attachment, CacheStats, CompactionEvent, CompactionTrigger,
-    ContextBreakdown, ContextReport, ContextStatus, HistoryMark, HistoryRecap, ModelList, NoticeLevel, SubagentEvent,
-    SubagentOutcome, ToolFinished, TurnOutcome, TurnStats, TurnSummary, UserCommand,
+    ContextBreakdown, ContextReport, ContextStatus, HistoryMark, HistoryRecap, InstructionFilesReport, ModelList,
+    NoticeLevel, SubagentEvent, SubagentOutcome, ToolFinished, TurnOutcome, TurnStats, TurnSummary, UserCommand,
 };
 #[cfg(test)]
-pub(crate) use events::{CacheReport, ContextPart, CostReport, ModelChoice, SegmentInfo};
+pub(crate) use events::{CacheReport, ContextPart, CostReport, ModelChoice, SegmentInfo, SkippedFile};
 #[cfg(test)]
 pub(crate) use library::SessionDiff;
 pub(crate) use library::{

@@ -24,14 +24,56 @@ pub struct AgentHandle {
     pub session: SessionInfo,
     /// The custom commands and skills `/NAME` runs, as found at start.
     pub custom_commands: Vec<super::events::CommandInfo>,
-    worker: tokio::task::JoinHandle<()>,
+    /// The worker's task, watched so a front end notices when it ends unasked (a panic).
+    pub worker: WorkerWatch,
+}
+
+/// The worker task of an agent; `None` once it has ended and been waited for.
+pub struct WorkerWatch(Option<tokio::task::JoinHandle<()>>);
+
+impl WorkerWatch {
+    /// Resolves when the worker ends without being asked to (it only ends on `Shutdown`): a
+    /// panic, whose message it returns. Pending forever once it has resolved.
+    pub async fn ended(&mut self) -> String {
+        let Some(worker) = self.0.as_mut() else { return std::future::pending().await };
+        let ended = worker.await;
+        self.0 = None;
+        match ended {
+            Ok(()) => "the agent stopped without being asked to".to_string(),
+            Err(e) if e.is_panic() => {
+                let panic = e.into_panic();
+                let message = panic
+                    .downcast_ref::<&str>()
+                    .map(|s| s.to_string())
+                    .or_else(|| panic.downcast_ref::<String>().cloned())
+                    .unwrap_or_else(|| "no message".to_string());
+                tracing::error!(panic = %message, "the agent's worker panicked");
+                format!("the agent failed with an internal error (panic: {message})")
+            }
+            Err(e) => format!("the agent was stopped ({e})"),
+        }
+    }
 }
 
 impl AgentHandle {
     /// Ask the agent to stop and wait until everything it was writing is committed.
     pub async fn shutdown(self) {
         let _ = self.commands.send(UserCommand::Shutdown);
-        let _ = self.worker.await;
+        if let Some(worker) = self.worker.0 {
+            let _ = worker.await;
+        }
+    }
+
+    /// A handle over channels and a worker task made by the caller: for tests of a front end
+    /// against a worker that misbehaves.
+    #[cfg(test)]
+    pub fn from_parts(
+        commands: mpsc::UnboundedSender<UserCommand>,
+        events: mpsc::UnboundedReceiver<AgentEvent>,
+        session: SessionInfo,
+        worker: tokio::task::JoinHandle<()>,
+    ) -> AgentHandle {
+        AgentHandle { commands, events, session, worker: WorkerWatch(Some(worker)), custom_commands: Vec::new() }
     }
 }
 
@@ -97,7 +139,13 @@ pub fn spawn(setup: AgentSetup) -> Result<AgentHandle, StoreError> {
     let custom_commands = worker.command_list();
     let worker = tokio::spawn(worker.run(work_rx));
     tokio::spawn(router.run(commands_rx));
-    Ok(AgentHandle { commands: commands_tx, events: events_rx, session, worker, custom_commands })
+    Ok(AgentHandle {
+        commands: commands_tx,
+        events: events_rx,
+        session,
+        worker: WorkerWatch(Some(worker)),
+        custom_commands,
+    })
 }
 
 /// Takes every command first: answers what must not wait for a turn, queues the rest.

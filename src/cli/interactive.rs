@@ -61,6 +61,7 @@ pub async fn run(startup: &Startup, cli: &Cli) -> Result<ExitCode, CliError> {
     let edit = |text: String| async move { super::editor::edit(&super::editor::editor_command(), &text).await };
     let exit = crate::tui::run(&mut tui, &mut app, connect, wake, edit).await;
     tui.leave();
+    startup.settle_background();
     match exit {
         Ok(Exit::Quit) => {
             // The session the user was last in, if anything was ever said in it.

@@ -26,7 +26,9 @@ pub async fn run(cli: Cli) -> ExitCode {
         Ok(code) => code,
         Err(CliError::OutputClosed) => ExitCode::SUCCESS,
         Err(e) => {
-            eprintln!("cairn: {e}");
+            // A terminal that hung up (SIGHUP) makes this write fail; the exit code still says it.
+            use std::io::Write;
+            let _ = writeln!(std::io::stderr(), "cairn: {e}");
             ExitCode::from(e.code())
         }
     }

@@ -280,7 +280,20 @@ impl Startup {
         let approval = if cli.yes { ApprovalPolicy::ApproveAll } else { ApprovalPolicy::DenyAll };
         let setup = self.agent_setup((store, project), provider, session, permissions, approval, Some(cli.max_turns));
         let handle = crate::agent::spawn(setup)?;
-        Ok(crate::headless::run(handle, prompt, cli.output_format.into()).await?)
+        let outcome = crate::headless::run(handle, prompt, cli.output_format.into()).await;
+        self.settle_background();
+        Ok(outcome?)
+    }
+
+    /// At exit: say what `bash` calls left running in the background, and end it unless
+    /// `tools.bash_keep_background` keeps it.
+    pub fn settle_background(&self) {
+        use std::io::Write;
+        for line in crate::tools::leftover::settle_at_exit(self.config.tools.bash_keep_background) {
+            // The command is the model's text: no escape sequence of it reaches the terminal.
+            // A closed terminal (SIGHUP) loses the line, not the ending of the processes.
+            let _ = writeln!(std::io::stderr(), "cairn: {}", crate::conversation::strip_terminal_controls(&line));
+        }
     }
 }
 

@@ -148,6 +148,7 @@ pub async fn doctor(startup: &Startup) -> Result<ExitCode, CliError> {
     out.push_str(&super::rewind::doctor_section(startup, store.as_ref().ok()));
 
     let mut ok = permissions_report(startup, &mut out);
+    instructions_report(startup, &mut out);
 
     out.push_str("\nProvider\n");
     let env = crate::config::env_var;
@@ -203,6 +204,23 @@ pub async fn doctor(startup: &Startup) -> Result<ExitCode, CliError> {
     }
     std::io::stdout().lock().write_all(out.as_bytes()).map_err(io_failed)?;
     Ok(if ok { ExitCode::SUCCESS } else { ExitCode::from(1) })
+}
+
+/// The instruction files the prompt holds here, and those skipped with why.
+fn instructions_report(startup: &Startup, out: &mut String) {
+    let scan = crate::prompt::scan_instruction_files(&startup.root, &startup.cwd);
+    out.push_str("\nInstruction files\n");
+    if scan.files.is_empty() && scan.skipped.is_empty() {
+        out.push_str("  none (AGENTS.md or CLAUDE.md, from the project root down to here)\n");
+    }
+    for file in &scan.files {
+        let clipped =
+            file.clipped_from.map(|n| format!(" (first {} of {n} bytes)", file.text.len())).unwrap_or_default();
+        out.push_str(&format!("  {:<18} in the prompt{clipped}\n", file.path));
+    }
+    for skipped in &scan.skipped {
+        out.push_str(&format!("  {:<18} skipped: {}\n", skipped.path, skipped.reason));
+    }
 }
 
 /// What the catalog (with config.toml's `[models]`) says of `model` beyond its window, and the

@@ -158,6 +158,8 @@ pub struct ToolsConfig {
     pub bash_timeout_ms: u64,
     /// Largest timeout the model may ask for.
     pub bash_max_timeout_ms: u64,
+    /// Leave processes a command started in the background running when cairn exits.
+    pub bash_keep_background: bool,
     /// Most matches grep returns.
     pub grep_max_matches: usize,
     /// Most paths glob returns.
@@ -182,6 +184,8 @@ impl Default for ToolsConfig {
         ToolsConfig {
             bash_timeout_ms: 120_000,
             bash_max_timeout_ms: 600_000,
+            // Off: a finished cairn leaves nothing running that the user did not ask to keep.
+            bash_keep_background: false,
             grep_max_matches: 200,
             glob_max_results: 500,
             // Matches the truncation line limit (KosmoKrator's default), so a default read never needs spilling.

@@ -5,6 +5,7 @@
 //! imports it.
 
 mod content;
+mod controls;
 mod memory_kind;
 mod message;
 mod mode;
@@ -14,6 +15,7 @@ mod todo;
 mod usage;
 
 pub use content::{Image, Thinking, ThinkingSource};
+pub use controls::strip_terminal_controls;
 pub use memory_kind::{MemoryKind, RetentionClass};
 pub use message::{Block, IMAGE_CHARS_PER_TOKEN, Message, Role, ToolCall, ToolResult};
 pub use mode::Mode;

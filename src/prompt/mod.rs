@@ -18,7 +18,9 @@ mod subagent;
 pub use agent_types::{AgentType, AgentTypes, DEFAULT_TYPE, ModelChoice};
 pub use commands::CustomCommand;
 pub use environment::Environment;
-pub use instructions::{InstructionFile, fingerprint, read_instruction_files, render_instructions};
+pub use instructions::{
+    InstructionFile, InstructionScan, fingerprint, read_instruction_files, render_instructions, scan_instruction_files,
+};
 pub use skills::Skill;
 pub use subagent::{subagent_section, todo_tail};
 

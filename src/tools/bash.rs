@@ -235,8 +235,10 @@ async fn run(
     };
     let (status, stop) = match ended {
         Ok(status) => {
-            // Background jobs it started may keep running (a dev server, say).
+            // Background jobs it started may keep running (a dev server, say); they are
+            // remembered, so cairn can say at exit what is still running and end it.
             group.disarm();
+            super::leftover::record_if_alive(group.id, command);
             (status, None)
         }
         Err(stop) => {

@@ -23,6 +23,7 @@ pub mod file_read;
 pub mod file_write;
 pub mod glob;
 pub mod grep;
+pub mod leftover;
 pub mod mcp;
 pub mod memory;
 pub mod permissions;

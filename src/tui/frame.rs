@@ -1,6 +1,7 @@
 //! The frame scheduler: anything that changes what is on screen asks for a frame; requests
 //! coalesce, and frames are drawn at most every `min_interval` (60 fps), so a burst of tokens
-//! costs one redraw, and an idle screen costs none.
+//! costs one redraw, and an idle screen costs none. What the user typed is drawn at once: the
+//! cap is for streamed output, never for input.
 //!
 //! Background threads (the file index, the syntax warm-up) ask through a [`FrameRequester`].
 
@@ -32,6 +33,11 @@ impl FrameScheduler {
     pub fn request_at(&mut self, at: Instant) {
         let earliest = self.last_draw.map(|t| t + self.min_interval).map_or(at, |e| e.max(at));
         self.due = Some(self.due.map_or(earliest, |d| d.min(earliest)));
+    }
+
+    /// A frame now, whatever the cap says: the user's own input.
+    pub fn request_now(&mut self, now: Instant) {
+        self.due = Some(self.due.map_or(now, |d| d.min(now)));
     }
 
     /// When the next frame is due, if one is wanted.
@@ -84,6 +90,19 @@ mod tests {
         assert!(!s.is_due(t0 + Duration::from_millis(5)));
         s.drawn(t0 + Duration::from_millis(16));
         assert_eq!(s.due(), None);
+    }
+
+    #[test]
+    fn input_is_drawn_at_once_even_right_after_a_frame() {
+        let t0 = Instant::now();
+        let mut s = FrameScheduler::new(Duration::from_millis(16));
+        s.request(t0);
+        s.drawn(t0);
+        // Streamed output waits for the cap; a key typed 1 ms after the frame does not.
+        s.request(t0 + Duration::from_millis(1));
+        assert!(!s.is_due(t0 + Duration::from_millis(1)));
+        s.request_now(t0 + Duration::from_millis(1));
+        assert!(s.is_due(t0 + Duration::from_millis(1)));
     }
 
     #[test]

@@ -8,7 +8,7 @@ use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 
 use crate::agent::{
     AgentEvent, CacheReport, CompactionEvent, CompactionTrigger, ContextBreakdown, ContextPart, ContextReport,
-    ContextStatus, CostReport, SegmentInfo, TurnOutcome, TurnStats, TurnSummary,
+    ContextStatus, CostReport, InstructionFilesReport, SegmentInfo, SkippedFile, TurnOutcome, TurnStats, TurnSummary,
 };
 use crate::context::{BudgetLevel, ContextBudget};
 use crate::conversation::{Mode, Usage};
@@ -217,6 +217,14 @@ fn context_view() {
                 SegmentInfo { level: 0, first_seq: 241, last_seq: 262, tokens: 12_300, summarized: false, shown: true },
             ],
             cost: CostReport { session_usd: Some(1.84), last_request_usd: Some(0.0421) },
+            instruction_files: InstructionFilesReport {
+                read: vec!["AGENTS.md".into()],
+                skipped: vec![SkippedFile {
+                    path: "CLAUDE.md".into(),
+                    reason: "links outside the project (to /home/dev/.ssh/id_rsa); only files inside it are read"
+                        .into(),
+                }],
+            },
         }),
     })));
     snapshot("context", &app);

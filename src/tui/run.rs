@@ -118,6 +118,8 @@ pub async fn run<Edited: Future<Output = Result<String, String>>>(
         };
         app.set_now(Instant::now());
         let mut changed = true;
+        // The user's own input is drawn at once; the frame cap is for streamed output.
+        let input = matches!(woke, Wake::Terminal(Some(Ok(_))));
         match woke {
             Wake::Terminal(Some(Ok(event))) => match event {
                 Event::Key(key) => app.on_key(key),
@@ -175,7 +177,9 @@ pub async fn run<Edited: Future<Output = Result<String, String>>>(
             app.editor_returned(edited);
         }
         tui.set_mouse_capture(app.mouse_capture())?;
-        if changed {
+        if changed && input {
+            scheduler.request_now(Instant::now());
+        } else if changed {
             scheduler.request(Instant::now());
         }
     }

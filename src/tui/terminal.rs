@@ -6,7 +6,7 @@
 //! (DEC 2026) of the cells that changed, and a resize repaints every cell instead of emitting
 //! a clear (ratatui's own resize path clears, so the viewport is fixed and rebuilt here).
 
-use std::io::{self, Stdout, Write};
+use std::io::{self, Write};
 
 use ratatui::Terminal;
 use ratatui::backend::CrosstermBackend;
@@ -19,7 +19,7 @@ use ratatui::crossterm::terminal::{
     BeginSynchronizedUpdate, EndSynchronizedUpdate, EnterAlternateScreen, LeaveAlternateScreen, disable_raw_mode,
     enable_raw_mode,
 };
-use ratatui::crossterm::{cursor, execute};
+use ratatui::crossterm::{cursor, execute, queue};
 use ratatui::layout::Rect;
 use ratatui::{Frame, TerminalOptions, Viewport};
 
@@ -27,8 +27,97 @@ use ratatui::{Frame, TerminalOptions, Viewport};
 /// every cell.
 const REPAINT_SENTINEL: &str = "\u{FFFF}";
 
+/// Where frames go: the terminal's file descriptor written directly, so a frame held by
+/// [`FrameWriter`] leaves in one `write` (std's `Stdout` would cut it into 1 KiB pieces).
+#[cfg(unix)]
+type Screen = std::fs::File;
+#[cfg(not(unix))]
+type Screen = io::Stdout;
+
+#[cfg(unix)]
+fn screen() -> io::Result<Screen> {
+    use std::os::fd::AsFd;
+    Ok(std::fs::File::from(io::stdout().as_fd().try_clone_to_owned()?))
+}
+
+#[cfg(not(unix))]
+fn screen() -> io::Result<Screen> {
+    Ok(io::stdout())
+}
+
+/// Holds everything a frame writes and sends it as one write when the frame ends, so the
+/// terminal never shows half a frame (tmux 3.3a drew the pieces of 1 KiB writes) and a frame
+/// costs one system call. Outside a frame every flush goes out at once.
+pub struct FrameWriter<W: Write> {
+    inner: W,
+    buf: Vec<u8>,
+    /// Set while a frame is being written; shared with the one drawing it, since ratatui keeps
+    /// the writer inside its backend.
+    holding: Hold,
+}
+
+/// The switch of a [`FrameWriter`]: while on, flushes are held.
+#[derive(Clone, Debug, Default)]
+pub struct Hold(std::sync::Arc<std::sync::atomic::AtomicBool>);
+
+impl Hold {
+    fn set(&self, on: bool) {
+        self.0.store(on, std::sync::atomic::Ordering::Relaxed);
+    }
+
+    fn is_on(&self) -> bool {
+        self.0.load(std::sync::atomic::Ordering::Relaxed)
+    }
+}
+
+impl<W: Write> FrameWriter<W> {
+    pub fn new(inner: W) -> (FrameWriter<W>, Hold) {
+        let hold = Hold::default();
+        (FrameWriter { inner, buf: Vec::with_capacity(64 * 1024), holding: hold.clone() }, hold)
+    }
+}
+
+impl<W: Write> Write for FrameWriter<W> {
+    fn write(&mut self, bytes: &[u8]) -> io::Result<usize> {
+        self.buf.extend_from_slice(bytes);
+        Ok(bytes.len())
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        if self.holding.is_on() {
+            return Ok(());
+        }
+        if !self.buf.is_empty() {
+            let sent = self.inner.write_all(&self.buf);
+            self.buf.clear();
+            // A big frame's buffer is not kept for ever: an idle screen holds little.
+            self.buf.shrink_to(64 * 1024);
+            sent?;
+        }
+        self.inner.flush()
+    }
+}
+
+/// Draw one frame on `terminal` as one synchronized update (DEC 2026) sent in one write.
+pub fn draw_frame<W: Write>(
+    terminal: &mut Terminal<CrosstermBackend<FrameWriter<W>>>,
+    hold: &Hold,
+    f: impl FnOnce(&mut Frame<'_>),
+) -> io::Result<()> {
+    hold.set(true);
+    let begun = queue!(terminal.backend_mut(), BeginSynchronizedUpdate);
+    let drawn = begun.and_then(|()| terminal.draw(f).map(|_| ()));
+    let end = queue!(terminal.backend_mut(), EndSynchronizedUpdate);
+    hold.set(false);
+    let sent = terminal.backend_mut().flush();
+    drawn?;
+    end?;
+    sent
+}
+
 pub struct Tui {
-    terminal: Terminal<CrosstermBackend<Stdout>>,
+    terminal: Terminal<CrosstermBackend<FrameWriter<Screen>>>,
+    hold: Hold,
     area: Rect,
     mouse: bool,
     restored: bool,
@@ -40,8 +129,8 @@ impl Tui {
         install_panic_hook();
         take_over(true)?;
         let (w, h) = ratatui::crossterm::terminal::size()?;
-        let terminal = fixed_terminal(w, h)?;
-        let mut tui = Tui { terminal, area: Rect::new(0, 0, w.max(1), h.max(1)), mouse: true, restored: false };
+        let (terminal, hold) = fixed_terminal(w, h)?;
+        let mut tui = Tui { terminal, hold, area: Rect::new(0, 0, w.max(1), h.max(1)), mouse: true, restored: false };
         tui.force_full_repaint();
         Ok(tui)
     }
@@ -55,8 +144,9 @@ impl Tui {
         if Rect::new(0, 0, w, h) == self.size() {
             return Ok(());
         }
-        let fresh = fixed_terminal(w, h)?;
+        let (fresh, hold) = fixed_terminal(w, h)?;
         self.area = Rect::new(0, 0, w.max(1), h.max(1));
+        self.hold = hold;
         let old = std::mem::replace(&mut self.terminal, fresh);
         drop(old);
         self.force_full_repaint();
@@ -71,14 +161,9 @@ impl Tui {
         self.terminal.swap_buffers();
     }
 
-    /// One frame, as one synchronized update.
+    /// One frame, as one synchronized update in one write.
     pub fn draw(&mut self, f: impl FnOnce(&mut Frame<'_>)) -> io::Result<()> {
-        execute!(self.terminal.backend_mut(), BeginSynchronizedUpdate)?;
-        let drawn = self.terminal.draw(f).map(|_| ());
-        let end = execute!(self.terminal.backend_mut(), EndSynchronizedUpdate);
-        drawn?;
-        end?;
-        self.terminal.backend_mut().flush()
+        draw_frame(&mut self.terminal, &self.hold, f)
     }
 
     /// Report the mouse (wheel scrolling, clicks) or leave it to the terminal (native selection).
@@ -140,11 +225,13 @@ impl Drop for Tui {
     }
 }
 
-fn fixed_terminal(w: u16, h: u16) -> io::Result<Terminal<CrosstermBackend<Stdout>>> {
-    Terminal::with_options(
-        CrosstermBackend::new(io::stdout()),
+fn fixed_terminal(w: u16, h: u16) -> io::Result<(Terminal<CrosstermBackend<FrameWriter<Screen>>>, Hold)> {
+    let (writer, hold) = FrameWriter::new(screen()?);
+    let terminal = Terminal::with_options(
+        CrosstermBackend::new(writer),
         TerminalOptions { viewport: Viewport::Fixed(Rect::new(0, 0, w.max(1), h.max(1))) },
-    )
+    )?;
+    Ok((terminal, hold))
 }
 
 /// Raw mode, the alternate screen, bracketed paste, the mouse when `mouse`, and keyboard
@@ -195,3 +282,7 @@ fn install_panic_hook() {
         }));
     });
 }
+
+#[cfg(test)]
+#[path = "terminal_tests.rs"]
+mod tests;

@@ -55,3 +55,48 @@ async fn instruction_files_outside_the_project_or_special_are_skipped() {
     assert!(system.contains("Inside rule: keep tests green."), "{system}");
     assert!(system.contains("Deeper rule: no unwrap."), "{system}");
 }
+
+#[tokio::test]
+async fn skipped_instruction_files_are_named_with_why_in_doctor_and_context() {
+    let sandbox = Sandbox::new();
+    let outside = tempfile::tempdir().unwrap();
+    std::fs::write(outside.path().join("id_rsa"), "outside secret").unwrap();
+    let root = sandbox.root();
+    std::os::unix::fs::symlink(outside.path().join("id_rsa"), root.join("AGENTS.md")).unwrap();
+    let fifo = std::ffi::CString::new(root.join("CLAUDE.md").as_os_str().as_encoded_bytes()).unwrap();
+    // SAFETY: a valid NUL-terminated path.
+    assert_eq!(unsafe { libc::mkfifo(fifo.as_ptr(), 0o600) }, 0);
+    std::fs::create_dir(root.join("sub")).unwrap();
+    std::fs::write(root.join("sub/AGENTS.md"), "Sub rule.").unwrap();
+
+    let mut doctor = sandbox.bare_command(&["doctor"]);
+    doctor.current_dir(root.join("sub"));
+    let doctor = doctor.output().await.unwrap();
+    let report = text(&doctor.stdout);
+    let section = &report[report.find("Instruction files").expect("an instruction files section")..];
+    assert!(section.contains("AGENTS.md") && section.contains("skipped: links outside the project"), "{report}");
+    assert!(section.contains("CLAUDE.md") && section.contains("skipped: is a FIFO"), "{report}");
+    assert!(section.contains("sub/AGENTS.md") && section.contains("in the prompt"), "{report}");
+
+    let mock = MockLlm::start(Script::new()).await;
+    let mut cmd = sandbox.command(Api::Anthropic, &mock, &["-p", "/context"]);
+    cmd.current_dir(root.join("sub"));
+    let out = tokio::time::timeout(Duration::from_secs(30), cmd.output()).await.unwrap().unwrap();
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let breakdown: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let files = &breakdown["instruction_files"];
+    assert_eq!(files["read"], serde_json::json!(["sub/AGENTS.md"]), "{files}");
+    let skipped = files["skipped"].as_array().unwrap();
+    assert_eq!(skipped.len(), 2, "{files}");
+    assert!(
+        skipped
+            .iter()
+            .any(|s| s["path"] == "AGENTS.md" && s["reason"].as_str().unwrap().contains("links outside the project")),
+        "{files}"
+    );
+    assert!(
+        skipped.iter().any(|s| s["path"] == "CLAUDE.md" && s["reason"] == "is a FIFO, not a regular file"),
+        "{files}"
+    );
+    assert!(mock.requests().is_empty(), "/context asks the model nothing");
+}

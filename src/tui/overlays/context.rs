@@ -144,6 +144,7 @@ pub fn context_lines(b: &ContextBreakdown, w: usize, theme: &Theme) -> Vec<Line<
         Span::styled("  last request      ", theme.text),
         Span::styled(usd(b.cost.last_request_usd), theme.key),
     ]));
+    instruction_lines(&b.instruction_files, theme, &mut out);
     if !b.segments.is_empty() {
         out.push(Line::default());
         out.push(Line::from(Span::styled("Segments (topics of this session)", theme.heading2)));
@@ -177,6 +178,28 @@ pub fn context_lines(b: &ContextBreakdown, w: usize, theme: &Theme) -> Vec<Line<
         theme.dim,
     )));
     out.into_iter().map(|l| Line::from(truncate_spans(l.spans, w))).collect()
+}
+
+/// Which AGENTS.md / CLAUDE.md files the prompt holds, and those left out with why; nothing
+/// when the project has none.
+fn instruction_lines(files: &crate::agent::InstructionFilesReport, theme: &Theme, out: &mut Vec<Line<'static>>) {
+    if files.read.is_empty() && files.skipped.is_empty() {
+        return;
+    }
+    out.push(Line::default());
+    out.push(Line::from(Span::styled("Instruction files", theme.heading2)));
+    for path in &files.read {
+        out.push(Line::from(vec![
+            Span::styled(format!("  {path}  "), theme.text),
+            Span::styled("in the prompt", theme.dim),
+        ]));
+    }
+    for skipped in &files.skipped {
+        out.push(Line::from(vec![
+            Span::styled(format!("  {}  ", skipped.path), theme.text),
+            Span::styled(format!("skipped: {}", skipped.reason), theme.notice_warning),
+        ]));
+    }
 }
 
 impl ContextView {
