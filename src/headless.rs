@@ -9,7 +9,7 @@ use serde_json::json;
 
 use crate::agent::{
     AgentEvent, AgentHandle, ContextReport, LibraryAnswer, LibraryError, LibraryRequest, SlashCommand, TurnOutcome,
-    TurnSummary, UserCommand, parse_shell, parse_slash,
+    TurnSummary, UserCommand, parse_shell, parse_slash_with,
 };
 use crate::conversation::Usage;
 
@@ -111,6 +111,9 @@ fn answer_of(event: &AgentEvent) -> Option<Result<String, HeadlessError>> {
             list.clone().map_err(HeadlessError::from).and_then(pretty)
         }
         AgentEvent::Library(LibraryAnswer::MemoryChanged(done)) => done.clone().map_err(HeadlessError::from),
+        // Servers still starting: wait for the panel that says how they ended up.
+        AgentEvent::Mcp(panel) if panel.pending => return None,
+        AgentEvent::Mcp(panel) => pretty(panel),
         AgentEvent::ContextBreakdown(breakdown) => pretty(breakdown),
         AgentEvent::Library(LibraryAnswer::Turns(list)) => list.clone().map_err(HeadlessError::from).and_then(pretty),
         AgentEvent::Library(LibraryAnswer::Diff(diff)) => match diff {
@@ -142,6 +145,7 @@ fn answer_of(event: &AgentEvent) -> Option<Result<String, HeadlessError>> {
         | AgentEvent::ContextStage(_)
         | AgentEvent::Compaction(_)
         | AgentEvent::Notice { .. }
+        | AgentEvent::Commands(_)
         | AgentEvent::RewindPlanned(_)
         | AgentEvent::TurnFinished(_)
         | AgentEvent::Settled(_)
@@ -218,10 +222,10 @@ pub async fn run(mut handle: AgentHandle, prompt: String, format: OutputFormat) 
     let mut session_id = handle.session.id.clone();
     let mut mode = handle.session.mode.to_string();
     let mut model = handle.session.model.clone();
-    let work = match (parse_shell(&prompt), parse_slash(&prompt)) {
+    let work = match (parse_shell(&prompt), parse_slash_with(&prompt, &handle.custom_commands)) {
         (Some(Ok(shell)), _) => Work::Command(shell),
         (Some(Err(message)), _) | (None, Some(Err(message))) => return Err(HeadlessError::Usage(message)),
-        (None, Some(Ok(command))) => slash_work(command, &session_id)?,
+        (None, Some(Ok(command))) => slash_work(command, &session_id, &handle.custom_commands)?,
         (None, None) => Work::Command(UserCommand::Submit(prompt)),
     };
     let mut printer = Printer::new(format);
@@ -241,6 +245,7 @@ pub async fn run(mut handle: AgentHandle, prompt: String, format: OutputFormat) 
             | UserCommand::SetModel(_)
             | UserCommand::ListModels
             | UserCommand::Library(_)
+            | UserCommand::Mcp(_)
             | UserCommand::DescribeContext
             | UserCommand::Undo
     );
@@ -320,7 +325,11 @@ pub async fn run(mut handle: AgentHandle, prompt: String, format: OutputFormat) 
     }
 }
 
-fn slash_work(command: SlashCommand, session: &str) -> Result<Work, HeadlessError> {
+fn slash_work(
+    command: SlashCommand,
+    session: &str,
+    custom: &[crate::agent::CommandInfo],
+) -> Result<Work, HeadlessError> {
     Ok(match command {
         SlashCommand::Compact => Work::Command(UserCommand::Compact),
         SlashCommand::Mode(m) => Work::Command(UserCommand::SetMode(m)),
@@ -340,12 +349,19 @@ fn slash_work(command: SlashCommand, session: &str) -> Result<Work, HeadlessErro
             )));
         }
         SlashCommand::Help => Work::Answer(
-            crate::agent::COMMANDS.iter().map(|(n, a, h)| format!("{n} {a}  {h}")).collect::<Vec<_>>().join("\n"),
+            crate::agent::COMMANDS
+                .iter()
+                .map(|(n, a, h)| format!("{n} {a}  {h}"))
+                .chain(custom.iter().map(|c| format!("{} {}  {}", c.name, c.argument_hint, c.description)))
+                .collect::<Vec<_>>()
+                .join("\n"),
         ),
+        SlashCommand::Mcp(request) => Work::Command(UserCommand::Mcp(request)),
+        SlashCommand::Custom { name, args } => Work::Command(UserCommand::RunCommand { name, args }),
         SlashCommand::Context => Work::Command(UserCommand::DescribeContext),
         SlashCommand::Resume(_) | SlashCommand::New | SlashCommand::Quit => {
             return Err(HeadlessError::Usage(
-                "that command works in the interactive interface; headless runs take /compact, /context, /mode, /model, /usage, /sessions, /memories, /forget, /undo, /diff and /help".into(),
+                "that command works in the interactive interface; headless runs take /compact, /context, /mode, /model, /usage, /sessions, /memories, /forget, /undo, /diff, /mcp, /help and the custom commands".into(),
             ));
         }
     })
@@ -435,6 +451,8 @@ impl Printer {
                     | AgentEvent::ModelChanged { .. }
                     | AgentEvent::TurnFinished(_)
                     | AgentEvent::Settled(_)
+                    | AgentEvent::Commands(_)
+                    | AgentEvent::Mcp(_)
                     | AgentEvent::Library(_)
                     | AgentEvent::RewindPlanned(_)
                     | AgentEvent::Rewound(_)
@@ -520,6 +538,8 @@ impl Printer {
                 | AgentEvent::ModeChanged(_)
                 | AgentEvent::ModelChanged { .. }
                 | AgentEvent::Library(_)
+                | AgentEvent::Commands(_)
+                | AgentEvent::Mcp(_)
                 | AgentEvent::RewindPlanned(_)
                 | AgentEvent::Rewound(Err(_))
                 | AgentEvent::TurnFinished(_)

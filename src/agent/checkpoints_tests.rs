@@ -92,7 +92,8 @@ impl Rig {
         let kind = match tool.access() {
             Access::Write => Some(CallKind::Write(prepared.paths.iter().map(|p| p.absolute.clone()).collect())),
             Access::Execute => Some(CallKind::Exec),
-            Access::Read | Access::Memory => None,
+            // A fetch changes nothing here.
+            Access::Read | Access::Memory | Access::Network => None,
         };
         let capture = self.checkpoints.capture();
         let guard = match kind {

@@ -7,6 +7,7 @@ use std::time::Duration;
 use serde::Serialize;
 
 use super::library::{LibraryAnswer, LibraryError, LibraryRequest};
+use super::mcp_desk::{McpPanel, McpRequest};
 use super::rewind::{RewindOutcome, RewindPreview, RewindScope};
 use crate::checkpoint::Overwrite;
 use crate::context::{BudgetLevel, ContextBudget};
@@ -61,6 +62,13 @@ pub enum UserCommand {
     /// List or change the project's sessions and memories; answered at once, even mid-turn,
     /// with [`AgentEvent::Library`].
     Library(LibraryRequest),
+    /// A custom command or skill, `/NAME ARGS`: expanded and run as a prompt (queued like one).
+    RunCommand {
+        name: String,
+        args: String,
+    },
+    /// `/mcp`: show or change the MCP servers; answered at once with [`AgentEvent::Mcp`].
+    Mcp(McpRequest),
     /// What rewinding to before the turn opened by the prompt at `user_seq` would do (its
     /// conflicts), answered with [`AgentEvent::RewindPlanned`].
     PlanRewind {
@@ -613,6 +621,11 @@ pub enum AgentEvent {
     Settled(TurnStats),
     /// The answer to a [`UserCommand::Library`] request.
     Library(LibraryAnswer),
+    /// The custom commands and user-invocable skills, for completion and `/help` (after
+    /// every `SessionReady`).
+    Commands(Vec<CommandInfo>),
+    /// The answer to a [`UserCommand::Mcp`] request.
+    Mcp(McpPanel),
     /// The answer to [`UserCommand::PlanRewind`].
     RewindPlanned(Result<RewindPreview, LibraryError>),
     /// What a [`UserCommand::Rewind`] or [`UserCommand::Undo`] did.
@@ -624,4 +637,13 @@ pub enum AgentEvent {
     },
     /// The session's task list changed (the `todo` tool, or a session loaded with one).
     Todo(crate::conversation::TodoList),
+}
+
+/// A custom command or a user-invocable skill, as completion and `/help` list it.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct CommandInfo {
+    /// With the slash: `/fix`.
+    pub name: String,
+    pub argument_hint: String,
+    pub description: String,
 }

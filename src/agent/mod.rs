@@ -22,8 +22,10 @@ mod background;
 mod cache_watch;
 mod checkpoints;
 mod events;
+mod extensions;
 mod library;
 mod link;
+mod mcp_desk;
 mod model_slot;
 mod models;
 mod recap;
@@ -34,12 +36,14 @@ mod setup;
 mod slash;
 mod spend;
 mod task_list;
+mod tool_section;
 mod toolbox;
 mod worker;
 mod workplace;
 
 pub(crate) use auxiliary::AuxModel;
 pub use events::AgentEvent;
+pub(crate) use events::CommandInfo;
 pub(crate) use events::{
     ApprovalDecision, ApprovalKind, ApprovalRequest, Attachment, CacheStats, CompactionEvent, CompactionTrigger,
     ContextBreakdown, ContextReport, ContextStatus, HistoryMark, HistoryRecap, InstructionFilesReport, ModelList,
@@ -52,6 +56,7 @@ pub(crate) use library::SessionDiff;
 pub(crate) use library::{
     DiffTarget, Library, LibraryAnswer, LibraryError, LibraryRequest, memory_origin, provenance_suffix, usage_lines,
 };
+pub(crate) use mcp_desk::{McpPanel, McpRequest, McpServerInfo};
 pub(crate) use models::ModelLister;
 pub(crate) use recap::split_attachments;
 #[cfg(test)]
@@ -59,5 +64,5 @@ pub(crate) use rewind::ConversationRewound;
 pub(crate) use rewind::{RewindOutcome, RewindPreview, RewindScope, Rewinder};
 pub(crate) use runner::{AgentHandle, spawn};
 pub(crate) use setup::{AgentSetup, SessionChoice};
-pub(crate) use slash::{COMMANDS, SHELL_PREFIXES, SlashCommand, parse_shell, parse_slash};
+pub(crate) use slash::{COMMANDS, SHELL_PREFIXES, SlashCommand, parse_shell, parse_slash_with};
 pub(crate) use worker::INTERRUPTED_MARK;

@@ -22,6 +22,8 @@ pub struct AgentHandle {
     pub events: mpsc::UnboundedReceiver<AgentEvent>,
     /// The session the agent opened, for the front end's first frame and headless output.
     pub session: SessionInfo,
+    /// The custom commands and skills `/NAME` runs, as found at start.
+    pub custom_commands: Vec<super::events::CommandInfo>,
     /// The worker's task, watched so a front end notices when it ends unasked (a panic).
     pub worker: WorkerWatch,
 }
@@ -71,7 +73,7 @@ impl AgentHandle {
         session: SessionInfo,
         worker: tokio::task::JoinHandle<()>,
     ) -> AgentHandle {
-        AgentHandle { commands, events, session, worker: WorkerWatch(Some(worker)) }
+        AgentHandle { commands, events, session, worker: WorkerWatch(Some(worker)), custom_commands: Vec::new() }
     }
 }
 
@@ -117,23 +119,33 @@ pub fn spawn(setup: AgentSetup) -> Result<AgentHandle, StoreError> {
         setup.config.models.clone(),
         &setup.model.name,
     );
+    let library = Library::new(setup.store.clone(), setup.project)
+        .with_pricing(crate::config::Pricing::from_config(&setup.config));
+    let mut worker =
+        Worker::new(setup, session, Link::new(events.clone(), mode_rx, control.clone()), desk.clone(), models.clone())?;
     let router = Router {
         work: work_tx,
         approvals: desk.clone(),
         mode: mode_tx,
-        events: events.clone(),
-        control: control.clone(),
-        library: Library::new(setup.store.clone(), setup.project)
-            .with_pricing(crate::config::Pricing::from_config(&setup.config)),
-        models: models.clone(),
+        events,
+        control,
+        library,
+        models,
+        mcp: worker.mcp_desk(),
     };
-    let mut worker = Worker::new(setup, session, Link::new(events, mode_rx, control), desk, models)?;
     worker.announce_session(resumed);
     // As announced: a resume may have changed its mode or model.
     let session = worker.session_info().clone();
+    let custom_commands = worker.command_list();
     let worker = tokio::spawn(worker.run(work_rx));
     tokio::spawn(router.run(commands_rx));
-    Ok(AgentHandle { commands: commands_tx, events: events_rx, session, worker: WorkerWatch(Some(worker)) })
+    Ok(AgentHandle {
+        commands: commands_tx,
+        events: events_rx,
+        session,
+        worker: WorkerWatch(Some(worker)),
+        custom_commands,
+    })
 }
 
 /// Takes every command first: answers what must not wait for a turn, queues the rest.
@@ -146,6 +158,7 @@ struct Router {
     control: TurnControl,
     library: Library,
     models: ModelDirectory,
+    mcp: super::mcp_desk::McpDesk,
 }
 
 impl Router {
@@ -162,6 +175,16 @@ impl Router {
                 }
                 // Quick reads and single-row writes: answered here, so a view opens even mid-turn.
                 UserCommand::Library(request) => self.events.emit(AgentEvent::Library(self.library.answer(request))),
+                // The hub is shared: a server switched on or off counts from the next request.
+                // A server still starting: a second answer follows once it is up or has failed.
+                UserCommand::Mcp(request) => {
+                    let panel = self.mcp.answer(request);
+                    if panel.pending {
+                        let (desk, events, message) = (self.mcp.clone(), self.events.clone(), panel.message.clone());
+                        tokio::spawn(async move { events.emit(AgentEvent::Mcp(desk.follow_up(message).await)) });
+                    }
+                    self.events.emit(AgentEvent::Mcp(panel));
+                }
                 // Asking the provider takes a moment: answered beside everything else.
                 UserCommand::ListModels => {
                     let (models, events) = (self.models.clone(), self.events.clone());
@@ -182,6 +205,13 @@ impl Router {
                         self.events.emit(AgentEvent::Queued { prompt: prompt.clone() });
                     }
                     let _ = self.work.send(UserCommand::Submit(prompt));
+                }
+                UserCommand::RunCommand { name, args } => {
+                    if self.control.is_busy() {
+                        self.events
+                            .emit(AgentEvent::Queued { prompt: format!("/{name} {args}").trim_end().to_string() });
+                    }
+                    let _ = self.work.send(UserCommand::RunCommand { name, args });
                 }
                 UserCommand::Shell { typed, command, into_context } => {
                     if self.control.is_busy() {

@@ -47,6 +47,9 @@ pub struct AgentSetup {
     pub redactor: Redactor,
     /// Where full outputs of truncated results go.
     pub truncations_dir: PathBuf,
+    /// The user's folders of custom commands and skills (`commands/`, `skills/` in each):
+    /// cairn's config folder, and `~/.claude` unless CAIRN_HOME keeps cairn to one folder.
+    pub user_dirs: Vec<PathBuf>,
     /// The agent types the `task` tool may start (built-in and from files).
     pub agent_types: Arc<crate::prompt::AgentTypes>,
     /// Asks the provider which models it serves (`/model`); `None` when it cannot be asked.

@@ -1,8 +1,10 @@
 //! Slash commands: one table that parsing, completion and `/help` all read, so they cannot
 //! drift apart. Also `!cmd` / `!!cmd`, the user's own shell commands.
 
+use super::events::CommandInfo;
 use super::events::UserCommand;
 use super::library::DiffTarget;
+use super::mcp_desk::McpRequest;
 use crate::conversation::Mode;
 
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -23,6 +25,13 @@ pub enum SlashCommand {
     Usage,
     Help,
     Quit,
+    /// `/mcp`, `/mcp on|off|retry NAME`, `/mcp import`.
+    Mcp(McpRequest),
+    /// A custom command or skill: `/NAME ARGS`.
+    Custom {
+        name: String,
+        args: String,
+    },
 }
 
 /// Name, argument hint, and what it does.
@@ -40,13 +49,20 @@ pub const COMMANDS: &[(&str, &str, &str)] = &[
     ("/diff", "[N|last]", "what this session (or turn N, or the last turn) changed"),
     ("/model", "[NAME]", "switch model (the picker, with windows and prices, when no name)"),
     ("/usage", "", "cost and tokens per day, project and session"),
+    ("/mcp", "[on|off|retry|import]", "MCP servers: state, tools, tokens; /mcp on|off|retry NAME, /mcp import"),
     ("/help", "", "keys and commands"),
     ("/quit", "", "leave cairn"),
 ];
 
 /// `None` when `input` is not a slash command (so it is a prompt); otherwise the command or a
-/// message saying what is wrong with it.
-pub fn parse_slash(input: &str) -> Option<Result<SlashCommand, String>> {
+/// message saying what is wrong with it. Knows only the built-in commands.
+#[cfg(test)]
+pub(crate) fn parse_slash(input: &str) -> Option<Result<SlashCommand, String>> {
+    parse_slash_with(input, &[])
+}
+
+/// [`parse_slash`], also knowing the custom commands and skills in `custom`.
+pub fn parse_slash_with(input: &str, custom: &[CommandInfo]) -> Option<Result<SlashCommand, String>> {
     let input = input.trim();
     let rest = input.strip_prefix('/')?;
     // "/ something" or "//" is text, not a command.
@@ -90,8 +106,34 @@ pub fn parse_slash(input: &str) -> Option<Result<SlashCommand, String>> {
         },
         "help" => Ok(SlashCommand::Help),
         "quit" | "exit" => Ok(SlashCommand::Quit),
+        "mcp" => parse_mcp(arg),
+        other if custom.iter().any(|c| c.name.strip_prefix('/') == Some(other)) => {
+            Ok(SlashCommand::Custom { name: other.to_string(), args: arg.to_string() })
+        }
         other => Err(format!("unknown command /{other}; /help lists the commands")),
     })
+}
+
+fn parse_mcp(arg: &str) -> Result<SlashCommand, String> {
+    let (verb, name) = match arg.split_once(char::is_whitespace) {
+        Some((v, n)) => (v, n.trim()),
+        None => (arg, ""),
+    };
+    let named = |make: fn(String) -> McpRequest| {
+        if name.is_empty() {
+            Err(format!("/mcp {verb} needs a server name (/mcp lists them)"))
+        } else {
+            Ok(SlashCommand::Mcp(make(name.to_string())))
+        }
+    };
+    match verb {
+        "" | "list" => Ok(SlashCommand::Mcp(McpRequest::Show)),
+        "on" | "enable" => named(McpRequest::Enable),
+        "off" | "disable" => named(McpRequest::Disable),
+        "retry" => named(McpRequest::Retry),
+        "import" => Ok(SlashCommand::Mcp(McpRequest::Import)),
+        other => Err(format!("/mcp takes on, off, retry NAME or import, not `{other}`")),
+    }
 }
 
 /// The shell prefixes, with what they do, for `/help` and the README.
@@ -156,12 +198,27 @@ mod tests {
     }
 
     #[test]
+    fn custom_commands_parse_only_when_known_and_mcp_takes_its_verbs() {
+        let fix = CommandInfo { name: "/fix".into(), argument_hint: String::new(), description: String::new() };
+        assert_eq!(
+            parse_slash_with("/fix 42 \"a b\"", std::slice::from_ref(&fix)),
+            Some(Ok(SlashCommand::Custom { name: "fix".into(), args: "42 \"a b\"".into() }))
+        );
+        assert!(parse_slash("/fix 42").unwrap().unwrap_err().contains("unknown command /fix"));
+        assert_eq!(parse_slash("/mcp"), Some(Ok(SlashCommand::Mcp(McpRequest::Show))));
+        assert_eq!(parse_slash("/mcp off git"), Some(Ok(SlashCommand::Mcp(McpRequest::Disable("git".into())))));
+        assert!(parse_slash("/mcp on").unwrap().unwrap_err().contains("needs a server name"));
+        assert_eq!(parse_slash("/mcp import"), Some(Ok(SlashCommand::Mcp(McpRequest::Import))));
+    }
+
+    #[test]
     fn every_command_in_the_table_parses() {
         for (name, arg, _) in COMMANDS {
             let arg = match *arg {
                 "ID" | "[ID]" => "abcd",
                 "edit|plan|ask" => "plan",
                 "[NAME]" => "m",
+                "[on|off|retry|import]" => "off m",
                 "[N|last]" => "2",
                 _ => "",
             };

@@ -1,19 +1,21 @@
-//! What the model's tool calls go through: the tools, what they have read this session (so an
-//! edit of a file never read, or changed since, is caught), the permission rules in force, the
-//! OS sandbox of `bash`, and the approval gate.
+//! What the model's tool calls go through: the tools (the built-in ones and the MCP servers',
+//! as one cache-stable section), what they have read this session (so an edit of a file never
+//! read, or changed since, is caught), the permission rules in force, the OS sandbox of `bash`,
+//! and the approval gate.
 
 use std::path::PathBuf;
 use std::sync::Arc;
 
 use super::approvals::ApprovalGate;
+use super::tool_section::ToolSection;
 use crate::conversation::{Mode, ToolSpec};
 use crate::tools::permissions::{Effect, Level, Origin, Policy, Rule};
 use crate::tools::{FileTracker, Registry, SandboxPolicy};
 
 #[derive(Clone)]
 pub(super) struct Toolbox {
-    registry: Arc<Registry>,
-    /// A subagent's tools: only these of the registry are offered and run (its type's, less
+    section: Arc<ToolSection>,
+    /// A subagent's tools: only these of the section are offered and run (its type's, less
     /// what it may not have); `None` offers them all.
     only: Option<Vec<String>>,
     files: Arc<FileTracker>,
@@ -25,16 +27,23 @@ pub(super) struct Toolbox {
 }
 
 impl Toolbox {
-    pub(super) fn new(registry: Arc<Registry>, gate: ApprovalGate, policy: Policy, sandbox: SandboxPolicy) -> Toolbox {
-        Toolbox { registry, only: None, files: Arc::new(FileTracker::default()), gate, policy, sandbox }
+    pub(super) fn new(section: ToolSection, gate: ApprovalGate, policy: Policy, sandbox: SandboxPolicy) -> Toolbox {
+        Toolbox {
+            section: Arc::new(section),
+            only: None,
+            files: Arc::new(FileTracker::default()),
+            gate,
+            policy,
+            sandbox,
+        }
     }
 
-    /// A subagent's toolbox: these tools of `registry` only, a gate labelled with it, the rules
+    /// A subagent's toolbox: these tools of the section only, a gate labelled with it, the rules
     /// of its parent (the session's approvals so far included) and its sandbox, and files read
     /// of its own.
     pub(super) fn for_subagent(&self, only: Vec<String>, gate: ApprovalGate) -> Toolbox {
         Toolbox {
-            registry: self.registry.clone(),
+            section: self.section.clone(),
             only: Some(only),
             files: Arc::new(FileTracker::default()),
             gate,
@@ -48,15 +57,20 @@ impl Toolbox {
         self.only.as_ref().is_none_or(|only| only.iter().any(|n| n == name))
     }
 
-    pub(super) fn registry(&self) -> &Arc<Registry> {
-        &self.registry
+    /// Every tool a call may name, as of now (MCP servers come and go).
+    pub(super) fn registry(&self) -> Arc<Registry> {
+        self.section.registry()
     }
 
     /// The tools `mode` offers, as the model sees them.
     pub(super) fn specs(&self, mode: Mode) -> Vec<ToolSpec> {
-        let mut specs = self.registry.specs(mode);
+        let mut specs = self.section.specs(mode);
         specs.retain(|s| self.offers(&s.name));
         specs
+    }
+
+    pub(super) fn section(&self) -> &ToolSection {
+        &self.section
     }
 
     pub(super) fn files(&self) -> &Arc<FileTracker> {
@@ -124,7 +138,7 @@ mod tests {
         let root = dir.path().canonicalize().unwrap();
         let rules = load_rules(&Config::default(), &root.join("config.toml"), &ProjectSettings::default()).unwrap();
         let mut toolbox = Toolbox::new(
-            Arc::new(Registry::builtin()),
+            ToolSection::plain(Arc::new(Registry::builtin())),
             ApprovalGate::new(ApprovalPolicy::Ask, Arc::default()),
             Policy::new(rules, &root),
             SandboxPolicy::full_access(),

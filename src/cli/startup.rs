@@ -233,6 +233,7 @@ impl Startup {
             session,
             redactor: crate::config::Redactor::from_env(&crate::config::env_var),
             truncations_dir: self.paths.truncations(),
+            user_dirs: self.paths.user_extension_dirs(),
             agent_types: Arc::new(agent_types),
             model_lister: Some(model_lister(&provider.resolved)),
         }

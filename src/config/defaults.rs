@@ -6,6 +6,7 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 
 use super::checkpoints::CheckpointsConfig;
+use super::extensions::{HooksConfig, McpConfig, McpServerConfig};
 use super::models::ModelOverride;
 use super::permissions::{PermissionsConfig, SandboxConfig};
 use super::provider::ProviderKind;
@@ -49,6 +50,12 @@ pub struct Config {
     /// The OS sandbox for `bash`.
     pub sandbox: SandboxConfig,
     pub checkpoints: CheckpointsConfig,
+    /// How MCP servers are used (budget, timeouts).
+    pub mcp: McpConfig,
+    /// MCP servers by name; the project's settings files add theirs.
+    pub mcp_servers: BTreeMap<String, McpServerConfig>,
+    /// Shell commands run at events (`[[hooks.PreToolUse]]`, …).
+    pub hooks: HooksConfig,
     /// The `task` tool's subagents.
     pub subagents: SubagentsConfig,
     /// The `todo` tool's task list.
@@ -159,6 +166,11 @@ pub struct ToolsConfig {
     pub glob_max_results: usize,
     /// Lines file_read returns when no limit is given.
     pub read_default_lines: usize,
+    /// web_fetch gives up on a page after this long.
+    pub web_fetch_timeout_ms: u64,
+    /// web_fetch reads at most this much of a response body (bytes); what is read is then cut
+    /// and spilled like any tool output.
+    pub web_fetch_max_bytes: usize,
     /// Images (read or attached) are scaled down to at most this many pixels on their longer
     /// side: Anthropic's recommended size, past which it scales them down itself anyway.
     pub image_max_edge_px: u32,
@@ -178,6 +190,10 @@ impl Default for ToolsConfig {
             glob_max_results: 500,
             // Matches the truncation line limit (KosmoKrator's default), so a default read never needs spilling.
             read_default_lines: 2_000,
+            // A page that has not arrived in half a minute is not worth holding a turn for.
+            web_fetch_timeout_ms: 30_000,
+            // Ten megabytes of HTML is already far past anything the model should read whole.
+            web_fetch_max_bytes: 10 << 20,
             image_max_edge_px: 1_568,
             image_max_bytes: 1_000_000,
         }

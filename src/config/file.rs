@@ -110,6 +110,7 @@ fn validate(config: &Config) -> Result<(), Problem> {
         ("retry.stream_total_timeout_ms", r.stream_total_timeout_ms, "every response would fail at once"),
         ("tools.bash_timeout_ms", config.tools.bash_timeout_ms, "every command would time out at once"),
         ("tools.bash_max_timeout_ms", config.tools.bash_max_timeout_ms, "every command would time out at once"),
+        ("tools.web_fetch_timeout_ms", config.tools.web_fetch_timeout_ms, "every fetch would time out at once"),
     ];
     if let Some((key, _, why)) = zero_ms.iter().find(|(_, ms, _)| *ms == 0) {
         return Err(problem(key, format!("0 ms is not a timeout ({why}); remove the line for the default")));
@@ -124,6 +125,32 @@ fn validate(config: &Config) -> Result<(), Problem> {
         return Err(problem("context_window", "must be at least 4096 tokens"));
     }
     config.checkpoints.validate().map_err(|(key, message)| problem(key, message))?;
+    validate_extensions(config)
+}
+
+fn validate_extensions(config: &Config) -> Result<(), Problem> {
+    for (name, server) in &config.mcp_servers {
+        if !super::extensions::valid_server_name(name) {
+            return Err(Problem {
+                key: None,
+                message: format!(
+                    "[mcp_servers.{name}]: a server name takes letters, digits, `-` and `_` (no `__`), as it becomes part of the tool names `mcp__{name}__TOOL`"
+                ),
+            });
+        }
+        if let Some(p) = server.problem() {
+            return Err(Problem { key: None, message: format!("[mcp_servers.{name}] {p}") });
+        }
+    }
+    if let Some(p) = config.hooks.problem() {
+        return Err(Problem { key: None, message: p });
+    }
+    let m = &config.mcp;
+    for (key, ms) in [("mcp.startup_timeout_ms", m.startup_timeout_ms), ("mcp.call_timeout_ms", m.call_timeout_ms)] {
+        if ms == 0 {
+            return Err(problem(key, "0 ms is not a timeout; remove the line for the default"));
+        }
+    }
     Ok(())
 }
 

@@ -7,6 +7,7 @@
 mod checkpoints;
 mod defaults;
 mod error;
+mod extensions;
 mod file;
 mod models;
 mod paths;
@@ -23,6 +24,9 @@ pub use defaults::{
     RetryConfig, ToolsConfig,
 };
 pub use error::ConfigError;
+pub use extensions::{
+    HookConfig, HooksConfig, McpConfig, McpServerConfig, parse_mcp_json, read_mcp_json, valid_server_name,
+};
 pub use file::load;
 pub use models::{
     CatalogModel, ModelInfo, ModelOverride, Prices, WindowSource, catalog, is_known_model, lookup_model, price_of,

@@ -36,4 +36,15 @@ impl Paths {
     pub fn logs(&self) -> PathBuf {
         self.data_dir.join("logs")
     }
+
+    /// The user's folders of custom commands and skills: the config folder, and Claude Code's
+    /// `~/.claude` so existing ones carry over — unless `CAIRN_HOME` keeps cairn to one folder.
+    pub fn user_extension_dirs(&self) -> Vec<PathBuf> {
+        let mut dirs: Vec<PathBuf> = self.config_file.parent().map(Path::to_path_buf).into_iter().collect();
+        let one_folder = std::env::var_os("CAIRN_HOME").is_some_and(|v| !v.is_empty());
+        if !one_folder && let Some(base) = directories::BaseDirs::new() {
+            dirs.push(base.home_dir().join(".claude"));
+        }
+        dirs
+    }
 }

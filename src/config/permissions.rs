@@ -10,6 +10,7 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 use super::error::{ConfigError, key_at};
+use super::extensions::{HooksConfig, McpServerConfig};
 
 /// One rule as written, e.g. `bash(git log *)`, with where it was written.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -117,6 +118,8 @@ pub struct SandboxConfig {
 pub struct SettingsFile {
     pub permissions: PermissionsConfig,
     pub sandbox: SandboxConfig,
+    pub mcp_servers: std::collections::BTreeMap<String, McpServerConfig>,
+    pub hooks: HooksConfig,
 }
 
 /// The project's two settings files, each with where it was read from (absent files are
@@ -175,6 +178,7 @@ pub fn parse_settings(text: &str) -> Result<SettingsFile, (usize, Option<String>
     match toml::from_str::<SettingsFile>(text) {
         Ok(mut settings) => {
             settings.permissions.locate(text);
+            check_extensions(&settings, text)?;
             Ok(settings)
         }
         Err(e) => {
@@ -183,6 +187,28 @@ pub fn parse_settings(text: &str) -> Result<SettingsFile, (usize, Option<String>
             Err((line, key_at(text, line), e.message().trim().to_string()))
         }
     }
+}
+
+/// A server or hook table that parses but cannot be used, with the line of its header.
+fn check_extensions(settings: &SettingsFile, text: &str) -> Result<(), (usize, Option<String>, String)> {
+    let header_line = |needle: &str| text.lines().position(|l| l.trim().starts_with(needle)).map_or(1, |i| i + 1);
+    for (name, server) in &settings.mcp_servers {
+        let key = format!("mcp_servers.{name}");
+        if !super::extensions::valid_server_name(name) {
+            return Err((
+                header_line(&format!("[{key}")),
+                Some(key),
+                "a server name takes letters, digits, `-` and `_` (no `__`)".into(),
+            ));
+        }
+        if let Some(p) = server.problem() {
+            return Err((header_line(&format!("[{key}")), Some(key), p));
+        }
+    }
+    if let Some(p) = settings.hooks.problem() {
+        return Err((header_line("[[hooks."), None, p));
+    }
+    Ok(())
 }
 
 #[cfg(test)]

@@ -7,15 +7,21 @@
 //! Knows no provider's wire format: it returns provider-neutral `SystemBlock`s.
 
 mod agent_types;
+mod arguments;
+pub mod commands;
 mod environment;
+mod frontmatter;
 mod instructions;
+pub mod skills;
 mod subagent;
 
 pub use agent_types::{AgentType, AgentTypes, DEFAULT_TYPE, ModelChoice};
+pub use commands::CustomCommand;
 pub use environment::Environment;
 pub use instructions::{
     InstructionFile, InstructionScan, fingerprint, read_instruction_files, render_instructions, scan_instruction_files,
 };
+pub use skills::Skill;
 pub use subagent::{subagent_section, todo_tail};
 
 use crate::conversation::Mode;
@@ -57,6 +63,9 @@ pub struct PromptParts<'a> {
     pub environment: &'a str,
     /// Session recall, frozen with the memories.
     pub recall: Option<&'a str>,
+    /// The skills' names and descriptions ([`skills::listing`]), read once per session: part
+    /// of the static, cached prefix. Empty: no skills layer.
+    pub skills: &'a str,
     /// A subagent's role and parent brief ([`subagent_section`]): fixed for its life, so it
     /// joins the static part.
     pub role: Option<&'a str>,
@@ -65,6 +74,10 @@ pub struct PromptParts<'a> {
 /// The system prompt for one request.
 pub fn build(parts: &PromptParts<'_>) -> Vec<SystemBlock> {
     let mut first = static_prompt(parts.mode);
+    if parts.mode != Mode::Ask && !parts.skills.trim().is_empty() {
+        first.push_str("\n\n");
+        first.push_str(parts.skills.trim_end());
+    }
     if let Some(role) = parts.role.filter(|r| !r.trim().is_empty()) {
         first.push_str("\n\n");
         first.push_str(role.trim_end());
@@ -117,6 +130,7 @@ mod tests {
             instructions: &files,
             environment: &environment,
             recall: None,
+            skills: "",
             role: None,
         };
         let blocks = build(&parts);
@@ -133,6 +147,24 @@ mod tests {
     }
 
     #[test]
+    fn skills_are_listed_in_the_cached_static_block_and_not_in_ask_mode() {
+        let environment = env().render();
+        let mut parts = PromptParts {
+            mode: Mode::Edit,
+            memories: None,
+            instructions: &[],
+            environment: &environment,
+            recall: None,
+            skills: "# Skills\n- pdf: Fill PDF forms",
+            role: None,
+        };
+        let blocks = build(&parts);
+        assert!(blocks[0].cache_breakpoint && blocks[0].text.ends_with("- pdf: Fill PDF forms"));
+        parts.mode = Mode::Ask;
+        assert!(!build(&parts)[0].text.contains("pdf"), "ask mode has no skill tool");
+    }
+
+    #[test]
     fn without_memories_there_is_one_boundary() {
         let environment = env().render();
         let parts = PromptParts {
@@ -141,6 +173,7 @@ mod tests {
             instructions: &[],
             environment: &environment,
             recall: None,
+            skills: "",
             role: None,
         };
         let blocks = build(&parts);

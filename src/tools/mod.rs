@@ -24,11 +24,15 @@ pub mod file_write;
 pub mod glob;
 pub mod grep;
 pub mod leftover;
+pub mod mcp;
 pub mod memory;
 pub mod permissions;
 pub mod sandbox;
+pub mod skill;
 pub mod task;
 pub mod todo;
+pub mod tool_search;
+pub mod web_fetch;
 
 pub use change::FileChange;
 pub use memory::{MemoryAccess, MemoryDraft};
@@ -60,13 +64,16 @@ pub enum Access {
     Execute,
     /// Reads or writes cairn's own memory store.
     Memory,
+    /// Fetches from the network (web_fetch): asks in edit mode, and plan mode runs it only
+    /// where a permission rule allows the domain.
+    Network,
 }
 
 impl Access {
     pub fn is_read_only(self) -> bool {
         match self {
             Access::Read | Access::Memory => true,
-            Access::Write | Access::Execute => false,
+            Access::Write | Access::Execute | Access::Network => false,
         }
     }
 }

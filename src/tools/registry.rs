@@ -7,12 +7,14 @@ use super::file_write::FileWrite;
 use super::glob::Glob;
 use super::grep::Grep;
 use super::memory::{MemorySave, MemorySearch};
+use super::web_fetch::WebFetch;
 use super::{Access, Tool};
 use crate::conversation::Mode;
 use crate::conversation::ToolSpec;
+use std::sync::Arc;
 
 pub struct Registry {
-    tools: Vec<Box<dyn Tool>>,
+    tools: Vec<Arc<dyn Tool>>,
 }
 
 impl Registry {
@@ -33,16 +35,22 @@ impl Registry {
             Box::new(bash),
             Box::new(MemorySave),
             Box::new(MemorySearch),
+            Box::new(WebFetch),
         ])
     }
 
     pub fn new(tools: Vec<Box<dyn Tool>>) -> Registry {
-        Registry { tools }
+        Registry { tools: tools.into_iter().map(Arc::from).collect() }
+    }
+
+    /// These tools followed by `extra` (skills, MCP servers' tools), in that order.
+    pub fn extended(&self, extra: Vec<Arc<dyn Tool>>) -> Registry {
+        Registry { tools: self.tools.iter().cloned().chain(extra).collect() }
     }
 
     /// Add a tool after the others (the model sees it last).
     pub fn push(&mut self, tool: Box<dyn Tool>) {
-        self.tools.push(tool);
+        self.tools.push(Arc::from(tool));
     }
 
     pub fn get(&self, name: &str) -> Option<&dyn Tool> {
@@ -63,7 +71,13 @@ impl Registry {
             .iter()
             .filter(|t| match mode {
                 Mode::Ask => false,
-                Mode::Plan => t.access().is_read_only() || t.access() == Access::Execute,
+                // web_fetch is offered (plan mode runs it where a rule allows its domain); other
+                // commands than bash — MCP tools their server does not mark read-only — are not.
+                Mode::Plan => {
+                    t.access().is_read_only()
+                        || t.access() == Access::Network
+                        || (t.access() == Access::Execute && t.name() == "bash")
+                }
                 Mode::Edit => true,
             })
             .map(|t| ToolSpec {
@@ -89,7 +103,17 @@ mod tests {
         let names: Vec<_> = registry.names().collect();
         assert_eq!(
             names,
-            ["file_read", "glob", "grep", "file_write", "file_edit", "bash", "memory_save", "memory_search"]
+            [
+                "file_read",
+                "glob",
+                "grep",
+                "file_write",
+                "file_edit",
+                "bash",
+                "memory_save",
+                "memory_search",
+                "web_fetch"
+            ]
         );
         for name in names {
             let tool = registry.get(name).unwrap();
@@ -106,6 +130,6 @@ mod tests {
     #[test]
     fn plan_mode_gets_the_read_only_tools_bash_and_the_memory_tools() {
         let names: Vec<_> = Registry::builtin().specs(Mode::Plan).into_iter().map(|s| s.name).collect();
-        assert_eq!(names, ["file_read", "glob", "grep", "bash", "memory_save", "memory_search"]);
+        assert_eq!(names, ["file_read", "glob", "grep", "bash", "memory_save", "memory_search", "web_fetch"]);
     }
 }

@@ -73,14 +73,27 @@ impl FileIndex {
 }
 
 /// What to suggest for `lines` with the cursor at (`row`, `col` in chars), if anything.
+#[cfg(test)]
 pub fn complete(lines: &[String], row: usize, col: usize, files: &FileIndex) -> Option<Completion> {
+    complete_with(lines, row, col, files, &[])
+}
+
+/// What to suggest for `lines` with the cursor at (`row`, `col` in chars), if anything; the
+/// custom commands and skills complete like the built-in commands.
+pub fn complete_with(
+    lines: &[String],
+    row: usize,
+    col: usize,
+    files: &FileIndex,
+    custom: &[crate::agent::CommandInfo],
+) -> Option<Completion> {
     let line = lines.get(row)?;
     let before: Vec<char> = line.chars().take(col).collect();
     let start = before.iter().rposition(|c| c.is_whitespace()).map_or(0, |i| i + 1);
     let token: String = before[start..].iter().collect();
     let token_len = line.chars().skip(start).take_while(|c| !c.is_whitespace()).count();
     if row == 0 && start == 0 && lines.len() == 1 && token.starts_with('/') {
-        let items = commands(&token);
+        let items = commands(&token, custom);
         return (!items.is_empty()).then_some(Completion {
             kind: CompletionKind::Command,
             items,
@@ -103,16 +116,20 @@ pub fn complete(lines: &[String], row: usize, col: usize, files: &FileIndex) -> 
     })
 }
 
-fn commands(typed: &str) -> Vec<Candidate> {
+fn commands(typed: &str, custom: &[crate::agent::CommandInfo]) -> Vec<Candidate> {
     let typed = typed.to_ascii_lowercase();
-    let mut hits: Vec<&(&str, &str, &str)> =
-        crate::agent::COMMANDS.iter().filter(|(name, _, _)| name.starts_with(&typed)).collect();
+    let all: Vec<(String, String, String)> = crate::agent::COMMANDS
+        .iter()
+        .map(|(n, a, h)| (n.to_string(), a.to_string(), h.to_string()))
+        .chain(custom.iter().map(|c| (c.name.clone(), c.argument_hint.clone(), c.description.clone())))
+        .collect();
+    let mut hits: Vec<&(String, String, String)> = all.iter().filter(|(name, _, _)| name.starts_with(&typed)).collect();
     if hits.is_empty() {
-        let names: Vec<&str> = crate::agent::COMMANDS.iter().map(|c| c.0).collect();
+        let names: Vec<&str> = all.iter().map(|c| c.0.as_str()).collect();
         let mut matcher = Matcher::new(Config::DEFAULT);
         let pattern = Pattern::parse(typed.trim_start_matches('/'), CaseMatching::Ignore, Normalization::Smart);
         let ranked = pattern.match_list(names, &mut matcher);
-        hits = ranked.iter().filter_map(|(n, _)| crate::agent::COMMANDS.iter().find(|c| c.0 == *n)).collect();
+        hits = ranked.iter().filter_map(|(n, _)| all.iter().find(|c| c.0 == *n)).collect();
     }
     hits.into_iter()
         .take(MAX_ITEMS)
@@ -168,6 +185,13 @@ mod tests {
     fn commands_are_not_suggested_mid_prompt() {
         assert_eq!(complete(&lines("fix /me"), 0, 7, &FileIndex::default()), None);
         assert_eq!(complete(&lines("/mode plan"), 0, 10, &FileIndex::default()), None);
+        let fix = crate::agent::CommandInfo {
+            name: "/fix".into(),
+            argument_hint: "[issue]".into(),
+            description: "Fix an issue".into(),
+        };
+        let c = complete_with(&lines("/fi"), 0, 3, &FileIndex::default(), &[fix]).unwrap();
+        assert_eq!((c.items[0].label.as_str(), c.items[0].insert.as_str()), ("/fix [issue]", "/fix"));
     }
 
     #[test]

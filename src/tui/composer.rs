@@ -23,6 +23,8 @@ pub struct Composer {
     pub completion: Option<Completion>,
     /// The token the user dismissed completion for, so Esc keeps it closed while it is unchanged.
     dismissed: Option<(usize, usize, String)>,
+    /// Custom commands and skills, completed like the built-in commands.
+    custom: Vec<crate::agent::CommandInfo>,
     /// Ctrl+R: searching the prompt history.
     search: Option<HistorySearch>,
 }
@@ -46,6 +48,7 @@ impl Composer {
             draft: String::new(),
             completion: None,
             dismissed: None,
+            custom: Vec::new(),
             search: None,
         };
         c.apply_theme(theme);
@@ -261,9 +264,13 @@ impl Composer {
         true
     }
 
+    pub fn set_custom_commands(&mut self, custom: Vec<crate::agent::CommandInfo>) {
+        self.custom = custom;
+    }
+
     pub fn refresh_completion(&mut self, files: &FileIndex) {
         let (row, col) = (self.textarea.cursor().0, self.textarea.cursor().1);
-        let found = completion::complete(self.textarea.lines(), row, col, files);
+        let found = completion::complete_with(self.textarea.lines(), row, col, files, &self.custom);
         self.completion = match found {
             Some(c) => {
                 let token: String = self

@@ -27,7 +27,7 @@ async fn plan_mode_changes_no_file(api: Api) {
     let requests = mock.requests();
     assert_eq!(
         tool_names(&requests[0]),
-        ["file_read", "glob", "grep", "bash", "memory_save", "memory_search", "task", "todo"]
+        ["file_read", "glob", "grep", "bash", "memory_save", "memory_search", "web_fetch", "task", "todo"]
     );
     let results = tool_results(&requests[1]);
     assert_eq!(results.len(), 4);
@@ -123,6 +123,6 @@ async fn mode_can_be_switched_by_a_headless_slash_command_and_sticks() {
     assert_eq!(next["mode"], "plan");
     assert_eq!(
         tool_names(&mock.requests()[1]),
-        ["file_read", "glob", "grep", "bash", "memory_save", "memory_search", "task", "todo"]
+        ["file_read", "glob", "grep", "bash", "memory_save", "memory_search", "web_fetch", "task", "todo"]
     );
 }

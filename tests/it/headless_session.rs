@@ -69,6 +69,7 @@ async fn runs_a_whole_session(api: Api) {
             "bash",
             "memory_save",
             "memory_search",
+            "web_fetch",
             "task",
             "todo"
         ]

@@ -188,7 +188,7 @@ async fn plan_mode_runs_read_only_commands_and_changes_no_file() {
     assert!(tree(&sandbox.root()) == before, "plan mode changed a file");
     assert_eq!(
         tool_names(&mock.requests()[0]),
-        ["file_read", "glob", "grep", "bash", "memory_save", "memory_search", "task", "todo"],
+        ["file_read", "glob", "grep", "bash", "memory_save", "memory_search", "web_fetch", "task", "todo"],
         "plan mode offers bash for read-only commands"
     );
     let results = results(&out);

@@ -80,7 +80,7 @@ async fn two_tasks_run_at_once_and_the_parent_gets_only_their_reports() {
         assert!(system.contains("Agent: main agent (depth 0)"), "the parent's facts: {system}");
         assert!(system.contains("## Your type: explore"));
         // Only its type's tools: read-only, no delegation, no task list, no writes.
-        assert_eq!(tool_names(r), ["file_read", "glob", "grep", "bash", "memory_search"]);
+        assert_eq!(tool_names(r), ["file_read", "glob", "grep", "bash", "memory_search", "web_fetch"]);
         assert_eq!(r.body["model"], "scout-1");
     }
     let parent: Vec<&RecordedRequest> = requests.iter().filter(|r| !is_child(r)).collect();

@@ -8,5 +8,6 @@
 pub mod cache_check;
 pub mod cairn;
 pub mod llm;
+pub mod mcp_server;
 pub mod mock_llm;
 pub mod pty;

@@ -48,7 +48,9 @@ impl Worker {
         let events = self.link.emitter();
         let cpt = self.place.config().context.chars_per_token;
         let task_plan = plan.clone();
+        let pre_compact = self.pre_compact_check(trigger_name(trigger));
         let handle = tokio::spawn(async move {
+            pre_compact.await?;
             let progress = move |chunk: u32, chunks: u32| {
                 if chunks > 1 {
                     events.emit(AgentEvent::Compaction(CompactionEvent::Progress { chunk, chunks }));

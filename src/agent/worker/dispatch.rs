@@ -84,7 +84,9 @@ impl Worker {
     pub(super) async fn dispatch(&mut self, calls: &[ToolCall], cancel: &CancellationToken, stats: &mut TurnStats) {
         let registry = self.tools.registry().clone();
         let ctx = self.tool_context(cancel);
-        let concurrent = |call: &ToolCall| registry.access_of(&call.name).is_none_or(|access| access.is_read_only());
+        let concurrent = |call: &ToolCall| {
+            registry.access_of(&super::commands::called_name(call)).is_none_or(|access| access.is_read_only())
+        };
         let limits = self.truncation_limits();
         let cap = TruncationLimits::turn_cap(&self.place.config().context, &self.budget());
         let mut sent_so_far = 0usize;
@@ -107,6 +109,12 @@ impl Worker {
             }
             let sent = self.truncate_batch(&outcomes, &limits, cap, &mut sent_so_far, calls.len());
             for (outcome, content) in outcomes.into_iter().zip(sent) {
+                let content = if outcome.not_run {
+                    content
+                } else {
+                    let (output, is_error) = (&outcome.output.content, outcome.output.is_error);
+                    self.post_tool_hooks(&outcome.call, output, is_error, content, cancel).await
+                };
                 self.finish(outcome, content);
             }
             i = end;
@@ -330,6 +338,7 @@ fn call_kind(tool: &dyn Tool, prepared: &Prepared) -> Option<CallKind> {
     match tool.access() {
         Access::Write => Some(CallKind::Write(prepared.paths.iter().map(|p| p.absolute.clone()).collect())),
         Access::Execute => Some(CallKind::Exec),
-        Access::Read | Access::Memory => None,
+        // A fetch changes nothing here.
+        Access::Read | Access::Memory | Access::Network => None,
     }
 }

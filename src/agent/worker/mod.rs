@@ -2,9 +2,11 @@
 //! background work, its tools — and the loop that handles queued commands one at a time.
 
 mod attach;
+mod commands;
 mod compaction;
 mod context_view;
 mod dispatch;
+mod hooks;
 mod memory;
 mod permit;
 mod rewind;
@@ -27,6 +29,7 @@ use super::background::Background;
 use super::cache_watch::CacheWatch;
 use super::checkpoints::{CheckpointSite, Checkpoints};
 use super::events::{AgentEvent, NoticeLevel, UserCommand};
+use super::extensions::Extensions;
 use super::library::Library;
 use super::link::Link;
 use super::model_slot::ModelSlot;
@@ -35,6 +38,7 @@ use super::session_state::SessionState;
 use super::setup::AgentSetup;
 use super::spend::Spend;
 use super::task_list::TaskList;
+use super::tool_section::ToolSection;
 use super::toolbox::Toolbox;
 use super::workplace::Workplace;
 use crate::store::{NewSession, SessionInfo, StoreError};
@@ -58,6 +62,8 @@ pub(super) struct Worker {
     cache: CacheWatch,
     background: Background,
     tools: Toolbox,
+    /// MCP servers, hooks, skills and custom commands.
+    ext: Extensions,
     link: Link,
     /// What the session has cost.
     spend: Spend,
@@ -83,16 +89,21 @@ impl Worker {
         let spend = Spend::new(crate::config::Pricing::from_config(&setup.config));
         let model =
             ModelSlot::new(setup.provider, setup.provider_kind, setup.model, setup.window_override, &setup.config);
-        let session = SessionState::load(
-            setup.store.clone(),
-            session,
-            &setup.config.context,
-            setup.redactor,
-            link.emitter(),
-            None,
-        )?;
+        let mut redactor = setup.redactor;
+        super::extensions::redact_server_variables(&setup.config, &setup.root, &mut redactor);
+        let session =
+            SessionState::load(setup.store.clone(), session, &setup.config.context, redactor, link.emitter(), None)?;
         let todo = TaskList::load(setup.store.clone(), session.id(), session.redactor().clone(), link.emitter());
         let delegation = subagent::Delegation::main(setup.agent_types, setup.config.subagents.max_parallel);
+        let ext = Extensions::load(&setup.config, &setup.root, &setup.user_dirs, link.emitter());
+        ext.hub.start();
+        let section = ToolSection::new(
+            setup.registry,
+            ext.hub.clone(),
+            ext.skills.clone(),
+            setup.config.mcp.tool_budget_tokens,
+            setup.config.context.chars_per_token,
+        );
         let place =
             Workplace::new(setup.store, setup.project, setup.root, setup.cwd, setup.config, setup.truncations_dir);
         let checkpoints = start_checkpoints(&place, session.id(), session.redactor(), &link);
@@ -104,11 +115,12 @@ impl Worker {
             model,
             background: Background::default(),
             tools: Toolbox::new(
-                setup.registry,
+                section,
                 ApprovalGate::new(setup.approval, approvals),
                 setup.permissions,
                 setup.sandbox,
             ),
+            ext,
             link,
             spend,
             models,
@@ -238,6 +250,10 @@ impl Worker {
         if let Some((level, text)) = self.model.window_notice() {
             self.link.notice(level, text);
         }
+        self.link.emit(AgentEvent::Commands(self.ext.command_list()));
+        for problem in std::mem::take(&mut self.ext.problems) {
+            self.link.notice(NoticeLevel::Warning, problem);
+        }
         for warning in &self.delegation.types().warnings {
             self.link.notice(NoticeLevel::Warning, warning.clone());
         }
@@ -265,6 +281,8 @@ impl Worker {
     }
 
     pub(super) async fn run(mut self, mut work: mpsc::UnboundedReceiver<UserCommand>) {
+        let source = if self.session.last_seq() > 0 { "resume" } else { "startup" };
+        self.session_start_hooks(source).await;
         loop {
             // While the user is idle, a background compaction that finishes lands at once (the
             // status line and `/context` show it); the next request is the first to send it, so
@@ -306,6 +324,11 @@ impl Worker {
                         self.update_segments();
                     }
                 }
+                UserCommand::RunCommand { name, args } => {
+                    let cancel = self.link.control().begin();
+                    let summary = self.run_custom_command(&name, &args, cancel).await;
+                    self.end_turn(summary);
+                }
                 UserCommand::Compact => {
                     let cancel = self.link.control().begin();
                     let summary = self.compact_by_hand(cancel).await;
@@ -332,8 +355,14 @@ impl Worker {
                     Ok(()) => self.switch_model(&name),
                     Err(refusal) => self.link.emit(AgentEvent::ModelRefused { name, known: refusal.known }),
                 },
-                UserCommand::NewSession => self.open_new_session(),
-                UserCommand::ResumeSession(id) => self.open_existing_session(&id),
+                UserCommand::NewSession => {
+                    self.open_new_session();
+                    self.session_start_hooks("clear").await;
+                }
+                UserCommand::ResumeSession(id) => {
+                    self.open_existing_session(&id);
+                    self.session_start_hooks("resume").await;
+                }
                 UserCommand::PlanRewind { user_seq, scope } => {
                     let preview = self.plan_rewind(user_seq, scope);
                     self.link.emit(AgentEvent::RewindPlanned(preview));
@@ -345,6 +374,7 @@ impl Worker {
                 UserCommand::Interrupt
                 | UserCommand::Approval { .. }
                 | UserCommand::Library(_)
+                | UserCommand::Mcp(_)
                 | UserCommand::ListModels => {}
             }
         }
@@ -358,10 +388,34 @@ impl Worker {
     async fn turn(&mut self, prompt: String) {
         let cancel = self.link.control().begin();
         let summary = self.run_turn(prompt, cancel).await;
+        self.end_turn(summary);
+    }
+
+    /// A turn (a prompt or a custom command) is over: say so, then start the background work
+    /// a finished turn starts.
+    fn end_turn(&mut self, summary: super::events::TurnSummary) {
         self.link.control().end();
+        if self.tools.gate().is_interactive() {
+            self.notify_hooks("cairn finished the turn and is waiting for you".into());
+        }
         self.link.emit(AgentEvent::TurnFinished(summary));
         self.update_segments();
         self.summarize_hidden_segments();
+    }
+
+    /// What the router needs to answer `/mcp` by itself.
+    pub(super) fn mcp_desk(&self) -> super::mcp_desk::McpDesk {
+        super::mcp_desk::McpDesk {
+            hub: self.ext.hub.clone(),
+            chars_per_token: self.place.config().context.chars_per_token,
+            budget_tokens: self.place.config().mcp.tool_budget_tokens,
+            startup_timeout_ms: self.place.config().mcp.startup_timeout_ms,
+            root: self.place.root().to_path_buf(),
+        }
+    }
+
+    pub(super) fn command_list(&self) -> Vec<super::events::CommandInfo> {
+        self.ext.command_list()
     }
 
     /// Keep the mode and model with the session.

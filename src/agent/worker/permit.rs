@@ -9,6 +9,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::Worker;
 use super::dispatch::{Cleared, Gate, INTERRUPTED_BEFORE_RUN, Outcome};
+use super::hooks::PreTool;
 use crate::agent::approvals::{Answer, Approval, Question, Refuser};
 use crate::agent::events::{AgentEvent, ApprovalKind, NoticeLevel, TurnStats};
 use crate::conversation::{Mode, ToolCall};
@@ -75,6 +76,12 @@ impl Worker {
         if cancel.is_cancelled() {
             return Gate::Done(Box::new(Outcome::not_run(call, call.name.clone(), INTERRUPTED_BEFORE_RUN.into())));
         }
+        // `tool_call` names the tool it calls: from here on it is that tool's call.
+        let resolved = match super::commands::resolve_tool_call(call) {
+            Ok(resolved) => resolved,
+            Err(message) => return Gate::Done(Box::new(Outcome::not_run(call, call.name.clone(), message))),
+        };
+        let call = resolved.as_ref().unwrap_or(call);
         let Some(tool) = registry.get(&call.name).filter(|_| self.tools.offers(&call.name)) else {
             let known: Vec<_> = registry.names().filter(|n| self.tools.offers(n)).collect();
             return Gate::Done(Box::new(Outcome::not_run(
@@ -97,7 +104,7 @@ impl Worker {
                 ));
             }
         }
-        let args = match call.parsed_arguments() {
+        let mut args = match call.parsed_arguments() {
             Ok(args) => args,
             Err(e) => {
                 return Gate::Done(Box::new(Outcome::not_run(
@@ -114,11 +121,29 @@ impl Worker {
             Ok(p) => p,
             Err(e) => return Gate::Done(Box::new(Outcome::not_run(call, call.name.clone(), e.0))),
         };
+        let allowed_by_hook;
+        match self.pre_tool_hooks(call, access, args, &prepared.paths, cancel).await {
+            PreTool::Deny(message) => {
+                stats.denied_tool_calls += 1;
+                let outcome = Outcome::not_run(call, prepared.summary, message);
+                return Gate::Done(Box::new(outcome.ruled(Ruling::new("hook", "denied by a PreToolUse hook"))));
+            }
+            PreTool::Go { args: hooked, rewritten, allowed } => {
+                args = hooked;
+                allowed_by_hook = allowed;
+                if rewritten {
+                    prepared = match tool.prepare(&args, ctx) {
+                        Ok(p) => p,
+                        Err(e) => return Gate::Done(Box::new(Outcome::not_run(call, call.name.clone(), e.0))),
+                    };
+                }
+            }
+        }
         if access == Access::Read {
             // Saved full outputs are cairn's own files, and truncation notices send the model
-            // to them: reading them is as free as reading the project.
+            // to them: reading them is as free as reading the project. So are skills' files.
             for path in &mut prepared.paths {
-                if path.absolute.starts_with(self.place.truncations_dir()) {
+                if path.absolute.starts_with(self.place.truncations_dir()) || self.ext.is_skill_file(&path.absolute) {
                     path.inside_project = true;
                 }
             }
@@ -128,12 +153,19 @@ impl Worker {
         let mut approved_by = None;
         let ruling = match decision.permission {
             Permission::Allow => Ruling::of_policy(&decision),
+            // A PreToolUse hook allowed it: no question (a refusal by a rule still stands).
+            Permission::Ask if let Some(hook) = &allowed_by_hook => {
+                Ruling::new("hook", format!("allowed by the PreToolUse hook `{hook}`"))
+            }
             Permission::Deny => {
                 stats.denied_tool_calls += 1;
                 let outcome = Outcome::not_run(call, prepared.summary, decision.reason.clone());
                 return Gate::Done(Box::new(outcome.ruled(Ruling::of_policy(&decision))));
             }
             Permission::Ask => {
+                if self.tools.gate().is_interactive() {
+                    self.notify_hooks(format!("cairn needs your approval: {} {}", call.name, prepared.summary));
+                }
                 let question = Question {
                     call,
                     summary: &prepared.summary,
@@ -178,7 +210,7 @@ impl Worker {
             call_id: call.id.clone(),
             tool: call.name.clone(),
             summary: prepared.summary.clone(),
-            arguments: call.arguments.clone(),
+            arguments: args.to_string(),
         });
         Gate::Run(Box::new(Cleared {
             call: call.clone(),

@@ -93,6 +93,7 @@ impl Worker {
             models: self.models.clone(),
             pricing: self.spend.pricing().clone(),
             tools: self.tools.clone(),
+            ext: self.ext.for_subagent(),
             link: self.link.clone(),
             redactor: self.session.redactor().clone(),
             parent_session: self.session.id().to_string(),
@@ -141,6 +142,7 @@ struct Launcher {
     models: ModelDirectory,
     pricing: Pricing,
     tools: Toolbox,
+    ext: super::super::extensions::Extensions,
     link: Link,
     redactor: Redactor,
     parent_session: String,
@@ -269,6 +271,7 @@ impl Launcher {
             models: self.models.clone(),
             background: Background::default(),
             tools: self.tools.for_subagent(only, self.tools.gate().for_subagent(label)),
+            ext: self.ext.for_subagent(),
             link,
             max_turns: Some(config.subagents.max_turns),
             delegation: Delegation {
@@ -344,6 +347,8 @@ async fn forward(mut events: mpsc::UnboundedReceiver<AgentEvent>, parent: Emitte
             }
             // What only its own transcript would show.
             AgentEvent::Notice { .. }
+            | AgentEvent::Commands(_)
+            | AgentEvent::Mcp(_)
             | AgentEvent::AssistantMessage(_)
             | AgentEvent::SessionReady { .. }
             | AgentEvent::SessionStored(_)

@@ -13,6 +13,10 @@ use crate::prompt::{self, Environment};
 /// Appended to a partial answer kept after an interrupt, so the model knows it was cut.
 pub const INTERRUPTED_MARK: &str = "[interrupted by the user]";
 
+/// Times a Stop hook may send the model back to work in one turn: a hook that always says
+/// "go on" must not loop forever.
+const MAX_STOP_HOOK_ROUNDS: u32 = 3;
+
 /// A request ready to send, its rough size for calibration, and its blocks for cache analytics.
 pub(super) struct Prepared {
     request: ChatRequest,
@@ -27,7 +31,12 @@ impl Worker {
         let mut stats = TurnStats::default();
         self.session.clear_failure();
         self.link.emit(AgentEvent::TurnStarted { prompt: prompt.clone() });
+        let prompt = match self.prompt_hooks(prompt, &cancel).await {
+            Ok(prompt) => prompt,
+            Err(error) => return TurnSummary { outcome: TurnOutcome::Failed { error }, stats },
+        };
         let (attached, shown) = self.attach_mentions(&prompt, &cancel).await;
+        self.wait_for_starting_servers(&cancel).await;
         let prompt = self.spill_long_prompt(prompt);
         let limits = crate::tools::image::ImageLimits::from_config(&self.place.config().tools);
         let images =
@@ -44,6 +53,7 @@ impl Worker {
         self.checkpoints.begin_turn(self.session.last_seq());
         self.auto_recall(self.session.last_seq(), &prompt);
         let mut overflow_retried = false;
+        let mut stop_hook_rounds = 0;
         let outcome = loop {
             if self.session.has_failed() {
                 break TurnOutcome::Failed { error: String::new() };
@@ -95,6 +105,13 @@ impl Worker {
             self.link.emit(AgentEvent::Context(status));
 
             if !response.message.has_tool_calls() {
+                if stop_hook_rounds < MAX_STOP_HOOK_ROUNDS
+                    && let Some(reason) = self.stop_hooks(stop_hook_rounds > 0, &cancel).await
+                {
+                    stop_hook_rounds += 1;
+                    self.session.persist(Message::user(format!("[A Stop hook asks you to go on] {reason}")), None);
+                    continue;
+                }
                 let text = response.message.text();
                 if response.stop == StopReason::MaxTokens {
                     self.link.notice(NoticeLevel::Warning, "the answer was cut off at the output token limit");
@@ -176,6 +193,7 @@ impl Worker {
             instructions,
             environment: &environment,
             recall: None,
+            skills: &self.ext.skills_listing,
             role: self.subagent_role(),
         };
         (prompt::build(&parts), self.tools.specs(mode))
@@ -231,6 +249,9 @@ impl Worker {
         let instructions = prompt::read_instruction_files(self.place.root(), self.place.cwd());
         self.cache.instructions_are(prompt::fingerprint(&instructions));
         let (system, tools) = self.system_and_tools_with(mode, &instructions);
+        if self.tools.section().changed_since_last_request() {
+            self.cache.expect_break("the MCP servers' tools changed".to_string());
+        }
         let window = self.model.window();
         let messages = self.session.pipeline_mut().view(window);
         debug_assert_eq!(check_request(&messages), Ok(()), "every request satisfies the invariant");
@@ -260,6 +281,16 @@ impl Worker {
         };
         let fingerprint = self.cache.fingerprint(&request);
         Ok(Prepared { request, raw_tokens, fingerprint })
+    }
+
+    /// The first prompt waits a little for MCP servers still starting, so their tools are in
+    /// the first request instead of changing the tool list (and the cache) one request later.
+    async fn wait_for_starting_servers(&mut self, cancel: &CancellationToken) {
+        if std::mem::replace(&mut self.ext.waited_for_servers, true) {
+            return;
+        }
+        let wait = std::time::Duration::from_millis(self.place.config().mcp.startup_wait_ms);
+        self.ext.hub.settled(wait, cancel).await;
     }
 
     /// Why no request can fit: the system prompt and tools alone fill the window. A server

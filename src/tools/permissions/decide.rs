@@ -160,6 +160,7 @@ impl Policy {
                 };
                 Subject::Memory(scope)
             }
+            "web_fetch" => Subject::Domain(url_host(call.args)),
             _ => Subject::Nothing,
         };
         self.decide_tool(mode, call.tool, call.access, subject, call.paths)
@@ -178,7 +179,9 @@ impl Policy {
             return Decision::deny(DecidedBy::rule(r), denied_by_rule(tool, &describe_subject(tool, paths), r));
         }
         let outside: Vec<&str> = paths.iter().filter(|p| !p.inside_project).map(|p| p.display.as_str()).collect();
-        if mode == Mode::Plan && !access.is_read_only() {
+        // A fetch from a domain a rule allows is the one non-read-only call plan mode runs.
+        let allowed_fetch = access == Access::Network && rule.is_some_and(|r| r.effect == Effect::Allow);
+        if mode == Mode::Plan && !access.is_read_only() && !allowed_fetch {
             return Decision::deny(
                 DecidedBy::Mode(mode),
                 format!(
@@ -217,7 +220,9 @@ impl Policy {
                 ask(format!("creates {}", describe_paths(paths)))
             }
             (_, Access::Write) => ask(format!("changes {}", describe_subject(tool, paths))),
+            (_, Access::Execute) if tool.starts_with("mcp__") => ask(format!("calls the MCP tool `{tool}`")),
             (_, Access::Execute) => ask("runs a command".into()),
+            (_, Access::Network) => ask("fetches a web page".into()),
         }
     }
 
@@ -426,6 +431,18 @@ impl Policy {
                 }
             }
         }
+    }
+}
+
+/// The host of a `web_fetch` call's `url` (empty when it has none: no domain rule matches).
+fn url_host(args: &serde_json::Value) -> &str {
+    let url = args.get("url").and_then(|u| u.as_str()).unwrap_or("");
+    let rest = url.split_once("://").map_or(url, |(_, rest)| rest);
+    let authority = rest.split(['/', '?', '#']).next().unwrap_or("");
+    let host = authority.rsplit_once('@').map_or(authority, |(_, h)| h);
+    match host.strip_prefix('[') {
+        Some(v6) => v6.split(']').next().unwrap_or(""),
+        None => host.split(':').next().unwrap_or(""),
     }
 }
 

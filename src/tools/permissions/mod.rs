@@ -21,5 +21,5 @@ pub mod shell;
 pub use choices::Choices;
 pub use decide::{Call, DecidedBy, Decision, Permission, Policy};
 pub use rule::{Effect, Level, Rule};
-pub use rules::{Origin, RuleError};
+pub use rules::{Origin, RuleError, Rules};
 pub use settings::load_rules;

@@ -14,6 +14,8 @@
 //! - `memory_save(global)` / `memory_save(project)`: the scope of the memory.
 //! - `memory_search` and MCP tools (`mcp__SERVER__TOOL`, or `mcp__SERVER` for all of a
 //!   server's tools) take no pattern.
+//! - `web_fetch(DOMAIN)`: the URL's host is DOMAIN or a subdomain of it (`docs.rs` covers
+//!   `docs.rs` and `www.docs.rs`); `*.DOMAIN` means the same.
 
 use std::fmt;
 use std::path::{Path, PathBuf};
@@ -74,8 +76,19 @@ impl Level {
 
 /// The tools a rule may name. A new tool is added here when it is built, so a rule for a tool
 /// that does not exist (a typo) is an error rather than a rule that never matches.
-pub const TOOLS: &[&str] =
-    &["bash", "file_read", "file_write", "file_edit", "glob", "grep", "memory_save", "memory_search"];
+pub const TOOLS: &[&str] = &[
+    "bash",
+    "file_read",
+    "file_write",
+    "file_edit",
+    "glob",
+    "grep",
+    "memory_save",
+    "memory_search",
+    "web_fetch",
+    "skill",
+    "tool_search",
+];
 
 /// A parsed rule.
 #[derive(Clone, Debug)]
@@ -92,6 +105,8 @@ enum Pattern {
     Command(Vec<PatternWord>),
     Path(PathPattern),
     Memory(MemoryScope),
+    /// `web_fetch`: a domain, lower case, without `*.`.
+    Domain(String),
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -128,6 +143,8 @@ pub enum Subject<'a> {
     /// The paths a file tool touches.
     Paths(&'a [ProjectPath]),
     Memory(MemoryScope),
+    /// The host a `web_fetch` call fetches from.
+    Domain(&'a str),
     /// Nothing a pattern could match (the rule must have none).
     Nothing,
 }
@@ -188,7 +205,11 @@ impl Rule {
                     }
             }
             (Pattern::Memory(scope), Subject::Memory(actual)) => *scope == actual,
-            (Pattern::Command(_) | Pattern::Path(_) | Pattern::Memory(_), _) => false,
+            (Pattern::Domain(domain), Subject::Domain(host)) => {
+                let host = host.to_ascii_lowercase();
+                host == *domain || host.strip_suffix(domain.as_str()).is_some_and(|sub| sub.ends_with('.'))
+            }
+            (Pattern::Command(_) | Pattern::Path(_) | Pattern::Memory(_) | Pattern::Domain(_), _) => false,
         }
     }
 }
@@ -240,7 +261,22 @@ fn parse_pattern(tool: &str, pattern: &str) -> Result<Pattern, String> {
             "project" => Ok(Pattern::Memory(MemoryScope::Project)),
             other => Err(format!("memory_save takes `global` or `project` as its pattern, not `{other}`")),
         },
+        "web_fetch" => parse_domain(pattern).map(Pattern::Domain),
         _ => Err(format!("`{tool}` takes no pattern; write just `{tool}`")),
+    }
+}
+
+/// `example.com` or `*.example.com`: a host name, no scheme, path or port.
+fn parse_domain(pattern: &str) -> Result<String, String> {
+    let domain = pattern.strip_prefix("*.").unwrap_or(pattern).to_ascii_lowercase();
+    let valid = !domain.is_empty()
+        && domain
+            .split('.')
+            .all(|label| !label.is_empty() && label.chars().all(|c| c.is_ascii_alphanumeric() || c == '-'));
+    if valid {
+        Ok(domain)
+    } else {
+        Err(format!("web_fetch takes a domain as its pattern, like `docs.rs` or `*.github.com`, not `{pattern}`"))
     }
 }
 

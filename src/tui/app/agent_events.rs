@@ -206,6 +206,18 @@ impl App {
             }
             AgentEvent::TurnFinished(summary) => self.on_turn_finished(summary),
             AgentEvent::Library(answer) => self.on_library(answer),
+            AgentEvent::Commands(list) => {
+                self.custom_commands = list.clone();
+                self.composer.set_custom_commands(list);
+            }
+            AgentEvent::Mcp(panel) => match &mut self.overlay {
+                Some(Overlay::Mcp(view)) => view.panel = Some(panel),
+                _ => {
+                    if let Some(message) = panel.message.as_ref().filter(|_| !panel.follow_up) {
+                        self.notice(NoticeKind::Info, message.clone());
+                    }
+                }
+            },
             AgentEvent::RewindPlanned(result) => {
                 let Some(Overlay::Rewind(view)) = &mut self.overlay else { return };
                 match result {

@@ -5,7 +5,7 @@
 use ratatui::crossterm::event::{KeyEvent, KeyEventKind, MouseButton, MouseEvent, MouseEventKind};
 
 use super::{Activity, App, Phase};
-use crate::agent::{ApprovalDecision, LibraryRequest, SlashCommand, UserCommand, parse_shell, parse_slash};
+use crate::agent::{ApprovalDecision, LibraryRequest, SlashCommand, UserCommand, parse_shell, parse_slash_with};
 use crate::tui::cells::Cell;
 use crate::tui::completion::CompletionKind;
 use crate::tui::keys::{
@@ -13,8 +13,8 @@ use crate::tui::keys::{
     ReasonAction,
 };
 use crate::tui::overlays::{
-    ContextView, HelpView, MemoriesView, ModelsView, Overlay, RewindView, SessionsView, TextView, ViewKey, ViewOutcome,
-    reason_editor,
+    ContextView, HelpView, McpView, MemoriesView, ModelsView, Overlay, RewindView, SessionsView, TextView, ViewKey,
+    ViewOutcome, reason_editor,
 };
 use crate::tui::search::SearchBar;
 
@@ -395,6 +395,7 @@ impl App {
             ViewOutcome::Ask(request) => {
                 self.ask_library(request);
             }
+            ViewOutcome::Mcp(request) => self.send(UserCommand::Mcp(request)),
             ViewOutcome::SetModel(name) => {
                 self.overlay = None;
                 self.send(UserCommand::SetModel(name));
@@ -484,7 +485,7 @@ impl App {
             }
             return;
         }
-        match parse_slash(&text) {
+        match parse_slash_with(&text, &self.custom_commands) {
             Some(Err(message)) => self.flash(message),
             Some(Ok(command)) => {
                 self.composer.take();
@@ -497,7 +498,8 @@ impl App {
         }
     }
 
-    /// A prompt or a `!cmd` for the agent: queued while it is busy or still connecting.
+    /// A prompt, a custom command or a `!cmd` for the agent (shown as typed): queued while it
+    /// is busy or still connecting.
     fn send_work(&mut self, typed: String, command: UserCommand) {
         self.transcript.follow();
         if self.busy || self.agent.is_none() {
@@ -562,8 +564,20 @@ impl App {
                 }
                 None => self.flash("no session yet: nothing has changed"),
             },
-            SlashCommand::Help => self.overlay = Some(Overlay::Help(HelpView::default())),
+            SlashCommand::Help => {
+                self.overlay = Some(Overlay::Help(HelpView { scroll: 0, custom: self.custom_commands.clone() }))
+            }
             SlashCommand::Quit => self.quit = true,
+            SlashCommand::Mcp(request) => {
+                if !matches!(self.overlay, Some(Overlay::Mcp(_))) {
+                    self.overlay = Some(Overlay::Mcp(McpView { panel: None, selected: 0 }));
+                }
+                self.send(UserCommand::Mcp(request));
+            }
+            SlashCommand::Custom { name, args } => {
+                let shown = format!("/{name} {args}").trim_end().to_string();
+                self.send_work(shown, UserCommand::RunCommand { name, args });
+            }
         }
     }
 

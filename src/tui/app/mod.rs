@@ -112,6 +112,8 @@ pub struct App {
     now: Instant,
     /// When the interface started: the spinner's phase when nothing is timed.
     epoch: Instant,
+    /// The custom commands and skills the agent found, for `/` completion and `/help`.
+    custom_commands: Vec<crate::agent::CommandInfo>,
 }
 
 /// A plan waiting to be carried out.
@@ -169,6 +171,7 @@ impl App {
             todo_panel: true,
             now,
             epoch: now,
+            custom_commands: Vec::new(),
         }
     }
 

@@ -12,6 +12,8 @@ use crate::tui::wrap::{Para, truncate_spans, wrap_paras};
 #[derive(Debug, Default)]
 pub struct HelpView {
     pub scroll: usize,
+    /// The project's and the user's custom commands and skills.
+    pub custom: Vec<crate::agent::CommandInfo>,
 }
 
 impl HelpView {
@@ -51,13 +53,14 @@ const ORDER: &[KeyContext] = &[
 ];
 
 /// Every line of the help text at `width`, descriptions wrapped under their column.
-pub fn help_lines(theme: &Theme, width: u16) -> Vec<Line<'static>> {
+pub fn help_lines(theme: &Theme, width: u16, custom: &[crate::agent::CommandInfo]) -> Vec<Line<'static>> {
     let mut out = Vec::new();
     // The key column fits the longest entry, so no description runs into its keys.
     let col = BINDINGS
         .iter()
         .map(|b| keys::describe_keys(b).chars().count())
         .chain(crate::agent::COMMANDS.iter().map(|(n, a, _)| n.len() + a.len() + 1))
+        .chain(custom.iter().map(|c| c.name.len() + c.argument_hint.len() + 1))
         .max()
         .unwrap_or(20)
         + 2;
@@ -75,6 +78,15 @@ pub fn help_lines(theme: &Theme, width: u16) -> Vec<Line<'static>> {
     for (name, arg, what) in crate::agent::COMMANDS {
         let usage = if arg.is_empty() { name.to_string() } else { format!("{name} {arg}") };
         out.extend(row(usage, what));
+    }
+    if !custom.is_empty() {
+        out.push(Line::default());
+        out.push(Line::from(Span::styled("Custom commands and skills", theme.heading2)));
+        for c in custom {
+            let usage =
+                if c.argument_hint.is_empty() { c.name.clone() } else { format!("{} {}", c.name, c.argument_hint) };
+            out.extend(row(usage, &c.description));
+        }
     }
     out.push(Line::default());
     out.push(Line::from(Span::styled("Shell commands", theme.heading2)));
@@ -106,14 +118,14 @@ pub fn help_lines(theme: &Theme, width: u16) -> Vec<Line<'static>> {
 
 impl HelpView {
     pub fn render(&self, area: Rect, buf: &mut Buffer, theme: &Theme) {
-        let rows = help_lines(theme, view_area(area, usize::MAX).width.saturating_sub(3)).len();
+        let rows = help_lines(theme, view_area(area, usize::MAX).width.saturating_sub(3), &self.custom).len();
         let area = view_area(area, rows);
         let foot = footer(
             &[(Action::Overlay(OverlayAction::Close), "close"), (Action::Overlay(OverlayAction::Next), "scroll")],
             theme,
         );
         let inner = frame(area, buf, theme, "Help — keys and commands", foot);
-        let lines = help_lines(theme, inner.width.saturating_sub(1));
+        let lines = help_lines(theme, inner.width.saturating_sub(1), &self.custom);
         let start = self.scroll.min(lines.len().saturating_sub(inner.height as usize));
         for (i, line) in lines.into_iter().skip(start).take(inner.height as usize).enumerate() {
             let line = Line::from(truncate_spans(line.spans, inner.width as usize));

@@ -6,6 +6,7 @@
 mod approval;
 mod context;
 mod help;
+mod mcp;
 mod memories;
 mod models;
 mod rewind;
@@ -16,6 +17,7 @@ mod text;
 pub use approval::{ApprovalDialog, reason_editor};
 pub use context::{ContextView, level_style};
 pub use help::HelpView;
+pub use mcp::McpView;
 pub use memories::MemoriesView;
 pub use models::ModelsView;
 pub use rewind::RewindView;
@@ -30,7 +32,7 @@ use ratatui::widgets::{Block, BorderType, Borders, Clear, Widget};
 
 use super::keys::{self, Action, OverlayAction};
 use super::theme::Theme;
-use crate::agent::{LibraryRequest, RewindScope};
+use crate::agent::{LibraryRequest, McpRequest, RewindScope};
 use crate::checkpoint::Overwrite;
 
 /// A view over the transcript.
@@ -39,6 +41,7 @@ pub enum Overlay {
     Sessions(SessionsView),
     Memories(MemoriesView),
     Context(ContextView),
+    Mcp(McpView),
     Rewind(RewindView),
     Models(ModelsView),
     /// A tool's whole output, or the `/usage` report.
@@ -67,6 +70,8 @@ pub enum ViewOutcome {
     Ask(LibraryRequest),
     /// Close, and switch to this session.
     Resume(String),
+    /// Ask the agent to change an MCP server (the view stays, and shows the answer).
+    Mcp(McpRequest),
     /// Check what rewinding to before this turn would do to the files.
     PlanRewind {
         user_seq: i64,
@@ -94,6 +99,7 @@ impl Overlay {
             Overlay::Memories(v) => v.on_key(key),
             // Nothing to move or open: the view only shows.
             Overlay::Context(_) => ViewOutcome::Stay,
+            Overlay::Mcp(v) => v.on_key(key),
             Overlay::Rewind(v) => v.on_key(key),
             Overlay::Models(v) => v.on_key(key),
             Overlay::Text(v) => v.on_key(key),
@@ -107,6 +113,7 @@ impl Overlay {
             Overlay::Sessions(v) => v.move_by(if up { -1 } else { 1 }),
             Overlay::Memories(v) => v.move_by(if up { -1 } else { 1 }),
             Overlay::Context(_) => {}
+            Overlay::Mcp(v) => v.move_by(if up { -1 } else { 1 }),
             Overlay::Rewind(v) => v.move_by(if up { -1 } else { 1 }),
             Overlay::Models(v) => v.move_by(if up { -1 } else { 1 }),
             Overlay::Text(v) => v.scroll_by(if up { -3 } else { 3 }),
@@ -119,6 +126,7 @@ impl Overlay {
             Overlay::Sessions(v) => v.render(area, buf, theme),
             Overlay::Memories(v) => v.render(area, buf, theme),
             Overlay::Context(v) => v.render(area, buf, theme),
+            Overlay::Mcp(v) => v.render(area, buf, theme),
             Overlay::Rewind(v) => v.render(area, buf, theme),
             Overlay::Models(v) => v.render(area, buf, theme),
             Overlay::Text(v) => v.render(area, buf, theme),

@@ -1,0 +1,252 @@
+//! Custom slash commands and user-invocable skills run as `/NAME ARGS`: the file's text with
+//! the arguments in, each `` !`command` `` replaced by its output (run as `bash` would be, with
+//! the user's approval unless the command's `allowed-tools` allow it), each `@path` of the
+//! project appended, then sent as the prompt — with the command's `model` for that turn.
+//! Also `tool_call`, which names the MCP tool it calls.
+
+use serde_json::{Value, json};
+use tokio_util::sync::CancellationToken;
+
+use super::Worker;
+use super::dispatch::{Cleared, Gate, execute};
+use super::permit::Ruling;
+use crate::agent::approvals::{Approval, Question};
+use crate::agent::events::{ApprovalKind, NoticeLevel, TurnOutcome, TurnSummary};
+use crate::conversation::{Mode, ToolCall};
+use crate::prompt::commands::{self, CustomCommand, file_mentions, shell_spans};
+use crate::prompt::skills;
+use crate::tools::permissions::{Call, Choices, DecidedBy, Effect, Permission, Policy, Rules};
+use crate::tools::tool_search::TOOL_CALL;
+use crate::tools::{Access, resolve_path};
+
+/// A file included with `@path` is cut here: the prompt is for instructions, and the model
+/// can read the rest.
+const MAX_INCLUDE_BYTES: usize = 100_000;
+
+/// The name of the tool a call runs: the one `tool_call` names, or its own.
+pub(super) fn called_name(call: &ToolCall) -> String {
+    match resolve_tool_call(call) {
+        Ok(Some(inner)) => inner.name,
+        Ok(None) | Err(_) => call.name.clone(),
+    }
+}
+
+/// A `tool_call` as the call of the tool it names (same id, so its result answers it);
+/// `None` for any other call; `Err` with the message for the model when it is malformed.
+pub(super) fn resolve_tool_call(call: &ToolCall) -> Result<Option<ToolCall>, String> {
+    if call.name != TOOL_CALL {
+        return Ok(None);
+    }
+    let args = call.parsed_arguments().map_err(|e| format!("`tool_call` was not run: its {e}."))?;
+    let Some(name) = args.get("name").and_then(Value::as_str).map(str::trim).filter(|n| !n.is_empty()) else {
+        return Err("`tool_call` needs `name`: the full name tool_search gave (mcp__SERVER__TOOL).".into());
+    };
+    if name == TOOL_CALL {
+        return Err("`tool_call` cannot call itself; give the name of the tool to run.".into());
+    }
+    let arguments = match args.get("arguments") {
+        None | Some(Value::Null) => json!({}),
+        Some(v @ Value::Object(_)) => v.clone(),
+        // Some models send the arguments as a JSON string.
+        Some(Value::String(s)) => match serde_json::from_str::<Value>(s) {
+            Ok(v @ Value::Object(_)) => v,
+            _ => return Err(format!("`tool_call`: `arguments` for `{name}` must be a JSON object")),
+        },
+        Some(_) => return Err(format!("`tool_call`: `arguments` for `{name}` must be a JSON object")),
+    };
+    Ok(Some(ToolCall { id: call.id.clone(), name: name.to_string(), arguments: arguments.to_string() }))
+}
+
+/// Claude Code's tool names in `allowed-tools`, as cairn's permission rules.
+fn allowed_rule(text: &str) -> String {
+    let (tool, rest) = match text.find('(') {
+        Some(i) => (&text[..i], &text[i..]),
+        None => (text, ""),
+    };
+    let tool = match tool.trim() {
+        "Bash" => "bash",
+        "Read" => "file_read",
+        "Write" => "file_write",
+        "Edit" | "MultiEdit" => "file_edit",
+        "Glob" => "glob",
+        "Grep" => "grep",
+        "WebFetch" => "web_fetch",
+        other => other,
+    };
+    format!("{tool}{rest}")
+}
+
+/// What to run for `/NAME`: a command file, or a skill's instructions.
+enum Runnable {
+    Command(CustomCommand),
+    Skill(String),
+}
+
+impl Worker {
+    fn find_runnable(&self, name: &str, args: &str) -> Option<Result<Runnable, String>> {
+        if let Some(command) = self.ext.commands.iter().find(|c| c.name == name) {
+            return Some(Ok(Runnable::Command(command.clone())));
+        }
+        let skill = self.ext.skills.iter().find(|s| s.user_invocable && s.name == name)?;
+        Some(skills::load(skill, args).map(Runnable::Skill))
+    }
+
+    /// `/NAME ARGS`: expand the command and run it as a prompt.
+    pub(super) async fn run_custom_command(
+        &mut self,
+        name: &str,
+        args: &str,
+        cancel: CancellationToken,
+    ) -> TurnSummary {
+        let failed = |error: String| TurnSummary { outcome: TurnOutcome::Failed { error }, stats: Default::default() };
+        let command = match self.find_runnable(name, args) {
+            None => return failed(format!("unknown command /{name}; /help lists the commands")),
+            Some(Err(e)) => return failed(format!("/{name}: {e}")),
+            Some(Ok(Runnable::Skill(text))) => return self.run_turn(text, cancel).await,
+            Some(Ok(Runnable::Command(command))) => command,
+        };
+        let mut text = commands::substitute(&command, args);
+        text = self.run_shell_spans(&command, text, &cancel).await;
+        text = self.include_files(text);
+        let previous = self.model.name().to_string();
+        let switched = match command.model.as_deref().filter(|m| *m != previous) {
+            Some(model) => {
+                self.switch_model(model);
+                true
+            }
+            None => false,
+        };
+        let summary = self.run_turn(text, cancel).await;
+        if switched {
+            self.switch_model(&previous);
+        }
+        summary
+    }
+
+    /// Each `` !`command` `` replaced by what it printed, or by why it did not run.
+    async fn run_shell_spans(&mut self, command: &CustomCommand, text: String, cancel: &CancellationToken) -> String {
+        let spans = shell_spans(&text);
+        if spans.is_empty() {
+            return text;
+        }
+        let mut rules = Rules::new();
+        for rule in &command.allowed_tools {
+            if let Err(e) = rules.add_flag(Effect::Allow, &allowed_rule(rule)) {
+                self.link
+                    .notice(NoticeLevel::Warning, format!("/{}: allowed-tools `{rule}` ignored: {e}", command.name));
+            }
+        }
+        let allowed = Policy::new(rules, self.place.root());
+        let mut out = String::new();
+        let mut last = 0;
+        for (i, (range, shell)) in spans.into_iter().enumerate() {
+            out.push_str(&text[last..range.start]);
+            out.push_str(&self.run_one_shell(&command.name, i, &shell, &allowed, cancel).await);
+            last = range.end;
+        }
+        out.push_str(&text[last..]);
+        out
+    }
+
+    async fn run_one_shell(
+        &mut self,
+        command: &str,
+        index: usize,
+        shell: &str,
+        allowed: &Policy,
+        cancel: &CancellationToken,
+    ) -> String {
+        let registry = self.tools.registry();
+        let Some(bash) = registry.get("bash") else { return format!("[not run: no bash tool for `{shell}`]") };
+        let args = json!({"command": shell});
+        let call = ToolCall::new(format!("command-{command}-{index}"), "bash", args.to_string());
+        let ctx = self.tool_context(cancel);
+        let prepared = match bash.prepare(&args, &ctx) {
+            Ok(p) => p,
+            Err(e) => return format!("[not run: {}]", e.0),
+        };
+        let mode = self.link.mode();
+        let bash_call = Call { tool: "bash", access: Access::Execute, args: &args, paths: &[] };
+        let by_command = allowed.decide(mode, &bash_call);
+        let pre_allowed =
+            by_command.permission == Permission::Allow && matches!(by_command.decided_by, DecidedBy::Rule(_));
+        let decision = self.tools.policy().decide(mode, &bash_call);
+        match decision.permission {
+            Permission::Deny => return format!("[not run: {}]", decision.reason),
+            Permission::Allow => {}
+            Permission::Ask if pre_allowed => {}
+            Permission::Ask => {
+                let reason = format!("/{command} runs a command for its prompt");
+                let question = Question {
+                    call: &call,
+                    summary: &prepared.summary,
+                    diff: None,
+                    reason: &reason,
+                    asked_by: decision.decided_by.label(),
+                    choices: &Choices::default(),
+                    kind: ApprovalKind::Call,
+                };
+                match self.tools.gate().ask(question, cancel, &self.link.emitter()).await {
+                    Approval::Approved(_) => {}
+                    Approval::Denied { .. } => return format!("[not run: `{shell}` was not approved]"),
+                    Approval::Interrupted => return format!("[not run: `{shell}` was interrupted]"),
+                }
+            }
+        }
+        let cleared = Cleared {
+            call,
+            tool: bash,
+            args,
+            prepared,
+            sandbox: (mode == Mode::Plan).then(|| self.tools.sandbox_for(mode)),
+            ctx: None,
+            ruling: Ruling::default(),
+        };
+        let (outcome, _) = execute(Gate::Run(Box::new(cleared)), &ctx, None).await;
+        if outcome.output.is_error && outcome.output.exit_code.is_none() {
+            return format!("[`{shell}` failed: {}]", outcome.output.content.trim_end());
+        }
+        outcome.output.content.trim_end().to_string()
+    }
+
+    /// The project files the text mentions as `@path`, appended to it.
+    fn include_files(&mut self, text: String) -> String {
+        let mut included = String::new();
+        for mention in file_mentions(&text) {
+            let path = resolve_path(self.place.root(), &mention);
+            if !path.inside_project {
+                self.link
+                    .notice(NoticeLevel::Warning, format!("@{mention} is outside the project and was not included"));
+                continue;
+            }
+            let Ok(bytes) = std::fs::read(&path.absolute) else { continue };
+            let mut content = String::from_utf8_lossy(&bytes).into_owned();
+            if content.len() > MAX_INCLUDE_BYTES {
+                let cut = crate::conversation::floor_char_boundary(&content, MAX_INCLUDE_BYTES);
+                content.truncate(cut);
+                content.push_str("\n[… cut; read the file for the rest]");
+            }
+            included.push_str(&format!("\n\n<file path=\"{}\">\n{}\n</file>", path.display, content.trim_end()));
+        }
+        format!("{text}{included}")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tool_call_becomes_the_call_it_names() {
+        let call = ToolCall::new("t1", "tool_call", r#"{"name": "mcp__gh__issue", "arguments": {"n": 1}}"#);
+        let inner = resolve_tool_call(&call).unwrap().unwrap();
+        assert_eq!((inner.id.as_str(), inner.name.as_str()), ("t1", "mcp__gh__issue"));
+        assert_eq!(inner.arguments, r#"{"n":1}"#);
+        let stringly = ToolCall::new("t2", "tool_call", r#"{"name": "x", "arguments": "{\"a\": 2}"}"#);
+        assert_eq!(resolve_tool_call(&stringly).unwrap().unwrap().arguments, r#"{"a":2}"#);
+        assert!(resolve_tool_call(&ToolCall::new("t3", "tool_call", "{}")).unwrap_err().contains("needs `name`"));
+        assert!(resolve_tool_call(&ToolCall::new("t4", "bash", "{}")).unwrap().is_none());
+        assert_eq!(called_name(&call), "mcp__gh__issue");
+        assert_eq!(allowed_rule("Bash(git add:*)"), "bash(git add:*)");
+    }
+}
