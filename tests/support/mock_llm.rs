@@ -330,6 +330,11 @@ async fn answer_request(shared: &Shared, wire: Wire, path: &str, headers: &Heade
         record.problems.push("the script is exhausted: no reply was queued for this request".to_string());
         Reply::Turn(Turn::text(EXHAUSTED_TEXT))
     });
+    if let Reply::Turn(turn) = &reply
+        && turn.delay_ms > 0
+    {
+        tokio::time::sleep(Duration::from_millis(turn.delay_ms)).await;
+    }
     let model = record.body["model"].as_str().unwrap_or("mock-model").to_string();
     let input_estimate = estimate_input(wire, &record.body);
     let this_request = shared.requests.lock().expect("mock lock poisoned").len() + 1;

@@ -44,6 +44,9 @@ pub struct Turn {
     pub thinking: Option<String>,
     /// Anthropic: a `redacted_thinking` block after the thinking.
     pub redacted_thinking: bool,
+    /// Milliseconds before the response starts (a slow call, e.g. a summariser still working
+    /// after the agent's answer came).
+    pub delay_ms: u64,
 }
 
 impl Turn {
@@ -82,6 +85,11 @@ impl Turn {
 
     pub fn with_redacted_thinking(mut self) -> Turn {
         self.redacted_thinking = true;
+        self
+    }
+
+    pub fn with_delay_ms(mut self, ms: u64) -> Turn {
+        self.delay_ms = ms;
         self
     }
 }
