@@ -6,19 +6,30 @@ use serde_json::json;
 
 use crate::support::cache_check::{per_request, share};
 use crate::support::cairn::{Api, Sandbox, json_lines, text};
-use crate::support::mock_llm::{MockLlm, Script, Turn};
+use crate::support::mock_llm::{MockCall, MockLlm, Script, Turn};
 
-/// Twenty model turns: 19 reads of small modules, then the answer.
-fn twenty_turns(sandbox: &Sandbox, script: Script) -> Script {
-    let mut script = script;
-    for i in 0..19 {
-        let body: String = (0..12).map(|l| format!("fn item_{i}_{l}() -> u32 {{ {l} }}\n")).collect();
-        sandbox.write(&format!("src/m{i}.rs"), &body);
-        script = script.turn(Turn::tool("file_read", json!({"path": format!("src/m{i}.rs")})));
+/// What the model does with the session's prompt `i`: read the module asked about and answer;
+/// every fifth prompt a longer loop — list the modules, read two at once, then answer.
+fn replies_to_prompt(i: usize) -> Vec<Turn> {
+    let answer = Turn::text(format!("src/m{i}.rs defines item_{i}_0 to item_{i}_39, each returning its index."));
+    if i % 5 == 4 {
+        vec![
+            Turn::tool("glob", json!({"pattern": "src/*.rs"})),
+            Turn::tools(vec![
+                MockCall::new("file_read", json!({"path": format!("src/m{i}.rs")})),
+                MockCall::new("file_read", json!({"path": format!("src/m{}.rs", i - 1)})),
+            ]),
+            answer,
+        ]
+    } else {
+        vec![Turn::tool("file_read", json!({"path": format!("src/m{i}.rs")})), answer]
     }
-    script.turn(Turn::text("Read them all."))
 }
 
+/// A 20-turn session: 20 prompts to one session, each a run of the binary of its own
+/// (`--session` from the second on) whose turn reads modules and answers, against one endpoint
+/// whose cache lives across the runs. Every request of the session counts, the first — which
+/// must write the whole prefix — included.
 #[tokio::test]
 async fn a_twenty_turn_session_reads_at_least_95_percent_from_cache_through_a_router() {
     let sandbox = Sandbox::new();
@@ -26,32 +37,64 @@ async fn a_twenty_turn_session_reads_at_least_95_percent_from_cache_through_a_ro
     let config = sandbox.home.path().join("config.toml");
     let rest = std::fs::read_to_string(&config).unwrap();
     std::fs::write(&config, format!("cache_control = true\n{rest}")).unwrap();
-    let mock = MockLlm::start(twenty_turns(&sandbox, Script::new().simulate_cache().honour_cache_control())).await;
-    let out = sandbox.run(Api::OpenRouter, &mock, &["-p", "read every module", "--output-format", "stream-json"]).await;
-    assert!(out.status.success(), "{}", text(&out.stderr));
+    let mut script = Script::new().simulate_cache().honour_cache_control();
+    for i in 0..20 {
+        let body: String = (0..40).map(|l| format!("pub fn item_{i}_{l}() -> u32 {{ {l} }}\n")).collect();
+        sandbox.write(&format!("src/m{i}.rs"), &body);
+        for turn in replies_to_prompt(i) {
+            script = script.turn(turn);
+        }
+    }
+    let mock = MockLlm::start(script).await;
+    let mut session: Option<String> = None;
+    let mut requests: Vec<(u64, u64)> = Vec::new();
+    let mut written = 0;
+    for i in 0..20 {
+        let prompt = format!("what is in src/m{i}.rs?");
+        let mut args = vec!["-p", prompt.as_str(), "--output-format", "stream-json"];
+        let id = session.clone().unwrap_or_default();
+        if session.is_some() {
+            args.extend(["--session", id.as_str()]);
+        }
+        let out = sandbox.run(Api::OpenRouter, &mock, &args).await;
+        assert!(out.status.success(), "prompt {i}: {}", text(&out.stderr));
+        let lines = json_lines(&out);
+        let this = lines.last().unwrap()["session_id"].as_str().unwrap().to_string();
+        assert_eq!(session.get_or_insert(this.clone()), &this, "prompt {i} continues the one session");
+        let turn = per_request(&lines);
+        assert_eq!(turn.len(), replies_to_prompt(i).len(), "prompt {i}: its tool loop and answer");
+        // What the endpoint wrote to its cache is read from its usage too.
+        written += lines
+            .iter()
+            .filter(|l| l["type"] == "context")
+            .filter_map(|l| l["usage"]["cache_creation_input_tokens"].as_u64())
+            .sum::<u64>();
+        requests.extend(turn);
+    }
     assert!(mock.problems().is_empty(), "{:#?}", mock.problems());
-    let lines = json_lines(&out);
-    let requests = per_request(&lines);
-    assert_eq!(requests.len(), 20);
-    let steady = share(&requests[2..]);
-    assert!(steady >= 0.95, "steady-state cache share {steady:.3}: {requests:?}");
-    let whole = share(&requests);
-    assert!(whole >= 0.85, "whole-session cache share {whole:.3}");
-    eprintln!("cache share through the router: steady state {steady:.3}, whole session {whole:.3}");
-    // What the endpoint wrote to its cache is read from its usage too.
-    let written: u64 = lines
-        .iter()
-        .filter(|l| l["type"] == "context")
-        .filter_map(|l| l["usage"]["cache_creation_input_tokens"].as_u64())
-        .sum();
+    assert_eq!(mock.requests().len(), requests.len(), "every request the endpoint saw is counted");
     assert!(written > 0, "cache writes are reported");
+    // Nothing between two requests — a new run, a new prompt, a tool loop — moves the prefix:
+    // each reads the whole of the request before it.
+    for (n, pair) in requests.windows(2).enumerate() {
+        let ((previous, _), (_, read)) = (pair[0], pair[1]);
+        assert!(read >= previous, "request {} read {read} of the {previous} sent before: {requests:?}", n + 2);
+    }
+    let whole = share(&requests);
+    eprintln!("cache share through the router, {} requests of 20 prompts: {whole:.4}", requests.len());
+    assert!(whole >= 0.95, "whole-session cache share {whole:.3}: {requests:?}");
     for req in mock.requests() {
         let markers = req.cache_markers();
         assert!((1..=4).contains(&markers), "{markers} breakpoints");
         // Breakpoints sit in content parts, never on a message itself.
-        for m in req.messages() {
-            assert!(m.get("cache_control").is_none(), "{m}");
-        }
+        let in_parts = req
+            .messages()
+            .iter()
+            .filter_map(|m| m["content"].as_array())
+            .flatten()
+            .filter(|part| part.get("cache_control").is_some())
+            .count();
+        assert_eq!(in_parts, markers, "every breakpoint in a content part: {}", req.body);
     }
 }
 
