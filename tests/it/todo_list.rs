@@ -26,50 +26,85 @@ fn last_block(req: &RecordedRequest) -> (String, bool) {
     (last, only_tail_after)
 }
 
+/// What the model does with the session's prompt `i`: every third prompt (the first included) it
+/// updates the list, reads the module asked about and answers; the others read and answer.
+fn replies_to_prompt(i: usize) -> Vec<Turn> {
+    let read = Turn::tool("file_read", json!({"path": format!("src/m{i}.rs")}));
+    let answer = Turn::text(format!("src/m{i}.rs defines item_{i}_0 to item_{i}_39."));
+    if i.is_multiple_of(3) {
+        let list =
+            todo(&[("1", &format!("read the modules ({i} of 20)"), "in_progress"), ("2", "summarise them", "pending")]);
+        vec![list, read, answer]
+    } else {
+        vec![read, answer]
+    }
+}
+
+/// A 20-turn session: 20 prompts to one session, each a run of the binary of its own
+/// (`--session` from the second on), against one mock whose simulated Anthropic cache lives
+/// across the runs. Every request of the session counts, the first included.
 #[tokio::test]
 async fn the_list_rides_after_the_last_breakpoint_and_keeps_the_cache_share_at_95_percent() {
     let sandbox = Sandbox::new();
-    let mut script = Script::new()
-        .simulate_cache()
-        .turn(todo(&[("1", "read the modules", "in_progress"), ("2", "summarise them", "pending")]));
-    // Nineteen more requests: reads, with the list updated every fourth.
-    for i in 0..18 {
-        let body: String = (0..12).map(|l| format!("fn item_{i}_{l}() -> u32 {{ {l} }}\n")).collect();
+    let mut script = Script::new().simulate_cache();
+    for i in 0..20 {
+        let body: String = (0..40).map(|l| format!("pub fn item_{i}_{l}() -> u32 {{ {l} }}\n")).collect();
         sandbox.write(&format!("src/m{i}.rs"), &body);
-        script = if i % 4 == 3 {
-            script.turn(todo(&[
-                ("1", &format!("read the modules ({} of 18)", i + 1), "in_progress"),
-                ("2", "summarise them", "pending"),
-            ]))
-        } else {
-            script.turn(Turn::tool("file_read", json!({"path": format!("src/m{i}.rs")})))
-        };
+        for turn in replies_to_prompt(i) {
+            script = script.turn(turn);
+        }
     }
-    let mock = MockLlm::start(script.turn(Turn::text("Read them all."))).await;
-    let out = sandbox.run(Api::Anthropic, &mock, &["-p", "read every module", "--output-format", "stream-json"]).await;
-    assert!(out.status.success(), "{}", text(&out.stderr));
+    let mock = MockLlm::start(script).await;
+    let mut session: Option<String> = None;
+    let mut requests: Vec<(u64, u64)> = Vec::new();
+    let mut updates = 0;
+    for i in 0..20 {
+        let prompt = format!("what is in src/m{i}.rs?");
+        let mut args = vec!["-p", prompt.as_str(), "--output-format", "stream-json"];
+        let id = session.clone().unwrap_or_default();
+        if session.is_some() {
+            args.extend(["--session", id.as_str()]);
+        }
+        let out = sandbox.run(Api::Anthropic, &mock, &args).await;
+        assert!(out.status.success(), "prompt {i}: {}", text(&out.stderr));
+        let lines = json_lines(&out);
+        let this = lines.last().unwrap()["session_id"].as_str().unwrap().to_string();
+        assert_eq!(session.get_or_insert(this.clone()), &this, "prompt {i} continues the one session");
+        let turn = per_request(&lines);
+        assert_eq!(turn.len(), replies_to_prompt(i).len(), "prompt {i}: its tool loop and answer");
+        requests.extend(turn);
+        // stream-json: the list the run starts with, then a line per update.
+        let todo_events: Vec<&Value> = lines.iter().filter(|l| l["type"] == "todo").collect();
+        let updated = usize::from(i.is_multiple_of(3));
+        assert_eq!(todo_events.len(), 1 + updated, "prompt {i}: {todo_events:#?}");
+        if i == 0 {
+            assert_eq!(todo_events[0]["items"], json!([]), "no list before the model makes one");
+        } else {
+            let shown = todo_events[0]["items"][0]["text"].as_str().unwrap_or_default();
+            assert_eq!(
+                shown,
+                format!("read the modules ({} of 20)", (i - 1) / 3 * 3),
+                "prompt {i} starts with the stored list"
+            );
+        }
+        updates += updated;
+    }
+    assert_eq!(updates, 7);
     assert!(mock.problems().is_empty(), "{:#?}", mock.problems());
-    let requests = mock.requests();
-    assert_eq!(requests.len(), 20);
-    assert!(!requests[0].body.to_string().contains(NOTE), "no list before the model makes one");
-    for (i, req) in requests.iter().enumerate().skip(1) {
+    let recorded = mock.requests();
+    assert_eq!(recorded.len(), requests.len(), "every request the mock saw is counted");
+    assert!(!recorded[0].body.to_string().contains(NOTE), "no list before the model makes one");
+    for (i, req) in recorded.iter().enumerate().skip(1) {
         let (last, only_tail_after) = last_block(req);
         assert!(last.starts_with(NOTE), "request {}: the list is the last block: {last}", i + 1);
         assert!(only_tail_after, "request {}: nothing but the list after the last breakpoint", i + 1);
         assert!(req.cache_markers() <= 4);
     }
-    let (last, _) = last_block(&requests[19]);
-    assert!(last.contains("read the modules (16 of 18)") && last.contains("summarise them"), "{last}");
-    let lines = json_lines(&out);
-    let todo_events: Vec<&Value> = lines.iter().filter(|l| l["type"] == "todo").collect();
-    assert_eq!(todo_events.len(), 6, "the list the session starts with, then a line per update: {todo_events:#?}");
-    assert_eq!(todo_events[0]["items"], json!([]));
-    assert_eq!(todo_events[1]["items"][0]["status"], "in_progress");
-    assert_eq!(todo_events[5]["counts"], json!({"pending": 1, "in_progress": 1, "done": 0}));
-    let per = per_request(&lines);
-    let steady = share(&per[2..]);
-    eprintln!("steady-state cache share with list updates: {steady:.4}");
-    assert!(steady >= 0.95, "steady-state cache share {steady:.3} with list updates: {per:?}");
+    let (last, _) = last_block(recorded.last().unwrap());
+    assert!(last.contains("read the modules (18 of 20)") && last.contains("summarise them"), "{last}");
+    let whole = share(&requests);
+    eprintln!("cache share with list updates, {} requests of 20 prompts: {whole:.4}", requests.len());
+    assert!(whole >= 0.95, "whole-session cache share {whole:.3} with list updates: {requests:?}");
 }
 
 fn is_summary(req: &RecordedRequest) -> bool {
