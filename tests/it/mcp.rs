@@ -10,7 +10,7 @@ use serde_json::{Value, json};
 use crate::support::cache_check::{per_request, share};
 use crate::support::cairn::{Api, Sandbox, json_lines, text, tool_names, tool_results};
 use crate::support::mcp_server::{self, HttpServers, stdio_config};
-use crate::support::mock_llm::{MockCall, MockLlm, Script, Turn};
+use crate::support::mock_llm::{MockLlm, Script, Turn};
 use crate::support::pty::Screen;
 
 /// Not a test: the stdio MCP server the other tests start (the binary re-run on this one).
@@ -130,29 +130,87 @@ async fn a_server_that_dies_mid_session_is_reported_and_the_session_goes_on() {
     assert_eq!((last["type"].as_str(), last["result"].as_str()), (Some("result"), Some("still here")), "{last}");
 }
 
+/// What the model does with prompt `i` of the MCP session: every fourth prompt searches for a
+/// tool, calls what it found and answers; the prompts after those call a tool by name and answer;
+/// the rest are plain answers.
+fn mcp_replies_to_prompt(i: usize) -> Vec<Turn> {
+    let answer = Turn::text(format!("answer {i}"));
+    match i % 4 {
+        0 => vec![
+            Turn::tool("tool_search", json!({"query": format!("filler_{:02} records", i % 17)})),
+            Turn::tool(
+                "tool_call",
+                json!({"name": format!("mcp__s{}__filler_{:02}", i % 10, i % 17), "arguments": {"field_0": "x"}}),
+            ),
+            answer,
+        ],
+        1 => vec![
+            Turn::tool(
+                "tool_call",
+                json!({"name": format!("mcp__s{}__echo", i % 10), "arguments": {"text": format!("turn {i}")}}),
+            ),
+            answer,
+        ],
+        _ => vec![answer],
+    }
+}
+
+/// Ten servers of twenty tools (nine over HTTP, one a child process over stdio) behind
+/// `tool_search`, over a 20-turn session: 20 prompts to one session, each a run of the binary
+/// of its own (`--session` from the second on), against one mock whose simulated Anthropic cache
+/// lives across the runs. Every request counts, the first — which writes the whole prefix —
+/// included; each reads the whole request before it.
 #[tokio::test]
 async fn ten_servers_of_twenty_tools_go_behind_tool_search_and_the_cache_holds() {
-    let names: Vec<String> = (0..10).map(|i| format!("s{i}")).collect();
+    let names: Vec<String> = (0..9).map(|i| format!("s{i}")).collect();
     let specs: Vec<(&str, usize)> = names.iter().map(|n| (n.as_str(), 17)).collect();
     let servers = HttpServers::start(&specs).await;
-    let config: String = names.iter().map(|n| servers.config(n)).collect();
+    let mut config: String = names.iter().map(|n| servers.config(n)).collect();
+    config.push_str(&stdio_config("s9", 17));
     let sandbox = Sandbox::with_config(&config);
-    let mut script = Script::new()
-        .simulate_cache()
-        .turn(Turn::tool("tool_search", json!({"query": "filler tool number 7 records"})))
-        .turn(Turn::tool("tool_call", json!({"name": "mcp__s3__filler_07", "arguments": {"field_0": "x"}})));
-    for i in 0..17 {
-        script = script.turn(Turn::tools(vec![MockCall::new(
-            "tool_call",
-            json!({"name": format!("mcp__s{}__echo", i % 10), "arguments": {"text": format!("turn {i}")}}),
-        )]));
+    let mut script = Script::new().simulate_cache();
+    for i in 0..20 {
+        for turn in mcp_replies_to_prompt(i) {
+            script = script.turn(turn);
+        }
     }
-    let mock = MockLlm::start(script.turn(Turn::text("found and called"))).await;
-    let out =
-        sandbox.run(Api::Anthropic, &mock, &["-p", "find a tool", "--yes", "--output-format", "stream-json"]).await;
-    assert!(out.status.success(), "{}", text(&out.stderr));
+    let mock = MockLlm::start(script).await;
+    let mut session: Option<String> = None;
+    let mut usage: Vec<(u64, u64)> = Vec::new();
+    for i in 0..20 {
+        let prompt = format!("prompt {i}: find a tool");
+        let mut args = vec!["-p", prompt.as_str(), "--yes", "--output-format", "stream-json"];
+        let id = session.clone().unwrap_or_default();
+        if session.is_some() {
+            args.extend(["--session", id.as_str()]);
+        }
+        let before = mock.requests().len();
+        let out = sandbox.run(Api::Anthropic, &mock, &args).await;
+        assert!(out.status.success(), "prompt {i}: {}", text(&out.stderr));
+        let lines = json_lines(&out);
+        let this = lines.last().unwrap()["session_id"].as_str().unwrap().to_string();
+        assert_eq!(session.get_or_insert(this.clone()), &this, "prompt {i} continues the one session");
+        let turn = per_request(&lines);
+        assert_eq!(turn.len(), mcp_replies_to_prompt(i).len(), "prompt {i}: its tool loop and answer");
+        let requests = mock.requests();
+        if i % 4 == 0 {
+            let found = tool_results(&requests[before + 1]).last().unwrap().1.clone();
+            let want = format!("filler_{:02}", i % 17);
+            assert!(found.contains(&want), "prompt {i}: {found}");
+            assert!(found.contains("field_0"), "the schema comes with the match: {found}");
+            let called = tool_results(&requests[before + 2]);
+            assert!(called.last().unwrap().1.contains(&format!("{want} ran with")), "prompt {i}: {called:?}");
+        }
+        if i % 4 == 1 {
+            // By name, with no search in this run: s9 is the stdio server.
+            let echoed = tool_results(&requests[before + 1]).last().unwrap().1.clone();
+            assert_eq!(echoed, format!("echo: turn {i}"), "prompt {i}");
+        }
+        usage.extend(turn);
+    }
+    assert!(mock.problems().is_empty(), "{:#?}", mock.problems());
     let requests = mock.requests();
-    assert_eq!(requests.len(), 20);
+    assert_eq!(requests.len(), usage.len(), "every request the mock saw is counted");
     let first = tool_names(&requests[0]);
     assert!(first.contains(&"tool_search".to_string()) && first.contains(&"tool_call".to_string()), "{first:?}");
     assert!(!first.iter().any(|n| n.starts_with("mcp__")), "200 schemas listed: {first:?}");
@@ -167,23 +225,28 @@ async fn ten_servers_of_twenty_tools_go_behind_tool_search_and_the_cache_holds()
     // What the MCP servers add stays far within the default budget (4000 tokens at about 4
     // bytes each); the 200 schemas listed would be ~17x the budget.
     assert!(mcp_bytes < 4 * 4_000 / 4, "tool_search and tool_call take {mcp_bytes} bytes");
-    let found = &tool_results(&requests[1])[0].1;
-    assert!(found.contains("mcp__s7__filler_07") || found.contains("filler_07"), "{found}");
-    assert!(found.contains("field_0"), "the schema comes with the match: {found}");
-    assert!(tool_results(&requests[2])[1].1.contains("filler_07 ran with"), "{:?}", tool_results(&requests[2]));
-    for pair in requests.windows(2) {
-        assert_eq!(pair[0].body["tools"], pair[1].body["tools"], "the tool section changed between requests");
+    // Nothing between two requests — a new run whose servers start in the background, a new
+    // prompt, a search, a call — moves the prefix: the tool section and system prompt stay
+    // byte-identical and each request reads the whole of the one before.
+    for (n, pair) in requests.windows(2).enumerate() {
+        assert_eq!(pair[0].body["tools"], pair[1].body["tools"], "the tool section changed at request {}", n + 2);
+        assert_eq!(pair[0].body["system"], pair[1].body["system"], "the system prompt changed at request {}", n + 2);
     }
-    let steady = share(&per_request(&json_lines(&out))[2..]);
+    for (n, pair) in usage.windows(2).enumerate() {
+        let ((previous, _), (_, read)) = (pair[0], pair[1]);
+        assert!(read >= previous, "request {} read {read} of the {previous} sent before: {usage:?}", n + 2);
+    }
+    let whole = share(&usage);
     let panel = sandbox.run(Api::Anthropic, &mock, &["-p", "/mcp"]).await;
     let panel: Value = serde_json::from_str(&text(&panel.stdout)).unwrap();
     assert_eq!(panel["offered_as"], "tool_search", "{panel:#}");
     let listed = panel["tokens"].as_u64().unwrap();
     assert!(listed > panel["budget_tokens"].as_u64().unwrap(), "{panel:#}");
     eprintln!(
-        "tool section {tools_bytes} bytes, {mcp_bytes} of them for MCP (200 MCP schemas listed would be ~{listed} tokens); cache read share over requests 3-20: {steady:.4}"
+        "tool section {tools_bytes} bytes, {mcp_bytes} of them for MCP (200 MCP schemas listed would be ~{listed} tokens); cache read share over the whole 20-prompt session, {} requests: {whole:.4}",
+        usage.len()
     );
-    assert!(steady >= 0.95, "cache read share {steady:.3}");
+    assert!(whole >= 0.95, "whole-session cache share {whole:.3}: {usage:?}");
 }
 
 #[tokio::test]
