@@ -6,6 +6,7 @@ use std::collections::VecDeque;
 use std::time::{Duration, Instant};
 
 mod agent_events;
+mod answers;
 #[cfg(test)]
 pub(crate) mod fixture;
 mod history;
