@@ -87,7 +87,7 @@ impl App {
                 {
                     view.text = Some(
                         result
-                            .map(|report| crate::agent::usage_lines(&report, super::input::USAGE_DAYS).join("\n"))
+                            .map(|report| crate::agent::usage_lines(&report, super::submit::USAGE_DAYS).join("\n"))
                             .map_err(|e| e.to_string()),
                     );
                 }

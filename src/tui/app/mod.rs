@@ -13,6 +13,7 @@ mod history;
 mod input;
 mod search_input;
 mod subagents;
+mod submit;
 
 use tokio::sync::mpsc::UnboundedSender;
 
