@@ -84,10 +84,10 @@ enum Runnable {
 
 impl Worker {
     fn find_runnable(&self, name: &str, args: &str) -> Option<Result<Runnable, String>> {
-        if let Some(command) = self.ext.commands.iter().find(|c| c.name == name) {
+        if let Some(command) = self.reach.ext.commands.iter().find(|c| c.name == name) {
             return Some(Ok(Runnable::Command(command.clone())));
         }
-        let skill = self.ext.skills.iter().find(|s| s.user_invocable && s.name == name)?;
+        let skill = self.reach.ext.skills.iter().find(|s| s.user_invocable && s.name == name)?;
         Some(skills::load(skill, args).map(Runnable::Skill))
     }
 

@@ -98,7 +98,7 @@ impl Worker {
             for call in &calls[i..end] {
                 gated.push(self.gate(call, &registry, &ctx, cancel, stats).await);
             }
-            let capture = self.checkpoints.capture();
+            let capture = self.reach.checkpoints.capture();
             let ran = join_all(gated.into_iter().map(|g| execute(g, &ctx, Some(&capture)))).await;
             let mut outcomes = Vec::with_capacity(ran.len());
             for (mut outcome, rerun) in ran {
@@ -131,7 +131,7 @@ impl Worker {
             memory: Some(std::sync::Arc::new(self.memory_access())),
             // Set per call, for `task` calls only (see `delegation_context`).
             subagents: None,
-            todo: Some(std::sync::Arc::new(self.todo.clone())),
+            todo: Some(std::sync::Arc::new(self.books.todo.clone())),
         }
     }
 

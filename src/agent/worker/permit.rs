@@ -143,7 +143,9 @@ impl Worker {
             // Saved full outputs are cairn's own files, and truncation notices send the model
             // to them: reading them is as free as reading the project. So are skills' files.
             for path in &mut prepared.paths {
-                if path.absolute.starts_with(self.place.truncations_dir()) || self.ext.is_skill_file(&path.absolute) {
+                if path.absolute.starts_with(self.place.truncations_dir())
+                    || self.reach.ext.is_skill_file(&path.absolute)
+                {
                     path.inside_project = true;
                 }
             }

@@ -13,6 +13,7 @@ use tokio::sync::{Semaphore, mpsc};
 use tokio_util::sync::CancellationToken;
 
 use super::Worker;
+use super::parts::{Books, Limits, Reach};
 use crate::agent::auxiliary::UsageTally;
 use crate::agent::background::Background;
 use crate::agent::cache_watch::CacheWatch;
@@ -62,16 +63,16 @@ impl Delegation {
 impl Worker {
     /// The role and parent brief of a subagent's system prompt.
     pub(super) fn subagent_role(&self) -> Option<&str> {
-        self.delegation.role.as_ref().map(|(_, text)| text.as_str())
+        self.reach.delegation.role.as_ref().map(|(_, text)| text.as_str())
     }
 
     /// The protected context's line about who is working.
     pub(super) fn agent_line(&self) -> String {
-        match &self.delegation.role {
-            None => format!("main agent (depth {})", self.delegation.depth),
+        match &self.reach.delegation.role {
+            None => format!("main agent (depth {})", self.reach.delegation.depth),
             Some((agent_type, _)) => format!(
                 "subagent `{agent_type}` (depth {}), working on one job for a parent agent; your last message is your report",
-                self.delegation.depth
+                self.reach.delegation.depth
             ),
         }
     }
@@ -83,27 +84,27 @@ impl Worker {
             return None;
         }
         let config = self.place.config();
-        if self.delegation.depth >= config.subagents.max_depth {
+        if self.reach.delegation.depth >= config.subagents.max_depth {
             return Some(ToolContext { subagents: None, ..ctx.clone() });
         }
         let launcher = Launcher {
             call_id: call.id.clone(),
             place: self.place.clone(),
             model: self.model.clone(),
-            models: self.models.clone(),
-            pricing: self.spend.pricing().clone(),
+            models: self.limits.models.clone(),
+            pricing: self.books.spend.pricing().clone(),
             tools: self.tools.clone(),
-            ext: self.ext.for_subagent(),
+            ext: self.reach.ext.for_subagent(),
             link: self.link.clone(),
             redactor: self.session.redactor().clone(),
             parent_session: self.session.id().to_string(),
             brief: self.parent_brief(),
-            depth: self.delegation.depth + 1,
-            types: self.delegation.types.clone(),
-            slots: self.delegation.slots.clone(),
+            depth: self.reach.delegation.depth + 1,
+            types: self.reach.delegation.types.clone(),
+            slots: self.reach.delegation.slots.clone(),
             tally: self.background.tally(),
             cancel: ctx.cancel.clone(),
-            checkpoints: self.checkpoints.for_subagent(),
+            checkpoints: self.reach.checkpoints.for_subagent(),
         };
         Some(ToolContext { subagents: Some(Arc::new(launcher)), ..ctx.clone() })
     }
@@ -124,7 +125,7 @@ impl Worker {
         let quoted: String =
             clip(request.trim(), BRIEF_REQUEST_CHARS).lines().map(|l| format!("> {l}\n")).collect::<String>();
         let mut brief = format!("The user's request the parent is working on:\n\n{quoted}\n");
-        let todo = self.todo.get();
+        let todo = self.books.todo.get();
         if !todo.is_empty() {
             brief.push_str(&format!("The parent's task list:\n\n{}\n", todo.render()));
         }
@@ -261,26 +262,30 @@ impl Launcher {
         let brief = format!("The job the parent handed you, in a few words: {}\n\n{}", request.description, self.brief);
         let role = crate::prompt::subagent_section(agent, &brief, config.subagents.report_max_chars);
         let todo = TaskList::load(store, session.id(), self.redactor.clone(), events);
+        // Built in the order the fields were always built.
+        let cache = CacheWatch::new(config.cache.ttl);
+        let checkpoints = self.checkpoints.for_subagent();
+        let spend = Spend::new(self.pricing.clone());
+        let models = self.models.clone();
+        let tools = self.tools.for_subagent(only, self.tools.gate().for_subagent(label));
+        let ext = self.ext.for_subagent();
+        let delegation = Delegation {
+            depth: self.depth,
+            types: self.types.clone(),
+            slots: self.slots.clone(),
+            role: Some((agent.name.clone(), role)),
+        };
         Ok(Worker {
-            cache: CacheWatch::new(config.cache.ttl),
+            cache,
             place: self.place.clone(),
             session,
-            checkpoints: self.checkpoints.for_subagent(),
             model,
-            spend: Spend::new(self.pricing.clone()),
-            models: self.models.clone(),
             background: Background::default(),
-            tools: self.tools.for_subagent(only, self.tools.gate().for_subagent(label)),
-            ext: self.ext.for_subagent(),
+            tools,
             link,
-            max_turns: Some(config.subagents.max_turns),
-            delegation: Delegation {
-                depth: self.depth,
-                types: self.types.clone(),
-                slots: self.slots.clone(),
-                role: Some((agent.name.clone(), role)),
-            },
-            todo,
+            reach: Reach { checkpoints, ext, delegation },
+            books: Books { spend, todo },
+            limits: Limits { models, max_turns: Some(config.subagents.max_turns) },
         })
     }
 }

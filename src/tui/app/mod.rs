@@ -6,12 +6,14 @@ use std::collections::VecDeque;
 use std::time::{Duration, Instant};
 
 mod agent_events;
+mod answers;
 #[cfg(test)]
 pub(crate) mod fixture;
 mod history;
 mod input;
 mod search_input;
 mod subagents;
+mod submit;
 
 use tokio::sync::mpsc::UnboundedSender;
 

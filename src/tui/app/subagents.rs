@@ -101,3 +101,7 @@ impl App {
         self.todo_panel && !self.todo.is_empty()
     }
 }
+
+#[cfg(test)]
+#[path = "subagents_tests.rs"]
+mod tests;
