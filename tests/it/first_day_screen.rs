@@ -89,6 +89,9 @@ async fn an_approval_at_80_by_24_keeps_its_call_in_sight_and_rings_the_bell() {
     tokio::task::block_in_place(|| {
         ready(&screen);
         screen.resize(80, 24);
+        // Type once cairn has repainted at the new size (its status line on the last row), as a
+        // person would: keys sent while the resize is still being handled were lost under load.
+        screen.wait("the status line at 80×24", |s| s.lines().nth(23).is_some_and(|l| l.contains("/200k")));
         for i in 0..6 {
             screen.type_text(&format!("question {i}"));
             screen.send("\r");
