@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
-use crate::support::cache_check::{per_request, share};
+use crate::support::cache_check::{per_request, prompt_in_session, share};
 use crate::support::cairn::{Api, Sandbox, json_lines, text, tool_names, tool_results};
 use crate::support::mcp_server::{self, HttpServers, stdio_config};
 use crate::support::mock_llm::{MockLlm, Script, Turn};
@@ -179,17 +179,8 @@ async fn ten_servers_of_twenty_tools_go_behind_tool_search_and_the_cache_holds()
     let mut usage: Vec<(u64, u64)> = Vec::new();
     for i in 0..20 {
         let prompt = format!("prompt {i}: find a tool");
-        let mut args = vec!["-p", prompt.as_str(), "--yes", "--output-format", "stream-json"];
-        let id = session.clone().unwrap_or_default();
-        if session.is_some() {
-            args.extend(["--session", id.as_str()]);
-        }
         let before = mock.requests().len();
-        let out = sandbox.run(Api::Anthropic, &mock, &args).await;
-        assert!(out.status.success(), "prompt {i}: {}", text(&out.stderr));
-        let lines = json_lines(&out);
-        let this = lines.last().unwrap()["session_id"].as_str().unwrap().to_string();
-        assert_eq!(session.get_or_insert(this.clone()), &this, "prompt {i} continues the one session");
+        let lines = prompt_in_session(&sandbox, Api::Anthropic, &mock, &mut session, &prompt, &["--yes"]).await;
         let turn = per_request(&lines);
         assert_eq!(turn.len(), mcp_replies_to_prompt(i).len(), "prompt {i}: its tool loop and answer");
         let requests = mock.requests();

@@ -4,8 +4,8 @@
 
 use serde_json::json;
 
-use crate::support::cache_check::{per_request, share};
-use crate::support::cairn::{Api, Sandbox, json_lines, text};
+use crate::support::cache_check::{per_request, prompt_in_session, share};
+use crate::support::cairn::{Api, Sandbox, text};
 use crate::support::mock_llm::{MockCall, MockLlm, Script, Turn};
 
 /// What the model does with the session's prompt `i`: read the module asked about and answer;
@@ -51,16 +51,7 @@ async fn a_twenty_turn_session_reads_at_least_95_percent_from_cache_through_a_ro
     let mut written = 0;
     for i in 0..20 {
         let prompt = format!("what is in src/m{i}.rs?");
-        let mut args = vec!["-p", prompt.as_str(), "--output-format", "stream-json"];
-        let id = session.clone().unwrap_or_default();
-        if session.is_some() {
-            args.extend(["--session", id.as_str()]);
-        }
-        let out = sandbox.run(Api::OpenRouter, &mock, &args).await;
-        assert!(out.status.success(), "prompt {i}: {}", text(&out.stderr));
-        let lines = json_lines(&out);
-        let this = lines.last().unwrap()["session_id"].as_str().unwrap().to_string();
-        assert_eq!(session.get_or_insert(this.clone()), &this, "prompt {i} continues the one session");
+        let lines = prompt_in_session(&sandbox, Api::OpenRouter, &mock, &mut session, &prompt, &[]).await;
         let turn = per_request(&lines);
         assert_eq!(turn.len(), replies_to_prompt(i).len(), "prompt {i}: its tool loop and answer");
         // What the endpoint wrote to its cache is read from its usage too.

@@ -4,8 +4,8 @@
 
 use serde_json::{Value, json};
 
-use crate::support::cache_check::{per_request, share};
-use crate::support::cairn::{Api, Sandbox, json_lines, text};
+use crate::support::cache_check::{per_request, prompt_in_session, share};
+use crate::support::cairn::{Api, Sandbox, text};
 use crate::support::mock_llm::{MockLlm, RecordedRequest, Reply, Script, Turn};
 
 const NOTE: &str = "[cairn] Your task list";
@@ -60,16 +60,7 @@ async fn the_list_rides_after_the_last_breakpoint_and_keeps_the_cache_share_at_9
     let mut updates = 0;
     for i in 0..20 {
         let prompt = format!("what is in src/m{i}.rs?");
-        let mut args = vec!["-p", prompt.as_str(), "--output-format", "stream-json"];
-        let id = session.clone().unwrap_or_default();
-        if session.is_some() {
-            args.extend(["--session", id.as_str()]);
-        }
-        let out = sandbox.run(Api::Anthropic, &mock, &args).await;
-        assert!(out.status.success(), "prompt {i}: {}", text(&out.stderr));
-        let lines = json_lines(&out);
-        let this = lines.last().unwrap()["session_id"].as_str().unwrap().to_string();
-        assert_eq!(session.get_or_insert(this.clone()), &this, "prompt {i} continues the one session");
+        let lines = prompt_in_session(&sandbox, Api::Anthropic, &mock, &mut session, &prompt, &[]).await;
         let turn = per_request(&lines);
         assert_eq!(turn.len(), replies_to_prompt(i).len(), "prompt {i}: its tool loop and answer");
         requests.extend(turn);

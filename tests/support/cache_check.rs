@@ -23,3 +23,28 @@ pub fn share(requests: &[(u64, u64)]) -> f64 {
     let read: u64 = requests.iter().map(|r| r.1).sum();
     if total == 0 { 0.0 } else { read as f64 / total as f64 }
 }
+
+/// One prompt of a session that many runs continue: `cairn -p PROMPT --output-format stream-json`
+/// plus `extra`, with `--session ID` once `session` holds the id the first run reported. Checks
+/// the run succeeded and stayed in that session; its stream-json lines.
+pub async fn prompt_in_session(
+    sandbox: &super::cairn::Sandbox,
+    api: super::cairn::Api,
+    mock: &super::mock_llm::MockLlm,
+    session: &mut Option<String>,
+    prompt: &str,
+    extra: &[&str],
+) -> Vec<Value> {
+    let mut args = vec!["-p", prompt, "--output-format", "stream-json"];
+    args.extend_from_slice(extra);
+    let id = session.clone().unwrap_or_default();
+    if session.is_some() {
+        args.extend(["--session", id.as_str()]);
+    }
+    let out = sandbox.run(api, mock, &args).await;
+    assert!(out.status.success(), "{prompt:?}: {}", super::cairn::text(&out.stderr));
+    let lines = super::cairn::json_lines(&out);
+    let this = lines.last().expect("a result line")["session_id"].as_str().expect("a session id").to_string();
+    assert_eq!(session.get_or_insert(this.clone()), &this, "{prompt:?} continues the one session");
+    lines
+}
