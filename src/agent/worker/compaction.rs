@@ -77,10 +77,8 @@ impl Worker {
     pub(super) async fn settle(&mut self, cancel: CancellationToken) -> TurnStats {
         let start = self.session.pipeline().counters();
         let input = self.preflight_input(self.link.mode(), false);
-        if self.await_compaction(&input, &cancel).await.is_some() {
-            let status = self.context_status();
-            self.link.emit(AgentEvent::Context(status));
-        }
+        // Landing shows itself (the compaction's events and the status line).
+        let _ = self.await_compaction(&input, &cancel).await;
         if !cancel.is_cancelled() {
             self.background.finish().await;
         }
