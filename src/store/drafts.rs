@@ -4,35 +4,15 @@
 
 use rusqlite::{OptionalExtension, params};
 
-use super::sessions::{NewSession, SessionInfo};
+use super::sessions::{NewSession, SESSION_COLUMNS, SessionInfo, new_session_id, session_from_row};
 use super::{ProjectId, Store, StoreError, now_rfc3339};
-
-const COLUMNS: &str = "id, project_id, title, provider, model, mode, created_at, updated_at";
-
-fn from_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<SessionInfo> {
-    Ok(SessionInfo {
-        id: r.get(0)?,
-        project: ProjectId(r.get(1)?),
-        title: r.get(2)?,
-        provider: r.get(3)?,
-        model: r.get(4)?,
-        mode: r.get(5)?,
-        created_at: r.get(6)?,
-        updated_at: r.get(7)?,
-    })
-}
-
-/// Twelve hex digits, as every session id.
-fn fresh_id() -> String {
-    format!("{:012x}", fastrand::u64(..) & 0xffff_ffff_ffff)
-}
 
 impl Store {
     /// A new session of `project`, not yet written: [`Store::insert_session`] writes it.
     pub fn draft_session(&self, project: ProjectId, new: NewSession<'_>) -> Result<SessionInfo, StoreError> {
         let conn = self.conn();
         for _ in 0..8 {
-            let id = fresh_id();
+            let id = new_session_id();
             let taken: bool =
                 conn.query_row("SELECT EXISTS(SELECT 1 FROM sessions WHERE id = ?1)", params![id], |r| r.get(0))?;
             if !taken {
@@ -77,12 +57,12 @@ impl Store {
             .conn()
             .query_row(
                 &format!(
-                    "SELECT {COLUMNS} FROM sessions s WHERE project_id = ?1
+                    "SELECT {SESSION_COLUMNS} FROM sessions s WHERE project_id = ?1
                        AND EXISTS (SELECT 1 FROM messages m WHERE m.session_id = s.id)
                      ORDER BY updated_at DESC, rowid DESC LIMIT 1"
                 ),
                 params![project.0],
-                from_row,
+                session_from_row,
             )
             .optional()?)
     }

@@ -47,9 +47,9 @@ pub struct NewSession<'a> {
 /// The shortest id prefix that names a session: shorter ones match too many by chance.
 const MIN_PREFIX: usize = 4;
 
-const SESSION_COLUMNS: &str = "id, project_id, title, provider, model, mode, created_at, updated_at";
+pub(super) const SESSION_COLUMNS: &str = "id, project_id, title, provider, model, mode, created_at, updated_at";
 
-fn session_from_row(r: &Row<'_>) -> rusqlite::Result<SessionInfo> {
+pub(super) fn session_from_row(r: &Row<'_>) -> rusqlite::Result<SessionInfo> {
     Ok(SessionInfo {
         id: r.get(0)?,
         project: ProjectId(r.get(1)?),
@@ -64,7 +64,7 @@ fn session_from_row(r: &Row<'_>) -> rusqlite::Result<SessionInfo> {
 
 /// Twelve hex digits: short enough to type, random enough never to collide in practice (and
 /// the primary key catches it if it ever does).
-fn new_session_id() -> String {
+pub(super) fn new_session_id() -> String {
     format!("{:012x}", fastrand::u64(..) & 0xffff_ffff_ffff)
 }
 
