@@ -37,6 +37,9 @@ pub(super) struct SessionState {
     stored: bool,
     /// When each loaded message was stored, for the transcript's recap; taken once.
     loaded_times: Vec<String>,
+    /// The loaded messages whole, for the front ends to render; taken once (the pipeline
+    /// releases the bodies of what a summary stands for).
+    loaded_history: Vec<Arc<Message>>,
 }
 
 impl SessionState {
@@ -67,7 +70,9 @@ impl SessionState {
             }),
             None => ContextState::default(),
         };
-        let pipeline = Pipeline::restore(config.clone(), state, stored.into_iter().map(|m| (m.seq, m.message)));
+        let messages: Vec<(i64, Arc<Message>)> = stored.into_iter().map(|m| (m.seq, Arc::new(m.message))).collect();
+        let loaded_history = messages.iter().map(|(_, m)| m.clone()).collect();
+        let pipeline = Pipeline::restore(config.clone(), state, messages);
         Ok(SessionState {
             store,
             info,
@@ -80,6 +85,7 @@ impl SessionState {
             failure: None,
             lock,
             loaded_times,
+            loaded_history,
         })
     }
 
@@ -146,9 +152,10 @@ impl SessionState {
         &self.redactor
     }
 
-    /// Every stored message of the session, for front ends to render.
-    pub(super) fn history(&self) -> Vec<Arc<Message>> {
-        self.pipeline.ledger().entries().iter().map(|e| e.message.clone()).collect()
+    /// Every message of the session as loaded, for front ends to render; taken once, when
+    /// the session is announced.
+    pub(super) fn take_history(&mut self) -> Vec<Arc<Message>> {
+        std::mem::take(&mut self.loaded_history)
     }
 
     /// Seqs of the messages the model sees verbatim.

@@ -62,7 +62,11 @@ fn event() -> impl Strategy<Value = Event> {
 }
 
 struct Harness {
+    /// The pipeline as the agent runs it: the messages a saved summary stands for are
+    /// released after each compaction and after a load.
     p: Pipeline,
+    /// The same history without releasing anything: every view must be the same.
+    shadow: Pipeline,
     stored: Vec<(i64, Message)>,
     window: u64,
     now: i64,
@@ -75,6 +79,7 @@ impl Harness {
     fn push(&mut self, m: Message) {
         let seq = self.stored.len() as i64 + 1;
         self.stored.push((seq, m.clone()));
+        self.shadow.append(seq, m.clone());
         self.p.append(seq, m);
     }
 
@@ -92,12 +97,20 @@ impl Harness {
     fn compact(&mut self, manual: bool, succeeds: bool) {
         let input = self.input();
         let Some(plan) = self.p.plan_compaction(&input.budget, manual) else { return };
+        let shadow_plan = self.shadow.plan_compaction(&input.budget, manual);
+        assert_eq!(shadow_plan.as_ref().map(|p| p.through_seq), Some(plan.through_seq), "the same plan");
         if succeeds {
             let before = self.p.estimate(input.overhead, self.window);
             let summary = "## Goal\nsummary\n".repeat((plan.summarised_tokens / 200).clamp(1, 60) as usize);
+            if let Some(shadow_plan) = shadow_plan {
+                let shadow_before = self.shadow.estimate(input.overhead, self.window);
+                self.shadow.apply_compaction(&shadow_plan, summary.clone(), &input, shadow_before);
+            }
             self.p.apply_compaction(&plan, summary, &input, before);
+            self.p.release_summarised();
         } else {
             self.p.record_compaction_failure(self.now);
+            self.shadow.record_compaction_failure(self.now);
         }
     }
 
@@ -108,12 +121,16 @@ impl Harness {
         let input = self.input();
         let below_warning = self.p.estimate(input.overhead, self.window) < input.budget.warning;
         let pre = self.p.preflight(&self.input());
+        let shadow_pre = self.shadow.preflight(&self.input());
+        prop_assert_eq!(&pre.compaction, &shadow_pre.compaction);
         if matches!(pre.compaction, Some(Urgency::Now | Urgency::Background)) {
             self.compact(false, compactions_succeed);
             self.p.preflight(&PreflightInput { compaction_allowed: false, ..self.input() });
+            self.shadow.preflight(&PreflightInput { compaction_allowed: false, ..self.input() });
         }
         let view = self.p.view(self.window);
         prop_assert_eq!(check_request(&view), Ok(()));
+        prop_assert!(view == self.shadow.view(self.window), "releasing summarised messages changes no request");
         if below_warning && let Some(previous) = &self.previous {
             prop_assert!(
                 view.len() >= previous.len() && view[..previous.len()] == previous[..],
@@ -132,7 +149,9 @@ impl Harness {
         );
         // The provider counts a little differently from the estimate; calibrate on it.
         let raw = self.p.raw_tokens(input.overhead, self.window);
+        prop_assert_eq!(raw, self.shadow.raw_tokens(input.overhead, self.window));
         self.p.report_usage(raw + raw / 10, raw);
+        self.shadow.report_usage(raw + raw / 10, raw);
         Ok(())
     }
 }
@@ -142,8 +161,16 @@ fn run(window: u64, events: Vec<Event>, compactions_succeed: bool, cost: CostMod
     let budget = ContextBudget::new(window, &config);
     let limits = TruncationLimits::new(&config, &budget);
     let turn_cap = TruncationLimits::turn_cap(&config, &budget);
-    let mut h = Harness { p: Pipeline::new(config.clone()), stored: Vec::new(), window, now: 1_000, previous: None };
+    let mut h = Harness {
+        p: Pipeline::new(config.clone()),
+        shadow: Pipeline::new(config.clone()),
+        stored: Vec::new(),
+        window,
+        now: 1_000,
+        previous: None,
+    };
     h.p.set_cost_model(cost);
+    h.shadow.set_cost_model(cost);
     // User messages the front end would not cut stay under a tenth of the window.
     let user_cap = (window as usize / 10) * 3;
     h.push(Message::user("the goal"));
@@ -188,12 +215,17 @@ fn run(window: u64, events: Vec<Event>, compactions_succeed: bool, cost: CostMod
             Event::Restore => {
                 let state = h.p.state().clone();
                 let before = h.p.view(window);
-                h.p = Pipeline::restore(config.clone(), state, h.stored.clone());
+                h.p = Pipeline::restore(config.clone(), state.clone(), h.stored.clone());
                 h.p.set_cost_model(cost);
-                prop_assert_eq!(h.p.view(window), before, "restore rebuilds the same view");
+                h.shadow = Pipeline::restore(config.clone(), state, h.stored.clone());
+                h.shadow.set_cost_model(cost);
+                prop_assert_eq!(h.p.view(window), before.clone(), "restore rebuilds the same view");
+                h.p.release_summarised();
+                prop_assert_eq!(h.p.view(window), before, "releasing after a load changes nothing");
             }
             Event::ColdLoad => {
                 h.p.apply_all_dedup();
+                h.shadow.apply_all_dedup();
                 h.previous = None;
                 h.request(compactions_succeed)?;
             }

@@ -27,6 +27,9 @@ pub struct Entry {
     /// For a tool result: earlier results of the same call (tool and arguments) with the same
     /// output, oldest first.
     pub identical_to: Vec<usize>,
+    /// The message was dropped for an empty one of its role ([`Ledger::release_through`]): the
+    /// model no longer sees it and the store holds it whole.
+    pub released: bool,
 }
 
 impl Entry {
@@ -130,7 +133,8 @@ impl Ledger {
     }
 
     /// Append a stored message. `seq` must be larger than every earlier one.
-    pub fn push(&mut self, seq: i64, message: Message) -> usize {
+    pub fn push(&mut self, seq: i64, message: impl Into<Arc<Message>>) -> usize {
+        let message: Arc<Message> = message.into();
         let index = self.entries.len();
         debug_assert!(self.entries.last().is_none_or(|e| e.seq < seq), "seqs increase");
         let tokens = estimate_message_tokens(&message, self.chars_per_token);
@@ -160,36 +164,77 @@ impl Ledger {
         }
         self.entries.push(Entry {
             seq,
-            message: Arc::new(message),
+            message,
             tokens,
             facts,
             references: 0,
             decided_on: false,
             identical_to,
+            released: false,
         });
         index
+    }
+
+    /// Drop the messages up to `through_seq` that a summary now stands for, so a session of
+    /// thousands of turns holds only what the model still sees: each becomes an empty message
+    /// of its role, and its entry keeps its facts (call id, effect, size) for the stages that
+    /// walk the whole ledger. User messages stay whole (they are the goal and the corrections
+    /// the pipeline carries). The store keeps every message whole; whoever needs an old one
+    /// reads it from there. Returns the indices released now.
+    pub fn release_through(&mut self, through_seq: i64) -> Vec<usize> {
+        let mut released = Vec::new();
+        for (i, e) in self.entries.iter_mut().enumerate() {
+            if e.seq > through_seq {
+                break;
+            }
+            if e.released || e.message.role == Role::User {
+                continue;
+            }
+            for call in e.message.tool_calls() {
+                self.calls.remove(&call.id);
+            }
+            released.push(i);
+        }
+        // One empty message per role stands for every released one: what is left of an entry
+        // is its facts, role and size.
+        let bare = |role| Arc::new(Message { role, content: Vec::new() });
+        let (assistant, tool) = (bare(Role::Assistant), bare(Role::Tool));
+        for &i in &released {
+            let e = &self.entries[i];
+            let message = e.message.clone();
+            if let (Some(facts), Some(result)) = (e.facts.clone(), message.tool_result()) {
+                self.unindex_result(i, &facts, &result.content);
+            }
+            let e = &mut self.entries[i];
+            e.message = match message.role {
+                Role::Assistant => assistant.clone(),
+                Role::Tool => tool.clone(),
+                Role::User => message,
+            };
+            e.released = true;
+        }
+        released
     }
 
     /// Remember how a later assistant message could refer to this result: by file name, or by
     /// quoting one of its distinctive lines.
     fn index_result(&mut self, index: usize, facts: &ToolFacts, content: &str) {
-        let path = match &facts.effect {
-            Effect::Read { path, .. } | Effect::Write { path } => Some(path.as_str()),
-            Effect::Search { scope, .. } if scope != "." => Some(scope.as_str()),
-            Effect::Search { .. } | Effect::List { .. } | Effect::Command { .. } | Effect::Other => None,
-        };
-        if let Some(path) = path {
-            let name = path.rsplit('/').next().unwrap_or(path);
-            if name.len() >= 3 {
-                self.names.entry(name.to_string()).or_default().push(index);
-            }
+        if let Some(name) = name_of(facts) {
+            self.names.entry(name.to_string()).or_default().push(index);
         }
-        let mut lines: Vec<&str> =
-            content.lines().map(str::trim).filter(|l| l.len() >= MIN_QUOTE_CHARS && l.len() <= 400).collect();
-        lines.sort_by_key(|l| std::cmp::Reverse(l.len()));
-        lines.dedup();
-        for line in lines.into_iter().take(QUOTE_LINES_PER_RESULT) {
-            self.quotes.entry(line_key(line)).or_default().push(index);
+        for key in quote_keys(content) {
+            self.quotes.entry(key).or_default().push(index);
+        }
+    }
+
+    /// Forget a released result in the reference indexes: nothing credits it any more.
+    fn unindex_result(&mut self, index: usize, facts: &ToolFacts, content: &str) {
+        let keys: Vec<u64> = quote_keys(content).collect();
+        for key in keys {
+            forget(&mut self.quotes, &key, index);
+        }
+        if let Some(name) = name_of(facts) {
+            forget(&mut self.names, name, index);
         }
     }
 
@@ -230,6 +275,40 @@ impl Ledger {
     }
 }
 
+/// The file name a result is about, for mentions ("config.rs").
+fn name_of(facts: &ToolFacts) -> Option<&str> {
+    let path = match &facts.effect {
+        Effect::Read { path, .. } | Effect::Write { path } => path.as_str(),
+        Effect::Search { scope, .. } if scope != "." => scope.as_str(),
+        Effect::Search { .. } | Effect::List { .. } | Effect::Command { .. } | Effect::Other => return None,
+    };
+    let name = path.rsplit('/').next().unwrap_or(path);
+    (name.len() >= 3).then_some(name)
+}
+
+/// Keys of a result's most distinctive lines (the longest), which a quote would match.
+fn quote_keys(content: &str) -> impl Iterator<Item = u64> + '_ {
+    let mut lines: Vec<&str> =
+        content.lines().map(str::trim).filter(|l| l.len() >= MIN_QUOTE_CHARS && l.len() <= 400).collect();
+    lines.sort_by_key(|l| std::cmp::Reverse(l.len()));
+    lines.dedup();
+    lines.into_iter().take(QUOTE_LINES_PER_RESULT).map(line_key)
+}
+
+/// Take `index` out of the list under `key`, and the key once its list is empty.
+fn forget<K, Q>(map: &mut HashMap<K, Vec<usize>>, key: &Q, index: usize)
+where
+    K: std::borrow::Borrow<Q> + Eq + Hash,
+    Q: Eq + Hash + ?Sized,
+{
+    if let Some(list) = map.get_mut(key) {
+        list.retain(|&i| i != index);
+        if list.is_empty() {
+            map.remove(key);
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -263,5 +342,32 @@ mod tests {
         assert!(l.entries()[listing].decided_on && !e.decided_on, "decision language credits the results just seen");
         assert_eq!(l.user_indices(), &[0]);
         assert_eq!(l.index_of(5), Some(listing));
+    }
+
+    #[test]
+    fn a_released_message_keeps_its_facts_and_size_but_not_its_body_and_is_no_longer_credited() {
+        let mut l = Ledger::new(3.2);
+        l.push(1, Message::user("read the config"));
+        l.push(2, assistant_calling("a", "file_read", r#"{"path":"src/config.rs"}"#, "reading it"));
+        let quoted = "pub const TIMEOUT_SECONDS: u64 = 30; // tuned by hand";
+        let read = l.push(3, Message::tool(ToolResult::ok("a", "file_read", format!("     1\t{quoted}"))));
+        l.push(4, Message::assistant("done"));
+        l.push(5, Message::user("now the tests"));
+        let tokens: Vec<u64> = l.entries().iter().map(|e| e.tokens).collect();
+
+        assert_eq!(l.release_through(4), vec![1, 2, 3], "everything up to seq 4 but the user's words");
+        assert!(l.release_through(4).is_empty(), "released once");
+        let e = &l.entries()[read];
+        assert!(e.released && e.message.content.is_empty() && e.role() == Role::Tool);
+        assert_eq!(e.facts.as_ref().map(|f| f.call_id.as_str()), Some("a"), "facts stay");
+        assert_eq!(l.entries().iter().map(|e| e.tokens).collect::<Vec<_>>(), tokens, "sizes stay");
+        assert_eq!(l.entries()[0].message.text(), "read the config", "user messages stay whole");
+        assert!(!l.entries()[4].released);
+        assert!(l.call("a").is_none(), "the call's arguments are dropped too");
+
+        // A later message naming the file or quoting the line credits nothing released.
+        l.push(6, Message::assistant(format!("config.rs says `{quoted}`")));
+        assert_eq!(l.entries()[read].references, 0);
+        assert!(l.names.is_empty() && l.quotes.is_empty(), "nothing indexed is left of it");
     }
 }

@@ -146,7 +146,7 @@ impl Pipeline {
     pub fn restore(
         config: ContextConfig,
         state: ContextState,
-        stored: impl IntoIterator<Item = (i64, Message)>,
+        stored: impl IntoIterator<Item = (i64, impl Into<Arc<Message>>)>,
     ) -> Pipeline {
         let mut p = Pipeline::new(config);
         for (seq, message) in stored {
@@ -205,7 +205,8 @@ impl Pipeline {
     }
 
     /// A stored message, in order.
-    pub fn append(&mut self, seq: i64, message: Message) {
+    pub fn append(&mut self, seq: i64, message: impl Into<Arc<Message>>) {
+        let message: Arc<Message> = message.into();
         if message.role == Role::Assistant {
             self.requests += 1;
         }
@@ -330,6 +331,7 @@ impl Pipeline {
         out.extend(self.continuation_for(window).0);
         for (i, e) in self.ledger.entries().iter().enumerate() {
             if self.state.is_visible(e.seq) {
+                debug_assert!(!e.released, "a released message ({}) is in the view", e.seq);
                 out.push(self.sent[i].clone().unwrap_or_else(|| e.message.clone()));
             }
         }
@@ -408,9 +410,28 @@ impl Pipeline {
         estimate_text_tokens(chars, self.config.chars_per_token)
     }
 
+    /// Drop the bodies of the messages the summary stands for (all but the user's): they are
+    /// never sent again, and the store holds them whole. The caller reads what it needs of
+    /// them first (segment cuts). A state put back later ([`Pipeline::replace_state`]) must
+    /// not show them again, so this is for a summary that is saved. Returns how many were
+    /// released now.
+    pub fn release_summarised(&mut self) -> usize {
+        let Some(through) = self.state.summary.as_ref().map(|s| s.through_seq) else { return 0 };
+        let released = self.ledger.release_through(through);
+        for &i in &released {
+            self.sent[i] = None;
+        }
+        released.len()
+    }
+
     /// Recompute how entry `i` is sent from the state.
     pub(super) fn refresh(&mut self, i: usize) {
         let e = &self.ledger.entries()[i];
+        if e.released {
+            // Never shown again: nothing to send.
+            self.sent[i] = None;
+            return;
+        }
         let clipped = self.state.clipped.get(&e.seq);
         let sent = match e.role() {
             Role::Tool if clipped.is_some() => e.message.tool_result().map(|r| {

@@ -470,8 +470,18 @@ impl Store {
 
     /// The messages to load for sending: every stored message but those rewound.
     pub fn live_messages(&self, session: &str) -> Result<Vec<StoredMessage>, StoreError> {
+        self.live_messages_between(session, i64::MIN, i64::MAX)
+    }
+
+    /// The messages not rewound with `first <= seq <= last`, in order.
+    pub fn live_messages_between(
+        &self,
+        session: &str,
+        first: i64,
+        last: i64,
+    ) -> Result<Vec<StoredMessage>, StoreError> {
         let ranges = self.rewound_ranges(session)?;
-        Ok(self.messages(session)?.into_iter().filter(|m| !is_rewound(&ranges, m.seq)).collect())
+        Ok(self.messages_between(session, first, last)?.into_iter().filter(|m| !is_rewound(&ranges, m.seq)).collect())
     }
 }
 

@@ -108,10 +108,17 @@ impl Store {
 
     /// Every message of the session, in order.
     pub fn messages(&self, session: &str) -> Result<Vec<StoredMessage>, StoreError> {
+        self.messages_between(session, i64::MIN, i64::MAX)
+    }
+
+    /// The messages of the session with `first <= seq <= last`, in order.
+    pub fn messages_between(&self, session: &str, first: i64, last: i64) -> Result<Vec<StoredMessage>, StoreError> {
         let conn = self.conn();
-        let mut stmt =
-            conn.prepare("SELECT id, seq, role, content, created_at FROM messages WHERE session_id = ?1 ORDER BY seq")?;
-        let rows = stmt.query_map(params![session], |r| {
+        let mut stmt = conn.prepare_cached(
+            "SELECT id, seq, role, content, created_at FROM messages
+             WHERE session_id = ?1 AND seq BETWEEN ?2 AND ?3 ORDER BY seq",
+        )?;
+        let rows = stmt.query_map(params![session, first, last], |r| {
             Ok((r.get::<_, i64>(0)?, r.get::<_, i64>(1)?, r.get::<_, String>(2)?, r.get::<_, String>(3)?, r.get(4)?))
         })?;
         let mut out = Vec::new();

@@ -284,6 +284,18 @@ async fn segments_of_compacted_history_come_back_as_an_outline() {
         .unwrap();
     assert!(segments >= 2, "{segments} segments");
     assert!(summarized >= 1, "hidden segments were summarised");
+    // cairn no longer holds what a summary stands for; the segment summariser still gets the
+    // outputs whole (read back from the store).
+    let asks: Vec<String> = mock
+        .requests()
+        .iter()
+        .map(|r| r.body.to_string())
+        .filter(|b| b.contains("summarising one stretch of a coding session"))
+        .collect();
+    assert!(!asks.is_empty());
+    for ask in &asks {
+        assert!(ask.contains("RESULT of file_read") && ask.contains(" detail"), "the outputs, whole: {ask}");
+    }
     let next = sandbox
         .run(
             Api::Anthropic,

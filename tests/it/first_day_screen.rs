@@ -142,3 +142,41 @@ async fn enter_after_a_plan_carries_it_out_in_edit_mode() {
     let tools = crate::support::cairn::tool_names(&requests[1]);
     assert!(tools.iter().any(|t| t == "file_edit"), "edit mode's tools: {tools:?}");
 }
+
+/// After a compaction cairn keeps in memory only what the model still sees; a resumed session
+/// still shows the whole conversation, what the summary stands for included.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_session_resumed_after_a_compaction_shows_what_the_summary_stands_for() {
+    let sandbox = Sandbox::new();
+    let mut script = Script::new().responder(|req| {
+        let body = req.body.to_string();
+        if body.contains("pick out what is worth remembering") {
+            return Some(Turn::text(r#"{"memories": []}"#).into());
+        }
+        body.contains("You are summarising part of a conversation between a user and cairn")
+            .then(|| Turn::text("## Goal\nRead the notes.\n## Done — do not repeat\n- read six notes").into())
+    });
+    for i in 0..6 {
+        sandbox.write(&format!("notes/n{i}.txt"), &format!("note {i}: {}\n", "nothing urgent ".repeat(40)));
+        let read = Turn::tool("file_read", json!({"path": format!("notes/n{i}.txt")}));
+        script = script.turn(if i == 0 { read.with_text("I will start with the oldest note.") } else { read });
+    }
+    let mock = MockLlm::start(script.turn(Turn::text("All six notes read."))).await;
+    let first = sandbox.run(crate::support::cairn::Api::Anthropic, &mock, &["-p", "read the notes"]).await;
+    assert!(first.status.success(), "{}", String::from_utf8_lossy(&first.stderr));
+    let compacted = sandbox
+        .run(crate::support::cairn::Api::Anthropic, &mock, &["--resume", "-p", "/compact", "--output-format", "json"])
+        .await;
+    let result: serde_json::Value = serde_json::from_slice(&compacted.stdout).expect("the JSON result");
+    assert_eq!(result["context"]["compactions"], 1, "{result}");
+
+    let mut screen = tokio::task::block_in_place(|| Screen::start(&sandbox, &mock, &["--resume"]));
+    let shown = tokio::task::block_in_place(|| {
+        let shown =
+            screen.wait("the resumed session", |s| s.contains("resumed session") && s.contains("All six notes"));
+        quit(&mut screen);
+        shown
+    });
+    assert!(shown.contains("I will start with the oldest note."), "the summarised answer is shown:\n{shown}");
+    assert!(shown.contains("notes/n0.txt"), "the summarised call is shown:\n{shown}");
+}

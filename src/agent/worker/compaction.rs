@@ -150,6 +150,7 @@ impl Worker {
         // are drawn from the summary.
         self.rebuild_memory_block();
         self.session.save_state();
+        self.release_summarised();
         self.cache.expect_break("compaction rewrote the history and rebuilt the memory block".into());
         self.start_extraction(summary.clone());
         self.link.emit(AgentEvent::Compaction(CompactionEvent::Finished {
@@ -164,6 +165,16 @@ impl Worker {
         let status = self.context_status();
         self.link.emit(AgentEvent::Context(status));
         Ok(report)
+    }
+
+    /// Let the pipeline drop the bodies of the messages a saved summary stands for, so memory
+    /// stays flat over a long session. Segments are cut first: the cut reads their words.
+    pub(super) fn release_summarised(&mut self) {
+        self.update_segments();
+        let released = self.session.pipeline_mut().release_summarised();
+        if released > 0 {
+            tracing::debug!(released, "released the bodies of summarised messages");
+        }
     }
 
     fn compaction_failed(&mut self, trigger: CompactionTrigger, error: String, now: i64) -> String {

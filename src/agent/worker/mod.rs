@@ -166,7 +166,9 @@ impl Worker {
         let per_model = self.place.store().usage_by_model(self.session.id())?;
         self.books.spend.load(&per_model);
         self.calibrate_from_store()?;
-        self.dedup_if_cache_is_cold()
+        self.dedup_if_cache_is_cold()?;
+        self.release_summarised();
+        Ok(())
     }
 
     /// Give the pipeline the prices of the model in use, so every rewrite of what was sent is
@@ -222,7 +224,7 @@ impl Worker {
             self.save_session_settings();
         }
         let library = Library::new(self.place.store().clone(), self.place.project());
-        let history = self.session.history();
+        let history = self.session.take_history();
         let recap = self.recap(&history);
         self.link.emit(AgentEvent::SessionReady {
             session: self.session.info().clone(),

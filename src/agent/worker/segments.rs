@@ -41,22 +41,12 @@ impl Worker {
         let Ok(rows) = self.place.store().segments(self.session.id()) else { return };
         let state = self.session.pipeline().state();
         let hidden = |first: i64, last: i64| (first..=last).all(|s| !state.is_visible(s));
-        let todo: Vec<(SegmentRow, String)> = rows
+        // The job reads each segment's messages from the store: the pipeline no longer holds
+        // the bodies of what a summary stands for.
+        let todo: Vec<SegmentRow> = rows
             .iter()
             .filter(|r| r.level == 0 && r.summary.is_none() && hidden(r.first_seq, r.last_seq))
-            .map(|r| {
-                let transcript: String = self
-                    .session
-                    .pipeline()
-                    .ledger()
-                    .entries()
-                    .iter()
-                    .filter(|e| e.seq >= r.first_seq && e.seq <= r.last_seq)
-                    .map(|e| transcript_piece(&e.message))
-                    .collect::<Vec<_>>()
-                    .join("\n");
-                (r.clone(), transcript)
-            })
+            .cloned()
             .collect();
         let rollup_pending = rows.iter().filter(|r| r.summary.is_some() && r.parent_id.is_none()).count() >= ROLLUP;
         if todo.is_empty() && !rollup_pending {
@@ -134,8 +124,20 @@ impl SegmentJob {
         }
     }
 
-    async fn run(self, todo: Vec<(SegmentRow, String)>) {
-        for (row, transcript) in todo {
+    /// What a segment's messages say, read from the store.
+    fn transcript(&self, row: &SegmentRow) -> Option<String> {
+        match self.store.live_messages_between(&self.session, row.first_seq, row.last_seq) {
+            Ok(messages) => Some(messages.iter().map(|m| transcript_piece(&m.message)).collect::<Vec<_>>().join("\n")),
+            Err(e) => {
+                tracing::error!(error = %e, segment = row.id, "could not read a segment's messages");
+                None
+            }
+        }
+    }
+
+    async fn run(self, todo: Vec<SegmentRow>) {
+        for row in todo {
+            let Some(transcript) = self.transcript(&row) else { continue };
             // 10–20:1 (as kern does).
             let max_tokens = (row.tokens / 12).clamp(150, 1_500) as u32;
             let excerpt = &transcript[..crate::conversation::floor_char_boundary(&transcript, 200_000)];
