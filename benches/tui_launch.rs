@@ -108,16 +108,23 @@ impl Running {
         }
     }
 
-    fn rss_mib(&self) -> f64 {
+    /// A field of /proc/PID/status, in MB.
+    fn status_mib(&self, field: &str) -> f64 {
         let pid = self.child.process_id().expect("a pid");
         let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
         let kib: f64 = status
             .lines()
-            .find(|l| l.starts_with("VmRSS:"))
+            .find(|l| l.strip_prefix(field).is_some_and(|rest| rest.starts_with(':')))
             .and_then(|l| l.split_whitespace().nth(1))
             .and_then(|v| v.parse().ok())
             .unwrap_or(0.0);
         kib / 1024.0
+    }
+
+    /// Resident memory: all of it, and the part that is cairn's own (anonymous: heap, stacks),
+    /// not the pages of the binary and libraries mapped from disk.
+    fn rss(&self) -> String {
+        format!("{:.1} MB ({:.1} MB anonymous)", self.status_mib("VmRSS"), self.status_mib("RssAnon"))
     }
 
     /// Write one key and wait for the frame that follows it.
@@ -220,7 +227,7 @@ fn main() {
     let idle = Running::start(home.path(), project.path(), &[]);
     idle.first_frame();
     std::thread::sleep(Duration::from_secs(2));
-    println!("idle RSS, new session: {:.1} MB", idle.rss_mib());
+    println!("idle RSS, new session: {}", idle.rss());
     idle.quit();
 
     let big_home = tempfile::tempdir().expect("a temp dir");
@@ -257,7 +264,7 @@ fn main() {
         .collect();
     stats("key right after a frame (2,000 msgs)", keys);
     std::thread::sleep(Duration::from_secs(2));
-    println!("idle RSS, resumed 2,000-message session: {:.1} MB", run.rss_mib());
+    println!("idle RSS, resumed 2,000-message session: {}", run.rss());
     run.quit();
 
     // Writes per frame, counted by strace (when it is installed): the first frame, the history
