@@ -10,7 +10,10 @@ use tokio_util::sync::CancellationToken;
 
 use super::auxiliary::{AuxModel, UsageRecorder};
 use super::events::NoticeLevel;
-use crate::config::{CompactionConfig, Config, ModelInfo, ModelOverride, ProviderKind, WindowSource, lookup_model};
+use crate::config::{
+    CacheConfig, CacheTtl, CompactionConfig, Config, ModelInfo, ModelOverride, Prices, ProviderKind, WindowSource,
+    lookup_model,
+};
 use crate::context::CostModel;
 use crate::llm::{ChatRequest, ChatResponse, LlmError, Provider, RetryPolicy, ServedWindow, StreamEvent};
 
@@ -70,9 +73,10 @@ impl ModelSlot {
     /// The prices the context pipeline weighs history rewrites with: the catalog's (or
     /// `[models]`') prices with the provider's prompt cache — Anthropic's when `[cache]` is on,
     /// an OpenAI-compatible API's automatic one; a server that reported its own window and has
-    /// no prices is local, where a kept prefix costs nothing and a rewrite costs prefill.
-    pub(super) fn cost_model(&self, cache_enabled: bool) -> CostModel {
-        cost_model(&self.info, self.kind, cache_enabled)
+    /// no prices is local, where a kept prefix costs nothing and a rewrite costs prefill. A
+    /// rewrite's cache write is priced for the lifetime `[cache] ttl` asks for.
+    pub(super) fn cost_model(&self, cache: &CacheConfig) -> CostModel {
+        cost_model(&self.info, self.kind, cache)
     }
 
     /// What the model can do with thinking, as the catalog says.
@@ -193,23 +197,28 @@ impl ModelSlot {
 }
 
 /// See [`ModelSlot::cost_model`].
-fn cost_model(info: &ModelInfo, kind: ProviderKind, cache_enabled: bool) -> CostModel {
+fn cost_model(info: &ModelInfo, kind: ProviderKind, cache: &CacheConfig) -> CostModel {
     let local = info.prices.is_none()
         && match info.window_source {
             WindowSource::Server | WindowSource::AssumedUntilLoaded => true,
             WindowSource::Flag | WindowSource::Config | WindowSource::Catalog | WindowSource::Assumed => false,
         };
     let caching = match kind {
-        ProviderKind::Anthropic => cache_enabled,
+        ProviderKind::Anthropic => cache.enabled,
         ProviderKind::Openai | ProviderKind::OpenaiResponses => true,
     };
-    CostModel::for_session(info.prices.as_ref(), local, caching)
+    // A rewrite is written to the cache again at the price of the lifetime cairn asks for:
+    // Anthropic bills a 1-hour write at 2× input, a 5-minute one at 1.25×.
+    let prices = info.prices.map(|p| match cache.ttl {
+        CacheTtl::FiveMinutes => p,
+        CacheTtl::OneHour => Prices { cache_write: p.cache_write_1h, ..p },
+    });
+    CostModel::for_session(prices.as_ref(), local, caching)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::config::Prices;
 
     fn info(prices: Option<Prices>, window_source: WindowSource) -> ModelInfo {
         ModelInfo {
@@ -227,14 +236,20 @@ mod tests {
     fn the_pipeline_is_priced_from_the_catalog_and_the_provider_cache() {
         let sonnet = Prices { input: 3.0, output: 15.0, cache_read: 0.3, cache_write: 3.75, cache_write_1h: 6.0 };
         let priced = info(Some(sonnet), WindowSource::Catalog);
-        assert_eq!(cost_model(&priced, ProviderKind::Anthropic, true), CostModel::from_prices(&sonnet, true));
+        let on = CacheConfig { enabled: true, ttl: CacheTtl::FiveMinutes };
+        let off = CacheConfig { enabled: false, ..on };
+        assert_eq!(cost_model(&priced, ProviderKind::Anthropic, &on), CostModel::from_prices(&sonnet, true));
+        // `[cache] ttl = "1h"`: a rewrite is written again at the 1-hour price.
+        let hour = cost_model(&priced, ProviderKind::Anthropic, &CacheConfig { ttl: CacheTtl::OneHour, ..on });
+        assert_eq!(hour.rewrite_cost(1), 6.0 - 0.3);
+        assert_eq!(cost_model(&priced, ProviderKind::Anthropic, &on).rewrite_cost(1), 3.75 - 0.3);
         // `[cache] enabled = false`: every re-sent token is full input, so reductions pay at once.
-        assert_eq!(cost_model(&priced, ProviderKind::Anthropic, false), CostModel::no_cache(3.0, 15.0));
+        assert_eq!(cost_model(&priced, ProviderKind::Anthropic, &off), CostModel::no_cache(3.0, 15.0));
         // OpenAI caches prefixes itself, whatever `[cache]` says.
-        assert_eq!(cost_model(&priced, ProviderKind::Openai, false), CostModel::from_prices(&sonnet, true));
+        assert_eq!(cost_model(&priced, ProviderKind::Openai, &off), CostModel::from_prices(&sonnet, true));
         // A server that reported its window and has no prices is local: only the window rewrites.
-        assert_eq!(cost_model(&info(None, WindowSource::Server), ProviderKind::Openai, true), CostModel::local());
+        assert_eq!(cost_model(&info(None, WindowSource::Server), ProviderKind::Openai, &on), CostModel::local());
         // An unknown hosted model gets the usual ratios.
-        assert_eq!(cost_model(&info(None, WindowSource::Assumed), ProviderKind::Openai, true), CostModel::assumed());
+        assert_eq!(cost_model(&info(None, WindowSource::Assumed), ProviderKind::Openai, &on), CostModel::assumed());
     }
 }

@@ -174,7 +174,7 @@ impl Worker {
     /// Give the pipeline the prices of the model in use, so every rewrite of what was sent is
     /// weighed against what it saves on this provider (after a load and a `/model` switch).
     pub(super) fn price_context(&mut self) {
-        let model = self.model.cost_model(self.place.config().cache.enabled);
+        let model = self.model.cost_model(&self.place.config().cache);
         self.session.pipeline_mut().set_cost_model(model);
     }
 
