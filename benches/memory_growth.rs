@@ -9,6 +9,8 @@
 //! first compactions. `MEMORY_TURNS` changes the number of turns; `CAIRN_BIN` runs another
 //! build of cairn (an older one, to compare).
 
+#[path = "support/files.rs"]
+mod files;
 #[allow(dead_code)] // the tests use more of the mock than this harness does
 #[path = "../tests/support/mock_llm.rs"]
 mod mock_llm;
@@ -62,17 +64,6 @@ fn agent_turn(n: usize, turns: usize) -> Reply {
     Turn::tools(vec![call]).into()
 }
 
-/// Text that neither repeats between files nor compresses into nothing.
-fn file_text(index: usize) -> String {
-    let mut out = String::with_capacity(FILE_BYTES + 80);
-    let mut n = index as u64 * 7_919 + 1;
-    while out.len() < FILE_BYTES {
-        n = n.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1_442_695_040_888_963_407);
-        out.push_str(&format!("line {} of file {index}: value {:x}\n", out.len() / 40, n >> 20));
-    }
-    out
-}
-
 /// A field of /proc/PID/status in KiB (VmRSS, VmHWM), 0 once the process is gone.
 fn status_kib(pid: u32, field: &str) -> u64 {
     let Ok(status) = std::fs::read_to_string(format!("/proc/{pid}/status")) else { return 0 };
@@ -89,11 +80,7 @@ fn mb(kib: u64) -> f64 {
 
 async fn run(turns: usize) {
     let home = tempfile::tempdir().expect("a temp dir");
-    let project = tempfile::tempdir().expect("a temp dir");
-    std::fs::create_dir(project.path().join(".git")).expect("a .git folder");
-    for i in 0..FILES {
-        std::fs::write(project.path().join(format!("f{i:02}.txt")), file_text(i)).expect("a file");
-    }
+    let project = files::project(FILES, FILE_BYTES);
     let pid = Arc::new(AtomicU32::new(0));
     let agent_turns = Arc::new(AtomicUsize::new(0));
     let compactions = Arc::new(AtomicUsize::new(0));

@@ -11,6 +11,8 @@
 //! wall time. Five runs per wire; medians per band of session size. `ROUND_TRIP_RUNS` changes
 //! the number of runs; `CAIRN_BIN` runs another build of cairn (an older one, to compare).
 
+#[path = "support/files.rs"]
+mod files;
 #[allow(dead_code)] // the tests use more of the mock than this harness does
 #[path = "../tests/support/mock_llm.rs"]
 mod mock_llm;
@@ -56,17 +58,6 @@ fn respond(req: &RecordedRequest) -> Option<Reply> {
     })
 }
 
-/// Text that neither repeats between files nor compresses into nothing.
-fn file_text(index: usize) -> String {
-    let mut out = String::with_capacity(FILE_BYTES + 80);
-    let mut n = index as u64 * 7_919 + 1;
-    while out.len() < FILE_BYTES {
-        n = n.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1_442_695_040_888_963_407);
-        out.push_str(&format!("line {} of file {index}: value {:x}\n", out.len() / 40, n >> 20));
-    }
-    out
-}
-
 /// CPU time of every live thread of `pid`, in nanoseconds (0 where /proc has no schedstat).
 fn cpu_ns(pid: u32) -> u64 {
     let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) else { return 0 };
@@ -86,11 +77,7 @@ struct Trip {
 
 async fn one_run(wire: Wire) -> Vec<Trip> {
     let home = tempfile::tempdir().expect("a temp dir");
-    let project = tempfile::tempdir().expect("a temp dir");
-    std::fs::create_dir(project.path().join(".git")).expect("a .git folder");
-    for i in 0..FILES {
-        std::fs::write(project.path().join(format!("f{i:02}.txt")), file_text(i)).expect("a file");
-    }
+    let project = files::project(FILES, FILE_BYTES);
     let pid = Arc::new(AtomicU32::new(0));
     let cpu = Arc::new(Mutex::new(Vec::new()));
     let (pid_seen, cpu_seen) = (pid.clone(), cpu.clone());
