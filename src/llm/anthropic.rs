@@ -13,11 +13,11 @@ use tokio::sync::mpsc::UnboundedSender;
 use tokio_util::sync::CancellationToken;
 
 use super::anthropic_body::{self, BodyCache};
+use super::endpoint::{Endpoint, KeyHeader, StreamReader};
 use super::http::{self, Api, ClientSetupError};
-use super::sse::{SseEvent, SseStream, StreamLimits};
-use super::wire_cache::SpareBuffer;
+use super::sse::SseEvent;
 use super::{ChatRequest, ChatResponse, LlmError, Provider, StopReason, StreamEvent};
-use crate::config::{ProviderKind, Redactor, RetryConfig, Secret};
+use crate::config::{ProviderKind, RetryConfig, Secret};
 use crate::conversation::{Block, Message, Role, Thinking, ThinkingSource, ToolCall, Usage};
 
 const API: Api = Api { provider: "Anthropic", key_var: "ANTHROPIC_API_KEY" };
@@ -25,20 +25,15 @@ const API_VERSION: &str = "2023-06-01";
 
 /// Talks to `{base}/v1/messages`.
 pub struct AnthropicClient {
-    http: reqwest::Client,
-    url: String,
-    key: Option<HeaderValue>,
-    /// The key, to keep out of error texts.
-    redactor: Redactor,
-    limits: StreamLimits,
+    endpoint: Endpoint,
     /// The messages of recent requests as serialised, so each is written once.
     body_cache: Mutex<BodyCache>,
-    body_buffer: SpareBuffer,
 }
 
+/// The endpoint and whether there is a key; never the key, nor the cached bodies.
 impl std::fmt::Debug for AnthropicClient {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("AnthropicClient").field("url", &self.url).field("has_key", &self.key.is_some()).finish()
+        f.debug_struct("AnthropicClient").field("endpoint", &self.endpoint).finish()
     }
 }
 
@@ -50,15 +45,9 @@ impl AnthropicClient {
         api_key: Option<Secret>,
         retry: &RetryConfig,
     ) -> Result<AnthropicClient, ClientSetupError> {
-        let base = base_url.trim_end_matches('/');
         Ok(AnthropicClient {
-            http: http::build_client(base)?,
-            url: format!("{base}/v1/messages"),
-            key: http::key_header(api_key.as_ref(), API.key_var, "")?,
-            redactor: Redactor::for_key(API.key_var, api_key.as_ref()),
-            limits: StreamLimits::from_config(retry),
+            endpoint: Endpoint::new(base_url, "/v1/messages", API, api_key.as_ref(), KeyHeader::XApiKey, retry)?,
             body_cache: Mutex::default(),
-            body_buffer: SpareBuffer::default(),
         })
     }
 
@@ -70,31 +59,16 @@ impl AnthropicClient {
     ) -> Result<ChatResponse, LlmError> {
         let encoded = {
             let mut cache = self.body_cache.lock().unwrap_or_else(|p| p.into_inner());
-            anthropic_body::encode(request, &mut cache, self.body_buffer.take())
+            anthropic_body::encode(request, &mut cache, self.endpoint.take_buffer())
         };
-        let body = self.body_buffer.body(encoded.body);
         let mut headers = HeaderMap::new();
         headers.insert("anthropic-version", HeaderValue::from_static(API_VERSION));
         if encoded.interleaved {
             headers.insert("anthropic-beta", HeaderValue::from_static(anthropic_body::INTERLEAVED_THINKING_BETA));
         }
-        if let Some(key) = &self.key {
-            headers.insert("x-api-key", key.clone());
-        }
-        let response = http::post_stream(&self.http, API, &self.url, headers, body, self.limits.idle, cancel).await?;
-        let mut sse = SseStream::new(response, self.limits, &self.url);
         let mut state = StreamState::new(&request.model);
-        while let Some(event) = sse.next(cancel).await? {
-            let before = state.progress;
-            let done = state.handle(&event, events)?;
-            if state.progress != before {
-                sse.progressed();
-            }
-            if done {
-                break;
-            }
-        }
-        state.finish(&self.url, &request.model)
+        self.endpoint.stream(headers, encoded.body, &mut state, events, cancel).await?;
+        state.finish(self.endpoint.url(), &request.model)
     }
 }
 
@@ -105,7 +79,7 @@ impl Provider for AnthropicClient {
         events: &'a UnboundedSender<StreamEvent>,
         cancel: &'a CancellationToken,
     ) -> BoxFuture<'a, Result<ChatResponse, LlmError>> {
-        Box::pin(async move { self.run(request, events, cancel).await.map_err(|e| e.redacted(&self.redactor)) })
+        Box::pin(async move { self.run(request, events, cancel).await.map_err(|e| self.endpoint.redacted(e)) })
     }
 
     fn kind(&self) -> ProviderKind {
@@ -149,18 +123,7 @@ struct StreamState {
     progress: u64,
 }
 
-impl StreamState {
-    fn new(requested_model: &str) -> StreamState {
-        StreamState {
-            model: requested_model.to_string(),
-            usage: Usage::default(),
-            blocks: BTreeMap::new(),
-            stop: None,
-            finished: false,
-            progress: 0,
-        }
-    }
-
+impl StreamReader for StreamState {
     /// Takes one event; `Ok(true)` once the message is complete.
     fn handle(&mut self, event: &SseEvent, events: &UnboundedSender<StreamEvent>) -> Result<bool, LlmError> {
         if event.data.trim().is_empty() {
@@ -263,6 +226,23 @@ impl StreamState {
             _ => {}
         }
         Ok(false)
+    }
+
+    fn progress(&self) -> u64 {
+        self.progress
+    }
+}
+
+impl StreamState {
+    fn new(requested_model: &str) -> StreamState {
+        StreamState {
+            model: requested_model.to_string(),
+            usage: Usage::default(),
+            blocks: BTreeMap::new(),
+            stop: None,
+            finished: false,
+            progress: 0,
+        }
     }
 
     /// The response, if the stream reached `message_stop`; otherwise the partial is discarded.

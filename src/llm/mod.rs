@@ -8,6 +8,7 @@ mod anthropic;
 mod anthropic_body;
 mod cache_analytics;
 mod discovery;
+mod endpoint;
 mod error;
 mod http;
 mod model_list;

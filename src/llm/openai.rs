@@ -8,17 +8,17 @@ use std::collections::BTreeMap;
 use std::sync::Mutex;
 
 use futures_util::future::BoxFuture;
-use reqwest::header::{HeaderMap, HeaderValue};
+use reqwest::header::HeaderMap;
 use serde_json::Value;
 use tokio::sync::mpsc::UnboundedSender;
 use tokio_util::sync::CancellationToken;
 
+use super::endpoint::{Endpoint, KeyHeader, StreamReader};
 use super::http::{self, Api, ClientSetupError};
 use super::openai_body::{self, BodyCache, Dialect};
-use super::sse::{SseEvent, SseStream, StreamLimits};
-use super::wire_cache::SpareBuffer;
+use super::sse::SseEvent;
 use super::{ChatRequest, ChatResponse, LlmError, Provider, ServedWindow, StopReason, StreamEvent};
-use crate::config::{ProviderKind, Redactor, RetryConfig, Secret};
+use crate::config::{ProviderKind, RetryConfig, Secret};
 use crate::conversation::{Block, Message, Role, ToolCall, Usage};
 
 const KEY_VAR: &str = "OPENAI_API_KEY";
@@ -29,17 +29,11 @@ const OPENROUTER_HOST: &str = "openrouter.ai";
 
 /// Talks to `{base}/chat/completions`.
 pub struct OpenAiClient {
-    http: reqwest::Client,
+    endpoint: Endpoint,
     /// `…/v1`, for the server's own endpoints beside it.
     base: String,
-    url: String,
-    key: Option<HeaderValue>,
-    /// The key, to keep out of error texts.
-    redactor: Redactor,
-    limits: StreamLimits,
     /// The messages of recent requests as serialised, so each is written once.
     body_cache: Mutex<BodyCache>,
-    body_buffer: SpareBuffer,
     api: Api,
     official: bool,
     openrouter: bool,
@@ -48,9 +42,10 @@ pub struct OpenAiClient {
     cache_control: Option<bool>,
 }
 
+/// The endpoint and whether there is a key; never the key, nor the cached bodies.
 impl std::fmt::Debug for OpenAiClient {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("OpenAiClient").field("url", &self.url).field("has_key", &self.key.is_some()).finish()
+        f.debug_struct("OpenAiClient").field("endpoint", &self.endpoint).finish()
     }
 }
 
@@ -63,16 +58,12 @@ impl OpenAiClient {
         let official = host.as_deref() == Some(OFFICIAL_HOST);
         let openrouter = host.as_deref() == Some(OPENROUTER_HOST);
         let provider = if official { "OpenAI" } else { "the OpenAI-compatible server" };
+        let api = Api { provider, key_var: KEY_VAR };
         Ok(OpenAiClient {
-            http: http::build_client(base)?,
+            endpoint: Endpoint::new(base, "/chat/completions", api, api_key.as_ref(), KeyHeader::Bearer, retry)?,
             base: base.to_string(),
-            url: format!("{base}/chat/completions"),
-            key: http::key_header(api_key.as_ref(), KEY_VAR, "Bearer ")?,
-            redactor: Redactor::for_key(KEY_VAR, api_key.as_ref()),
-            limits: StreamLimits::from_config(retry),
             body_cache: Mutex::default(),
-            body_buffer: SpareBuffer::default(),
-            api: Api { provider, key_var: KEY_VAR },
+            api,
             official,
             openrouter,
             cache_control: None,
@@ -95,27 +86,11 @@ impl OpenAiClient {
         let body = {
             let mut cache = self.body_cache.lock().unwrap_or_else(|p| p.into_inner());
             let dialect = Dialect { official: self.official };
-            self.body_buffer.body(openai_body::encode(request, dialect, &mut cache, self.body_buffer.take()))
+            openai_body::encode(request, dialect, &mut cache, self.endpoint.take_buffer())
         };
-        let mut headers = HeaderMap::new();
-        if let Some(key) = &self.key {
-            headers.insert(reqwest::header::AUTHORIZATION, key.clone());
-        }
-        let response =
-            http::post_stream(&self.http, self.api, &self.url, headers, body, self.limits.idle, cancel).await?;
-        let mut sse = SseStream::new(response, self.limits, &self.url);
         let mut state = StreamState::new(&request.model, self.api);
-        while let Some(event) = sse.next(cancel).await? {
-            let before = state.progress;
-            let done = state.handle(&event, events)?;
-            if state.progress != before {
-                sse.progressed();
-            }
-            if done {
-                break;
-            }
-        }
-        state.finish(&self.url)
+        self.endpoint.stream(HeaderMap::new(), body, &mut state, events, cancel).await?;
+        state.finish(self.endpoint.url())
     }
 }
 
@@ -126,7 +101,7 @@ impl Provider for OpenAiClient {
         events: &'a UnboundedSender<StreamEvent>,
         cancel: &'a CancellationToken,
     ) -> BoxFuture<'a, Result<ChatResponse, LlmError>> {
-        Box::pin(async move { self.run(request, events, cancel).await.map_err(|e| e.redacted(&self.redactor)) })
+        Box::pin(async move { self.run(request, events, cancel).await.map_err(|e| self.endpoint.redacted(e)) })
     }
 
     fn kind(&self) -> ProviderKind {
@@ -142,7 +117,7 @@ impl Provider for OpenAiClient {
             if self.official {
                 return ServedWindow::Unknown;
             }
-            super::discovery::served_window(&self.http, &self.base, self.key.as_ref(), model).await
+            super::discovery::served_window(self.endpoint.http(), &self.base, self.endpoint.key(), model).await
         })
     }
 }
@@ -172,20 +147,7 @@ struct StreamState {
     progress: u64,
 }
 
-impl StreamState {
-    fn new(requested_model: &str, api: Api) -> StreamState {
-        StreamState {
-            api,
-            model: requested_model.to_string(),
-            text: String::new(),
-            calls: BTreeMap::new(),
-            stop: None,
-            usage: Usage::default(),
-            done: false,
-            progress: 0,
-        }
-    }
-
+impl StreamReader for StreamState {
     /// Takes one event; `Ok(true)` at `[DONE]`.
     fn handle(&mut self, event: &SseEvent, events: &UnboundedSender<StreamEvent>) -> Result<bool, LlmError> {
         let data = event.data.trim();
@@ -247,6 +209,25 @@ impl StreamState {
             self.usage = normalised_usage(&chunk["usage"]);
         }
         Ok(false)
+    }
+
+    fn progress(&self) -> u64 {
+        self.progress
+    }
+}
+
+impl StreamState {
+    fn new(requested_model: &str, api: Api) -> StreamState {
+        StreamState {
+            api,
+            model: requested_model.to_string(),
+            text: String::new(),
+            calls: BTreeMap::new(),
+            stop: None,
+            usage: Usage::default(),
+            done: false,
+            progress: 0,
+        }
     }
 
     fn tool_call_delta(&mut self, delta: &Value, events: &UnboundedSender<StreamEvent>) {

@@ -11,37 +11,32 @@ use std::collections::BTreeMap;
 use std::sync::Mutex;
 
 use futures_util::future::BoxFuture;
-use reqwest::header::{HeaderMap, HeaderValue};
+use reqwest::header::HeaderMap;
 use serde_json::Value;
 use tokio::sync::mpsc::UnboundedSender;
 use tokio_util::sync::CancellationToken;
 
+use super::endpoint::{Endpoint, KeyHeader, StreamReader};
 use super::http::{self, Api, ClientSetupError};
 use super::responses_body::{self, BodyCache};
-use super::sse::{SseEvent, SseStream, StreamLimits};
-use super::wire_cache::SpareBuffer;
+use super::sse::SseEvent;
 use super::{ChatRequest, ChatResponse, LlmError, Provider, StopReason, StreamEvent};
-use crate::config::{ProviderKind, Redactor, RetryConfig, Secret};
+use crate::config::{ProviderKind, RetryConfig, Secret};
 use crate::conversation::{Block, Message, Role, Thinking, ThinkingSource, ToolCall, Usage};
 
 const API: Api = Api { provider: "OpenAI", key_var: "OPENAI_API_KEY" };
 
 /// Talks to `{base}/responses`.
 pub struct OpenAiResponsesClient {
-    http: reqwest::Client,
-    url: String,
-    key: Option<HeaderValue>,
-    /// The key, to keep out of error texts.
-    redactor: Redactor,
-    limits: StreamLimits,
+    endpoint: Endpoint,
     /// The messages of recent requests as serialised, so each is written once.
     body_cache: Mutex<BodyCache>,
-    body_buffer: SpareBuffer,
 }
 
+/// The endpoint and whether there is a key; never the key, nor the cached bodies.
 impl std::fmt::Debug for OpenAiResponsesClient {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("OpenAiResponsesClient").field("url", &self.url).field("has_key", &self.key.is_some()).finish()
+        f.debug_struct("OpenAiResponsesClient").field("endpoint", &self.endpoint).finish()
     }
 }
 
@@ -52,15 +47,9 @@ impl OpenAiResponsesClient {
         api_key: Option<Secret>,
         retry: &RetryConfig,
     ) -> Result<OpenAiResponsesClient, ClientSetupError> {
-        let base = base_url.trim_end_matches('/');
         Ok(OpenAiResponsesClient {
-            http: http::build_client(base)?,
-            url: format!("{base}/responses"),
-            key: http::key_header(api_key.as_ref(), API.key_var, "Bearer ")?,
-            redactor: Redactor::for_key(API.key_var, api_key.as_ref()),
-            limits: StreamLimits::from_config(retry),
+            endpoint: Endpoint::new(base_url, "/responses", API, api_key.as_ref(), KeyHeader::Bearer, retry)?,
             body_cache: Mutex::default(),
-            body_buffer: SpareBuffer::default(),
         })
     }
 
@@ -72,26 +61,11 @@ impl OpenAiResponsesClient {
     ) -> Result<ChatResponse, LlmError> {
         let body = {
             let mut cache = self.body_cache.lock().unwrap_or_else(|p| p.into_inner());
-            self.body_buffer.body(responses_body::encode(request, &mut cache, self.body_buffer.take()))
+            responses_body::encode(request, &mut cache, self.endpoint.take_buffer())
         };
-        let mut headers = HeaderMap::new();
-        if let Some(key) = &self.key {
-            headers.insert(reqwest::header::AUTHORIZATION, key.clone());
-        }
-        let response = http::post_stream(&self.http, API, &self.url, headers, body, self.limits.idle, cancel).await?;
-        let mut sse = SseStream::new(response, self.limits, &self.url);
         let mut state = StreamState::new(&request.model);
-        while let Some(event) = sse.next(cancel).await? {
-            let before = state.progress;
-            let done = state.handle(&event, events)?;
-            if state.progress != before {
-                sse.progressed();
-            }
-            if done {
-                break;
-            }
-        }
-        state.finish(&self.url, &request.model)
+        self.endpoint.stream(HeaderMap::new(), body, &mut state, events, cancel).await?;
+        state.finish(self.endpoint.url(), &request.model)
     }
 }
 
@@ -102,7 +76,7 @@ impl Provider for OpenAiResponsesClient {
         events: &'a UnboundedSender<StreamEvent>,
         cancel: &'a CancellationToken,
     ) -> BoxFuture<'a, Result<ChatResponse, LlmError>> {
-        Box::pin(async move { self.run(request, events, cancel).await.map_err(|e| e.redacted(&self.redactor)) })
+        Box::pin(async move { self.run(request, events, cancel).await.map_err(|e| self.endpoint.redacted(e)) })
     }
 
     fn kind(&self) -> ProviderKind {
@@ -142,18 +116,7 @@ struct StreamState {
     progress: u64,
 }
 
-impl StreamState {
-    fn new(requested_model: &str) -> StreamState {
-        StreamState {
-            model: requested_model.to_string(),
-            items: BTreeMap::new(),
-            usage: Usage::default(),
-            stop: None,
-            finished: false,
-            progress: 0,
-        }
-    }
-
+impl StreamReader for StreamState {
     /// Takes one event; `Ok(true)` once the response is complete.
     fn handle(&mut self, event: &SseEvent, events: &UnboundedSender<StreamEvent>) -> Result<bool, LlmError> {
         if event.data.trim().is_empty() {
@@ -236,6 +199,23 @@ impl StreamState {
             _ => {}
         }
         Ok(false)
+    }
+
+    fn progress(&self) -> u64 {
+        self.progress
+    }
+}
+
+impl StreamState {
+    fn new(requested_model: &str) -> StreamState {
+        StreamState {
+            model: requested_model.to_string(),
+            items: BTreeMap::new(),
+            usage: Usage::default(),
+            stop: None,
+            finished: false,
+            progress: 0,
+        }
     }
 
     fn take_model(&mut self, response: &Value) {
