@@ -193,6 +193,31 @@ async fn compact_by_hand_then_a_new_prompt_keeps_the_goal_and_survives_a_restart
     assert!(mock.problems().is_empty(), "{:#?}", mock.problems());
 }
 
+/// A compaction after the session's last request (here `/compact`), then a new process: the
+/// context figure is the compacted history's, not the last request's count from before it.
+#[tokio::test]
+async fn after_a_compaction_by_hand_a_resumed_session_counts_the_compacted_history() {
+    let sandbox = Sandbox::new();
+    let mut script = script_with_summaries(200_000);
+    for i in 0..6 {
+        sandbox.write(&format!("logs/run_{i:02}.log"), &log_file(i, 400));
+        script = script.turn(Turn::tool("file_read", json!({"path": format!("logs/run_{i:02}.log")})));
+    }
+    let mock = MockLlm::start(script.turn(Turn::text("Read six logs."))).await;
+    let first = sandbox.run(Api::Anthropic, &mock, &["-p", GOAL, "--output-format", "json"]).await;
+    assert!(first.status.success(), "{}", text(&first.stderr));
+    let before = json_result(&first)["context"]["last_request_tokens"].as_u64().unwrap();
+    let compacted =
+        sandbox.run(Api::Anthropic, &mock, &["--resume", "-p", "/compact", "--output-format", "json"]).await;
+    assert_eq!(json_result(&compacted)["context"]["compactions"], 1);
+
+    let shown = sandbox.run(Api::Anthropic, &mock, &["--resume", "-p", "/context", "--output-format", "json"]).await;
+    let context: serde_json::Value =
+        serde_json::from_str(json_result(&shown)["result"].as_str().unwrap()).expect("the /context breakdown");
+    let total = context["total"].as_u64().unwrap();
+    assert!(total < before * 2 / 3, "{total} tokens shown after compacting a {before}-token history");
+}
+
 /// The path a truncation notice in the request's last tool result points at.
 fn spill_path(req: &RecordedRequest) -> Option<String> {
     let last = crate::support::cairn::last_result(req);

@@ -182,6 +182,13 @@ impl Worker {
     fn calibrate_from_store(&mut self) -> Result<(), StoreError> {
         let Some((usage, reply_seq)) = self.place.store().last_turn_usage(self.session.id())? else { return Ok(()) };
         self.cache.record(usage);
+        if self.session.pipeline().state().awaiting_usage {
+            // A compaction landed after that request (`/compact`, or one finishing while idle):
+            // its count is of the history before, and taking it for the one now would show the
+            // old size and could start another compaction at once. The estimate stands until
+            // the next request is counted.
+            return Ok(());
+        }
         let overhead = self.overhead_tokens(self.link.mode());
         let window = self.model.window();
         let pipeline = self.session.pipeline_mut();
