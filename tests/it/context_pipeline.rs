@@ -193,8 +193,9 @@ async fn compact_by_hand_then_a_new_prompt_keeps_the_goal_and_survives_a_restart
     assert!(mock.problems().is_empty(), "{:#?}", mock.problems());
 }
 
-/// A compaction after the session's last request (here `/compact`), then a new process: the
-/// context figure is the compacted history's, not the last request's count from before it.
+/// A compaction after the session's last counted request (here `/compact`; and again once a
+/// rewind has taken back the turn counted since), then a new process: the context figure is
+/// the compacted history's, not that request's count from before the compaction.
 #[tokio::test]
 async fn after_a_compaction_by_hand_a_resumed_session_counts_the_compacted_history() {
     let sandbox = Sandbox::new();
@@ -203,19 +204,33 @@ async fn after_a_compaction_by_hand_a_resumed_session_counts_the_compacted_histo
         sandbox.write(&format!("logs/run_{i:02}.log"), &log_file(i, 400));
         script = script.turn(Turn::tool("file_read", json!({"path": format!("logs/run_{i:02}.log")})));
     }
-    let mock = MockLlm::start(script.turn(Turn::text("Read six logs."))).await;
+    let mock = MockLlm::start(script.turn(Turn::text("Read six logs.")).turn(Turn::text("Noted."))).await;
     let first = sandbox.run(Api::Anthropic, &mock, &["-p", GOAL, "--output-format", "json"]).await;
     assert!(first.status.success(), "{}", text(&first.stderr));
+    let id = json_result(&first)["session_id"].as_str().unwrap().to_string();
     let before = json_result(&first)["context"]["last_request_tokens"].as_u64().unwrap();
     let compacted =
         sandbox.run(Api::Anthropic, &mock, &["--resume", "-p", "/compact", "--output-format", "json"]).await;
     assert_eq!(json_result(&compacted)["context"]["compactions"], 1);
-
-    let shown = sandbox.run(Api::Anthropic, &mock, &["--resume", "-p", "/context", "--output-format", "json"]).await;
-    let context: serde_json::Value =
-        serde_json::from_str(json_result(&shown)["result"].as_str().unwrap()).expect("the /context breakdown");
-    let total = context["total"].as_u64().unwrap();
+    let shown_total = || async {
+        let shown =
+            sandbox.run(Api::Anthropic, &mock, &["--resume", "-p", "/context", "--output-format", "json"]).await;
+        let context: serde_json::Value =
+            serde_json::from_str(json_result(&shown)["result"].as_str().unwrap()).expect("the /context breakdown");
+        context["total"].as_u64().unwrap()
+    };
+    let total = shown_total().await;
     assert!(total < before * 2 / 3, "{total} tokens shown after compacting a {before}-token history");
+
+    // A turn counted after the compaction, then taken back: the last counted request is again
+    // the one from before it.
+    let next =
+        sandbox.run(Api::Anthropic, &mock, &["--resume", "-p", "anything else?", "--output-format", "json"]).await;
+    assert!(next.status.success(), "{}", text(&next.stderr));
+    let rewound = sandbox.run(Api::Anthropic, &mock, &["rewind", &id, "--to", "2", "--conversation"]).await;
+    assert!(rewound.status.success(), "{}", text(&rewound.stderr));
+    let total = shown_total().await;
+    assert!(total < before * 2 / 3, "{total} tokens shown after a rewind to the compacted {before}-token history");
 }
 
 /// The path a truncation notice in the request's last tool result points at.
