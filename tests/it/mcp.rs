@@ -336,3 +336,25 @@ async fn an_http_header_names_an_environment_variable_whose_value_is_sent_and_ne
     }
     assert!(stored_result, "the echoed result was stored (redacted)");
 }
+
+/// A call of a tool of a server still starting says so (not "no such tool"): its tools are
+/// listed only once it has answered.
+#[tokio::test]
+async fn a_call_to_a_server_still_starting_says_it_is_starting() {
+    let config = stdio_config("slow", 0).replace("'exec \"$0\"", "'sleep 4; exec \"$0\"");
+    assert!(config.contains("sleep 4"), "{config}");
+    let sandbox = Sandbox::with_config(&format!("{config}\n[mcp]\nstartup_wait_ms = 100\n"));
+    let mock = MockLlm::start(
+        Script::new().turn(Turn::tool("mcp__slow__echo", json!({"text": "hi"}))).turn(Turn::text("later, then")),
+    )
+    .await;
+    let out = sandbox.run(Api::Anthropic, &mock, &["-p", "use the server", "--yes", "--output-format", "json"]).await;
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let requests = mock.requests();
+    assert!(!tool_names(&requests[0]).iter().any(|n| n.starts_with("mcp__")), "not offered while starting");
+    let (_, result, _) = tool_results(&requests[1]).pop().unwrap();
+    assert!(
+        result.contains("`mcp__slow__echo` is a tool of the MCP server `slow`, which is still starting"),
+        "{result}"
+    );
+}

@@ -13,6 +13,7 @@ use super::hooks::PreTool;
 use crate::agent::approvals::{Answer, Approval, Question, Refuser};
 use crate::agent::events::{AgentEvent, ApprovalKind, NoticeLevel, TurnStats};
 use crate::conversation::{Mode, ToolCall};
+use crate::mcp::ServerState;
 use crate::tools::permissions::{Call, DecidedBy, Decision, Permission, Rule};
 use crate::tools::{Access, Registry, ToolContext};
 
@@ -83,12 +84,11 @@ impl Worker {
         };
         let call = resolved.as_ref().unwrap_or(call);
         let Some(tool) = registry.get(&call.name).filter(|_| self.tools.offers(&call.name)) else {
-            let known: Vec<_> = registry.names().filter(|n| self.tools.offers(n)).collect();
-            return Gate::Done(Box::new(Outcome::not_run(
-                call,
-                call.name.clone(),
-                format!("There is no tool named `{}`. The available tools are: {}.", call.name, known.join(", ")),
-            )));
+            let message = self.server_not_ready(&call.name).unwrap_or_else(|| {
+                let known: Vec<_> = registry.names().filter(|n| self.tools.offers(n)).collect();
+                format!("There is no tool named `{}`. The available tools are: {}.", call.name, known.join(", "))
+            });
+            return Gate::Done(Box::new(Outcome::not_run(call, call.name.clone(), message)));
         };
         let mode = self.link.mode();
         let access = tool.access();
@@ -251,5 +251,34 @@ impl Worker {
             },
             Answer::Yes => Ruling::new("user: --yes", format!("approved by --yes (asked by {})", asked_by.label())),
         }
+    }
+}
+
+impl Worker {
+    /// For a call of an MCP tool whose server is not ready (still starting, failed, switched
+    /// off): what is wrong with the server, rather than "no such tool" — its tools are listed
+    /// only once it has answered.
+    fn server_not_ready(&self, name: &str) -> Option<String> {
+        let rest = name.strip_prefix("mcp__")?;
+        let server = self
+            .reach
+            .ext
+            .hub
+            .servers()
+            .into_iter()
+            .filter(|s| rest.strip_prefix(s.name.as_str()).is_some_and(|r| r.starts_with("__")))
+            .max_by_key(|s| s.name.len())?;
+        let which = format!("`{name}` is a tool of the MCP server `{}`, which", server.name);
+        Some(match server.state {
+            ServerState::Ready => return None,
+            ServerState::Starting => format!(
+                "{which} is still starting: its tools are offered once it has answered. Go on with other work and call it again in a moment."
+            ),
+            ServerState::Failed { error } => format!(
+                "{which} is not available ({error}); the user can start it again with `/mcp retry {}`.",
+                server.name
+            ),
+            ServerState::Disabled => format!("{which} is switched off; the user can switch it on in /mcp."),
+        })
     }
 }
