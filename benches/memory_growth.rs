@@ -9,6 +9,8 @@
 //! first compactions. `MEMORY_TURNS` changes the number of turns; `CAIRN_BIN` runs another
 //! build of cairn (an older one, to compare).
 
+#[path = "../tests/support/aux_calls.rs"]
+mod aux_calls;
 #[path = "support/files.rs"]
 mod files;
 #[allow(dead_code)] // the tests use more of the mock than this harness does
@@ -19,7 +21,8 @@ use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicUsize, Ordering}
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use mock_llm::{MockCall, MockLlm, RecordedRequest, Reply, Script, Turn};
+use aux_calls::AuxCall;
+use mock_llm::{MockCall, MockLlm, Reply, Script, Turn};
 use serde_json::json;
 
 const FILES: usize = 40;
@@ -28,27 +31,15 @@ const FILE_BYTES: usize = 5_500;
 /// Turns after which the RSS is reported.
 const MARKS: &[usize] = &[10, 100, 250, 500, 750, 1_000, 1_250, 1_500, 1_750, 2_000];
 
-fn body_text(req: &RecordedRequest) -> String {
-    req.body.to_string()
-}
-
-fn is_auxiliary(body: &str) -> bool {
-    body.contains("You are summarising part of a conversation between a user and cairn")
-        || body.contains("pick out what is worth remembering")
-        || body.contains("summarising one stretch of a coding session")
-}
-
-fn auxiliary_reply(body: &str, n: usize) -> Reply {
-    if body.contains("pick out what is worth remembering") {
-        return Turn::text(r#"{"memories": []}"#).into();
+fn auxiliary_reply(call: AuxCall, n: usize) -> Reply {
+    match call {
+        AuxCall::Extraction => Turn::text(r#"{"memories": []}"#).into(),
+        AuxCall::Segment => Turn::text("Read several files and ran a few commands; all fine.").into(),
+        AuxCall::Compaction => Turn::text(format!(
+            "## Goal\nRead the files, one per turn, and report.\n## Done — do not repeat\n- turns up to {n} done; nothing failed"
+        ))
+        .into(),
     }
-    if body.contains("summarising one stretch of a coding session") {
-        return Turn::text("Read several files and ran a few commands; all fine.").into();
-    }
-    Turn::text(format!(
-        "## Goal\nRead the files, one per turn, and report.\n## Done — do not repeat\n- turns up to {n} done; nothing failed"
-    ))
-    .into()
 }
 
 /// The model's turn `n`: one tool call, or the final answer after `turns`.
@@ -88,10 +79,9 @@ async fn run(turns: usize) {
     let (pid_seen, turns_seen, compactions_seen, samples_seen) =
         (pid.clone(), agent_turns.clone(), compactions.clone(), samples.clone());
     let mock = MockLlm::start(Script::new().context_window(32_000).responder(move |req| {
-        let body = body_text(req);
-        if is_auxiliary(&body) {
+        if let Some(call) = AuxCall::of(req) {
             let n = compactions_seen.fetch_add(1, Ordering::SeqCst);
-            return Some(auxiliary_reply(&body, n));
+            return Some(auxiliary_reply(call, n));
         }
         let n = turns_seen.fetch_add(1, Ordering::SeqCst);
         if MARKS.contains(&n) || n == turns {

@@ -6,6 +6,7 @@
 
 use serde_json::json;
 
+use crate::support::aux_calls::AuxCall;
 use crate::support::cairn::{Api, Sandbox, json_result, text, tool_results};
 use crate::support::mock_llm::{MockLlm, RecordedRequest, Reply, Script, Turn};
 
@@ -17,14 +18,11 @@ const FACTS: [&str; 3] = [
 ];
 
 fn is_compaction(req: &RecordedRequest) -> bool {
-    req.body.to_string().contains("You are summarising part of a conversation between a user and cairn")
+    AuxCall::of(req) == Some(AuxCall::Compaction)
 }
 
 fn is_auxiliary(req: &RecordedRequest) -> bool {
-    let body = req.body.to_string();
-    is_compaction(req)
-        || body.contains("pick out what is worth remembering")
-        || body.contains("summarising one stretch of a coding session")
+    AuxCall::of(req).is_some()
 }
 
 /// The text a request carries: every text and tool result, whatever the wire.
@@ -52,15 +50,11 @@ fn request_text(req: &RecordedRequest) -> String {
 fn keeping_summariser(window: u64) -> Script {
     let count = std::sync::atomic::AtomicUsize::new(0);
     Script::new().context_window(window).responder(move |req| {
-        let body = req.body.to_string();
-        if body.contains("pick out what is worth remembering") {
-            return Some(Reply::Turn(Turn::text(r#"{"memories": []}"#)));
-        }
-        if body.contains("summarising one stretch of a coding session") {
-            return Some(Reply::Turn(Turn::text("Read a few data files.")));
-        }
-        if !is_compaction(req) {
-            return None;
+        match AuxCall::of(req) {
+            Some(AuxCall::Extraction) => return Some(Reply::Turn(Turn::text(r#"{"memories": []}"#))),
+            Some(AuxCall::Segment) => return Some(Reply::Turn(Turn::text("Read a few data files."))),
+            Some(AuxCall::Compaction) => {}
+            None => return None,
         }
         let n = count.fetch_add(1, std::sync::atomic::Ordering::SeqCst) + 1;
         let request = request_text(req);

@@ -4,19 +4,19 @@
 
 use serde_json::json;
 
+use crate::support::aux_calls::AuxCall;
 use crate::support::cairn::{Api, Sandbox, json_result, text, user_texts};
 use crate::support::mock_llm::{MockLlm, RecordedRequest, Reply, Script, Turn};
 
 const GOAL: &str = "GOAL: review every log under logs/ and report the failures. CONSTRAINTS: never edit files in logs/; answer in English; keep the report under ten lines.";
 
 fn is_compaction(req: &RecordedRequest) -> bool {
-    req.body.to_string().contains("You are summarising part of a conversation between a user and cairn")
+    AuxCall::of(req) == Some(AuxCall::Compaction)
 }
 
 /// The memory extraction that follows a compaction, or a segment summary: auxiliary calls.
 fn is_extraction(req: &RecordedRequest) -> bool {
-    let body = req.body.to_string();
-    body.contains("pick out what is worth remembering") || body.contains("summarising one stretch of a coding session")
+    matches!(AuxCall::of(req), Some(AuxCall::Extraction | AuxCall::Segment))
 }
 
 /// A mock model with `window` tokens that answers summarisation requests with a numbered
@@ -25,7 +25,7 @@ fn is_extraction(req: &RecordedRequest) -> bool {
 fn script_with_summaries(window: u64) -> Script {
     let count = std::sync::atomic::AtomicUsize::new(0);
     Script::new().context_window(window).responder(move |req| {
-        if req.body.to_string().contains("summarising one stretch of a coding session") {
+        if AuxCall::of(req) == Some(AuxCall::Segment) {
             return Some(Reply::Turn(Turn::text("Read several logs; all steps ok.")));
         }
         if is_extraction(req) {
@@ -329,8 +329,8 @@ async fn segments_of_compacted_history_come_back_as_an_outline() {
     let asks: Vec<String> = mock
         .requests()
         .iter()
+        .filter(|r| AuxCall::of(r) == Some(AuxCall::Segment))
         .map(|r| r.body.to_string())
-        .filter(|b| b.contains("summarising one stretch of a coding session"))
         .collect();
     assert!(!asks.is_empty());
     for ask in &asks {

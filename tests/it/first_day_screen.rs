@@ -6,6 +6,7 @@ use std::time::Duration;
 
 use serde_json::json;
 
+use crate::support::aux_calls::AuxCall;
 use crate::support::cairn::{Sandbox, user_texts};
 use crate::support::mock_llm::{MockCall, MockLlm, Script, Turn};
 use crate::support::pty::Screen;
@@ -148,13 +149,12 @@ async fn enter_after_a_plan_carries_it_out_in_edit_mode() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_session_resumed_after_a_compaction_shows_what_the_summary_stands_for() {
     let sandbox = Sandbox::new();
-    let mut script = Script::new().responder(|req| {
-        let body = req.body.to_string();
-        if body.contains("pick out what is worth remembering") {
-            return Some(Turn::text(r#"{"memories": []}"#).into());
+    let mut script = Script::new().responder(|req| match AuxCall::of(req) {
+        Some(AuxCall::Extraction) => Some(Turn::text(r#"{"memories": []}"#).into()),
+        Some(AuxCall::Compaction) => {
+            Some(Turn::text("## Goal\nRead the notes.\n## Done — do not repeat\n- read six notes").into())
         }
-        body.contains("You are summarising part of a conversation between a user and cairn")
-            .then(|| Turn::text("## Goal\nRead the notes.\n## Done — do not repeat\n- read six notes").into())
+        Some(AuxCall::Segment) | None => None,
     });
     for i in 0..6 {
         sandbox.write(&format!("notes/n{i}.txt"), &format!("note {i}: {}\n", "nothing urgent ".repeat(40)));

@@ -5,6 +5,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::json;
 
+use crate::support::aux_calls::AuxCall;
 use crate::support::cairn::{Api, Sandbox, json_lines};
 use crate::support::mock_llm::{MockLlm, RecordedRequest, Reply, Script, Turn};
 use crate::support::pty::Screen;
@@ -15,10 +16,7 @@ const WINDOW: &str = "32000";
 const READS: usize = 5;
 
 fn is_summariser(req: &RecordedRequest) -> bool {
-    let body = req.body.to_string();
-    body.contains("You are summarising part of a conversation")
-        || body.contains("pick out what is worth remembering")
-        || body.contains("summarising one stretch of a coding session")
+    AuxCall::of(req).is_some()
 }
 
 fn log(i: usize) -> String {
@@ -28,8 +26,7 @@ fn log(i: usize) -> String {
 /// `READS` file reads, then the answer; every summariser call answers after a delay.
 fn script(sandbox: &Sandbox) -> Script {
     let mut script = Script::new().context_window(32_000).responder(|req| {
-        let body = req.body.to_string();
-        if body.contains("You are summarising part of a conversation") {
+        if AuxCall::of(req) == Some(AuxCall::Compaction) {
             return Some(Reply::Turn(
                 Turn::text("## Goal\nRead the logs.\n## Done — do not repeat\n- read several logs")
                     .with_delay_ms(SUMMARY_DELAY_MS),

@@ -4,6 +4,7 @@
 
 use serde_json::{Value, json};
 
+use crate::support::aux_calls::AuxCall;
 use crate::support::cache_check::{per_request, prompt_in_session, share};
 use crate::support::cairn::{Api, Sandbox, text};
 use crate::support::mock_llm::{MockLlm, RecordedRequest, Reply, Script, Turn};
@@ -99,10 +100,7 @@ async fn the_list_rides_after_the_last_breakpoint_and_keeps_the_cache_share_at_9
 }
 
 fn is_summary(req: &RecordedRequest) -> bool {
-    let body = req.body.to_string();
-    body.contains("You are summarising part of a conversation")
-        || body.contains("summarising one stretch of a coding session")
-        || body.contains("pick out what is worth remembering")
+    AuxCall::of(req).is_some()
 }
 
 #[tokio::test]
@@ -110,7 +108,7 @@ async fn the_list_survives_a_compaction_and_a_resume() {
     let sandbox = Sandbox::new();
     let mut script = Script::new().context_window(32_000).responder(|req| {
         is_summary(req).then(|| {
-            Reply::Turn(Turn::text(if req.body.to_string().contains("pick out what is worth remembering") {
+            Reply::Turn(Turn::text(if AuxCall::of(req) == Some(AuxCall::Extraction) {
                 r#"{"memories": []}"#
             } else {
                 "## Goal\nReview the logs.\n## Done — do not repeat\n- read several logs"

@@ -5,6 +5,7 @@
 // Each test module uses a different subset of these helpers.
 #![allow(dead_code)]
 
+pub mod aux_calls;
 pub mod cache_check;
 pub mod cairn;
 pub mod llm;
