@@ -63,17 +63,7 @@ fn allowed_rule(text: &str) -> String {
         Some(i) => (&text[..i], &text[i..]),
         None => (text, ""),
     };
-    let tool = match tool.trim() {
-        "Bash" => "bash",
-        "Read" => "file_read",
-        "Write" => "file_write",
-        "Edit" | "MultiEdit" => "file_edit",
-        "Glob" => "glob",
-        "Grep" => "grep",
-        "WebFetch" => "web_fetch",
-        other => other,
-    };
-    format!("{tool}{rest}")
+    format!("{}{rest}", super::hooks::tool_alias(tool.trim()))
 }
 
 /// What to run for `/NAME`: a command file, or a skill's instructions.

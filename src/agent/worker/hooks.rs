@@ -17,8 +17,9 @@ use crate::hooks::{HookEvent, HookOutcome, Hooks, Verdict};
 use crate::tools::permissions::{Call, DecidedBy, Effect, Permission, Policy, Rules};
 use crate::tools::{Access, ProjectPath};
 
-/// Claude Code's names for cairn's tools, so its matchers (`Bash`, `Edit|Write`) work here.
-fn tool_alias(name: &str) -> &str {
+/// Claude Code's names for cairn's tools, so its matchers (`Bash`, `Edit|Write`) and the
+/// `allowed-tools` of its command files work here.
+pub(super) fn tool_alias(name: &str) -> &str {
     match name {
         "Bash" => "bash",
         "Read" => "file_read",
