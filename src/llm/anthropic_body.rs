@@ -12,7 +12,7 @@ use std::sync::Arc;
 
 use serde_json::{Value, json};
 
-use super::wire_cache::WireCache;
+use super::wire_cache::{WireCache, body_start};
 use super::{ChatRequest, Reasoning};
 use crate::config::CacheTtl;
 use crate::conversation::SystemBlock;
@@ -112,13 +112,7 @@ pub(crate) fn encode(request: &ChatRequest, cache: &mut BodyCache, buf: Vec<u8>)
         + tools.as_ref().map_or(0, String::len)
         + request.model.len()
         + 256;
-    let mut buf = buf;
-    buf.clear();
-    // Empty, so valid UTF-8.
-    let mut out = String::from_utf8(buf).unwrap_or_default();
-    out.reserve(size);
-    out.push_str("{\"model\":");
-    out.push_str(&json_string(&request.model));
+    let mut out = body_start(buf, size, &request.model);
     out.push_str(&format!(",\"max_tokens\":{}", request.max_tokens));
     if let Some(thinking) = &thinking {
         out.push_str(thinking);
@@ -193,10 +187,6 @@ fn push_marked(out: &mut String, block: &str, marker: &str) {
     out.push_str(&block[..block.len() - 1]);
     out.push_str(marker);
     out.push('}');
-}
-
-fn json_string(text: &str) -> String {
-    Value::String(text.to_string()).to_string()
 }
 
 fn cache_control(ttl: CacheTtl) -> Value {

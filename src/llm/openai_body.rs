@@ -12,7 +12,7 @@ use std::sync::Arc;
 use serde_json::{Value, json};
 
 use super::anthropic_body::image_note;
-use super::wire_cache::WireCache;
+use super::wire_cache::{WireCache, body_start};
 use super::{ChatRequest, Reasoning};
 use crate::config::CacheTtl;
 use crate::conversation::{Block, Image, Message, Role};
@@ -103,13 +103,7 @@ pub(crate) fn encode(request: &ChatRequest, dialect: Dialect, cache: &mut BodyCa
         + tools.as_ref().map_or(0, String::len)
         + request.model.len()
         + 256;
-    let mut buf = buf;
-    buf.clear();
-    // Empty, so valid UTF-8.
-    let mut out = String::from_utf8(buf).unwrap_or_default();
-    out.reserve(size);
-    out.push_str("{\"model\":");
-    out.push_str(&Value::String(request.model.clone()).to_string());
+    let mut out = body_start(buf, size, &request.model);
     out.push_str(",\"stream\":true,\"stream_options\":{\"include_usage\":true},\"messages\":[");
     let mut first = true;
     if let Some(system) = &system {

@@ -13,7 +13,7 @@ use std::sync::Arc;
 use serde_json::{Value, json};
 
 use super::anthropic_body::image_note;
-use super::wire_cache::WireCache;
+use super::wire_cache::{WireCache, body_start};
 use super::{ChatRequest, Effort, Reasoning};
 use crate::conversation::{Block, Image, Message, Role, Thinking, ThinkingSource};
 
@@ -49,13 +49,7 @@ pub(crate) fn encode(request: &ChatRequest, cache: &mut BodyCache, buf: Vec<u8>)
         + tools.as_ref().map_or(0, String::len)
         + request.model.len()
         + 320;
-    let mut buf = buf;
-    buf.clear();
-    // Empty, so valid UTF-8.
-    let mut out = String::from_utf8(buf).unwrap_or_default();
-    out.reserve(size);
-    out.push_str("{\"model\":");
-    out.push_str(&Value::String(request.model.clone()).to_string());
+    let mut out = body_start(buf, size, &request.model);
     if !instructions.is_empty() {
         out.push_str(",\"instructions\":");
         out.push_str(&Value::String(instructions.join("\n\n")).to_string());

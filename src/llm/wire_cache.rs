@@ -76,6 +76,18 @@ impl<V: Clone> WireCache<V> {
     }
 }
 
+/// The start of a request body, `{"model":"NAME"`, written into `buf` (emptied first) with
+/// room reserved for `size` bytes in all: every wire's body opens the same way.
+pub(crate) fn body_start(mut buf: Vec<u8>, size: usize, model: &str) -> String {
+    buf.clear();
+    // Empty, so valid UTF-8.
+    let mut out = String::from_utf8(buf).unwrap_or_default();
+    out.reserve(size);
+    out.push_str("{\"model\":");
+    out.push_str(&serde_json::Value::String(model.to_string()).to_string());
+    out
+}
+
 /// The buffer request bodies are written into, handed back when the body is dropped (sent):
 /// a body of a long session is hundreds of kilobytes, and a fresh one per request costs a
 /// reallocation and a page fault per 4 KiB before a byte is written.
