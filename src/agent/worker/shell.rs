@@ -8,8 +8,7 @@ use serde_json::json;
 use tokio_util::sync::CancellationToken;
 
 use super::Worker;
-use super::dispatch::{Cleared, Gate, execute};
-use super::permit::Ruling;
+use super::dispatch::{Cleared, Gate, Ruling, execute};
 use crate::agent::events::{AgentEvent, NoticeLevel, ToolFinished, TurnOutcome, TurnStats, TurnSummary};
 use crate::conversation::{Message, Mode, ToolCall};
 use crate::tools::Access;

@@ -13,7 +13,6 @@ use tokio::sync::{Semaphore, mpsc};
 use tokio_util::sync::CancellationToken;
 
 use super::Worker;
-use super::parts::{Books, Limits, Reach};
 use crate::agent::auxiliary::UsageTally;
 use crate::agent::background::Background;
 use crate::agent::cache_watch::CacheWatch;
@@ -21,6 +20,7 @@ use crate::agent::checkpoints::Checkpoints;
 use crate::agent::events::{
     AgentEvent, ApprovalRequest, NoticeLevel, SubagentEvent, SubagentOutcome, TurnOutcome, TurnSummary,
 };
+use crate::agent::extensions::Extensions;
 use crate::agent::link::{Emitter, Link};
 use crate::agent::model_slot::ModelSlot;
 use crate::agent::models::ModelDirectory;
@@ -63,16 +63,16 @@ impl Delegation {
 impl Worker {
     /// The role and parent brief of a subagent's system prompt.
     pub(super) fn subagent_role(&self) -> Option<&str> {
-        self.reach.delegation.role.as_ref().map(|(_, text)| text.as_str())
+        self.delegation.role.as_ref().map(|(_, text)| text.as_str())
     }
 
     /// The protected context's line about who is working.
     pub(super) fn agent_line(&self) -> String {
-        match &self.reach.delegation.role {
-            None => format!("main agent (depth {})", self.reach.delegation.depth),
+        match &self.delegation.role {
+            None => format!("main agent (depth {})", self.delegation.depth),
             Some((agent_type, _)) => format!(
                 "subagent `{agent_type}` (depth {}), working on one job for a parent agent; your last message is your report",
-                self.reach.delegation.depth
+                self.delegation.depth
             ),
         }
     }
@@ -84,27 +84,27 @@ impl Worker {
             return None;
         }
         let config = self.place.config();
-        if self.reach.delegation.depth >= config.subagents.max_depth {
+        if self.delegation.depth >= config.subagents.max_depth {
             return Some(ToolContext { subagents: None, ..ctx.clone() });
         }
         let launcher = Launcher {
             call_id: call.id.clone(),
             place: self.place.clone(),
             model: self.model.clone(),
-            models: self.limits.models.clone(),
-            pricing: self.books.spend.pricing().clone(),
+            models: self.models.clone(),
+            pricing: self.spend.pricing().clone(),
             tools: self.tools.clone(),
-            ext: self.reach.ext.for_subagent(),
+            ext: self.ext.for_subagent(),
             link: self.link.clone(),
             redactor: self.session.redactor().clone(),
             parent_session: self.session.id().to_string(),
             brief: self.parent_brief(),
-            depth: self.reach.delegation.depth + 1,
-            types: self.reach.delegation.types.clone(),
-            slots: self.reach.delegation.slots.clone(),
+            depth: self.delegation.depth + 1,
+            types: self.delegation.types.clone(),
+            slots: self.delegation.slots.clone(),
             tally: self.background.tally(),
             cancel: ctx.cancel.clone(),
-            checkpoints: self.reach.checkpoints.for_subagent(),
+            checkpoints: self.checkpoints.for_subagent(),
         };
         Some(ToolContext { subagents: Some(Arc::new(launcher)), ..ctx.clone() })
     }
@@ -125,7 +125,7 @@ impl Worker {
         let quoted: String =
             clip(request.trim(), BRIEF_REQUEST_CHARS).lines().map(|l| format!("> {l}\n")).collect::<String>();
         let mut brief = format!("The user's request the parent is working on:\n\n{quoted}\n");
-        let todo = self.books.todo.get();
+        let todo = self.todo.get();
         if !todo.is_empty() {
             brief.push_str(&format!("The parent's task list:\n\n{}\n", todo.render()));
         }
@@ -143,7 +143,7 @@ struct Launcher {
     models: ModelDirectory,
     pricing: Pricing,
     tools: Toolbox,
-    ext: super::super::extensions::Extensions,
+    ext: Extensions,
     link: Link,
     redactor: Redactor,
     parent_session: String,
@@ -283,9 +283,13 @@ impl Launcher {
             background: Background::default(),
             tools,
             link,
-            reach: Reach { checkpoints, ext, delegation },
-            books: Books { spend, todo },
-            limits: Limits { models, max_turns: Some(config.subagents.max_turns) },
+            checkpoints,
+            ext,
+            delegation,
+            spend,
+            todo,
+            models,
+            max_turns: Some(config.subagents.max_turns),
         })
     }
 }
