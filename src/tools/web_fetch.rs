@@ -228,7 +228,7 @@ struct Fetched {
 }
 
 async fn fetch(url: reqwest::Url, max_bytes: usize) -> Result<Fetched, ToolError> {
-    let client = crate::llm::build_client(url.as_str()).map_err(|e| ToolError::new(format!("web_fetch: {e}")))?;
+    let client = crate::net::build_client(url.as_str()).map_err(|e| ToolError::new(format!("web_fetch: {e}")))?;
     let response = client
         .get(url.clone())
         .header(reqwest::header::ACCEPT, "text/html, text/markdown, text/plain, application/json;q=0.9, */*;q=0.5")
