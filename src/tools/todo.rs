@@ -8,9 +8,8 @@ use serde::Deserialize;
 use serde_json::json;
 
 use super::{Access, Prepared, Tool, ToolContext, ToolError, ToolOutput, parse_args};
+use crate::conversation::tool_names::TODO;
 use crate::conversation::{TodoItem, TodoList};
-
-pub const NAME: &str = "todo";
 
 /// Where the list lives.
 pub trait TodoBoard: Send + Sync {
@@ -28,7 +27,7 @@ impl Todo {
     }
 
     fn list(&self, args: &serde_json::Value) -> Result<TodoList, ToolError> {
-        let a: Args = parse_args(NAME, args, SHAPE)?;
+        let a: Args = parse_args(TODO, args, SHAPE)?;
         TodoList::checked(a.items, self.max_items).map_err(|e| ToolError::new(format!("todo: {e}")))
     }
 }
@@ -42,7 +41,7 @@ const SHAPE: &str = r#"{"items": [{"id": "1", "text": "…", "status": "pending"
 
 impl Tool for Todo {
     fn name(&self) -> &'static str {
-        NAME
+        TODO
     }
 
     fn description(&self) -> &'static str {

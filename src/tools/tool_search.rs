@@ -11,13 +11,12 @@ use serde_json::{Value, json};
 
 use super::mcp::{McpTool, tools_of};
 use super::{Access, Prepared, Tool, ToolContext, ToolError, ToolOutput, parse_args};
+use crate::conversation::tool_names::{TOOL_CALL, TOOL_SEARCH};
 use crate::conversation::{ToolCall, ToolSpec};
 use crate::mcp::McpHub;
 
 /// Matches returned by one search at most: enough to choose from, few enough to stay small.
 const MAX_MATCHES: usize = 5;
-
-pub const TOOL_CALL: &str = "tool_call";
 
 pub struct ToolSearch {
     hub: McpHub,
@@ -134,7 +133,7 @@ fn describe(tool: &McpTool) -> String {
 
 impl Tool for ToolSearch {
     fn name(&self) -> &'static str {
-        "tool_search"
+        TOOL_SEARCH
     }
 
     fn description(&self) -> &'static str {

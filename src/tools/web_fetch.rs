@@ -12,6 +12,7 @@ use serde::Deserialize;
 use serde_json::json;
 
 use super::{Access, Prepared, Tool, ToolContext, ToolError, ToolOutput, parse_args};
+use crate::conversation::tool_names::WEB_FETCH;
 
 pub struct WebFetch;
 
@@ -118,7 +119,7 @@ fn matches_for(prompt: &str, page: &str) -> Vec<String> {
 
 impl Tool for WebFetch {
     fn name(&self) -> &'static str {
-        "web_fetch"
+        WEB_FETCH
     }
 
     fn description(&self) -> &'static str {

@@ -10,6 +10,7 @@ use super::Worker;
 use super::dispatch::{Cleared, Gate, Ruling, execute};
 use crate::agent::approvals::{Approval, Question};
 use crate::agent::events::{ApprovalKind, NoticeLevel, TurnOutcome, TurnSummary};
+use crate::conversation::tool_names::BASH;
 use crate::conversation::{Mode, ToolCall};
 use crate::prompt::commands::{self, CustomCommand, file_mentions, shell_spans};
 use crate::prompt::skills;
@@ -110,16 +111,16 @@ impl Worker {
         cancel: &CancellationToken,
     ) -> String {
         let registry = self.tools.registry();
-        let Some(bash) = registry.get("bash") else { return format!("[not run: no bash tool for `{shell}`]") };
+        let Some(bash) = registry.get(BASH) else { return format!("[not run: no bash tool for `{shell}`]") };
         let args = json!({"command": shell});
-        let call = ToolCall::new(format!("command-{command}-{index}"), "bash", args.to_string());
+        let call = ToolCall::new(format!("command-{command}-{index}"), BASH, args.to_string());
         let ctx = self.tool_context(cancel);
         let prepared = match bash.prepare(&args, &ctx) {
             Ok(p) => p,
             Err(e) => return format!("[not run: {}]", e.0),
         };
         let mode = self.link.mode();
-        let bash_call = Call { tool: "bash", access: Access::Execute, args: &args, paths: &[] };
+        let bash_call = Call { tool: BASH, access: Access::Execute, args: &args, paths: &[] };
         let by_command = allowed.decide(mode, &bash_call);
         let pre_allowed =
             by_command.permission == Permission::Allow && matches!(by_command.decided_by, DecidedBy::Rule(_));

@@ -12,6 +12,7 @@ use tokio_util::sync::CancellationToken;
 use super::Worker;
 use crate::agent::events::NoticeLevel;
 use crate::agent::link::Emitter;
+use crate::conversation::tool_names::{BASH, FILE_EDIT, FILE_READ, FILE_WRITE, GLOB, GREP, WEB_FETCH};
 use crate::conversation::{Mode, ToolCall};
 use crate::hooks::{HookEvent, HookOutcome, Hooks, Verdict};
 use crate::tools::permissions::{Call, DecidedBy, Effect, Permission, Policy, Rules};
@@ -21,13 +22,13 @@ use crate::tools::{Access, ProjectPath};
 /// `allowed-tools` of its command files work here.
 pub(super) fn tool_alias(name: &str) -> &str {
     match name {
-        "Bash" => "bash",
-        "Read" => "file_read",
-        "Write" => "file_write",
-        "Edit" | "MultiEdit" => "file_edit",
-        "Glob" => "glob",
-        "Grep" => "grep",
-        "WebFetch" => "web_fetch",
+        "Bash" => BASH,
+        "Read" => FILE_READ,
+        "Write" => FILE_WRITE,
+        "Edit" | "MultiEdit" => FILE_EDIT,
+        "Glob" => GLOB,
+        "Grep" => GREP,
+        "WebFetch" => WEB_FETCH,
         other => other,
     }
 }

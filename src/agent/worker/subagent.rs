@@ -30,6 +30,7 @@ use crate::agent::task_list::TaskList;
 use crate::agent::toolbox::Toolbox;
 use crate::agent::workplace::Workplace;
 use crate::config::{Pricing, Redactor};
+use crate::conversation::tool_names::TASK;
 use crate::conversation::{Role, ToolCall, clip};
 use crate::prompt::{AgentType, AgentTypes, ModelChoice};
 use crate::store::NewSession;
@@ -80,7 +81,7 @@ impl Worker {
     /// The context a `task` call runs with: a launcher for one subagent, bound to this call.
     /// `None` for other tools, and past the depth limit (the call then says it cannot start one).
     pub(super) fn delegation_context(&self, call: &ToolCall, ctx: &ToolContext) -> Option<ToolContext> {
-        if call.name != crate::tools::task::NAME {
+        if call.name != TASK {
             return None;
         }
         let config = self.place.config();
@@ -241,7 +242,7 @@ impl Launcher {
             .iter()
             .filter(|t| registry.get(t).is_some())
             // No grandchildren past the depth limit.
-            .filter(|t| *t != crate::tools::task::NAME || self.depth < config.subagents.max_depth)
+            .filter(|t| *t != TASK || self.depth < config.subagents.max_depth)
             .cloned()
             .collect();
         let label = format!("subagent {} · {}", agent.name, request.description);

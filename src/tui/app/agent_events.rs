@@ -4,8 +4,8 @@
 use super::history::{compacted_text, trigger_text, turn_summary_text};
 use super::{Activity, App, PlanReady};
 use crate::agent::{AgentEvent, CompactionEvent, NoticeLevel, ToolFinished, TurnOutcome, TurnSummary, UserCommand};
+use crate::conversation::tool_names::TASK;
 use crate::conversation::{Message, Mode, format_tokens};
-use crate::tools::task::NAME as TASK;
 use crate::tui::cells::{
     AssistantCell, Cell, NoticeKind, SubagentStatus, ThinkingCell, ToolCell, ToolStatus, UserCell,
 };

@@ -13,6 +13,7 @@ use ratatui::widgets::{Block, BorderType, Borders, Clear, Widget};
 use ratatui_textarea::TextArea;
 
 use crate::agent::{ApprovalKind, ApprovalRequest};
+use crate::conversation::tool_names::BASH;
 use crate::tui::diff::Diff;
 use crate::tui::highlight;
 use crate::tui::keys::{self, Action, ApprovalAction, GlobalAction, ReasonAction};
@@ -207,7 +208,7 @@ impl ApprovalDialog {
             None => match &r.kind {
                 // A command's reason is about its parts (`git push` is not read-only); a file
                 // tool's is what it does (creates notes.txt).
-                ApprovalKind::Call if r.tool == "bash" => {
+                ApprovalKind::Call if r.tool == BASH => {
                     vec![Span::styled(format!("Asks because {}.", r.reason), theme.dim)]
                 }
                 ApprovalKind::Call => vec![Span::styled(format!("This call {}.", r.reason), theme.dim)],
