@@ -31,7 +31,7 @@ impl App {
     }
 
     pub(crate) fn set_context(&mut self, status: ContextStatus) {
-        self.context = Some(status);
+        self.session.context = Some(status);
     }
 
     pub(crate) fn set_files(&mut self, files: FileIndex) {
@@ -58,10 +58,10 @@ pub fn app_with(theme: Theme) -> App {
     let (tx, rx) = tokio::sync::mpsc::unbounded_channel::<UserCommand>();
     std::mem::forget(rx);
     app.connect(tx);
-    app.project_root = "/home/dev/projects/shop".into();
-    app.model = "claude-sonnet-4-5".into();
-    app.window = 200_000;
-    app.context = Some(ContextStatus {
+    app.session.project_root = "/home/dev/projects/shop".into();
+    app.session.model = "claude-sonnet-4-5".into();
+    app.session.window = 200_000;
+    app.session.context = Some(ContextStatus {
         tokens: 96_400,
         window: 200_000,
         level: BudgetLevel::Ok,

@@ -97,7 +97,7 @@ impl App {
                         self.composer.input(key, &self.files);
                     }
                 }
-                ComposerAction::OpenEditor => self.editor_request = Some(self.composer.text()),
+                ComposerAction::OpenEditor => self.terminal.editor = Some(self.composer.text()),
                 ComposerAction::DeleteToLineStart => self.composer.delete_to_line_start(&self.files),
                 ComposerAction::Undo => self.composer.undo(&self.files),
                 ComposerAction::SearchHistory => self.composer.start_history_search(),
@@ -134,22 +134,22 @@ impl App {
                 } else if self.quit_armed() {
                     self.quit = true;
                 } else {
-                    if self.busy {
+                    if self.turn.busy {
                         self.send(UserCommand::Interrupt);
                     }
                     self.ctrl_c_at = Some(self.now);
                 }
             }
             GlobalAction::Interrupt => {
-                if self.busy {
+                if self.turn.busy {
                     self.send(UserCommand::Interrupt);
                     self.flash("interrupting…");
                 }
             }
             GlobalAction::CycleMode => {
-                let next = self.mode.next();
-                if self.agent.is_some() {
-                    self.mode = next;
+                let next = self.session.mode.next();
+                if self.agent.queue.is_some() {
+                    self.session.mode = next;
                     self.send(UserCommand::SetMode(next));
                 } else {
                     self.flash("still connecting to the model provider…");
@@ -184,7 +184,7 @@ impl App {
             }
             GlobalAction::ToggleTaskList => {
                 self.todo_panel = !self.todo_panel;
-                let text = match (self.todo_panel, self.todo.is_empty()) {
+                let text = match (self.todo_panel, self.session.todo.is_empty()) {
                     (true, false) => "task list shown",
                     (true, true) => "the task list shows when the agent starts one",
                     (false, _) => "task list hidden",
@@ -205,14 +205,14 @@ impl App {
                 match answer {
                     Some(text) => {
                         self.flash(format!("copied the last answer ({} characters)", text.chars().count()));
-                        self.clipboard = Some(text);
+                        self.terminal.clipboard = Some(text);
                     }
                     None => self.flash("no answer to copy yet"),
                 }
             }
             GlobalAction::ToggleMouse => {
-                self.mouse_capture = !self.mouse_capture;
-                self.flash(if self.mouse_capture {
+                self.terminal.mouse_capture = !self.terminal.mouse_capture;
+                self.flash(if self.terminal.mouse_capture {
                     "the wheel scrolls the transcript again".to_string()
                 } else {
                     format!(
@@ -221,7 +221,7 @@ impl App {
                     )
                 });
             }
-            GlobalAction::Redraw => self.repaint = true,
+            GlobalAction::Redraw => self.terminal.repaint = true,
             GlobalAction::SearchTranscript => {
                 self.composer.dismiss_completion();
                 self.search = Some(SearchBar::default());
@@ -240,7 +240,7 @@ impl App {
             return;
         };
         let (call_id, title) = (tool.call_id.clone(), format!("{}  {}", tool.tool, tool.summary));
-        let Some(session) = self.session.as_ref().map(|s| s.id.clone()) else { return };
+        let Some(session) = self.session.open.as_ref().map(|s| s.id.clone()) else { return };
         if self.ask_library(LibraryRequest::ToolOutput { session, call_id: call_id.clone() }) {
             self.overlay = Some(Overlay::Text(TextView::output(title, call_id)));
         }
@@ -248,25 +248,25 @@ impl App {
 
     /// A key while a plan waits to be carried out (the prompt empty).
     fn plan_key(&mut self, action: PlanAction) {
-        let Some(ready) = self.plan_ready.clone() else { return };
+        let Some(ready) = self.plan.ready.clone() else { return };
         match action {
             PlanAction::CarryOut => {
-                if self.agent.is_none() {
+                if self.agent.queue.is_none() {
                     self.flash("still connecting to the model provider…");
                     return;
                 }
-                self.plan_ready = None;
-                self.mode = crate::conversation::Mode::Edit;
-                self.busy = true;
-                self.activity = Activity::Thinking;
-                self.turn_started.get_or_insert(self.now);
+                self.plan.ready = None;
+                self.session.mode = crate::conversation::Mode::Edit;
+                self.turn.busy = true;
+                self.turn.activity = Activity::Thinking;
+                self.turn.started.get_or_insert(self.now);
                 self.send(UserCommand::CarryOutPlan { edited: ready.edited.then_some(ready.plan) });
             }
             PlanAction::EditPlan => {
-                self.editing_plan = true;
-                self.editor_request = Some(ready.plan);
+                self.plan.editing = true;
+                self.terminal.editor = Some(ready.plan);
             }
-            PlanAction::Dismiss => self.plan_ready = None,
+            PlanAction::Dismiss => self.plan.ready = None,
         }
     }
 
@@ -361,8 +361,8 @@ impl App {
             };
             self.flash(text);
             self.send(UserCommand::Approval { id: dialog.request.id, decision });
-            if self.busy {
-                self.activity = Activity::Thinking;
+            if self.turn.busy {
+                self.turn.activity = Activity::Thinking;
             }
         }
     }
@@ -397,7 +397,7 @@ impl App {
             }
             ViewOutcome::Resume(id) => {
                 self.overlay = None;
-                if self.busy {
+                if self.turn.busy {
                     let interrupt = keys::hint(Action::Global(GlobalAction::Interrupt));
                     self.flash(format!("wait for the turn to finish (or {interrupt}), then resume"));
                 } else {

@@ -88,17 +88,17 @@ impl App {
 
     /// The agent's task list changed.
     pub(super) fn on_todo(&mut self, list: TodoList) {
-        self.todo = list;
+        self.session.todo = list;
     }
 
     /// The task list as the panel shows it.
     pub(crate) fn todo(&self) -> &TodoList {
-        &self.todo
+        &self.session.todo
     }
 
     /// Whether the checklist panel is on screen: there is a list and the user has not hidden it.
     pub(crate) fn todo_panel_shown(&self) -> bool {
-        self.todo_panel && !self.todo.is_empty()
+        self.todo_panel && !self.session.todo.is_empty()
     }
 }
 
