@@ -2,7 +2,7 @@ use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use tokio::sync::mpsc;
 
 use super::*;
-use crate::agent::ApprovalRequest;
+use crate::agent::{ApprovalDecision, ApprovalRequest};
 use crate::conversation::Mode;
 use crate::tui::cells::NoticeCell;
 use crate::tui::completion::FileIndex;
