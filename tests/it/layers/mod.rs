@@ -132,14 +132,14 @@ fn layer_violations(tree: &Tree, table: &BTreeMap<String, Row>) -> Vec<String> {
 fn circles(tree: &Tree) -> Vec<String> {
     tree.circles()
         .into_iter()
-        .filter(|(folder, members, _, _)| {
+        .filter(|c| {
             !ACCEPTED_CYCLES
                 .iter()
-                .any(|(m, files, _)| folder.join("::") == *m && members.iter().all(|f| files.contains(&f.as_str())))
+                .any(|(m, files, _)| c.folder.join("::") == *m && c.group.iter().all(|f| files.contains(&f.as_str())))
         })
-        .map(|(folder, members, cycle, places)| {
-            let folder = if folder.is_empty() { "crate".to_string() } else { folder.join("::") };
-            format!("{folder}: {{{}}}: {} ({})", members.join(", "), cycle.join(" → "), places.join(", "))
+        .map(|c| {
+            let folder = if c.folder.is_empty() { "crate".to_string() } else { c.folder.join("::") };
+            format!("{folder}: {{{}}}: {} ({})", c.group.join(", "), c.cycle.join(" → "), c.places.join(", "))
         })
         .collect()
 }

@@ -30,6 +30,17 @@ pub struct Reference<'a> {
     pub escapes: usize,
 }
 
+/// Children of one folder that import each other.
+pub struct Circle {
+    pub folder: ModPath,
+    /// Every child in the group, sorted.
+    pub group: Vec<String>,
+    /// One circle through the group: `[a, b, a]`.
+    pub cycle: Vec<String>,
+    /// Where each edge of that circle is first written (`src/…:line`).
+    pub places: Vec<String>,
+}
+
 pub struct Tree {
     /// The files that ship, by path.
     pub files: Vec<File>,
@@ -171,9 +182,8 @@ impl Tree {
         edges
     }
 
-    /// Every group of a folder's children that reach each other: (folder, the group, one
-    /// circle through it, each of that circle's edges' first place in the code).
-    pub fn circles(&self) -> Vec<(ModPath, Vec<String>, Vec<String>, Vec<String>)> {
+    /// Every group of a folder's children that reach each other.
+    pub fn circles(&self) -> Vec<Circle> {
         let mut circles = Vec::new();
         for (folder, edges) in self.edges() {
             let mut next: BTreeMap<&str, BTreeSet<&str>> = BTreeMap::new();
@@ -184,7 +194,8 @@ impl Tree {
                 let cycle = one_cycle(&next, &component);
                 let places = cycle.windows(2).map(|w| edges[&(w[0].to_string(), w[1].to_string())].clone()).collect();
                 let group = component.iter().map(|s| s.to_string()).collect();
-                circles.push((folder.clone(), group, cycle.iter().map(|s| s.to_string()).collect(), places));
+                let cycle = cycle.iter().map(|s| s.to_string()).collect();
+                circles.push(Circle { folder: folder.clone(), group, cycle, places });
             }
         }
         circles
