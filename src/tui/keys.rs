@@ -1,5 +1,12 @@
 //! Every key binding in one table: the key handlers look actions up here and `/help` is
 //! generated from it, so what the help says and what the keys do cannot drift apart.
+//!
+//! `BINDINGS` names every action with its default keys; the table in force is that one patched
+//! once at start by the user's `keys.toml` (`key_file`, read by `cli`), and every look-up, `/help`
+//! and every hint on screen read the table in force.
+
+use std::borrow::Cow;
+use std::sync::OnceLock;
 
 use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyEventKind, KeyModifiers};
 
@@ -197,8 +204,9 @@ const fn ch(c: char) -> Key {
     key(KeyCode::Char(c))
 }
 
+#[derive(Clone, Debug)]
 pub struct Binding {
-    pub keys: &'static [Key],
+    pub keys: Cow<'static, [Key]>,
     pub action: Action,
     pub help: &'static str,
 }
@@ -210,7 +218,60 @@ impl Binding {
 }
 
 const fn bind(keys: &'static [Key], action: Action, help: &'static str) -> Binding {
-    Binding { keys, action, help }
+    Binding { keys: Cow::Borrowed(keys), action, help }
+}
+
+/// A binding table: the defaults, or the defaults as the user's `keys.toml` patched them.
+#[derive(Clone, Debug)]
+pub struct KeyMap {
+    bindings: Vec<Binding>,
+}
+
+impl Default for KeyMap {
+    fn default() -> KeyMap {
+        KeyMap { bindings: BINDINGS.to_vec() }
+    }
+}
+
+impl KeyMap {
+    pub fn bindings(&self) -> &[Binding] {
+        &self.bindings
+    }
+
+    pub(crate) fn bindings_mut(&mut self) -> &mut [Binding] {
+        &mut self.bindings
+    }
+
+    /// The action bound to `ev` in `context`.
+    pub fn lookup(&self, context: KeyContext, ev: &KeyEvent) -> Option<Action> {
+        if ev.kind == KeyEventKind::Release {
+            return None;
+        }
+        let k = normalise(ev);
+        self.bindings
+            .iter()
+            .filter(|b| b.context() == context)
+            .find(|b| b.keys.iter().any(|bk| *bk == k || ch_eq(bk, &k)))
+            .map(|b| b.action)
+    }
+
+    /// The first key bound to `action`, for hints in the interface.
+    pub fn hint(&self, action: Action) -> String {
+        self.bindings.iter().find(|b| b.action == action).and_then(|b| b.keys.first()).map(describe).unwrap_or_default()
+    }
+}
+
+static ACTIVE: OnceLock<KeyMap> = OnceLock::new();
+
+/// Puts `map` in force for the rest of the process; `false` if a table already was (the first
+/// one stays: the keys do not change under the user's fingers).
+pub fn install(map: KeyMap) -> bool {
+    ACTIVE.set(map).is_ok()
+}
+
+/// The table in force: the one installed at start, else the defaults.
+pub fn active() -> &'static KeyMap {
+    ACTIVE.get_or_init(KeyMap::default)
 }
 
 use KeyCode as K;
@@ -370,17 +431,9 @@ fn normalise(ev: &KeyEvent) -> Key {
     Key { code, mods }
 }
 
-/// The action bound to `ev` in `context`.
+/// The action bound to `ev` in `context`, in the table in force.
 pub fn lookup(context: KeyContext, ev: &KeyEvent) -> Option<Action> {
-    if ev.kind == KeyEventKind::Release {
-        return None;
-    }
-    let k = normalise(ev);
-    BINDINGS
-        .iter()
-        .filter(|b| b.context() == context)
-        .find(|b| b.keys.iter().any(|bk| *bk == k || ch_eq(bk, &k)))
-        .map(|b| b.action)
+    active().lookup(context, ev)
 }
 
 /// Typed look-ups, one per context, so handlers match their own actions exhaustively.
@@ -489,9 +542,9 @@ pub fn describe_keys(b: &Binding) -> String {
     names.join(" / ")
 }
 
-/// The first key bound to `action`, for hints in the interface.
+/// The first key bound to `action` in the table in force, for hints in the interface.
 pub fn hint(action: Action) -> String {
-    BINDINGS.iter().find(|b| b.action == action).and_then(|b| b.keys.first()).map(describe).unwrap_or_default()
+    active().hint(action)
 }
 
 #[cfg(test)]
@@ -520,7 +573,7 @@ mod tests {
         for (i, a) in BINDINGS.iter().enumerate() {
             for b in &BINDINGS[i + 1..] {
                 if a.context() == b.context() {
-                    for k in a.keys {
+                    for k in a.keys.iter() {
                         assert!(!b.keys.contains(k), "{} bound twice in {:?}", describe(k), a.context());
                     }
                 }

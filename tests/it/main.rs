@@ -42,3 +42,4 @@ mod stream_deadlines;
 mod subagents;
 mod todo_list;
 mod tui_e2e;
+mod tui_key_file;

@@ -5,7 +5,7 @@ use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
 
 use super::{ViewKey, ViewOutcome, footer, frame, view_area};
-use crate::tui::keys::{self, Action, BINDINGS, KeyContext, OverlayAction};
+use crate::tui::keys::{self, Action, KeyContext, OverlayAction};
 use crate::tui::theme::Theme;
 use crate::tui::wrap::{Para, truncate_spans, wrap_paras};
 
@@ -56,7 +56,8 @@ const ORDER: &[KeyContext] = &[
 pub fn help_lines(theme: &Theme, width: u16, custom: &[crate::agent::CommandInfo]) -> Vec<Line<'static>> {
     let mut out = Vec::new();
     // The key column fits the longest entry, so no description runs into its keys.
-    let col = BINDINGS
+    let bindings = keys::active().bindings();
+    let col = bindings
         .iter()
         .map(|b| keys::describe_keys(b).chars().count())
         .chain(crate::agent::COMMANDS.iter().map(|(n, a, _)| n.len() + a.len() + 1))
@@ -96,7 +97,7 @@ pub fn help_lines(theme: &Theme, width: u16, custom: &[crate::agent::CommandInfo
     for context in ORDER {
         out.push(Line::default());
         out.push(Line::from(Span::styled(context.title(), theme.heading2)));
-        for b in BINDINGS.iter().filter(|b| b.context() == *context) {
+        for b in bindings.iter().filter(|b| b.context() == *context) {
             out.extend(row(keys::describe_keys(b), b.help));
         }
     }
