@@ -7,6 +7,7 @@
 mod anthropic;
 mod anthropic_body;
 mod cache_analytics;
+mod client;
 mod discovery;
 mod endpoint;
 mod error;

@@ -5,6 +5,7 @@ use super::*;
 use crate::conversation::ToolResult;
 use crate::conversation::{SystemBlock, ToolSpec};
 use crate::llm::openai_body::{Dialect, encode, request_body};
+use crate::llm::Provider;
 
 const SERVER: Api = Api { provider: "the OpenAI-compatible server", key_var: KEY_VAR };
 
