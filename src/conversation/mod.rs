@@ -12,8 +12,8 @@ mod message;
 mod mode;
 mod records;
 mod request;
+mod task_list;
 mod text;
-mod todo;
 pub mod tool_names;
 mod usage;
 
@@ -24,6 +24,6 @@ pub use message::{Block, IMAGE_CHARS_PER_TOKEN, Message, Role, ToolCall, ToolRes
 pub use mode::Mode;
 pub use records::{MemoryRecord, SessionSummary, ToolDisplay, TurnInfo};
 pub use request::{SystemBlock, ToolSpec};
+pub use task_list::{TaskCounts, TaskItem, TaskList, TaskStatus};
 pub use text::{clip, first_plain_line, floor_char_boundary, format_tokens, percent_of};
-pub use todo::{TodoCounts, TodoItem, TodoList, TodoStatus};
 pub use usage::Usage;

@@ -23,9 +23,9 @@ mod render;
 mod run;
 mod search;
 mod status;
+mod task_list_panel;
 mod terminal;
 mod theme;
-mod todo_panel;
 mod transcript;
 mod wrap;
 

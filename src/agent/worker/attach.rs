@@ -57,7 +57,7 @@ impl Worker {
             cancel: cancel.clone(),
             memory: None,
             subagents: None,
-            todo: None,
+            task_list: None,
         };
         let limits = self.truncation_limits();
         // All attachments of a prompt together stay within what one reply's results may take.

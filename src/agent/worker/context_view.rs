@@ -16,7 +16,7 @@ impl Worker {
         let cpt = self.place.config().context.chars_per_token;
         let (system, tools) = self.system_and_tools(mode);
         // The task list travels with every request, after the system prompt's cached part.
-        let tail = self.todo.tail().map_or(0, |t| t.len());
+        let tail = self.task_list.tail().map_or(0, |t| t.len());
         let system: usize = system.iter().map(|b| b.text.len()).sum::<usize>() + tail;
         let tools: usize =
             tools.iter().map(|t| t.name.len() + t.description.len() + t.input_schema.to_string().len()).sum();

@@ -172,7 +172,7 @@ impl Worker {
             memory: Some(std::sync::Arc::new(self.memory_access())),
             // Set per call, for `task` calls only (see `delegation_context`).
             subagents: None,
-            todo: Some(std::sync::Arc::new(self.todo.clone())),
+            task_list: Some(std::sync::Arc::new(self.task_list.clone())),
         }
     }
 

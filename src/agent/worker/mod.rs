@@ -39,7 +39,7 @@ use super::models::ModelDirectory;
 use super::session_state::SessionState;
 use super::setup::AgentSetup;
 use super::spend::Spend;
-use super::task_list::TaskList;
+use super::task_list::SessionTaskList;
 use super::tool_section::ToolSection;
 use super::toolbox::Toolbox;
 use super::workplace::Workplace;
@@ -73,7 +73,7 @@ pub(super) struct Worker {
     /// What the session has cost.
     spend: Spend,
     /// The session's task list.
-    todo: TaskList,
+    task_list: SessionTaskList,
     /// The models `/model` may switch to.
     models: ModelDirectory,
     /// Most model requests per prompt.
@@ -95,7 +95,8 @@ impl Worker {
         super::extensions::redact_server_variables(&setup.config, &setup.root, &mut redactor);
         let session =
             SessionState::load(setup.store.clone(), session, &setup.config.context, redactor, link.emitter(), None)?;
-        let todo = TaskList::load(setup.store.clone(), session.id(), session.redactor().clone(), link.emitter());
+        let task_list =
+            SessionTaskList::load(setup.store.clone(), session.id(), session.redactor().clone(), link.emitter());
         let delegation = Delegation::main(setup.agent_types, setup.config.subagents.max_parallel);
         let ext = Extensions::load(&setup.config, &setup.root, &setup.user_dirs, link.emitter());
         ext.hub.start();
@@ -126,7 +127,7 @@ impl Worker {
             ext,
             delegation,
             spend,
-            todo,
+            task_list,
             models,
             max_turns: setup.max_turns,
         };
@@ -163,8 +164,12 @@ impl Worker {
             Some(&self.session),
         )?;
         self.background.abort_compaction();
-        self.todo =
-            TaskList::load(self.place.store().clone(), session.id(), session.redactor().clone(), self.link.emitter());
+        self.task_list = SessionTaskList::load(
+            self.place.store().clone(),
+            session.id(),
+            session.redactor().clone(),
+            self.link.emitter(),
+        );
         self.session = session;
         self.cache = CacheWatch::new(config.cache.ttl);
         self.settle_loaded_session()
@@ -255,7 +260,7 @@ impl Worker {
             recap,
         });
         // Also when empty: a session switched to has its own list, or none.
-        self.link.emit(AgentEvent::Todo(self.todo.get()));
+        self.link.emit(AgentEvent::TaskList(self.task_list.get()));
         let status = self.context_status();
         self.link.emit(AgentEvent::Context(status));
         if let Some((level, text)) = self.model.window_notice() {

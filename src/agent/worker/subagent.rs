@@ -26,7 +26,7 @@ use crate::agent::model_slot::ModelSlot;
 use crate::agent::models::ModelDirectory;
 use crate::agent::session_state::SessionState;
 use crate::agent::spend::{Spend, add_cost};
-use crate::agent::task_list::TaskList;
+use crate::agent::task_list::SessionTaskList;
 use crate::agent::toolbox::Toolbox;
 use crate::agent::workplace::Workplace;
 use crate::config::{Pricing, Redactor};
@@ -126,9 +126,9 @@ impl Worker {
         let quoted: String =
             clip(request.trim(), BRIEF_REQUEST_CHARS).lines().map(|l| format!("> {l}\n")).collect::<String>();
         let mut brief = format!("The user's request the parent is working on:\n\n{quoted}\n");
-        let todo = self.todo.get();
-        if !todo.is_empty() {
-            brief.push_str(&format!("The parent's task list:\n\n{}\n", todo.render()));
+        let task_list = self.task_list.get();
+        if !task_list.is_empty() {
+            brief.push_str(&format!("The parent's task list:\n\n{}\n", task_list.render()));
         }
         brief.push_str(&self.protected_context());
         brief
@@ -262,7 +262,7 @@ impl Launcher {
                 .map_err(|e| format!("task: could not open the subagent's session: {e}"))?;
         let brief = format!("The job the parent handed you, in a few words: {}\n\n{}", request.description, self.brief);
         let role = crate::prompt::subagent_section(agent, &brief, config.subagents.report_max_chars);
-        let todo = TaskList::load(store, session.id(), self.redactor.clone(), events);
+        let task_list = SessionTaskList::load(store, session.id(), self.redactor.clone(), events);
         // Built in the order the fields were always built.
         let cache = CacheWatch::new(config.cache.ttl);
         let checkpoints = self.checkpoints.for_subagent();
@@ -288,7 +288,7 @@ impl Launcher {
             ext,
             delegation,
             spend,
-            todo,
+            task_list,
             models,
             max_turns: Some(config.subagents.max_turns),
         })
@@ -382,7 +382,7 @@ async fn forward(mut events: mpsc::UnboundedReceiver<AgentEvent>, parent: Emitte
             | AgentEvent::Library(_)
             | AgentEvent::RewindPlanned(_)
             | AgentEvent::Rewound(_)
-            | AgentEvent::Todo(_) => continue,
+            | AgentEvent::TaskList(_) => continue,
             // A grandchild's progress reaches the front end as it is.
             nested @ AgentEvent::Subagent { .. } => nested,
         };

@@ -275,7 +275,7 @@ impl Worker {
             tools,
             max_tokens,
             cache,
-            tail: self.todo.tail(),
+            tail: self.task_list.tail(),
             reasoning,
             images: self.model.takes_images(),
         };

@@ -226,7 +226,7 @@ impl App {
             }
             AgentEvent::Rewound(result) => self.on_rewound(result),
             AgentEvent::Subagent { call_id, event } => self.on_subagent(&call_id, event),
-            AgentEvent::Todo(list) => self.on_todo(list),
+            AgentEvent::TaskList(list) => self.on_task_list(list),
             // Only headless asks the agent to settle.
             AgentEvent::Settled(_) => {}
         }

@@ -187,8 +187,8 @@ impl App {
                 self.flash(if expand { "tool output expanded" } else { "tool output collapsed" });
             }
             GlobalAction::ToggleTaskList => {
-                self.todo_panel = !self.todo_panel;
-                let text = match (self.todo_panel, self.session.todo.is_empty()) {
+                self.task_list_panel = !self.task_list_panel;
+                let text = match (self.task_list_panel, self.session.task_list.is_empty()) {
                     (true, false) => "task list shown",
                     (true, true) => "the task list shows when the agent starts one",
                     (false, _) => "task list hidden",

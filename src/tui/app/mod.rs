@@ -71,7 +71,7 @@ pub struct App {
     /// Every tool call's output is expanded (Ctrl+O).
     expand_all: bool,
     /// The task list panel is wanted (Ctrl+T hides and shows it); drawn when there is a list.
-    todo_panel: bool,
+    task_list_panel: bool,
     /// When Ctrl+C was pressed on an empty prompt: a second press soon after quits.
     ctrl_c_at: Option<Instant>,
     /// When a key last edited the prompt (a dialog opening then guards its answer keys).
@@ -105,7 +105,7 @@ impl App {
             agent: AgentLink::default(),
             terminal: TerminalRequests::default(),
             expand_all: false,
-            todo_panel: true,
+            task_list_panel: true,
             ctrl_c_at: None,
             last_typed: None,
             flash: None,

@@ -9,7 +9,7 @@ use tokio::sync::mpsc::UnboundedSender;
 use super::Activity;
 use crate::agent::{CommandInfo, ContextStatus, UserCommand};
 use crate::config::NotifyConfig;
-use crate::conversation::{Mode, TodoList};
+use crate::conversation::{Mode, TaskList};
 
 /// The session on screen: which one, its mode and model, its context figures, its task list.
 pub(crate) struct SessionView {
@@ -24,7 +24,7 @@ pub(crate) struct SessionView {
     /// The project the welcome screen names.
     pub(super) project_root: String,
     /// The agent's task list (the `todo` tool's), for the task list panel.
-    pub(super) todo: TodoList,
+    pub(super) task_list: TaskList,
 }
 
 impl Default for SessionView {
@@ -37,7 +37,7 @@ impl Default for SessionView {
             context: None,
             trim_after_context: false,
             project_root: String::new(),
-            todo: TodoList::default(),
+            task_list: TaskList::default(),
         }
     }
 }
