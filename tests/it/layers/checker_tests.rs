@@ -4,7 +4,7 @@ use std::collections::BTreeMap;
 
 use super::source::{Source, code_only};
 use super::tree::Tree;
-use super::{Row, circles, layer_table, layer_violations, long_files};
+use super::{Row, circles, layer_table, layer_violations, long_files, unmapped_files};
 
 fn tree(files: &[(&str, &str)]) -> Tree {
     Tree::read(&files.iter().map(|(p, t)| (p.to_string(), t.to_string())).collect())
@@ -136,4 +136,18 @@ fn a_file_over_600_lines_fails() {
         ("long.rs".to_string(), "fn f() {}\n".repeat(601)),
     ]);
     assert_eq!(long_files(&files, "src"), ["src/long.rs: 601 lines (at most 600: split it along a seam it has)"]);
+}
+
+#[test]
+fn a_file_the_module_map_does_not_name_fails() {
+    let files = [
+        ("store/mod.rs", "mod sessions; mod lock;"),
+        ("store/sessions.rs", ""),
+        ("store/lock.rs", ""),
+        ("tui/mod.rs", "mod keys;"),
+        ("tui/keys.rs", ""),
+    ];
+    // `lock` is named, but under another layer's heading.
+    let doc = "\n## Module map\n### Layer 2 — `store/`\n- `sessions`\n### Layer 5 — `tui/`\n- `keys`, `lock`\n";
+    assert_eq!(unmapped_files(&tree(&files), doc, &table()), ["src/store/lock.rs (layer 2)"]);
 }

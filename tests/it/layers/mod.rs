@@ -144,6 +144,31 @@ fn circles(tree: &Tree) -> Vec<String> {
         .collect()
 }
 
+/// Files the module map of docs/ARCHITECTURE.md does not name: each file's stem (or its path
+/// inside its module) must be in backticks in the section of its module's layer.
+fn unmapped_files(tree: &Tree, doc: &str, table: &BTreeMap<String, Row>) -> Vec<String> {
+    let map = doc.split("\n## Module map").nth(1).unwrap_or_default();
+    let section = |layer: u32| {
+        let start = format!("### Layer {layer} ");
+        map.split("\n### ").map(|s| format!("### {s}")).find(|s| s.starts_with(&start)).unwrap_or_default()
+    };
+    let mut missing = Vec::new();
+    for file in &tree.files {
+        let stem = file.rel.rsplit('/').next().unwrap_or(&file.rel).trim_end_matches(".rs");
+        if stem == "mod" {
+            continue;
+        }
+        let Some(row) = table.get(top_module(&file.rel)) else { continue };
+        let inside = file.rel.split_once('/').map_or(file.rel.as_str(), |(_, rest)| rest).trim_end_matches(".rs");
+        let text = section(row.layer);
+        let named = [format!("`{stem}`"), format!("`{stem}.rs`"), format!("`{stem}/`"), format!("`{inside}`")];
+        if !named.iter().any(|n| text.contains(n.as_str())) {
+            missing.push(format!("src/{} (layer {})", file.rel, row.layer));
+        }
+    }
+    missing
+}
+
 fn long_files(files: &BTreeMap<String, String>, under: &str) -> Vec<String> {
     files
         .iter()
@@ -165,6 +190,13 @@ fn every_import_follows_the_layer_table() {
     assert!(table.values().any(|r| !r.must_not.is_empty()), "the \"must not\" column names modules: {table:?}");
     let problems = layer_violations(&crate_tree(), &table);
     assert!(problems.is_empty(), "imports against the layer table (docs/ARCHITECTURE.md):\n{}", problems.join("\n"));
+}
+
+#[test]
+fn every_file_is_in_the_module_map() {
+    let doc = std::fs::read_to_string(manifest_dir().join("docs/ARCHITECTURE.md")).unwrap();
+    let missing = unmapped_files(&crate_tree(), &doc, &layer_table(&doc));
+    assert!(missing.is_empty(), "files the module map of docs/ARCHITECTURE.md does not name:\n{}", missing.join("\n"));
 }
 
 #[test]
