@@ -77,6 +77,10 @@ pub(super) struct McpDesk {
     pub budget_tokens: u64,
     pub startup_timeout_ms: u64,
     pub root: PathBuf,
+    /// What a project's servers may read of the environment (`[mcp] project_variables`).
+    pub mcp: crate::config::McpConfig,
+    /// The folder's trust: servers imported by the user's word join its record.
+    pub trust: crate::trust::ProjectTrust,
 }
 
 impl McpDesk {
@@ -195,8 +199,14 @@ impl McpDesk {
         }
         let path = write_servers(&self.root, &new)?;
         let names: Vec<String> = new.iter().map(|(n, _)| n.clone()).collect();
+        let written: Vec<String> =
+            names.iter().map(|n| format!(".cairn/settings.local.toml#mcp_servers.{n}")).collect();
+        if let Err(e) = self.trust.adopt(|item| written.contains(&item.id)) {
+            tracing::warn!(error = %e, "could not add the imported servers to the folder's trust");
+        }
         for (name, config) in new {
-            self.hub.add(&name, config);
+            // A repository's `.mcp.json` is the project's: it reads only what the user lets it.
+            self.hub.add(&name, config.from_project(&self.mcp));
         }
         Ok(format!("imported {} into {}; starting them now", names.join(", "), path.display()))
     }

@@ -17,6 +17,7 @@ mod provider;
 mod reasoning;
 mod secrets;
 mod subagents;
+mod trust;
 
 pub use checkpoints::CheckpointsConfig;
 pub use defaults::{
@@ -27,7 +28,7 @@ pub use error::ConfigError;
 pub use extensions::{
     HookConfig, HooksConfig, McpConfig, McpServerConfig, parse_mcp_json, read_mcp_json, valid_server_name,
 };
-pub use file::load;
+pub use file::{load, read_trust};
 pub use models::{
     CatalogModel, ModelInfo, ModelOverride, Prices, WindowSource, catalog, is_known_model, lookup_model, price_of,
 };
@@ -42,5 +43,6 @@ pub use provider::{
     model_info, resolve_provider,
 };
 pub use reasoning::{MIN_THINKING_BUDGET, ThinkingSetting, ThinkingSupport};
-pub use secrets::{KEY_VARS, Redactor, Secret, env_var, take_keys_from_env};
+pub use secrets::{KEY_VARS, Redactor, Secret, env_var, keep_memory_private, take_keys_from_env};
 pub use subagents::{SubagentsConfig, TodoConfig};
+pub use trust::{TrustEntry, record_trust};
