@@ -64,11 +64,11 @@ impl TrustView {
         let mut paras = vec![Para::plain(vec![Span::styled(self.root.clone(), theme.title)])];
         let lead = match &self.trusted_at {
             Some(at) => format!(
-                "You trusted this folder on {}. Since then, what its files run changed — nothing of it runs until you say yes again:",
+                "You trusted this folder on {}. What its files run has changed since; none of it runs until you trust it again:",
                 at.get(..10).unwrap_or(at)
             ),
-            None => "Its files make cairn run these and tell the model these. Nothing of them runs, and no \
-                     instruction of theirs reaches the model, until you trust the folder."
+            None => "cairn would run what is under Runs, and tell the model what is under Instructs. None \
+                     of it happens until you trust this folder."
                 .to_string(),
         };
         paras.push(Para::default());
@@ -82,7 +82,7 @@ impl TrustView {
         }
         let runs: Vec<&Item> = self.items.iter().filter(|i| i.runs()).collect();
         let instructs: Vec<&Item> = self.items.iter().filter(|i| !i.runs()).collect();
-        for (title, items) in [("Runs", runs), ("Instructs the model", instructs)] {
+        for (title, items) in [("Runs", runs), ("Instructs", instructs)] {
             if items.is_empty() {
                 continue;
             }
@@ -128,7 +128,7 @@ impl TrustView {
 
 /// `hook  SessionStart: ./setup.sh  .cairn/settings.toml:6`, continuation rows indented.
 fn item_para(item: &Item, label: &str, theme: &Theme) -> Para {
-    let kind = format!("  {label}{:<13}", item.kind.label());
+    let kind = format!("  {label}{:<14}", item.kind.label());
     let indent = " ".repeat(kind.chars().count());
     Para::prefixed(
         vec![Span::styled(kind, theme.key)],
