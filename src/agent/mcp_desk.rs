@@ -218,25 +218,13 @@ fn write_servers(root: &Path, servers: &[(String, McpServerConfig)]) -> Result<P
     let path = local_settings_path(root);
     let dir = path.parent().ok_or("the settings path has no folder")?;
     std::fs::create_dir_all(dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
-    let text = match std::fs::read_to_string(&path) {
-        Ok(text) => text,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => String::new(),
-        Err(e) => return Err(format!("cannot read {}: {e}", path.display())),
-    };
+    let text = crate::config::read_for_edit(&path)?;
     crate::config::parse_settings(&text).map_err(|(line, _, m)| {
         format!("{}, line {line}: {m}; fix it, then import again (nothing was written)", path.display())
     })?;
     let mut doc: toml_edit::DocumentMut =
         text.parse().map_err(|e| format!("{} is not valid TOML: {e}", path.display()))?;
-    let table = doc
-        .entry("mcp_servers")
-        .or_insert_with(|| {
-            let mut t = toml_edit::Table::new();
-            t.set_implicit(true);
-            toml_edit::Item::Table(t)
-        })
-        .as_table_mut()
-        .ok_or_else(|| format!("{}: `mcp_servers` is not a table", path.display()))?;
+    let table = crate::config::table_for_edit(&mut doc, "mcp_servers", &path)?;
     for (name, server) in servers {
         let written = toml::to_string(server).map_err(|e| format!("cannot write server `{name}`: {e}"))?;
         let value: toml_edit::DocumentMut =

@@ -28,7 +28,7 @@ pub use error::ConfigError;
 pub use extensions::{
     HookConfig, HooksConfig, McpConfig, McpServerConfig, parse_mcp_json, read_mcp_json, valid_server_name,
 };
-pub use file::{load, read_trust};
+pub use file::{load, read_for_edit, read_trust, table_for_edit};
 pub use models::{
     CatalogModel, ModelInfo, ModelOverride, Prices, WindowSource, catalog, is_known_model, lookup_model, price_of,
 };

@@ -23,22 +23,10 @@ pub struct TrustEntry {
 /// keeping everything else the file holds, comments included. Written to a temporary file and
 /// renamed, so a reader never sees half a file.
 pub fn record_trust(path: &Path, root: &Path, entry: &TrustEntry) -> Result<(), String> {
-    let text = match std::fs::read_to_string(path) {
-        Ok(text) => text,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => String::new(),
-        Err(e) => return Err(format!("cannot read {}: {e}", path.display())),
-    };
+    let text = super::file::read_for_edit(path)?;
     let mut doc: toml_edit::DocumentMut =
         text.parse().map_err(|e| format!("{} is not valid TOML: {e}", path.display()))?;
-    let trust = doc
-        .entry("trust")
-        .or_insert_with(|| {
-            let mut t = toml_edit::Table::new();
-            t.set_implicit(true);
-            toml_edit::Item::Table(t)
-        })
-        .as_table_mut()
-        .ok_or_else(|| format!("{}: `trust` is not a table", path.display()))?;
+    let trust = super::file::table_for_edit(&mut doc, "trust", path)?;
     let mut table = toml_edit::Table::new();
     table.insert("at", toml_edit::value(entry.at.as_str()));
     let mut items = toml_edit::InlineTable::new();

@@ -133,27 +133,19 @@ impl Printer {
         Ok(())
     }
 
+    /// A streamed chunk of the answer or the thinking, as far as it cannot be part of a key.
+    fn delta(&mut self, thinking: bool, chunk: &str) -> Result<(), HeadlessError> {
+        let held = if thinking { &mut self.held_thinking } else { &mut self.held_text };
+        let out = Printer::release(&self.redactor, held, chunk);
+        let kind = if thinking { "thinking_delta" } else { "assistant_delta" };
+        if out.is_empty() { Ok(()) } else { self.line(json!({"type": kind, "text": out})) }
+    }
+
     pub(super) fn event(&mut self, event: &AgentEvent) -> Result<(), HeadlessError> {
-        if self.format == OutputFormat::StreamJson {
-            match event {
-                AgentEvent::TextDelta(text) => {
-                    let out = Printer::release(&self.redactor, &mut self.held_text, text);
-                    return if out.is_empty() {
-                        Ok(())
-                    } else {
-                        self.line(json!({"type": "assistant_delta", "text": out}))
-                    };
-                }
-                AgentEvent::ThinkingDelta(text) => {
-                    let out = Printer::release(&self.redactor, &mut self.held_thinking, text);
-                    return if out.is_empty() {
-                        Ok(())
-                    } else {
-                        self.line(json!({"type": "thinking_delta", "text": out}))
-                    };
-                }
-                _ => self.flush_held()?,
-            }
+        if self.format == OutputFormat::StreamJson
+            && !matches!(event, AgentEvent::TextDelta(_) | AgentEvent::ThinkingDelta(_))
+        {
+            self.flush_held()?;
         }
         match self.format {
             OutputFormat::Json => Ok(()),
@@ -212,8 +204,8 @@ impl Printer {
                 Ok(())
             }
             OutputFormat::StreamJson => match event {
-                AgentEvent::TextDelta(text) => self.line(json!({"type": "assistant_delta", "text": text})),
-                AgentEvent::ThinkingDelta(text) => self.line(json!({"type": "thinking_delta", "text": text})),
+                AgentEvent::TextDelta(text) => self.delta(false, text),
+                AgentEvent::ThinkingDelta(text) => self.delta(true, text),
                 AgentEvent::ToolStarted { call_id, tool, summary, arguments } => {
                     let arguments: serde_json::Value =
                         serde_json::from_str(arguments).unwrap_or_else(|_| json!(arguments));
