@@ -45,7 +45,17 @@ pub fn run_git(root: &Path, args: &[&str]) -> Option<String> {
         (_, _) => return None,
     };
     let mut off: Vec<(String, String)> = OFF.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
-    off.extend(drivers.into_iter().map(|k| (k, String::new())));
+    // Emptied, a driver runs nothing; not required, its file is read as it is rather than
+    // failing the status.
+    for key in drivers {
+        if let Some((driver, _)) = key.rsplit_once('.') {
+            let required = format!("{driver}.required");
+            if !off.iter().any(|(k, _)| *k == required) {
+                off.push((required, "false".into()));
+            }
+        }
+        off.push((key, String::new()));
+    }
     match run(root, args, &off)? {
         (0, out) => Some(out),
         (_, _) => None,
