@@ -6,6 +6,7 @@
 
 mod checkpoints;
 mod defaults;
+mod edit;
 mod error;
 mod extensions;
 mod file;
@@ -24,11 +25,12 @@ pub use defaults::{
     CacheConfig, CacheTtl, CompactionConfig, Config, ContextConfig, MemoryConfig, NotifyConfig, NotifyMethod,
     RetryConfig, ToolsConfig,
 };
+pub use edit::{read_for_edit, table_for_edit};
 pub use error::ConfigError;
 pub use extensions::{
     HookConfig, HooksConfig, McpConfig, McpServerConfig, parse_mcp_json, read_mcp_json, valid_server_name,
 };
-pub use file::{load, read_for_edit, read_trust, table_for_edit};
+pub use file::{load, read_trust};
 pub use models::{
     CatalogModel, ModelInfo, ModelOverride, Prices, WindowSource, catalog, is_known_model, lookup_model, price_of,
 };

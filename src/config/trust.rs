@@ -23,10 +23,10 @@ pub struct TrustEntry {
 /// keeping everything else the file holds, comments included. Written to a temporary file and
 /// renamed, so a reader never sees half a file.
 pub fn record_trust(path: &Path, root: &Path, entry: &TrustEntry) -> Result<(), String> {
-    let text = super::file::read_for_edit(path)?;
+    let text = super::edit::read_for_edit(path)?;
     let mut doc: toml_edit::DocumentMut =
         text.parse().map_err(|e| format!("{} is not valid TOML: {e}", path.display()))?;
-    let trust = super::file::table_for_edit(&mut doc, "trust", path)?;
+    let trust = super::edit::table_for_edit(&mut doc, "trust", path)?;
     let mut table = toml_edit::Table::new();
     table.insert("at", toml_edit::value(entry.at.as_str()));
     let mut items = toml_edit::InlineTable::new();
