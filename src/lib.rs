@@ -23,6 +23,7 @@ pub mod net;
 mod prompt;
 pub mod store;
 mod tools;
+mod trust;
 pub mod tui;
 
 pub use cli::{Cli, run};

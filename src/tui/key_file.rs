@@ -52,6 +52,7 @@ pub fn section(context: KeyContext) -> &'static str {
         KeyContext::HistorySearch => "history_search",
         KeyContext::Search => "search",
         KeyContext::PlanReady => "plan_ready",
+        KeyContext::Trust => "trust",
     }
 }
 
@@ -229,7 +230,7 @@ fn clash(map: &KeyMap, set_at: &BTreeMap<(&str, String), usize>) -> Option<KeyFi
     None
 }
 
-const CONTEXTS: [KeyContext; 10] = [
+const CONTEXTS: [KeyContext; 11] = [
     KeyContext::Global,
     KeyContext::Composer,
     KeyContext::Completion,
@@ -240,6 +241,7 @@ const CONTEXTS: [KeyContext; 10] = [
     KeyContext::HistorySearch,
     KeyContext::Search,
     KeyContext::PlanReady,
+    KeyContext::Trust,
 ];
 
 #[cfg(test)]

@@ -27,6 +27,7 @@ mod task_list_panel;
 mod terminal;
 mod theme;
 mod transcript;
+mod trust_prompt;
 mod wrap;
 
 pub use app::App;
@@ -34,8 +35,10 @@ pub(crate) use cells::NoticeKind;
 pub use completion::FileIndex;
 pub(crate) use frame::FrameRequester;
 pub(crate) use key_file::install_user_keys;
+pub(crate) use overlays::TrustAnswer;
 pub use render::draw;
 pub(crate) use run::{ConnectError, Exit, run};
 pub(crate) use terminal::Tui;
 pub use theme::Theme;
 pub(crate) use theme::UserTheme;
+pub(crate) use trust_prompt::ask_trust;
