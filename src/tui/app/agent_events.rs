@@ -30,7 +30,14 @@ impl App {
     pub fn on_agent_event(&mut self, event: AgentEvent) {
         match event {
             AgentEvent::SessionReady { session, resumed, history, tool_display, mode, model, window, recap } => {
-                self.transcript.clear();
+                // What was said before the first session (a theme or keys.toml refused, a
+                // settings file's warning) stays, below the session's history.
+                let said_before = if self.session.open.is_none() {
+                    self.transcript.take()
+                } else {
+                    self.transcript.clear();
+                    Vec::new()
+                };
                 self.turn.streaming = None;
                 self.approvals.clear();
                 self.turn.retry = None;
@@ -46,6 +53,9 @@ impl App {
                         NoticeKind::Info,
                         format!("resumed session {} · {title} · {} messages", session.id, history.len()),
                     );
+                }
+                for cell in said_before {
+                    self.transcript.push(cell);
                 }
                 self.session.open = Some(OpenSession { id: session.id, stored: resumed });
                 self.session.trim_after_context = true;

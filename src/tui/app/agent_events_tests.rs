@@ -405,6 +405,36 @@ fn a_new_session_is_named_at_exit_only_once_it_is_stored() {
 }
 
 #[test]
+fn a_warning_given_before_the_first_session_stays_and_a_switch_clears_the_screen() {
+    let mut app = app();
+    app.notice(NoticeKind::Warning, "keys.toml line 3: bad; using the default keys");
+    let ready = |id: &str| AgentEvent::SessionReady {
+        session: crate::store::SessionInfo {
+            id: id.into(),
+            project: crate::store::ProjectId(1),
+            title: String::new(),
+            provider: crate::config::ProviderKind::Anthropic,
+            model: "m".into(),
+            mode: Mode::Edit,
+            created_at: String::new(),
+            updated_at: String::new(),
+        },
+        resumed: false,
+        history: Vec::new(),
+        tool_display: Default::default(),
+        mode: Mode::Edit,
+        model: "m".into(),
+        window: 200_000,
+        recap: Default::default(),
+    };
+    app.on_agent_event(ready("first"));
+    assert_eq!(texts(&app), ["notice Warning: keys.toml line 3: bad; using the default keys"]);
+    app.notice(NoticeKind::Info, "said in the first session");
+    app.on_agent_event(ready("second"));
+    assert!(texts(&app).is_empty(), "{:?}", texts(&app));
+}
+
+#[test]
 fn an_approval_and_a_long_turn_ring_or_notify_as_configured() {
     let mut app = app();
     app.set_notifications(crate::config::NotifyConfig {
