@@ -157,8 +157,8 @@ pub fn patched(text: &str) -> Result<KeyMap, KeyFileError> {
     let mut set_at: BTreeMap<(&str, String), usize> = BTreeMap::new();
     for (section_name, actions) in &sections {
         let line = line_at(section_name.span().start);
-        let Some(context) = CONTEXTS.iter().copied().find(|c| section(*c) == section_name.get_ref()) else {
-            let known: Vec<&str> = CONTEXTS.iter().map(|c| section(*c)).collect();
+        let Some(context) = KeyContext::ALL.iter().copied().find(|c| section(*c) == section_name.get_ref()) else {
+            let known: Vec<&str> = KeyContext::ALL.iter().map(|c| section(*c)).collect();
             return Err(KeyFileError {
                 line,
                 what: format!(
@@ -229,20 +229,6 @@ fn clash(map: &KeyMap, set_at: &BTreeMap<(&str, String), usize>) -> Option<KeyFi
     }
     None
 }
-
-const CONTEXTS: [KeyContext; 11] = [
-    KeyContext::Global,
-    KeyContext::Composer,
-    KeyContext::Completion,
-    KeyContext::Approval,
-    KeyContext::DenyReason,
-    KeyContext::Overlay,
-    KeyContext::Setup,
-    KeyContext::HistorySearch,
-    KeyContext::Search,
-    KeyContext::PlanReady,
-    KeyContext::Trust,
-];
 
 #[cfg(test)]
 #[path = "key_file_tests.rs"]

@@ -14,7 +14,7 @@ fn ctrl(c: char) -> KeyEvent {
 /// Every action by section, with its default keys and what it does: `docs/keys.md`'s table.
 fn reference() -> String {
     let mut out = String::new();
-    for context in CONTEXTS {
+    for context in KeyContext::ALL {
         out.push_str(&format!(
             "\n### [{}] — {}\n\n| action | default | what it does |\n| --- | --- | --- |\n",
             section(context),

@@ -33,6 +33,21 @@ pub enum KeyContext {
 }
 
 impl KeyContext {
+    /// Every place keys work in, in the order `/help` and `docs/keys.md` list them.
+    pub const ALL: [KeyContext; 11] = [
+        KeyContext::Global,
+        KeyContext::Composer,
+        KeyContext::Completion,
+        KeyContext::Approval,
+        KeyContext::DenyReason,
+        KeyContext::Overlay,
+        KeyContext::Setup,
+        KeyContext::HistorySearch,
+        KeyContext::Search,
+        KeyContext::PlanReady,
+        KeyContext::Trust,
+    ];
+
     pub fn title(self) -> &'static str {
         match self {
             KeyContext::Global => "Anywhere",

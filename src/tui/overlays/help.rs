@@ -40,18 +40,6 @@ impl HelpView {
     }
 }
 
-const ORDER: &[KeyContext] = &[
-    KeyContext::Global,
-    KeyContext::Composer,
-    KeyContext::Completion,
-    KeyContext::Approval,
-    KeyContext::DenyReason,
-    KeyContext::Overlay,
-    KeyContext::HistorySearch,
-    KeyContext::Search,
-    KeyContext::PlanReady,
-];
-
 /// Every line of the help text at `width`, descriptions wrapped under their column.
 pub fn help_lines(theme: &Theme, width: u16, custom: &[crate::agent::CommandInfo]) -> Vec<Line<'static>> {
     let mut out = Vec::new();
@@ -94,10 +82,11 @@ pub fn help_lines(theme: &Theme, width: u16, custom: &[crate::agent::CommandInfo
     for (usage, what) in crate::agent::SHELL_PREFIXES {
         out.extend(row(usage.to_string(), what));
     }
-    for context in ORDER {
+    // Not the setup and trust screens: they come before the session, where /help is not typed.
+    for context in KeyContext::ALL.into_iter().filter(|c| !matches!(c, KeyContext::Setup | KeyContext::Trust)) {
         out.push(Line::default());
         out.push(Line::from(Span::styled(context.title(), theme.heading2)));
-        for b in bindings.iter().filter(|b| b.context() == *context) {
+        for b in bindings.iter().filter(|b| b.context() == context) {
             out.extend(row(keys::describe_keys(b), b.help));
         }
     }
