@@ -4,6 +4,7 @@ use super::*;
 use crate::agent::{ApprovalRequest, CompactionTrigger, ContextReport, ContextStatus, TurnStats};
 use crate::context::BudgetLevel;
 use crate::conversation::{Block, Mode, ToolCall};
+use crate::tui::app::fixture::{new_session_ready, session_info};
 use crate::tui::completion::FileIndex;
 use crate::tui::theme::Theme;
 
@@ -379,28 +380,9 @@ fn a_resumed_session_shows_the_cells_the_live_one_did() {
 #[test]
 fn a_new_session_is_named_at_exit_only_once_it_is_stored() {
     let mut app = app();
-    let info = crate::store::SessionInfo {
-        id: "draft1".into(),
-        project: crate::store::ProjectId(1),
-        title: String::new(),
-        provider: crate::config::ProviderKind::Anthropic,
-        model: "m".into(),
-        mode: Mode::Edit,
-        created_at: String::new(),
-        updated_at: String::new(),
-    };
-    app.on_agent_event(AgentEvent::SessionReady {
-        session: info.clone(),
-        resumed: false,
-        history: Vec::new(),
-        tool_display: Default::default(),
-        mode: Mode::Edit,
-        model: "m".into(),
-        window: 200_000,
-        recap: Default::default(),
-    });
+    app.on_agent_event(new_session_ready("draft1"));
     assert!(app.stored_session().is_none());
-    app.on_agent_event(AgentEvent::SessionStored(info));
+    app.on_agent_event(AgentEvent::SessionStored(session_info("draft1")));
     assert_eq!(app.stored_session().map(|s| s.id.as_str()), Some("draft1"));
 }
 
@@ -408,29 +390,10 @@ fn a_new_session_is_named_at_exit_only_once_it_is_stored() {
 fn a_warning_given_before_the_first_session_stays_and_a_switch_clears_the_screen() {
     let mut app = app();
     app.notice(NoticeKind::Warning, "keys.toml line 3: bad; using the default keys");
-    let ready = |id: &str| AgentEvent::SessionReady {
-        session: crate::store::SessionInfo {
-            id: id.into(),
-            project: crate::store::ProjectId(1),
-            title: String::new(),
-            provider: crate::config::ProviderKind::Anthropic,
-            model: "m".into(),
-            mode: Mode::Edit,
-            created_at: String::new(),
-            updated_at: String::new(),
-        },
-        resumed: false,
-        history: Vec::new(),
-        tool_display: Default::default(),
-        mode: Mode::Edit,
-        model: "m".into(),
-        window: 200_000,
-        recap: Default::default(),
-    };
-    app.on_agent_event(ready("first"));
+    app.on_agent_event(new_session_ready("first"));
     assert_eq!(texts(&app), ["notice Warning: keys.toml line 3: bad; using the default keys"]);
     app.notice(NoticeKind::Info, "said in the first session");
-    app.on_agent_event(ready("second"));
+    app.on_agent_event(new_session_ready("second"));
     assert!(texts(&app).is_empty(), "{:?}", texts(&app));
 }
 

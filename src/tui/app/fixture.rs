@@ -259,6 +259,34 @@ pub fn now() -> chrono::DateTime<chrono::Utc> {
     chrono::DateTime::parse_from_rfc3339("2026-11-20T12:00:00Z").unwrap().with_timezone(&chrono::Utc)
 }
 
+/// A session as the agent announces it: untitled, in edit mode, on model `m`.
+pub fn session_info(id: &str) -> crate::store::SessionInfo {
+    crate::store::SessionInfo {
+        id: id.into(),
+        project: crate::store::ProjectId(1),
+        title: String::new(),
+        provider: crate::config::ProviderKind::Anthropic,
+        model: "m".into(),
+        mode: crate::conversation::Mode::Edit,
+        created_at: String::new(),
+        updated_at: String::new(),
+    }
+}
+
+/// A new session, empty, ready on screen.
+pub fn new_session_ready(id: &str) -> AgentEvent {
+    AgentEvent::SessionReady {
+        session: session_info(id),
+        resumed: false,
+        history: Vec::new(),
+        tool_display: Default::default(),
+        mode: crate::conversation::Mode::Edit,
+        model: "m".into(),
+        window: 200_000,
+        recap: Default::default(),
+    }
+}
+
 pub fn summary(id: &str, title: &str, ago: &str, count: u64, tokens: u64, last: &str) -> SessionSummary {
     SessionSummary {
         id: id.into(),

@@ -4,6 +4,7 @@ use tokio::sync::mpsc;
 use super::*;
 use crate::agent::{ApprovalDecision, ApprovalRequest};
 use crate::conversation::Mode;
+use crate::tui::app::fixture::session_info;
 use crate::tui::cells::NoticeCell;
 use crate::tui::completion::FileIndex;
 use crate::tui::theme::Theme;
@@ -498,16 +499,7 @@ fn ctrl_f_finds_text_in_the_transcript_and_jumps_between_matches() {
 fn alt_o_opens_the_whole_output_of_the_newest_tool_call_and_slash_searches_it() {
     use crate::agent::{AgentEvent, LibraryAnswer, LibraryRequest, ToolFinished};
     let (mut app, mut rx) = connected();
-    app.on_agent_event(AgentEvent::SessionStored(crate::store::SessionInfo {
-        id: "abc".into(),
-        project: crate::store::ProjectId(1),
-        title: String::new(),
-        provider: crate::config::ProviderKind::Anthropic,
-        model: "m".into(),
-        mode: Mode::Edit,
-        created_at: String::new(),
-        updated_at: String::new(),
-    }));
+    app.on_agent_event(AgentEvent::SessionStored(session_info("abc")));
     app.on_agent_event(AgentEvent::ToolFinished(ToolFinished {
         call_id: "c1".into(),
         tool: "bash".into(),
