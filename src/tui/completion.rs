@@ -22,6 +22,8 @@ pub struct Candidate {
     pub detail: String,
     /// What replaces the typed token.
     pub insert: String,
+    /// A command that takes words after it (a custom command always may): Tab leaves a space.
+    pub takes_argument: bool,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -118,12 +120,13 @@ pub fn complete_with(
 
 fn commands(typed: &str, custom: &[crate::agent::CommandInfo]) -> Vec<Candidate> {
     let typed = typed.to_ascii_lowercase();
-    let all: Vec<(String, String, String)> = crate::agent::COMMANDS
+    // (name, argument hint, help, takes an argument)
+    let all: Vec<(String, String, String, bool)> = crate::agent::COMMANDS
         .iter()
-        .map(|(n, a, h)| (n.to_string(), a.to_string(), h.to_string()))
-        .chain(custom.iter().map(|c| (c.name.clone(), c.argument_hint.clone(), c.description.clone())))
+        .map(|(n, a, h)| (n.to_string(), a.to_string(), h.to_string(), !a.is_empty()))
+        .chain(custom.iter().map(|c| (c.name.clone(), c.argument_hint.clone(), c.description.clone(), true)))
         .collect();
-    let mut hits: Vec<&(String, String, String)> = all.iter().filter(|(name, _, _)| name.starts_with(&typed)).collect();
+    let mut hits: Vec<&(String, String, String, bool)> = all.iter().filter(|c| c.0.starts_with(&typed)).collect();
     if hits.is_empty() {
         let names: Vec<&str> = all.iter().map(|c| c.0.as_str()).collect();
         let mut matcher = Matcher::new(Config::DEFAULT);
@@ -133,12 +136,13 @@ fn commands(typed: &str, custom: &[crate::agent::CommandInfo]) -> Vec<Candidate>
     }
     hits.into_iter()
         .take(MAX_ITEMS)
-        .map(|(name, arg, help)| Candidate {
+        .map(|(name, arg, help, takes_argument)| Candidate {
             label: if arg.is_empty() { name.to_string() } else { format!("{name} {arg}") },
             detail: help.to_string(),
             // A command whose argument is optional (`[ID]`, `[N|last]`) runs from the list at once
             // (its picker opens, or it runs as it is); one that needs an argument waits for it.
             insert: if arg.is_empty() || arg.starts_with('[') { name.to_string() } else { format!("{name} ") },
+            takes_argument: *takes_argument,
         })
         .collect()
 }
@@ -159,7 +163,12 @@ fn fuzzy_files(query: &str, files: &[String]) -> Vec<Candidate> {
     ranked
         .into_iter()
         .take(MAX_ITEMS)
-        .map(|(f, _)| Candidate { label: f.clone(), detail: String::new(), insert: format!("@{f}") })
+        .map(|(f, _)| Candidate {
+            label: f.clone(),
+            detail: String::new(),
+            insert: format!("@{f}"),
+            takes_argument: false,
+        })
         .collect()
 }
 

@@ -314,8 +314,9 @@ impl Composer {
         let before: String = chars[..c.col.min(chars.len())].iter().collect();
         let after: String = chars[(c.col + c.len).min(chars.len())..].iter().collect();
         let mut insert = candidate.insert.clone();
-        // A file mention is followed by a space so typing can go on.
-        if insert.starts_with('@') && !after.starts_with(' ') {
+        // A file mention, and a command that takes words after it, are followed by a space so
+        // typing can go on (Enter on a command runs it as it is; see `CompletionAction::Run`).
+        if (insert.starts_with('@') || candidate.takes_argument) && !insert.ends_with(' ') && !after.starts_with(' ') {
             insert.push(' ');
         }
         *line = format!("{before}{insert}{after}");
@@ -412,6 +413,20 @@ mod tests {
         c.accept_completion();
         assert_eq!(c.text(), "/mode ");
         assert!(c.completion.is_none());
+    }
+
+    #[test]
+    fn accepting_a_custom_command_leaves_a_space_for_its_arguments() {
+        let mut c = Composer::new(&Theme::fallback(true));
+        c.set_custom_commands(vec![crate::agent::CommandInfo {
+            name: "/fix".into(),
+            argument_hint: String::new(),
+            description: "Fix a test".into(),
+        }]);
+        typed(&mut c, "/fi");
+        c.accept_completion();
+        typed(&mut c, "test_mean");
+        assert_eq!(c.text(), "/fix test_mean");
     }
 
     #[test]

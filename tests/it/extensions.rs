@@ -253,3 +253,26 @@ command = "cat > /dev/null; echo '{\"additional_context\": \"POST-HOOK-NOTE\"}'"
     assert!(sent.contains("rewritten by the hook") && !sent.contains("original"), "{sent}");
     assert!(sent.contains("POST-HOOK-NOTE"), "{sent}");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn tab_on_a_custom_command_leaves_a_space_before_its_arguments() {
+    let sandbox = Sandbox::new();
+    sandbox.write(".claude/commands/fix.md", "Fix the failing test $ARGUMENTS.\n");
+    let mock = MockLlm::start(Script::new().turn(Turn::text("fixed it"))).await;
+    let mut screen = tokio::task::block_in_place(|| Screen::start(&sandbox, &mock, &["--trust"]));
+    tokio::task::block_in_place(|| {
+        screen.wait("the status line", |s| s.lines().last().is_some_and(|l| l.contains("EDIT")));
+        screen.type_text("/fi");
+        screen.wait("the command suggested", |s| s.contains("/fix"));
+        screen.send("\t");
+        screen.type_text("test_mean");
+        screen.wait("the completed command", |s| s.contains("/fix test_mean"));
+        screen.send("\r");
+        screen.wait("the turn to end", |s| s.contains("fixed it"));
+        screen.type_text("/quit");
+        screen.send("\r");
+    });
+    assert!(tokio::task::block_in_place(|| screen.wait_exit()).success());
+    let sent = user_texts(&mock.requests()[0]).join("\n");
+    assert!(sent.contains("Fix the failing test test_mean."), "{sent}");
+}
