@@ -358,3 +358,38 @@ async fn a_call_to_a_server_still_starting_says_it_is_starting() {
         "{result}"
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_mcp_approval_is_remembered_for_the_whole_server_after_tab() {
+    let sandbox = Sandbox::with_config(&stdio_config("local", 1));
+    let mock = MockLlm::start(
+        Script::new()
+            .turn(Turn::tool("mcp__local__big", json!({"bytes": 10})))
+            .turn(Turn::tool("mcp__local__filler_00", json!({})))
+            .turn(Turn::text("both ran")),
+    )
+    .await;
+    let mut screen = tokio::task::block_in_place(|| Screen::start(&sandbox, &mock, &[]));
+    tokio::task::block_in_place(|| {
+        screen.wait("the status line", |s| s.lines().last().is_some_and(|l| l.contains("EDIT")));
+        screen.type_text("call the server");
+        screen.send("\r");
+        let asked = screen.wait("the dialog", |s| s.contains("Allow mcp__local__big?"));
+        assert!(asked.contains("This call runs the MCP tool `big` of the server `local`."), "{asked}");
+        assert!(asked.contains("a/p remember: mcp__local__big"), "the tool's rule is offered: {asked}");
+        // A dialog that opens right after typing ignores answer keys for a moment.
+        std::thread::sleep(Duration::from_millis(800));
+        screen.send("\t");
+        screen.wait("the server-wide rule", |s| s.contains("a/p remember: mcp__local "));
+        screen.send("p");
+        // The other tool of the same server runs without asking.
+        let done = screen.wait("the turn to end", |s| s.contains("both ran"));
+        assert!(!done.contains("Allow mcp__local__filler_00?"), "{done}");
+        screen.type_text("/quit");
+        screen.send("\r");
+    });
+    assert!(tokio::task::block_in_place(|| screen.wait_exit()).success());
+    let saved = sandbox.read(".cairn/settings.local.toml");
+    assert!(saved.contains("\"mcp__local\""), "{saved}");
+    assert_eq!(tool_results(&mock.requests()[2]).pop().unwrap().1, "filler_00 ran with {}");
+}

@@ -1,7 +1,9 @@
 //! What the approval dialog may offer to remember for a call that asked: the exact rule, and a
 //! prefix of it (shown before it is taken), for the session (`a`) or the project (`p`). Never
 //! "every call of this tool": a rule always carries a pattern, and commands that run arbitrary
-//! code (`rm`, `bash`, `python`, `curl`, …) get no prefix at all.
+//! code (`rm`, `bash`, `python`, `curl`, …) get no prefix at all. MCP tools, whose rules take
+//! no pattern, are the exception: the tool (`mcp__fs__write_file`), or all of its server's
+//! tools (`mcp__fs`) as the broader rule.
 
 use std::path::Path;
 
@@ -157,6 +159,14 @@ pub fn choices_for_paths(tool: &str, paths: &[ProjectPath]) -> Choices {
         return Choices::default();
     }
     Choices::from_pairs(paths.iter().map(|p| path_pair(tool, p)).collect())
+}
+
+/// An MCP tool's own rule, and its server's as the broader one.
+pub fn choices_for_mcp(tool: &str) -> Choices {
+    let server = tool.strip_prefix("mcp__").and_then(|rest| rest.split_once("__")).map(|(server, _)| server);
+    let exact = rule(tool);
+    let prefix = server.and_then(|s| rule(&format!("mcp__{s}")));
+    Choices::from_pairs(vec![(exact, prefix)])
 }
 
 fn command_pair(part: &Part) -> (Option<Rule>, Option<Rule>) {

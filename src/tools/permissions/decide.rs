@@ -9,7 +9,7 @@
 
 use std::path::PathBuf;
 
-use super::choices::{Choices, choices_for_bash, choices_for_paths};
+use super::choices::{Choices, choices_for_bash, choices_for_mcp, choices_for_paths};
 use super::readonly;
 use super::rule::{Effect, MemoryScope, Subject};
 use super::rules::{Rules, SourcedRule};
@@ -220,7 +220,9 @@ impl Policy {
                 ask(format!("creates {}", describe_paths(paths)))
             }
             (_, Access::Write) => ask(format!("changes {}", describe_subject(tool, paths))),
-            (_, Access::Execute) if tool.starts_with("mcp__") => ask(format!("calls the MCP tool `{tool}`")),
+            (_, Access::Execute) if tool.starts_with("mcp__") => {
+                Decision::ask(DecidedBy::Mode(mode), describe_mcp_call(tool), choices_for_mcp(tool))
+            }
             (_, Access::Execute) => ask("runs a command".into()),
             (_, Access::Network) => ask("fetches a web page".into()),
         }
@@ -516,3 +518,11 @@ fn unwrap(part: &Part) -> Vec<Part> {
 #[cfg(test)]
 #[path = "decide_tests.rs"]
 mod tests;
+
+/// Why an MCP call asks, as the dialog's "This call …" line reads it: the tool and its server.
+fn describe_mcp_call(tool: &str) -> String {
+    match tool.strip_prefix("mcp__").and_then(|rest| rest.split_once("__")) {
+        Some((server, name)) => format!("runs the MCP tool `{name}` of the server `{server}`"),
+        None => format!("runs the MCP tool `{tool}`"),
+    }
+}
