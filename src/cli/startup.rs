@@ -312,10 +312,11 @@ impl Startup {
         Ok(outcome?)
     }
 
-    /// At exit: say what `bash` calls left running in the background, and end it unless
-    /// `tools.bash_keep_background` keeps it.
+    /// At exit: end the MCP servers' process groups; say what `bash` calls left running in the
+    /// background, and end it unless `tools.bash_keep_background` keeps it.
     pub fn settle_background(&self) {
         use std::io::Write;
+        crate::mcp::end_servers();
         for line in crate::tools::leftover::settle_at_exit(self.config.tools.bash_keep_background) {
             // The command is the model's text: no escape sequence of it reaches the terminal.
             // A closed terminal (SIGHUP) loses the line, not the ending of the processes.

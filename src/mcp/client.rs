@@ -64,6 +64,8 @@ pub enum McpError {
 pub struct Connection {
     peer: rmcp::service::Peer<RoleClient>,
     stop: Option<RunningServiceCancellationToken>,
+    /// A stdio server's process group, ended with the connection and at exit.
+    _group: Option<super::groups::ServerGroup>,
 }
 
 impl Drop for Connection {
@@ -122,6 +124,7 @@ pub async fn connect(
     http: &HttpClientFactory,
 ) -> Result<Connected, McpError> {
     refuse_unlisted_variables(server)?;
+    let mut group = None;
     let running = match (&server.command, &server.url) {
         (Some(command), _) => {
             let mut cmd = tokio::process::Command::new(expand(command, env).map_err(McpError::Connection)?);
@@ -144,6 +147,7 @@ pub async fn connect(
                 .stderr(Stdio::null())
                 .spawn()
                 .map_err(|e| McpError::Connection(format!("cannot start `{command}`: {e}")))?;
+            group = super::groups::ServerGroup::led_by(transport.id());
             client_info().serve(transport).await.map_err(|e| McpError::Connection(handshake_failed(&e.to_string())))?
         }
         (None, Some(url)) => {
@@ -179,7 +183,7 @@ pub async fn connect(
     let peer = running.peer().clone();
     let stop = running.cancellation_token();
     let closed = Box::pin(closed(running));
-    Ok(Connected { connection: Connection { peer, stop: Some(stop) }, tools, closed })
+    Ok(Connected { connection: Connection { peer, stop: Some(stop), _group: group }, tools, closed })
 }
 
 async fn closed(running: RunningService<RoleClient, ClientConfig>) -> String {

@@ -393,3 +393,41 @@ async fn an_mcp_approval_is_remembered_for_the_whole_server_after_tab() {
     assert!(saved.contains("\"mcp__local\""), "{saved}");
     assert_eq!(tool_results(&mock.requests()[2]).pop().unwrap().1, "filler_00 ran with {}");
 }
+
+/// Whether process `pid` still runs (a zombie has ended; it only waits to be reaped).
+fn running(pid: i32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat"))
+        .ok()
+        .and_then(|stat| stat.rsplit_once(") ").map(|(_, rest)| !rest.starts_with('Z')))
+        .unwrap_or(false)
+}
+
+#[tokio::test]
+async fn a_stdio_servers_helpers_end_with_cairn() {
+    // The server's shell starts a helper of its own, as `npx` and wrappers do.
+    let exe = std::env::current_exe().unwrap();
+    let config = format!(
+        "[mcp_servers.local]\ncommand = \"sh\"\nargs = [\"-c\", 'sleep 300 & echo $! > helper.pid; \"$0\" --ignored --exact mcp::stdio_server --nocapture --test-threads=1 3>&1 1>&2', \"{}\"]\nenv = {{ {} = \"1\" }}\n",
+        exe.display(),
+        mcp_server::STDIO_ENV
+    );
+    let sandbox = Sandbox::with_config(&config);
+    let mock = MockLlm::start(
+        Script::new().turn(Turn::tool("mcp__local__echo", json!({"text": "hi"}))).turn(Turn::text("ok")),
+    )
+    .await;
+    let out = sandbox.run(Api::Anthropic, &mock, &["-p", "use the server", "--output-format", "stream-json"]).await;
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert_eq!(results(&out)[0]["content"], "echo: hi");
+    let helper: i32 = sandbox.read("helper.pid").trim().parse().unwrap();
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while running(helper) && Instant::now() < deadline {
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let alive = running(helper);
+    if alive {
+        // SAFETY: a plain signal to the helper this test's server started, so none outlives the test.
+        unsafe { libc::kill(helper, libc::SIGKILL) };
+    }
+    assert!(!alive, "the server's helper {helper} outlived cairn");
+}
