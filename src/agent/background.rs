@@ -90,6 +90,12 @@ impl Background {
         self.aux_usage.clone()
     }
 
+    /// A session switch: calls still running for the session left count there (the store has
+    /// them under its id), not in the next session's first turn.
+    pub(super) fn new_tally(&mut self) {
+        self.aux_usage = Arc::default();
+    }
+
     /// The usage of auxiliary calls since the last take.
     pub(super) fn take_usage(&self) -> UsageTally {
         std::mem::take(&mut *self.aux_usage.lock().unwrap_or_else(|p| p.into_inner()))

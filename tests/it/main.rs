@@ -10,6 +10,7 @@ mod context_replay;
 mod extensions;
 mod first_day;
 mod first_day_screen;
+mod first_week;
 mod front_ends;
 mod headless_faults;
 mod headless_modes;

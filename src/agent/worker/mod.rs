@@ -157,6 +157,7 @@ impl Worker {
         self.replace_session(info)?;
         self.tools.new_session();
         if switching {
+            self.background.new_tally();
             self.checkpoints = start_checkpoints(&self.place, self.session.id(), self.session.redactor(), &self.link);
         }
         Ok(())
