@@ -35,6 +35,9 @@ const TOOL_CONVENTIONS: &str = include_str!("../../assets/prompts/tool_conventio
 const MODE_EDIT: &str = include_str!("../../assets/prompts/mode_edit.md");
 const MODE_PLAN: &str = include_str!("../../assets/prompts/mode_plan.md");
 const MODE_ASK: &str = include_str!("../../assets/prompts/mode_ask.md");
+/// Plan mode for a subagent: read-only, and its findings go to the parent, not into a plan for
+/// the user to approve.
+const MODE_PLAN_SUBAGENT: &str = include_str!("../../assets/prompts/mode_plan_subagent.md");
 pub const MEMORIES_PREAMBLE: &str = include_str!("../../assets/prompts/memories.md");
 
 fn mode_rules(mode: Mode) -> &'static str {
@@ -67,7 +70,8 @@ pub struct PromptParts<'a> {
     /// Session recall, frozen with the memories.
     pub recall: Option<&'a str>,
     /// The skills' names and descriptions ([`skills::listing`]), read once per session: part
-    /// of the static, cached prefix. Empty: no skills layer.
+    /// of the static, cached prefix. Empty (also for an agent without the `skill` tool): no
+    /// skills layer.
     pub skills: &'a str,
     /// A subagent's role and parent brief ([`subagent_section`]): fixed for its life, so it
     /// joins the static part.
@@ -76,7 +80,12 @@ pub struct PromptParts<'a> {
 
 /// The system prompt for one request.
 pub fn build(parts: &PromptParts<'_>) -> Vec<SystemBlock> {
-    let mut first = static_prompt(parts.mode);
+    let subagent = parts.role.is_some_and(|r| !r.trim().is_empty());
+    let mut first = if subagent && parts.mode == Mode::Plan {
+        [BASE.trim_end(), TOOL_CONVENTIONS.trim_end(), MODE_PLAN_SUBAGENT.trim_end()].join("\n\n")
+    } else {
+        static_prompt(parts.mode)
+    };
     if parts.mode != Mode::Ask && !parts.skills.trim().is_empty() {
         first.push_str("\n\n");
         first.push_str(parts.skills.trim_end());

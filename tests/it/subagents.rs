@@ -74,10 +74,10 @@ async fn two_tasks_run_at_once_and_the_parent_gets_only_their_reports() {
     assert!(alpha[0] < beta[2] && beta[0] < alpha[2], "not interleaved: alpha {alpha:?}, beta {beta:?}");
 
     for r in requests.iter().filter(|r| is_child(r)) {
-        // The parent brief: the user's request, the job, the session's facts.
+        // The parent brief: the user's request, the job, the session's facts as they are for it.
         let system = r.system();
         assert!(system.contains("## Parent brief") && system.contains(prompt), "{system}");
-        assert!(system.contains("Agent: main agent (depth 0)"), "the parent's facts: {system}");
+        assert!(system.contains("Agent: subagent `explore` (depth 1"), "its own facts, not the parent's: {system}");
         assert!(system.contains("## Your type: explore"));
         // Only its type's tools: read-only, no delegation, no task list, no writes.
         assert_eq!(tool_names(r), ["file_read", "glob", "grep", "bash", "memory_search", "web_fetch"]);
@@ -455,4 +455,47 @@ async fn with_max_parallel_1_the_children_take_turns() {
     let order: Vec<bool> =
         mock.requests().iter().filter(|r| is_child(r)).map(|r| r.system().contains("find alpha users")).collect();
     assert_eq!(order, [true, true, true, false, false, false], "one child at a time, in the order called");
+}
+
+/// A read-only subagent at depth 1 is told so — not the parent's mode and depth, not plan mode's
+/// "answer with a plan the user can approve", no Skills section without a `skill` tool — and
+/// sees the task list its parent wrote in the same reply that started it.
+#[tokio::test]
+async fn a_subagent_is_told_true_facts_about_itself_and_its_parents_task_list() {
+    let sandbox = Sandbox::new();
+    sandbox.write(
+        ".claude/skills/release/SKILL.md",
+        "---\nname: release\ndescription: Cut a release of this project\n---\nRELEASE-STEPS: bump it.\n",
+    );
+    let todo = MockCall::new(
+        "todo",
+        json!({"items": [
+            {"id": "1", "text": "Map the parser's callers", "status": "in_progress"},
+            {"id": "2", "text": "Fix the off-by-one", "status": "pending"},
+        ]}),
+    );
+    let mock = MockLlm::start(
+        Script::new()
+            .turn(Turn::tools(vec![todo, task("map callers", "List the parser's callers.", "explore")]))
+            .route("map callers", [Turn::text("CALLERS: src/main.rs:3.").into()])
+            .turn(Turn::text("Mapped.")),
+    )
+    .await;
+    let out = sandbox
+        .run(Api::Anthropic, &mock, &["-p", "fix the parser", "--trust", "--yes", "--output-format", "stream-json"])
+        .await;
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let requests = mock.requests();
+    let parent = requests.iter().find(|r| !is_child(r)).unwrap();
+    assert!(parent.system().contains("Cut a release of this project"), "the parent lists its skills");
+    let child = requests.iter().find(|r| is_child(r)).expect("the subagent's request");
+    let all = child.body.to_string();
+    assert!(!all.contains("main agent (depth 0)"), "the parent's depth: {all}");
+    assert!(!all.contains("Mode: edit"), "a read-only child is not in edit mode: {all}");
+    assert!(all.contains("subagent `explore` (depth 1"), "{all}");
+    let system = child.system();
+    assert!(!system.contains("answer with a plan the user can approve"), "plan mode's prose: {system}");
+    assert!(!tool_names(child).contains(&"skill".to_string()));
+    assert!(!system.contains("Cut a release of this project"), "skills it cannot load: {system}");
+    assert!(system.contains("Map the parser's callers"), "the parent's task list: {system}");
 }

@@ -99,7 +99,8 @@ impl Worker {
             link: self.link.clone(),
             redactor: self.session.redactor().clone(),
             parent_session: self.session.id().to_string(),
-            brief: self.parent_brief(),
+            request: self.parent_request(),
+            parent_tasks: self.task_list.clone(),
             depth: self.delegation.depth + 1,
             types: self.delegation.types.clone(),
             slots: self.delegation.slots.clone(),
@@ -110,9 +111,8 @@ impl Worker {
         Some(ToolContext { subagents: Some(Arc::new(launcher)), ..ctx.clone() })
     }
 
-    /// What a subagent is told of its parent: the user's request the parent works on, its task
-    /// list and the session's facts. The job itself is the subagent's first message.
-    fn parent_brief(&self) -> String {
+    /// The user's request the parent works on, quoted for a subagent's brief.
+    fn parent_request(&self) -> String {
         let request = self
             .session
             .pipeline()
@@ -125,13 +125,7 @@ impl Worker {
             .unwrap_or_default();
         let quoted: String =
             clip(request.trim(), BRIEF_REQUEST_CHARS).lines().map(|l| format!("> {l}\n")).collect::<String>();
-        let mut brief = format!("The user's request the parent is working on:\n\n{quoted}\n");
-        let task_list = self.task_list.get();
-        if !task_list.is_empty() {
-            brief.push_str(&format!("The parent's task list:\n\n{}\n", task_list.render()));
-        }
-        brief.push_str(&self.protected_context());
-        brief
+        format!("The user's request the parent is working on:\n\n{quoted}\n")
     }
 }
 
@@ -148,7 +142,11 @@ struct Launcher {
     link: Link,
     redactor: Redactor,
     parent_session: String,
-    brief: String,
+    /// The user's request the parent works on, quoted.
+    request: String,
+    /// The parent's task list, read when the subagent starts: a `todo` call of the same reply
+    /// has run by then.
+    parent_tasks: SessionTaskList,
     depth: u32,
     types: Arc<AgentTypes>,
     slots: Arc<Semaphore>,
@@ -260,8 +258,6 @@ impl Launcher {
         let session =
             SessionState::load(store.clone(), info, &config.context, self.redactor.clone(), events.clone(), None)
                 .map_err(|e| format!("task: could not open the subagent's session: {e}"))?;
-        let brief = format!("The job the parent handed you, in a few words: {}\n\n{}", request.description, self.brief);
-        let role = crate::prompt::subagent_section(agent, &brief, config.subagents.report_max_chars);
         let task_list = SessionTaskList::load(store, session.id(), self.redactor.clone(), events);
         // Built in the order the fields were always built.
         let cache = CacheWatch::new(config.cache.ttl);
@@ -274,9 +270,9 @@ impl Launcher {
             depth: self.depth,
             types: self.types.clone(),
             slots: self.slots.clone(),
-            role: Some((agent.name.clone(), role)),
+            role: Some((agent.name.clone(), String::new())),
         };
-        Ok(Worker {
+        let mut worker = Worker {
             cache,
             place: self.place.clone(),
             session,
@@ -291,7 +287,19 @@ impl Launcher {
             task_list,
             models,
             max_turns: Some(config.subagents.max_turns),
-        })
+        };
+        // What the subagent is told: its job, what the parent works on, and the session's facts
+        // as they are for the subagent (its mode, its depth), never the parent's.
+        let mut brief =
+            format!("The job the parent handed you, in a few words: {}\n\n{}", request.description, self.request);
+        let tasks = self.parent_tasks.get();
+        if !tasks.is_empty() {
+            brief.push_str(&format!("The parent's task list:\n\n{}\n", tasks.render()));
+        }
+        brief.push_str(&worker.protected_context());
+        let role = crate::prompt::subagent_section(agent, &brief, config.subagents.report_max_chars);
+        worker.delegation.role = Some((agent.name.clone(), role));
+        Ok(worker)
     }
 }
 

@@ -187,16 +187,19 @@ impl Worker {
                 Environment::detect(self.place.root(), self.place.cwd(), chrono::Local::now().date_naive()).render()
             }
         };
+        let specs = self.tools.specs(mode);
+        // Skills are listed only to an agent that can load them.
+        let loads_skills = specs.iter().any(|s| s.name == crate::conversation::tool_names::SKILL);
         let parts = prompt::PromptParts {
             mode,
             memories: snapshot.memory_block.as_deref(),
             instructions,
             environment: &environment,
             recall: None,
-            skills: &self.ext.skills_listing,
+            skills: if loads_skills { &self.ext.skills_listing } else { "" },
             role: self.subagent_role(),
         };
-        (prompt::build(&parts), self.tools.specs(mode))
+        (prompt::build(&parts), specs)
     }
 
     pub(super) fn preflight_input(&mut self, mode: Mode, compaction_running: bool) -> PreflightInput {
