@@ -54,4 +54,8 @@ pub struct AgentSetup {
     pub agent_types: Arc<crate::prompt::AgentTypes>,
     /// Asks the provider which models it serves (`/model`); `None` when it cannot be asked.
     pub model_lister: Option<super::models::ModelLister>,
+    /// The llama-server cairn runs (`--local`): its news and its facts for `/model`.
+    pub local_server: Option<Arc<crate::local::LocalServer>>,
+    /// The server's own tokenizer (a llama-server), for exact token counts.
+    pub tokenizer: Option<crate::local::Tokenizer>,
 }

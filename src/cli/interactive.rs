@@ -47,6 +47,9 @@ pub async fn run(startup: &Startup, cli: &Cli) -> Result<ExitCode, CliError> {
     for notice in permissions.notices() {
         app.notice(crate::tui::NoticeKind::Warning, notice);
     }
+    // The local model loads before the screen opens, its progress on the terminal; an error
+    // (no model, not GGUF) stops cairn here with the fix.
+    startup.local_server().await?;
     let approval = if cli.yes { ApprovalPolicy::ApproveAll } else { ApprovalPolicy::Ask };
     let connect = async {
         let provider = startup.provider().await.map_err(|e| ConnectError::Setup(e.to_string()))?;
@@ -62,6 +65,7 @@ pub async fn run(startup: &Startup, cli: &Cli) -> Result<ExitCode, CliError> {
     let exit = crate::tui::run(&mut tui, &mut app, connect, wake, edit).await;
     tui.leave();
     startup.settle_background();
+    startup.stop_local_server().await;
     match exit {
         Ok(Exit::Quit) => {
             // The session the user was last in, if anything was ever said in it.

@@ -7,6 +7,7 @@ use serde::{Deserialize, Serialize};
 
 use super::checkpoints::CheckpointsConfig;
 use super::extensions::{HooksConfig, McpConfig, McpServerConfig};
+use super::local::LocalConfig;
 use super::models::ModelOverride;
 use super::permissions::{PermissionsConfig, SandboxConfig};
 use super::provider::ProviderKind;
@@ -61,6 +62,8 @@ pub struct Config {
     /// The `todo` tool's task list.
     pub todo: TodoConfig,
     pub notify: NotifyConfig,
+    /// The llama-server cairn runs itself (`--local`).
+    pub local: LocalConfig,
 }
 
 /// How the terminal tells the user cairn needs them.

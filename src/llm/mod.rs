@@ -20,11 +20,14 @@ mod request;
 mod responses_body;
 mod retry;
 mod sse;
+mod timings;
 mod wire_cache;
 
 pub use anthropic::AnthropicClient;
 pub use cache_analytics::{BreakKind, CacheBreak, CacheCounts, CacheTracker, Fingerprint, fingerprint};
-pub use discovery::{ProbeResult, ServedWindow, discover_model, probe_local};
+pub use discovery::{
+    ProbeResult, ServedWindow, Surveyed, context_from_props, discover_model, probe_local, survey_local,
+};
 pub use error::{LlmError, is_context_length_message};
 pub use http::{ClientSetupError, build_client, warm_up_tls};
 pub use model_list::list_models;
@@ -33,6 +36,7 @@ pub use openai_responses::OpenAiResponsesClient;
 pub use reasoning::reasoning_for;
 pub use request::{ChatRequest, ChatResponse, Effort, Reasoning, StopReason, StreamEvent};
 pub use retry::{RetryPolicy, send_with_retries};
+pub use timings::ServerTimings;
 
 use futures_util::future::BoxFuture;
 use tokio::sync::mpsc::UnboundedSender;

@@ -184,11 +184,11 @@ fn context_view() {
     app.set_overlay(Some(Overlay::Context(ContextView {
         breakdown: Some(ContextBreakdown {
             parts: vec![
-                ContextPart { name: "system prompt".into(), tokens: 3_100 },
-                ContextPart { name: "tools".into(), tokens: 2_400 },
-                ContextPart { name: "memories".into(), tokens: 900 },
-                ContextPart { name: "summary".into(), tokens: 5_200 },
-                ContextPart { name: "messages".into(), tokens: 84_800 },
+                ContextPart { name: "system prompt".into(), tokens: 3_100, exact: false },
+                ContextPart { name: "tools".into(), tokens: 2_400, exact: false },
+                ContextPart { name: "memories".into(), tokens: 900, exact: false },
+                ContextPart { name: "summary".into(), tokens: 5_200, exact: false },
+                ContextPart { name: "messages".into(), tokens: 84_800, exact: false },
             ],
             total: 96_400,
             budget,

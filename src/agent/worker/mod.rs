@@ -7,6 +7,7 @@ mod compaction;
 mod context_view;
 mod dispatch;
 mod hooks;
+mod local;
 mod memory;
 mod parts;
 mod permit;
@@ -114,7 +115,12 @@ impl Worker {
                 setup.sandbox,
             ),
             link,
-            reach: Reach { checkpoints, ext, delegation },
+            reach: Reach {
+                checkpoints,
+                ext,
+                delegation,
+                local: crate::agent::local_site::LocalSite::new(setup.local_server, setup.tokenizer),
+            },
             books: Books { spend, todo },
             limits: Limits { models, max_turns: setup.max_turns },
         };
@@ -174,7 +180,8 @@ impl Worker {
     /// Give the pipeline the prices of the model in use, so every rewrite of what was sent is
     /// weighed against what it saves on this provider (after a load and a `/model` switch).
     pub(super) fn price_context(&mut self) {
-        let model = self.model.cost_model(&self.place.config().cache);
+        // A local server's own timings, once it has answered, else the catalog's prices.
+        let model = self.reach.local.cost_model().unwrap_or_else(|| self.model.cost_model(&self.place.config().cache));
         self.session.pipeline_mut().set_cost_model(model);
     }
 
@@ -348,6 +355,7 @@ impl Worker {
                     self.link.emit(AgentEvent::Context(status));
                 }
                 UserCommand::DescribeContext => {
+                    self.count_exactly(self.link.mode()).await;
                     let breakdown = self.describe_context();
                     self.link.emit(AgentEvent::ContextBreakdown(breakdown));
                 }

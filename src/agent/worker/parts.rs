@@ -19,6 +19,8 @@ pub(super) struct Reach {
     /// Subagents: this worker's depth, the agent types, the running ones' slots, and (for a
     /// subagent) its role.
     pub(super) delegation: Delegation,
+    /// The local server: its news, its tokenizer, its timings.
+    pub(super) local: crate::agent::local_site::LocalSite,
 }
 
 /// What the session keeps count of.

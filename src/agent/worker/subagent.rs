@@ -283,7 +283,8 @@ impl Launcher {
             background: Background::default(),
             tools,
             link,
-            reach: Reach { checkpoints, ext, delegation },
+            // A subagent counts with the estimate; the server's news reaches the parent.
+            reach: Reach { checkpoints, ext, delegation, local: Default::default() },
             books: Books { spend, todo },
             limits: Limits { models, max_turns: Some(config.subagents.max_turns) },
         })

@@ -53,6 +53,7 @@ impl Worker {
         self.reach.checkpoints.begin_turn(self.session.last_seq());
         self.auto_recall(self.session.last_seq(), &prompt);
         let mut overflow_retried = false;
+        let mut server_retried = false;
         let mut stop_hook_rounds = 0;
         let outcome = loop {
             if self.session.has_failed() {
@@ -89,7 +90,14 @@ impl Worker {
                     self.shrink_after_overflow(mode, prepared.raw_tokens, &cancel).await;
                     continue;
                 }
-                Err(e) => break TurnOutcome::Failed { error: e.to_string() },
+                Err(e) => {
+                    // The local server died under the request and cairn restarted it: send again.
+                    if !server_retried && self.reach.local.recovered().await {
+                        server_retried = true;
+                        continue;
+                    }
+                    break TurnOutcome::Failed { error: e.to_string() };
+                }
             };
             stats.requests += 1;
             stats.all_requests += 1;
@@ -155,6 +163,7 @@ impl Worker {
     /// Store the assistant message and its usage; calibrate the estimate on the usage.
     fn record_response(&mut self, response: &ChatResponse, raw_at_send: u64) {
         self.session.pipeline_mut().report_usage(response.usage.prompt_tokens(), raw_at_send);
+        self.learn_local_costs(response);
         self.cache.record(response.usage);
         let message_id = if response.message.content.is_empty() {
             None
@@ -218,6 +227,7 @@ impl Worker {
         let protected = self.protected_context();
         self.session.pipeline_mut().set_protected(protected);
         self.refresh_outline();
+        self.count_exactly(mode).await;
         let input = self.preflight_input(mode, false);
         if input.overhead >= input.budget.effective {
             return Err(TurnOutcome::Failed { error: self.window_too_small(&input, mode) });

@@ -1,0 +1,233 @@
+//! The llama-server cairn runs (`--local`), against a fake llama-server process (tests/support/
+//! fake_llama.rs): its loading shown, its window read from `/props`, a prompt answered, a
+//! death reported and restarted once, `keep` reusing it, `/context` counted by its tokenizer,
+//! and nothing left running after exit. The real llama-server is tested by the opt-in
+//! `local_server` tests.
+
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+use crate::support::cairn::{Sandbox, json_lines, json_result, text};
+use crate::support::fake_llama::{self, DIE_ENV, PIDS_ENV};
+
+/// Not a test: the fake llama-server the other tests start (the binary re-run on this one).
+#[test]
+#[ignore = "the fake llama-server of these tests; serves only when started by them"]
+fn fake_llama_process() {
+    if std::env::var_os(fake_llama::ARGS_ENV).is_some() {
+        fake_llama::serve();
+    }
+}
+
+struct Local {
+    sandbox: Sandbox,
+    model: PathBuf,
+    pids: PathBuf,
+    dir: tempfile::TempDir,
+}
+
+impl Local {
+    fn new(extra: &str) -> Local {
+        let dir = tempfile::tempdir().unwrap();
+        let script = fake_llama::server_script(dir.path());
+        let model = fake_llama::model(dir.path(), "tiny-coder.gguf", "weights");
+        let sandbox = Sandbox::with_config(&format!("[local]\nserver = \"{}\"\nctx = 8192\n{extra}", script.display()));
+        let pids = dir.path().join("pids");
+        Local { sandbox, model, pids, dir }
+    }
+
+    async fn run(&self, args: &[&str]) -> std::process::Output {
+        let model = self.model.display().to_string();
+        let mut all = vec!["--local", model.as_str()];
+        all.extend(args);
+        let out = self.sandbox.bare_command(&all).env(PIDS_ENV, &self.pids).output().await.unwrap();
+        if std::env::var_os("CAIRN_TEST_VERBOSE").is_some() {
+            eprintln!("stdout:\n{}\nstderr:\n{}", text(&out.stdout), text(&out.stderr));
+        }
+        out
+    }
+
+    fn pids(&self) -> Vec<u32> {
+        std::fs::read_to_string(&self.pids).unwrap_or_default().lines().filter_map(|l| l.parse().ok()).collect()
+    }
+
+    fn records(&self) -> Vec<PathBuf> {
+        self.sandbox.home_files().into_iter().filter(|p| p.extension().is_some_and(|e| e == "json")).collect()
+    }
+}
+
+fn running(pid: u32) -> bool {
+    // A zombie is not running: its `State:` says so.
+    std::fs::read_to_string(format!("/proc/{pid}/status")).is_ok_and(|s| !s.contains("State:\tZ"))
+}
+
+/// Whether `pid` is gone within a second (an exiting process takes a moment).
+fn gone(pid: u32) -> bool {
+    let until = Instant::now() + Duration::from_secs(2);
+    while running(pid) {
+        if Instant::now() > until {
+            return false;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    true
+}
+
+fn stop(pid: u32) {
+    // SAFETY: the test's own fake server, in its own process group.
+    unsafe {
+        libc::kill(-(pid as i32), libc::SIGKILL);
+    }
+}
+
+#[tokio::test]
+async fn the_model_loads_with_progress_answers_in_its_served_window_and_the_server_is_gone_after_exit() {
+    let local = Local::new("");
+    let out = local.run(&["-p", "hello there", "--output-format", "json"]).await;
+    let err = text(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    assert!(err.contains("cairn: starting llama-server for tiny-coder"), "{err}");
+    assert!(err.contains("cairn: loading tiny-coder [") && err.contains("%"), "the progress is shown: {err}");
+    assert!(err.contains("llama-server ready: 8192-token window, 1 slot"), "{err}");
+    let result = json_result(&out);
+    assert_eq!(result["result"], "Hello from the fake llama-server.");
+    assert_eq!(result["context"]["window"], 8192, "the window /props reports");
+    assert_eq!(result["model"], "tiny-coder");
+    let pids = local.pids();
+    assert_eq!(pids.len(), 1, "one server started");
+    assert!(gone(pids[0]), "the server stops with cairn");
+    assert!(local.records().is_empty(), "and its record goes: {:?}", local.records());
+}
+
+#[tokio::test]
+async fn a_server_that_dies_is_reported_and_restarted_once() {
+    let local = Local::new("");
+    let marker = local.dir.path().join("died");
+    let model = local.model.display().to_string();
+    let out = local
+        .sandbox
+        .bare_command(&["--local", &model, "-p", "hello", "--output-format", "stream-json"])
+        .env(PIDS_ENV, &local.pids)
+        .env(DIE_ENV, &marker)
+        .output()
+        .await
+        .unwrap();
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(marker.exists(), "the server died under the first request");
+    let notices: Vec<String> = json_lines(&out)
+        .into_iter()
+        .filter(|l| l["type"] == "notice")
+        .map(|l| l["text"].as_str().unwrap_or_default().to_string())
+        .collect();
+    let all = notices.join("\n");
+    assert!(all.contains("llama-server stopped unexpectedly (exit code 3"), "{all}");
+    assert!(all.contains("llama-server is running again with a 8192-token window"), "{all}");
+    let result = json_lines(&out).into_iter().find(|l| l["type"] == "result").unwrap();
+    assert_eq!(result["result"], "Hello from the fake llama-server.", "the prompt was answered after the restart");
+    let pids = local.pids();
+    assert_eq!(pids.len(), 2, "started, then restarted once: {pids:?}");
+    assert!(pids.iter().all(|p| gone(*p)), "nothing is left running");
+}
+
+#[tokio::test]
+async fn a_kept_server_outlives_cairn_and_is_used_again_until_keep_is_off() {
+    let local = Local::new("keep = true\n");
+    let first = local.run(&["-p", "one", "--output-format", "json"]).await;
+    assert!(first.status.success(), "{}", text(&first.stderr));
+    let pids = local.pids();
+    assert_eq!(pids.len(), 1);
+    assert!(running(pids[0]), "kept running after exit");
+    let second = local.run(&["-c", "-p", "two", "--output-format", "json"]).await;
+    let err = text(&second.stderr);
+    assert!(second.status.success(), "{err}");
+    assert!(err.contains("using the llama-server already running: 8192-token window"), "{err}");
+    assert!(!err.contains("loading"), "nothing loads again: {err}");
+    assert_eq!(local.pids(), pids, "no second server");
+    // Its cache holds the first exchange: the second request re-sends it from the cache.
+    let usage = &json_result(&second)["usage"];
+    assert!(usage["cache_read_input_tokens"].as_u64().unwrap() > 0, "{usage}");
+
+    // With keep off again, the next cairn takes the server over and stops it at exit.
+    let config = local.sandbox.home.path().join("config.toml");
+    let text_now = std::fs::read_to_string(&config).unwrap().replace("keep = true", "keep = false");
+    std::fs::write(&config, text_now).unwrap();
+    let third = local.run(&["-c", "-p", "three", "--output-format", "json"]).await;
+    assert!(third.status.success(), "{}", text(&third.stderr));
+    if !gone(pids[0]) {
+        stop(pids[0]);
+        panic!("the kept server was not stopped once keep was off");
+    }
+}
+
+#[tokio::test]
+async fn a_model_that_is_missing_is_not_gguf_or_fails_to_load_is_refused_with_the_fix() {
+    let local = Local::new("");
+    let missing = local.dir.path().join("nope.gguf").display().to_string();
+    let out = local.sandbox.bare_command(&["--local", &missing, "-p", "hi"]).output().await.unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(text(&out.stderr).contains("does not exist"), "{}", text(&out.stderr));
+
+    let safetensors = local.dir.path().join("model.safetensors");
+    std::fs::write(&safetensors, "{\"__metadata__\": {}}").unwrap();
+    let out = local
+        .sandbox
+        .bare_command(&["--local", &safetensors.display().to_string(), "-p", "hi"])
+        .output()
+        .await
+        .unwrap();
+    let err = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("is not a GGUF model") && err.contains("convert_hf_to_gguf.py"), "{err}");
+    assert!(local.pids().is_empty(), "no server was started for them");
+
+    let broken = fake_llama::model(local.dir.path(), "broken.gguf", "crash on load");
+    let out = local
+        .sandbox
+        .bare_command(&["--local", &broken.display().to_string(), "-p", "hi"])
+        .env(PIDS_ENV, &local.pids)
+        .output()
+        .await
+        .unwrap();
+    let err = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(err.contains("llama-server stopped while loading broken (exit code 1)"), "{err}");
+    assert!(
+        err.contains("error loading model: tensor 'blk.0.attn_q.weight' has wrong shape"),
+        "the log's reason: {err}"
+    );
+    assert!(err.contains("llama-server.log"), "and where the whole log is: {err}");
+}
+
+#[tokio::test]
+async fn context_counts_what_the_servers_tokenizer_counts_and_says_so() {
+    let local = Local::new("");
+    let prompt = "please count these seven words exactly";
+    let out = local.run(&["-p", prompt, "--output-format", "json"]).await;
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let out = local.run(&["-c", "-p", "/context"]).await;
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let breakdown: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let part = |name: &str| breakdown["parts"].as_array().unwrap().iter().find(|p| p["name"] == name).cloned().unwrap();
+    let messages = part("messages");
+    let expected = fake_llama::tokens(prompt) + fake_llama::tokens("Hello from the fake llama-server.");
+    assert_eq!(messages["tokens"], expected as u64, "{breakdown:#}");
+    assert_eq!(messages["exact"], true);
+    assert_eq!(part("system prompt")["exact"], true);
+    assert_eq!(part("chat template and framing")["exact"], false, "what is left is estimated");
+}
+
+#[tokio::test]
+async fn doctor_names_every_local_server_and_the_managed_one() {
+    let local = Local::new("");
+    let model = local.model.display().to_string();
+    let out = local.sandbox.bare_command(&["--local", &model, "doctor"]).output().await.unwrap();
+    let doctor = text(&out.stdout);
+    assert!(doctor.contains("is not running; cairn --local starts it"), "doctor does not start it: {doctor}");
+    for name in ["Ollama", "llama-server", "LM Studio", "vLLM"] {
+        assert!(doctor.lines().any(|l| l.trim_start().starts_with(name)), "{name} in {doctor}");
+    }
+    assert!(doctor.contains("tiny-coder.gguf (GGUF)"), "{doctor}");
+    assert!(local.pids().is_empty(), "{doctor}");
+}
