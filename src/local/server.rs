@@ -379,6 +379,9 @@ impl Inner {
             state.pid = pid;
             state.loading = true;
             state.log = Some(log.clone());
+            // Started by this cairn (a restart of one another cairn ran included): stopped at
+            // its exit unless kept.
+            state.owned = !self.keep;
         }
         self.alive.send_replace(true);
         if let Some(pid) = pid {

@@ -84,9 +84,14 @@ pub fn context_lines(b: &ContextBreakdown, w: usize, theme: &Theme) -> Vec<Line<
             Span::styled(glyph(i).to_string().repeat(cells.min(bar_w)), level),
             Span::styled("·".repeat(bar_w - cells.min(bar_w)), theme.bar_empty),
             Span::styled(format!(" {:>7}  {:>5.1}%", format_tokens(part.tokens), pct(part.tokens, b.total)), theme.dim),
+            Span::styled(if part.exact { "  counted" } else { "" }, theme.faint),
         ]));
     }
     let sum: u64 = b.parts.iter().map(|p| p.tokens).sum();
+    if b.parts.iter().any(|p| p.exact) {
+        let note = "counted: by the model's own tokenizer; the other parts are estimated";
+        out.push(Line::from(Span::styled(format!("{:<name_w$}  {note}", ""), theme.faint)));
+    }
     out.push(Line::from(vec![
         Span::styled(format!("{:<name_w$}  ", "total"), theme.title),
         Span::styled(" ".repeat(bar_w), theme.text),
