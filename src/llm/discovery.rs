@@ -145,13 +145,7 @@ async fn native_json(
     auth: Option<&reqwest::header::HeaderValue>,
 ) -> Option<Value> {
     let base = base.trim_end_matches('/');
-    let url = format!("{}/{path}", base.strip_suffix("/v1").unwrap_or(base));
-    let mut get = client.get(&url).timeout(PROPS_TIMEOUT);
-    if let Some(auth) = auth {
-        get = get.header(reqwest::header::AUTHORIZATION, auth.clone());
-    }
-    let response = get.send().await.ok().filter(|r| r.status().is_success())?;
-    response.json().await.ok()
+    get_json(client, format!("{}/{path}", base.strip_suffix("/v1").unwrap_or(base)), auth).await
 }
 
 /// `GET {base}/{path}` on the OpenAI-compatible API itself; `None` for any failure.
@@ -161,7 +155,11 @@ async fn own_json(
     path: &str,
     auth: Option<&reqwest::header::HeaderValue>,
 ) -> Option<Value> {
-    let mut get = client.get(format!("{}/{path}", base.trim_end_matches('/'))).timeout(PROPS_TIMEOUT);
+    get_json(client, format!("{}/{path}", base.trim_end_matches('/')), auth).await
+}
+
+async fn get_json(client: &reqwest::Client, url: String, auth: Option<&reqwest::header::HeaderValue>) -> Option<Value> {
+    let mut get = client.get(&url).timeout(PROPS_TIMEOUT);
     if let Some(auth) = auth {
         get = get.header(reqwest::header::AUTHORIZATION, auth.clone());
     }

@@ -96,6 +96,14 @@ fn servers_of(model: &str) -> Vec<u32> {
     pids
 }
 
+/// Stop a server this test's cairn kept running (it leads its own process group).
+fn kill_group(pid: u32) {
+    // SAFETY: a plain kill(2) of a process group a kept llama-server of this test leads.
+    unsafe {
+        libc::kill(-(pid as i32), libc::SIGKILL);
+    }
+}
+
 fn wait_gone(pids: &[u32]) -> bool {
     let until = Instant::now() + Duration::from_secs(10);
     while pids.iter().any(|p| Path::new(&format!("/proc/{p}")).exists()) {
@@ -178,13 +186,7 @@ async fn local_server_loads_answers_counts_exactly_compacts_survives_a_bad_tool_
     std::fs::write(&config, kept).unwrap();
     let out = real.run("tiny.gguf", &["-c", "-p", "Last one.", "--output-format", "json"]).await;
     assert!(out.status.success(), "{}", text(&out.stderr));
-    let toolcall = servers_of(&real.model("tiny-toolcall.gguf"));
-    for pid in &toolcall {
-        // SAFETY: the kept server of the tool-call model, started by this test's cairn.
-        unsafe {
-            libc::kill(-(*pid as i32), libc::SIGKILL);
-        }
-    }
+    servers_of(&real.model("tiny-toolcall.gguf")).into_iter().for_each(kill_group);
     assert!(wait_gone(&running), "the server is gone after exit: {:?}", servers_of(&tiny));
 }
 
@@ -264,10 +266,5 @@ async fn local_server_reuses_the_previous_prefix_on_every_request_cairn_did_not_
     }
     assert!(reused >= 15, "{reused} requests reused the prefix");
     assert!(rewritten >= 1, "the window forced cairn to rewrite at least once ({rewritten})");
-    for pid in servers_of(&tiny) {
-        // SAFETY: the kept server of this test.
-        unsafe {
-            libc::kill(-(pid as i32), libc::SIGKILL);
-        }
-    }
+    servers_of(&tiny).into_iter().for_each(kill_group);
 }
