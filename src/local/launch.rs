@@ -113,6 +113,22 @@ fn is_executable(path: &Path) -> bool {
     }
 }
 
+/// How much of its model a loading server has taken in: the file-backed memory it has mapped
+/// and touched (llama.cpp maps the model), or the bytes it has read (`--no-mmap`). Linux's
+/// `/proc`; `None` elsewhere.
+pub(super) fn bytes_loaded(pid: u32) -> Option<u64> {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
+    let mapped = status
+        .lines()
+        .find_map(|l| l.strip_prefix("RssFile:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
+        .map_or(0, |kb| kb * 1024);
+    let io = std::fs::read_to_string(format!("/proc/{pid}/io")).unwrap_or_default();
+    let read =
+        io.lines().find_map(|l| l.strip_prefix("rchar:")).and_then(|v| v.trim().parse::<u64>().ok()).unwrap_or(0);
+    Some(mapped.max(read))
+}
+
 /// A port nothing listens on now, on loopback.
 pub(super) fn free_port() -> std::io::Result<u16> {
     Ok(std::net::TcpListener::bind("127.0.0.1:0")?.local_addr()?.port())

@@ -423,6 +423,11 @@ impl Inner {
     ) -> Result<(), LocalError> {
         let deadline = tokio::time::Instant::now() + self.load_timeout;
         let mut percent = log.progress();
+        let size = std::fs::metadata(&self.launch.model).map(|m| m.len()).unwrap_or(0);
+        let pid = self.lock().pid;
+        if let Some(progress) = progress.as_mut() {
+            progress(LoadProgress::Loading { percent: 0 });
+        }
         let mut shown = 0u8;
         loop {
             if !*alive.borrow() {
@@ -444,7 +449,11 @@ impl Inner {
                     log: self.launch.log.clone(),
                 });
             }
-            let now = *percent.borrow_and_update();
+            // The log's dots (llama.cpp before its server reported loading itself), else how much
+            // of the model file the process has in memory or has read.
+            let read =
+                pid.and_then(super::launch::bytes_loaded).map_or(0, |b| (b.saturating_mul(100) / size.max(1)).min(100));
+            let now = (*percent.borrow_and_update()).max(read as u8);
             if now != shown
                 && let Some(progress) = progress.as_mut()
             {

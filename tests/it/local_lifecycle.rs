@@ -231,3 +231,39 @@ async fn doctor_names_every_local_server_and_the_managed_one() {
     assert!(doctor.contains("tiny-coder.gguf (GGUF)"), "{doctor}");
     assert!(local.pids().is_empty(), "{doctor}");
 }
+
+/// A local server whose tool-call parser gives up passes the call on as text: cairn tells the
+/// model, twice, and then fails the turn; the session goes on.
+#[tokio::test]
+async fn a_tool_call_the_server_left_as_text_is_an_error_the_session_survives() {
+    use crate::support::cairn::{Api, user_texts};
+    use crate::support::mock_llm::{MockLlm, Script, Turn};
+    let broken = "<tool_call>\n{\"name\": \"glob\", \"arguments\": {pattern: *}";
+    let mock = MockLlm::start(
+        Script::new()
+            .turn(Turn::text(broken))
+            .turn(Turn::text(broken))
+            .turn(Turn::text(broken))
+            .turn(Turn::text("Nothing to list.")),
+    )
+    .await;
+    let sandbox = Sandbox::new();
+    let out = sandbox.run(Api::OpenAi, &mock, &["-p", "list the files", "--output-format", "stream-json"]).await;
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out.stderr));
+    let lines = json_lines(&out);
+    let notices = lines
+        .iter()
+        .filter(|l| l["type"] == "notice" && l["text"].as_str().unwrap().contains("could not parse"))
+        .count();
+    assert_eq!(notices, 3);
+    let result = lines.iter().find(|l| l["type"] == "result").unwrap();
+    assert_eq!(result["is_error"], true);
+    assert!(result["result"].as_str().unwrap().contains("did not parse 3 times in a row"), "{result}");
+    let requests = mock.requests();
+    assert_eq!(requests.len(), 3);
+    assert!(user_texts(&requests[1]).last().unwrap().contains("could not parse, so no tool ran"), "the model is told");
+
+    let out = sandbox.run(Api::OpenAi, &mock, &["-c", "-p", "what now?", "--output-format", "json"]).await;
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert_eq!(json_result(&out)["result"], "Nothing to list.", "the session goes on");
+}

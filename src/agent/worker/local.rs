@@ -2,12 +2,37 @@
 //! counts from a llama-server's tokenizer for what the next request carries, and the server's
 //! timings pricing the pipeline's rewrites.
 
-use super::Worker;
+use super::{Worker, prose};
 use crate::agent::events::{ContextPart, NoticeLevel};
 use crate::agent::local_site::{system_text, tools_text};
 use crate::context::exact_text_of;
 use crate::conversation::{Mode, SystemBlock, ToolSpec};
 use crate::llm::ChatResponse;
+
+/// What the model is told when its tool call reached cairn as text.
+const UNPARSED_TOOL_CALL: &str = include_str!("../../../assets/prompts/unparsed_tool_call.md");
+/// Answers in a row that may hold an unparsed tool call before the turn fails.
+pub(super) const MAX_UNPARSED_TOOL_CALLS: u32 = 2;
+/// How the formats local servers parse open a tool call (Hermes and Qwen, Llama 3.x, Mistral,
+/// Liquid, and functionary's `<function=`). A server whose parser gives up on a call passes it
+/// on as text.
+const TOOL_CALL_MARKERS: &[&str] =
+    &["<tool_call>", "<|python_tag|>", "[TOOL_CALLS]", "<|tool_call_start|>", "<function="];
+
+/// The marker of a tool call the server left in the answer's text, when tools were offered:
+/// the model meant to call a tool and nothing ran.
+pub(super) fn unparsed_tool_call(text: &str, tools_offered: bool) -> Option<&'static str> {
+    if !tools_offered {
+        return None;
+    }
+    let starts_a_line = |marker: &str| text.lines().any(|line| line.trim_start().starts_with(marker));
+    TOOL_CALL_MARKERS.iter().copied().find(|m| starts_a_line(m))
+}
+
+/// The message that tells the model its call did not parse.
+pub(super) fn unparsed_tool_call_reply(marker: &str) -> String {
+    prose(UNPARSED_TOOL_CALL).replace("{marker}", marker)
+}
 
 impl Worker {
     /// Before a request: say what happened to the managed server, and count exactly what the
@@ -110,5 +135,20 @@ impl Worker {
             part("messages", messages, true),
             part("chat template and framing", total.saturating_sub(counted), false),
         ])
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_tool_call_left_in_the_text_is_seen_only_when_tools_were_offered() {
+        assert_eq!(unparsed_tool_call("<tool_call>{\"name\": \"glob\", oops", true), Some("<tool_call>"));
+        assert_eq!(unparsed_tool_call("Let me look.\n  [TOOL_CALLS][{\"name\"", true), Some("[TOOL_CALLS]"));
+        assert_eq!(unparsed_tool_call("<tool_call>{", false), None, "ask mode offers no tools");
+        assert_eq!(unparsed_tool_call("Qwen writes `<tool_call>` tags around its calls.", true), None, "mid-line");
+        let reply = unparsed_tool_call_reply("<tool_call>");
+        assert!(reply.contains("(<tool_call>)") && reply.contains("valid JSON") && !reply.contains('\n'), "{reply}");
     }
 }

@@ -3,6 +3,7 @@
 use tokio_util::sync::CancellationToken;
 
 use super::Worker;
+use super::local::{MAX_UNPARSED_TOOL_CALLS, unparsed_tool_call, unparsed_tool_call_reply};
 use crate::agent::events::{AgentEvent, CompactionTrigger, NoticeLevel, TurnOutcome, TurnStats, TurnSummary};
 use crate::agent::spend::add_cost;
 use crate::context::{BudgetLevel, PreflightInput, StageReport, Urgency, check_request};
@@ -54,6 +55,7 @@ impl Worker {
         self.auto_recall(self.session.last_seq(), &prompt);
         let mut overflow_retried = false;
         let mut server_retried = false;
+        let mut unparsed_rounds = 0;
         let mut stop_hook_rounds = 0;
         let outcome = loop {
             if self.session.has_failed() {
@@ -113,6 +115,24 @@ impl Worker {
             self.link.emit(AgentEvent::Context(status));
 
             if !response.message.has_tool_calls() {
+                let text = response.message.text();
+                if let Some(marker) = unparsed_tool_call(&text, !prepared.request.tools.is_empty()) {
+                    // A call the server could not parse arrived as text: nothing ran.
+                    unparsed_rounds += 1;
+                    self.link.notice(
+                        NoticeLevel::Warning,
+                        format!("the model wrote a tool call ({marker}) the server could not parse; no tool ran"),
+                    );
+                    if unparsed_rounds > MAX_UNPARSED_TOOL_CALLS {
+                        break TurnOutcome::Failed {
+                            error: format!(
+                                "the model's tool calls did not parse {unparsed_rounds} times in a row ({marker}); the turn stops here. Try again, or a model that calls tools in its server's format"
+                            ),
+                        };
+                    }
+                    self.session.persist(Message::user(unparsed_tool_call_reply(marker)), None);
+                    continue;
+                }
                 if stop_hook_rounds < MAX_STOP_HOOK_ROUNDS
                     && let Some(reason) = self.stop_hooks(stop_hook_rounds > 0, &cancel).await
                 {
