@@ -11,7 +11,7 @@
 # Nothing is written inside the repository. The source is the llama.cpp that the
 # `llama-cpp-python` sdist on PyPI vendors, fetched with pip; building needs cmake and a C++17
 # compiler (`apt-get install -y cmake g++`). The build is niced and runs on JOBS cores (default 2);
-# it took about 14 minutes on a shared 2-core machine. Run it again to rebuild the model only: a
+# it took 1 h 45 min on a 2-core machine shared with other builds. Run it again to rebuild the model only: a
 # built server is kept.
 set -euo pipefail
 

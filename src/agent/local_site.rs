@@ -21,6 +21,9 @@ pub(super) struct LocalSite {
     framing: Option<u64>,
     /// Measuring it failed: counts stay estimated.
     framing_failed: bool,
+    /// The session's pipeline just started counting exactly: its calibration, made on
+    /// estimates, is to be made again once the messages are counted.
+    pub(super) recalibrate: bool,
     costs: PrefillCosts,
 }
 

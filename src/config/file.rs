@@ -131,6 +131,12 @@ fn validate(config: &Config) -> Result<(), Problem> {
     if config.local.ctx.is_some_and(|w| w < 4_096) {
         return Err(problem("local.ctx", "must be at least 4096 tokens (cairn's system prompt and tools need room)"));
     }
+    if config.local.slots == 0 {
+        return Err(problem(
+            "local.slots",
+            "must be at least 1 (the default is 2: the conversation and a summary beside it)",
+        ));
+    }
     if config.local.server.trim().is_empty() {
         return Err(problem("local.server", "is empty; name the llama-server binary or give its path"));
     }

@@ -14,9 +14,14 @@ pub struct LocalConfig {
     pub model: Option<String>,
     /// The server: a name looked up on PATH, or a path.
     pub server: String,
-    /// Context size the server runs the model with (`--ctx-size`); unset leaves llama-server's
-    /// choice (the model's training context, as much as memory allows).
+    /// Context window of each slot: the server gets `--ctx-size` of `ctx × slots`. Unset leaves
+    /// llama-server's choice (the model's training context, shared by the slots).
     pub ctx: Option<u64>,
+    /// Requests served at once (`--parallel`), each with its own `ctx`: the conversation, and
+    /// a compaction or summary running beside it. With one slot a background summary waits for
+    /// the turn and takes the turn's cached prefix away; with llama-server's automatic four
+    /// sharing one window, two long requests at once overflow it.
+    pub slots: u32,
     /// Layers offloaded to the GPU (`--n-gpu-layers`); unset leaves llama-server's choice.
     pub gpu_layers: Option<i64>,
     /// CPU threads (`--threads`); unset leaves llama-server's choice.
@@ -40,6 +45,7 @@ impl Default for LocalConfig {
             model: None,
             server: "llama-server".into(),
             ctx: None,
+            slots: 2,
             gpu_layers: None,
             threads: None,
             args: Vec::new(),

@@ -33,8 +33,10 @@ impl Launch {
         let alias = model.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_else(|| "local".into());
         let mut args: Vec<String> = vec!["--model".into(), model.display().to_string()];
         args.extend(["--alias".into(), alias.clone()]);
+        // Slots of their own (not one window shared by all), each of `ctx`.
+        args.extend(["--parallel".into(), config.slots.to_string()]);
         if let Some(ctx) = config.ctx {
-            args.extend(["--ctx-size".into(), ctx.to_string()]);
+            args.extend(["--ctx-size".into(), (ctx * u64::from(config.slots)).to_string()]);
         }
         if let Some(layers) = config.gpu_layers {
             args.extend(["--n-gpu-layers".into(), layers.to_string()]);
@@ -271,7 +273,7 @@ mod tests {
         assert_eq!(launch.alias, "qwen-7b");
         assert_eq!(
             launch.args.join(" "),
-            "--model /m/qwen-7b.gguf --alias qwen-7b --ctx-size 8192 --n-gpu-layers 99 --flash-attn on"
+            "--model /m/qwen-7b.gguf --alias qwen-7b --parallel 2 --ctx-size 16384 --n-gpu-layers 99 --flash-attn on"
         );
         assert_eq!(launch.base_url(), "http://127.0.0.1:4321/v1");
         let moved = Launch::new(&config, Path::new("/m/qwen-7b.gguf"), 5555, dir.path().join("log")).unwrap();

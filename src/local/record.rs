@@ -45,12 +45,19 @@ pub(super) fn remove(path: &Path) {
     let _ = std::fs::remove_file(path);
 }
 
-/// Whether process `pid` exists (a zombie counts until it is reaped).
+/// Whether process `pid` runs: it exists and is not a zombie (one that exited and waits to be
+/// reaped, which a server whose cairn is gone may do for a while).
 pub(super) fn alive(pid: u32) -> bool {
-    let Ok(pid) = libc::pid_t::try_from(pid) else { return false };
+    let Ok(id) = libc::pid_t::try_from(pid) else { return false };
     // SAFETY: signal 0 sends nothing; it only checks that the process exists.
-    let r = unsafe { libc::kill(pid, 0) };
-    r == 0 || std::io::Error::last_os_error().raw_os_error() == Some(libc::EPERM)
+    let r = unsafe { libc::kill(id, 0) };
+    let exists = r == 0 || std::io::Error::last_os_error().raw_os_error() == Some(libc::EPERM);
+    // `/proc/PID/stat`: "PID (NAME) STATE …", the name possibly holding spaces or parentheses.
+    let zombie = std::fs::read_to_string(format!("/proc/{pid}/stat"))
+        .ok()
+        .and_then(|stat| stat.rsplit_once(')').map(|(_, rest)| rest.trim_start().starts_with('Z')))
+        .unwrap_or(false);
+    exists && !zombie
 }
 
 /// Whether `pid` is a llama-server listening on `port` (its command line says so): a pid in a

@@ -453,7 +453,8 @@ impl Inner {
             // of the model file the process has in memory or has read.
             let read =
                 pid.and_then(super::launch::bytes_loaded).map_or(0, |b| (b.saturating_mul(100) / size.max(1)).min(100));
-            let now = (*percent.borrow_and_update()).max(read as u8);
+            // Never backwards: mapped memory comes and goes.
+            let now = (*percent.borrow_and_update()).max(read as u8).max(shown);
             if now != shown
                 && let Some(progress) = progress.as_mut()
             {

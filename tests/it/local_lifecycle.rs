@@ -90,7 +90,7 @@ async fn the_model_loads_with_progress_answers_in_its_served_window_and_the_serv
     assert!(out.status.success(), "{err}");
     assert!(err.contains("cairn: starting llama-server for tiny-coder"), "{err}");
     assert!(err.contains("cairn: loading tiny-coder [") && err.contains("%"), "the progress is shown: {err}");
-    assert!(err.contains("llama-server ready: 8192-token window, 1 slot"), "{err}");
+    assert!(err.contains("llama-server ready: 8192-token window, 2 slots"), "{err}");
     let result = json_result(&out);
     assert_eq!(result["result"], "Hello from the fake llama-server.");
     assert_eq!(result["context"]["window"], 8192, "the window /props reports");

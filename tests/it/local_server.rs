@@ -5,7 +5,7 @@
 //! The model writes nonsense, but the server, its chat template, streaming, tokenizer, tool-call
 //! parser and prompt cache are llama.cpp's own.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::Output;
 use std::time::{Duration, Instant};
 
@@ -26,7 +26,9 @@ fn built() -> PathBuf {
 
 struct Real {
     sandbox: Sandbox,
-    dir: PathBuf,
+    /// The built models, linked under names of this test's own, so the servers it starts are
+    /// told from those of the tests running beside it.
+    models: tempfile::TempDir,
 }
 
 impl Real {
@@ -37,11 +39,15 @@ impl Real {
             "[local]\nserver = \"{}\"\nctx = {ctx}\nthreads = 2\nkeep = {keep}\n",
             server.display()
         ));
-        Real { sandbox, dir }
+        let models = tempfile::tempdir().unwrap();
+        for name in ["tiny.gguf", "tiny-toolcall.gguf"] {
+            std::os::unix::fs::symlink(dir.join(name), models.path().join(name)).unwrap();
+        }
+        Real { sandbox, models }
     }
 
     fn model(&self, name: &str) -> String {
-        self.dir.join(name).display().to_string()
+        self.models.path().join(name).display().to_string()
     }
 
     async fn run(&self, model: &str, args: &[&str]) -> Output {
@@ -82,6 +88,15 @@ impl Real {
     }
 }
 
+/// Whatever a failed test's cairn kept running is stopped with it.
+impl Drop for Real {
+    fn drop(&mut self) {
+        for name in ["tiny.gguf", "tiny-toolcall.gguf"] {
+            servers_of(&self.model(name)).into_iter().for_each(kill_group);
+        }
+    }
+}
+
 /// llama-server processes loading `model` now.
 fn servers_of(model: &str) -> Vec<u32> {
     let mut pids = Vec::new();
@@ -104,9 +119,14 @@ fn kill_group(pid: u32) {
     }
 }
 
+/// Whether `pid` runs (a zombie waiting to be reaped does not).
+fn running(pid: u32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/status")).is_ok_and(|s| !s.contains("State:\tZ"))
+}
+
 fn wait_gone(pids: &[u32]) -> bool {
     let until = Instant::now() + Duration::from_secs(10);
-    while pids.iter().any(|p| Path::new(&format!("/proc/{p}")).exists()) {
+    while pids.iter().any(|p| running(*p)) {
         if Instant::now() > until {
             return false;
         }
@@ -164,7 +184,19 @@ async fn local_server_loads_answers_counts_exactly_compacts_survives_a_bad_tool_
     }
     assert_eq!(messages["tokens"].as_u64().unwrap(), expected as u64, "{breakdown:#}");
 
-    // A compaction, summarised by the same model.
+    let template =
+        breakdown["parts"].as_array().unwrap().iter().find(|p| p["name"] == "chat template and framing").unwrap();
+    assert!(template["tokens"].as_u64().unwrap() > 0, "the template's own text is estimated: {breakdown:#}");
+
+    // A compaction, summarised by the same model, of a conversation longer than the part kept.
+    for turn in 0..4 {
+        let prompt = format!(
+            "Part {turn}: {}",
+            "Here is more about the parser we are writing and what it must accept. ".repeat(40)
+        );
+        let out = real.run("tiny.gguf", &["-c", "-p", &prompt, "--output-format", "json"]).await;
+        assert!(out.status.success(), "{}", text(&out.stderr));
+    }
     let out = real.run("tiny.gguf", &["-c", "-p", "/compact", "--output-format", "stream-json"]).await;
     assert!(out.status.success(), "{}\n{}", text(&out.stderr), text(&out.stdout));
     let lines = json_lines(&out);
@@ -172,7 +204,9 @@ async fn local_server_loads_answers_counts_exactly_compacts_survives_a_bad_tool_
 
     // A model whose every answer opens a tool call that does not parse: the turn fails with the
     // reason, and the session goes on with the next prompt.
-    let out = real.run("tiny-toolcall.gguf", &["-c", "-p", "List the files here.", "--output-format", "json"]).await;
+    let out = real
+        .run("tiny-toolcall.gguf", &["-c", "--mode", "edit", "-p", "List the files here.", "--output-format", "json"])
+        .await;
     let bad = json_result(&out);
     assert_eq!(bad["is_error"], true, "{bad}\n{}", text(&out.stderr));
     let out = real.run("tiny.gguf", &["-c", "-p", "Go on.", "--output-format", "json"]).await;
@@ -223,6 +257,9 @@ async fn local_server_reuses_the_previous_prefix_on_every_request_cairn_did_not_
     let tiny = real.model("tiny.gguf");
     let mut previous: Option<u64> = None;
     let (mut reused, mut rewritten) = (0, 0);
+    // cairn rewrote what it sent since the last request (a compaction landing, a stage): it may
+    // land after a run's last request, so it carries to the next run.
+    let mut rewrote = false;
     for turn in 0..20 {
         // Prompts long enough that the window forces a rewrite somewhere in the 20 turns.
         let prompt = format!("Turn {turn}. {}", "Explain how the borrow checker treats this loop and why. ".repeat(25));
@@ -232,14 +269,17 @@ async fn local_server_reuses_the_previous_prefix_on_every_request_cairn_did_not_
         }
         let out = real.run("tiny.gguf", &args).await;
         assert!(out.status.success(), "turn {turn}: {}\n{}", text(&out.stderr), text(&out.stdout));
-        let mut rewrote = false;
         for line in json_lines(&out) {
             match line["type"].as_str() {
-                Some("compaction" | "context_stage") => rewrote = true,
+                Some("context_stage") => rewrote = true,
+                Some("compaction") if line["phase"] == "finished" => rewrote = true,
                 Some("context") => {
                     let usage = &line["usage"];
                     let cache_n = usage["cache_read_input_tokens"].as_u64().unwrap();
                     let prompt_n = usage["input_tokens"].as_u64().unwrap();
+                    eprintln!(
+                        "turn {turn:>2}: cache_n {cache_n:>5}  prompt_n {prompt_n:>5}  after a rewrite: {rewrote}"
+                    );
                     if let Some(before) = previous {
                         if rewrote {
                             rewritten += 1;

@@ -64,7 +64,9 @@ pub fn tokens(text: &str) -> usize {
 }
 
 struct Fake {
+    /// Per slot.
     ctx: u64,
+    slots: u64,
     alias: String,
     model: String,
     loaded: AtomicBool,
@@ -85,8 +87,10 @@ pub fn serve() {
         let mut f = std::fs::OpenOptions::new().create(true).append(true).open(file).unwrap();
         writeln!(f, "{}", std::process::id()).unwrap();
     }
+    let slots: u64 = arg(&args, "--parallel").and_then(|c| c.parse().ok()).unwrap_or(1);
     let fake = Arc::new(Fake {
-        ctx: arg(&args, "--ctx-size").and_then(|c| c.parse().ok()).unwrap_or(4096),
+        ctx: arg(&args, "--ctx-size").and_then(|c| c.parse::<u64>().ok()).unwrap_or(4096) / slots,
+        slots,
         alias: arg(&args, "--alias").unwrap_or_else(|| model.clone()),
         model: model.clone(),
         loaded: AtomicBool::new(false),
@@ -130,7 +134,9 @@ async fn health(State(fake): State<Arc<Fake>>) -> Response {
 }
 
 async fn props(State(fake): State<Arc<Fake>>) -> Json<Value> {
-    Json(json!({"default_generation_settings": {"n_ctx": fake.ctx}, "total_slots": 1, "model_path": fake.model}))
+    Json(
+        json!({"default_generation_settings": {"n_ctx": fake.ctx}, "total_slots": fake.slots, "model_path": fake.model}),
+    )
 }
 
 async fn models(State(fake): State<Arc<Fake>>) -> Json<Value> {

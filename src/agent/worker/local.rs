@@ -47,6 +47,8 @@ impl Worker {
             let Some(framing) = self.reach.local.framing().await else { return };
             self.session.pipeline_mut().exact_counts_mut().set_framing(framing);
             self.session.pipeline_mut().recount();
+            // The session's calibration was made on estimates: made again on the counts.
+            self.reach.local.recalibrate = true;
         }
         let mut texts = self.overhead_texts(mode);
         if let Some(memories) = self.session.pipeline().state().prompt.memory_block.clone() {
@@ -69,6 +71,11 @@ impl Worker {
                     exact.insert(text, count);
                 }
                 self.session.pipeline_mut().recount();
+                if std::mem::take(&mut self.reach.local.recalibrate)
+                    && let Err(e) = self.calibrate_from_store()
+                {
+                    tracing::warn!(error = %e, "could not calibrate the estimate on the exact counts");
+                }
             }
             Err(e) => tracing::info!(error = %e, texts = texts.len(), "exact token counts unavailable; estimating"),
         }

@@ -186,7 +186,7 @@ impl Worker {
     }
 
     /// Start the estimate from the last reported usage, as if that request had just been made.
-    fn calibrate_from_store(&mut self) -> Result<(), StoreError> {
+    pub(super) fn calibrate_from_store(&mut self) -> Result<(), StoreError> {
         let Some((usage, reply_seq)) = self.place.store().last_turn_usage(self.session.id())? else { return Ok(()) };
         self.cache.record(usage);
         if self.session.pipeline().state().awaiting_usage {
@@ -206,7 +206,7 @@ impl Worker {
                 .entries()
                 .iter()
                 .filter(|e| e.seq >= seq && pipeline.state().is_visible(e.seq))
-                .map(|e| e.tokens)
+                .map(|e| pipeline.exact_counts().tokens(&e.message).unwrap_or(e.tokens))
                 .sum(),
             None => 0,
         };
