@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Builds llama.cpp's llama-server from source for cairn's opt-in local-server tests
-# (`cargo test -- --ignored local_server`), and writes the tiny GGUF model they load.
+# (`CAIRN_LOCAL_LLM=DIR cargo test -- --ignored local_server`), and writes the tiny GGUF models
+# they load.
 #
 #   scripts/build-llama-server.sh [DIR]
 #
@@ -10,9 +11,9 @@
 #   tiny-toolcall.gguf the same, opening every answer with a malformed tool call
 # Nothing is written inside the repository. The source is the llama.cpp that the
 # `llama-cpp-python` sdist on PyPI vendors, fetched with pip; building needs cmake and a C++17
-# compiler (`apt-get install -y cmake g++`). The build is niced and runs on JOBS cores (default 2);
-# it took 1 h 45 min on a 2-core machine shared with other builds. Run it again to rebuild the model only: a
-# built server is kept.
+# compiler (`apt-get install -y cmake g++`). The build is niced and runs on JOBS cores (default
+# 2); it took 1 h 45 min on a 2-core machine shared with other builds. Run it again to write
+# missing models: a built server is kept.
 set -euo pipefail
 
 dir="${1:-${CAIRN_LOCAL_LLM:-$HOME/.cache/cairn-local-llm}}"
@@ -21,16 +22,19 @@ jobs="${JOBS:-2}"
 here="$(cd "$(dirname "$0")" && pwd)"
 mkdir -p "$dir/bin"
 dir="$(cd "$dir" && pwd)"
+src="$dir/llama_cpp_python-$version/vendor/llama.cpp"
 
-if [[ ! -x "$dir/bin/llama-server" ]]; then
-    command -v cmake >/dev/null || { echo "cmake is missing: apt-get install -y cmake" >&2; exit 1; }
+if [[ ! -d "$src" ]]; then
     sdist="$dir/llama_cpp_python-$version.tar.gz"
     if [[ ! -f "$sdist" ]]; then
         # --no-binary for this package only: its build tools come as wheels.
         python3 -m pip download "llama-cpp-python==$version" --no-deps --no-binary llama-cpp-python -d "$dir"
     fi
-    src="$dir/llama_cpp_python-$version/vendor/llama.cpp"
-    [[ -d "$src" ]] || tar -xzf "$sdist" -C "$dir" "llama_cpp_python-$version/vendor/llama.cpp"
+    tar -xzf "$sdist" -C "$dir" "llama_cpp_python-$version/vendor/llama.cpp"
+fi
+
+if [[ ! -x "$dir/bin/llama-server" ]]; then
+    command -v cmake >/dev/null || { echo "cmake is missing: apt-get install -y cmake" >&2; exit 1; }
     start=$(date +%s)
     nice -n 10 cmake -S "$src" -B "$dir/build" -DCMAKE_BUILD_TYPE=Release \
         -DBUILD_SHARED_LIBS=OFF -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF \
@@ -43,7 +47,7 @@ fi
 
 # The models: the gguf package in a virtualenv of DIR, the vocabulary and the chat template from
 # the llama.cpp source (Qwen2's tokenizer, Qwen2.5's template with tool calls).
-models="$dir/llama_cpp_python-$version/vendor/llama.cpp/models"
+models="$src/models"
 if [[ ! -f "$dir/tiny.gguf" || ! -f "$dir/tiny-toolcall.gguf" ]]; then
     [[ -x "$dir/venv/bin/python" ]] || python3 -m venv "$dir/venv"
     "$dir/venv/bin/python" -c 'import gguf' 2>/dev/null || "$dir/venv/bin/pip" install --quiet gguf
