@@ -58,4 +58,7 @@ pub struct AgentSetup {
     pub local_server: Option<Arc<crate::local::LocalServer>>,
     /// The server's own tokenizer (a llama-server), for exact token counts.
     pub tokenizer: Option<crate::local::Tokenizer>,
+    /// Whether the project's files are in force: its hooks, MCP servers, commands, skills,
+    /// instruction files and allow rules load only when the folder is trusted.
+    pub trust: crate::trust::ProjectTrust,
 }

@@ -11,6 +11,7 @@ mod local;
 mod mistyped;
 mod replay;
 mod rewind;
+mod runnable;
 mod startup;
 mod subcommands;
 

@@ -64,6 +64,8 @@ pub struct Config {
     pub notify: NotifyConfig,
     /// The llama-server cairn runs itself (`--local`).
     pub local: LocalConfig,
+    /// The folders the user trusts (`[trust."PATH"]`), written by cairn when they say yes.
+    pub trust: BTreeMap<String, super::trust::TrustEntry>,
 }
 
 /// How the terminal tells the user cairn needs them.
