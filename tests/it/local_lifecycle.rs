@@ -200,6 +200,27 @@ async fn a_model_that_is_missing_is_not_gguf_or_fails_to_load_is_refused_with_th
     assert!(err.contains("llama-server.log"), "and where the whole log is: {err}");
 }
 
+/// A repository's files never start a model server: `[local]` is read from the user's own
+/// config.toml only, so one committed in `.cairn/settings.toml` is refused with where it goes,
+/// and nothing is started, trusted folder or not.
+#[tokio::test]
+async fn a_projects_committed_local_settings_start_no_server() {
+    let local = Local::new("");
+    let script = fake_llama::server_script(local.dir.path());
+    local.sandbox.write(
+        ".cairn/settings.toml",
+        &format!("[local]\nmodel = \"{}\"\nserver = \"{}\"\n", local.model.display(), script.display()),
+    );
+    for args in [&["-p", "hi"][..], &["--trust", "-p", "hi"]] {
+        let trusted = args.contains(&"--trust");
+        let out = local.sandbox.bare_command(args).env(PIDS_ENV, &local.pids).output().await.unwrap();
+        let err = text(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{err}");
+        assert!(err.contains("settings.toml, line 1") && err.contains("only from your own config.toml"), "{err}");
+        assert!(local.pids().is_empty(), "no server was started (trusted: {trusted})");
+    }
+}
+
 #[tokio::test]
 async fn context_counts_what_the_servers_tokenizer_counts_and_says_so() {
     let local = Local::new("");
@@ -266,4 +287,37 @@ async fn a_tool_call_the_server_left_as_text_is_an_error_the_session_survives() 
     let out = sandbox.run(Api::OpenAi, &mock, &["-c", "-p", "what now?", "--output-format", "json"]).await;
     assert!(out.status.success(), "{}", text(&out.stderr));
     assert_eq!(json_result(&out)["result"], "Nothing to list.", "the session goes on");
+}
+
+/// In the terminal, a folder that asks for trust is answered before the model loads: no server
+/// runs while the question waits, the loading is shown on the terminal itself (left on it after
+/// exit), and the server is gone when cairn is.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_terminal_asks_for_trust_before_the_model_loads_and_shows_the_loading_off_the_screen() {
+    use crate::support::pty::{self, Screen};
+    let local = Local::new("");
+    local.sandbox.write(".cairn/settings.toml", "[[hooks.SessionStart]]\ncommand = \"true\"\n");
+    let model = local.model.display().to_string();
+    let mut cmd = pty::bare_command(&local.sandbox, &["--local", &model]);
+    cmd.env(PIDS_ENV, &local.pids);
+    let mut screen = tokio::task::block_in_place(|| Screen::spawn(cmd));
+    tokio::task::block_in_place(|| {
+        screen.wait("the trust dialog", |s| s.contains("Do you trust the files in this folder?"));
+        std::thread::sleep(Duration::from_millis(300));
+    });
+    assert!(local.pids().is_empty(), "no server while the question waits");
+    tokio::task::block_in_place(|| {
+        screen.send("y");
+        screen.wait("the status line", |s| s.lines().last().is_some_and(|l| l.contains("EDIT")));
+    });
+    let pids = local.pids();
+    assert_eq!(pids.len(), 1, "the model loaded once the folder was answered");
+    tokio::task::block_in_place(|| {
+        screen.type_text("/quit");
+        screen.send("\r");
+    });
+    assert!(tokio::task::block_in_place(|| screen.wait_exit()).success());
+    let after = screen.text();
+    assert!(after.contains("cairn: llama-server ready: 8192-token window, 2 slots"), "on the terminal: {after}");
+    assert!(gone(pids[0]), "the server stops with cairn");
 }
