@@ -149,6 +149,26 @@ async fn a_kept_server_outlives_cairn_and_is_used_again_until_keep_is_off() {
     let usage = &json_result(&second)["usage"];
     assert!(usage["cache_read_input_tokens"].as_u64().unwrap() > 0, "{usage}");
 
+    // Doctor and /model show the server running, its model, window and slots; neither starts
+    // or stops it.
+    let doctor = local.run(&["doctor"]).await;
+    let report = text(&doctor.stdout);
+    let port = |url: &str| url.rsplit(':').next().unwrap().trim_end_matches("/v1").to_string();
+    assert!(report.contains(&format!("(pid {})", pids[0])), "{report}");
+    assert!(report.contains("8192 tokens per slot, 2 slots"), "{report}");
+    assert!(report.contains("kept running (keep = true)"), "{report}");
+    let model = local.run(&["-c", "-p", "/model"]).await;
+    assert!(model.status.success(), "{}", text(&model.stderr));
+    let served: Value = serde_json::from_slice(&model.stdout).unwrap();
+    let server = &served["local_server"];
+    assert_eq!(server["pid"], pids[0], "{served:#}");
+    assert_eq!((server["window"].as_u64(), server["slots"].as_u64()), (Some(8192), Some(2)), "{server}");
+    assert_eq!(server["keep"], true);
+    assert!(server["model"].as_str().unwrap().ends_with("tiny-coder.gguf"), "{server}");
+    assert!(report.contains(&format!(":{}", port(server["base_url"].as_str().unwrap()))), "{report}");
+    assert_eq!(local.pids(), pids, "still the one server");
+    assert!(running(pids[0]));
+
     // With keep off again, the next cairn takes the server over and stops it at exit.
     let config = local.sandbox.home.path().join("config.toml");
     let text_now = std::fs::read_to_string(&config).unwrap().replace("keep = true", "keep = false");
