@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 use serde_json::Value;
 
 use crate::support::cairn::{Sandbox, json_lines, json_result, text};
-use crate::support::fake_llama::{self, DIE_ENV, PIDS_ENV};
+use crate::support::fake_llama::{self, DIE_ENV, PIDS_ENV, TOKENIZE_DELAY_ENV, TOKENIZE_LOG_ENV};
 
 /// Not a test: the fake llama-server the other tests start (the binary re-run on this one).
 #[test]
@@ -257,6 +257,43 @@ async fn context_counts_what_the_servers_tokenizer_counts_and_says_so() {
     assert_eq!(messages["exact"], true);
     assert_eq!(part("system prompt")["exact"], true);
     assert_eq!(part("chat template and framing")["exact"], false, "what is left is estimated");
+}
+
+/// The texts a request carries go to `/tokenize` together, not one request each; a tokenizer
+/// slower than `tokenize_timeout_ms` is not waited for: the counts are estimated, the turn
+/// goes on, and `/context` says so.
+#[tokio::test]
+async fn the_tokenizer_is_asked_in_batches_and_a_slow_one_is_not_waited_for() {
+    let local = Local::new("tokenize_timeout_ms = 300\n");
+    let log = local.dir.path().join("tokenize.log");
+    let model = local.model.display().to_string();
+    let run = |args: &[&str], delay: &str| {
+        let mut all = vec!["--local", model.as_str()];
+        all.extend(args);
+        let mut cmd = local.sandbox.bare_command(&all);
+        cmd.env(PIDS_ENV, &local.pids).env(TOKENIZE_LOG_ENV, &log).env(TOKENIZE_DELAY_ENV, delay);
+        cmd
+    };
+    let out = run(&["-p", "count these words", "--output-format", "json"], "0").output().await.unwrap();
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let per_request: Vec<usize> = std::fs::read_to_string(&log).unwrap().lines().map(|l| l.parse().unwrap()).collect();
+    assert!(
+        per_request.iter().any(|n| *n >= 3),
+        "the system prompt, the tools and the message in one request: {per_request:?}"
+    );
+
+    let started = Instant::now();
+    let out = run(&["-c", "-p", "and these too", "--output-format", "json"], "2000").output().await.unwrap();
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert_eq!(json_result(&out)["result"], "Hello from the fake llama-server.");
+    let out = run(&["-c", "-p", "/context"], "2000").output().await.unwrap();
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(started.elapsed() < Duration::from_secs(8), "a slow tokenizer is not waited for: {:?}", started.elapsed());
+    let breakdown: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let parts = breakdown["parts"].as_array().unwrap();
+    assert!(parts.iter().all(|p| p["exact"] == false), "every count estimated: {breakdown:#}");
+    let messages = parts.iter().find(|p| p["name"] == "messages").unwrap();
+    assert!(messages["tokens"].as_u64().unwrap() > 0, "{breakdown:#}");
 }
 
 #[tokio::test]

@@ -29,6 +29,10 @@ use serde_json::{Value, json};
 pub const ARGS_ENV: &str = "CAIRN_TEST_FAKE_LLAMA_ARGS";
 pub const PIDS_ENV: &str = "CAIRN_TEST_FAKE_LLAMA_PIDS";
 pub const DIE_ENV: &str = "CAIRN_TEST_FAKE_LLAMA_DIE";
+/// A file each `/tokenize` request appends its number of texts to (a line a request).
+pub const TOKENIZE_LOG_ENV: &str = "CAIRN_TEST_FAKE_LLAMA_TOKENIZE_LOG";
+/// Milliseconds each `/tokenize` answer takes.
+pub const TOKENIZE_DELAY_ENV: &str = "CAIRN_TEST_FAKE_LLAMA_TOKENIZE_DELAY_MS";
 
 /// The script cairn runs as llama-server: it hands its arguments over in the environment and
 /// becomes the test binary on the fake's test.
@@ -148,19 +152,34 @@ fn word_id(word: &str) -> i64 {
 }
 
 async fn tokenize(Json(body): Json<Value>) -> Json<Value> {
+    if let Some(ms) = std::env::var(TOKENIZE_DELAY_ENV).ok().and_then(|v| v.parse().ok()) {
+        tokio::time::sleep(std::time::Duration::from_millis(ms)).await;
+    }
     let words = |text: &str| text.split_whitespace().map(word_id).collect::<Vec<i64>>();
     let mut ids = Vec::new();
+    let mut texts = 0;
     match &body["content"] {
-        Value::String(s) => ids.extend(words(s)),
+        Value::String(s) => {
+            texts = 1;
+            ids.extend(words(s));
+        }
         Value::Array(parts) => {
             for p in parts {
                 match p {
-                    Value::String(s) => ids.extend(words(s)),
+                    Value::String(s) => {
+                        texts += 1;
+                        ids.extend(words(s));
+                    }
                     other => ids.push(other.as_i64().unwrap_or(0)),
                 }
             }
         }
         _ => {}
+    }
+    if let Ok(log) = std::env::var(TOKENIZE_LOG_ENV) {
+        use std::io::Write;
+        let mut file = std::fs::OpenOptions::new().create(true).append(true).open(log).unwrap();
+        writeln!(file, "{texts}").unwrap();
     }
     Json(json!({"tokens": ids}))
 }
