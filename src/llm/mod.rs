@@ -7,6 +7,7 @@
 mod anthropic;
 mod anthropic_body;
 mod cache_analytics;
+mod client;
 mod discovery;
 mod endpoint;
 mod error;
@@ -23,13 +24,13 @@ mod sse;
 mod timings;
 mod wire_cache;
 
+pub use crate::net::ClientSetupError;
 pub use anthropic::AnthropicClient;
 pub use cache_analytics::{BreakKind, CacheBreak, CacheCounts, CacheTracker, Fingerprint, fingerprint};
 pub use discovery::{
     ProbeResult, ServedWindow, Surveyed, context_from_props, discover_model, probe_local, survey_local,
 };
 pub use error::{LlmError, is_context_length_message};
-pub use http::{ClientSetupError, build_client, warm_up_tls};
 pub use model_list::list_models;
 pub use openai::OpenAiClient;
 pub use openai_responses::OpenAiResponsesClient;

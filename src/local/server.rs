@@ -298,7 +298,7 @@ impl Drop for LocalServer {
 fn prepare(config: &LocalConfig, model: &Path, dir: &Path) -> Result<(Launch, PathBuf, reqwest::Client), LocalError> {
     let launch = Launch::new(config, model, 0, dir.join("llama-server.log"))?;
     let record_path = record::path(dir, launch.fingerprint());
-    let http = crate::llm::build_client("http://127.0.0.1")
+    let http = crate::net::build_client("http://127.0.0.1")
         .map_err(|e| LocalError::SpawnFailed { server: launch.server.display().to_string(), error: e.to_string() })?;
     Ok((launch, record_path, http))
 }

@@ -27,7 +27,7 @@ impl Tokenizer {
     pub async fn detect(base_url: &str, timeout: Duration) -> Option<Tokenizer> {
         let base = base_url.trim_end_matches('/');
         let root = base.strip_suffix("/v1").unwrap_or(base).to_string();
-        let http = crate::llm::build_client(&root).ok()?;
+        let http = crate::net::build_client(&root).ok()?;
         let tokenizer = Tokenizer { http, root, timeout };
         let probe = tokenizer.tokenize(&json!("cairn")).await.ok()?;
         (!probe.is_empty()).then_some(tokenizer)

@@ -74,7 +74,7 @@ impl Real {
     }
 
     async fn tokenize(&self, port: u16, text: &str) -> usize {
-        let client = cairn::llm::build_client("http://127.0.0.1").unwrap();
+        let client = cairn::net::build_client("http://127.0.0.1").unwrap();
         let answer: Value = client
             .post(format!("http://127.0.0.1:{port}/tokenize"))
             .json(&json!({"content": text, "add_special": false, "parse_special": true}))

@@ -39,16 +39,16 @@ impl Worker {
     /// request will carry that is not counted yet (bounded in time; what is not counted in
     /// time stays estimated).
     pub(super) async fn count_exactly(&mut self, mode: Mode) {
-        for notice in self.reach.local.take_notices() {
+        for notice in self.local.take_notices() {
             self.link.notice(NoticeLevel::Warning, notice);
         }
-        let Some(tokenizer) = self.reach.local.tokenizer() else { return };
+        let Some(tokenizer) = self.local.tokenizer() else { return };
         if !self.session.pipeline().exact_counts().is_on() {
-            let Some(framing) = self.reach.local.framing().await else { return };
+            let Some(framing) = self.local.framing().await else { return };
             self.session.pipeline_mut().exact_counts_mut().set_framing(framing);
             self.session.pipeline_mut().recount();
             // The session's calibration was made on estimates: made again on the counts.
-            self.reach.local.recalibrate = true;
+            self.local.recalibrate = true;
         }
         let mut texts = self.overhead_texts(mode);
         if let Some(memories) = self.session.pipeline().state().prompt.memory_block.clone() {
@@ -71,7 +71,7 @@ impl Worker {
                     exact.insert(text, count);
                 }
                 self.session.pipeline_mut().recount();
-                if std::mem::take(&mut self.reach.local.recalibrate)
+                if std::mem::take(&mut self.local.recalibrate)
                     && let Err(e) = self.calibrate_from_store()
                 {
                     tracing::warn!(error = %e, "could not calibrate the estimate on the exact counts");
@@ -84,7 +84,7 @@ impl Worker {
     /// The system prompt and the tool schemas as counted: one text each.
     fn overhead_texts(&self, mode: Mode) -> Vec<String> {
         let (system, tools) = self.system_and_tools(mode);
-        vec![system_text(&system, self.books.todo.tail().as_deref()), tools_text(&tools)]
+        vec![system_text(&system, self.task_list.tail().as_deref()), tools_text(&tools)]
     }
 
     /// Exact tokens of the system prompt (with the task list) and of the tools, when both
@@ -94,18 +94,18 @@ impl Worker {
         if !exact.is_on() {
             return None;
         }
-        let system = exact.content_tokens(&system_text(system, self.books.todo.tail().as_deref()))?;
+        let system = exact.content_tokens(&system_text(system, self.task_list.tail().as_deref()))?;
         Some((system, exact.content_tokens(&tools_text(tools))?))
     }
 
     /// After a response: the server's timings price what the pipeline rewrites.
     pub(super) fn learn_local_costs(&mut self, response: &ChatResponse) {
         // A death and restart the request rode through (its retries) is told now.
-        for notice in self.reach.local.take_notices() {
+        for notice in self.local.take_notices() {
             self.link.notice(NoticeLevel::Warning, notice);
         }
-        self.reach.local.observe(response.timings.as_ref());
-        if let Some(model) = self.reach.local.cost_model() {
+        self.local.observe(response.timings.as_ref());
+        if let Some(model) = self.local.cost_model() {
             self.session.pipeline_mut().set_cost_model(model);
         }
     }
