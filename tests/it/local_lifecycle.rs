@@ -359,7 +359,7 @@ async fn the_terminal_asks_for_trust_before_the_model_loads_and_shows_the_loadin
     cmd.env(PIDS_ENV, &local.pids);
     let mut screen = tokio::task::block_in_place(|| Screen::spawn(cmd));
     tokio::task::block_in_place(|| {
-        screen.wait("the trust dialog", |s| s.contains("Do you trust the files in this folder?"));
+        screen.wait("the trust dialog", |s| s.contains("y trust · n don't trust"));
         std::thread::sleep(Duration::from_millis(300));
     });
     assert!(local.pids().is_empty(), "no server while the question waits");
