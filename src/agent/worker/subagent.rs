@@ -287,6 +287,8 @@ impl Launcher {
             task_list,
             models,
             max_turns: Some(config.subagents.max_turns),
+            // A subagent counts with the estimate; the server's news reaches the parent.
+            local: Default::default(),
         };
         // What the subagent is told: its job, what the parent works on, and the session's facts
         // as they are for the subagent (its mode, its depth), never the parent's.
