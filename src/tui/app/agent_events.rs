@@ -214,6 +214,8 @@ impl App {
             AgentEvent::Commands(list) => {
                 self.agent.custom_commands = list.clone();
                 self.composer.set_custom_commands(list);
+                // `/fi` typed before the list arrived is suggested now.
+                self.composer.refresh_completion(&self.files);
             }
             AgentEvent::Mcp(panel) => match &mut self.overlay {
                 Some(Overlay::Mcp(view)) => view.panel = Some(panel),
