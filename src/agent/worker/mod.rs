@@ -119,7 +119,8 @@ impl Worker {
                 ApprovalGate::new(setup.approval, approvals),
                 setup.permissions,
                 setup.sandbox,
-            ),
+            )
+            .with_editor(setup.editor),
             link,
             reach: Reach { checkpoints, ext, delegation },
             books: Books { spend, todo },
