@@ -1,6 +1,7 @@
 #[path = "../support/mod.rs"]
 mod support;
 
+mod acp;
 mod checkpoint_links;
 mod checkpoints;
 mod context_arguments;
