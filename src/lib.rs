@@ -8,6 +8,7 @@
 //! events and the interface's app. The rest is crate-private, so the compiler finds what
 //! nothing uses.
 
+mod acp;
 pub mod agent;
 pub mod checkpoint;
 mod cli;
@@ -18,6 +19,7 @@ mod headless;
 mod hooks;
 pub mod llm;
 mod mcp;
+mod mcp_serve;
 mod memory;
 mod prompt;
 pub mod store;
