@@ -238,7 +238,7 @@ async fn an_editor_drives_a_session_through_acp_and_loads_it_back() {
             .turn(Turn::text("Added delta and epsilon."))
             // 3: a command that runs until the turn is cancelled.
             .turn(
-                Turn::tools(vec![MockCall::new("bash", json!({"command": "sleep 30"}))])
+                Turn::tools(vec![MockCall::new("bash", json!({"command": "touch started && sleep 30"}))])
                     .with_text("Running the slow check."),
             ),
     )
@@ -267,7 +267,7 @@ async fn an_editor_drives_a_session_through_acp_and_loads_it_back() {
         lock(&ed.thread).push(Entry::User("run the slow check".into()));
         until(&ed, |t| {
             t.iter().any(
-                |e| matches!(e, Entry::Tool { title, status: ToolCallStatus::InProgress, .. } if title == "$ sleep 30"),
+                |e| matches!(e, Entry::Tool { title, status: ToolCallStatus::InProgress, .. } if title == "$ touch started && sleep 30"),
             )
         })
         .await;
@@ -292,7 +292,7 @@ async fn an_editor_drives_a_session_through_acp_and_loads_it_back() {
     let kinds: Vec<PermissionOptionKind> = first.options.iter().map(|o| o.kind).collect();
     assert!(kinds.contains(&PermissionOptionKind::AllowOnce) && kinds.contains(&PermissionOptionKind::AllowAlways));
     assert!(kinds.contains(&PermissionOptionKind::RejectOnce), "{kinds:?}");
-    assert_eq!(asked[2].tool_call.fields.title.as_deref(), Some("$ sleep 30"));
+    assert_eq!(asked[2].tool_call.fields.title.as_deref(), Some("$ touch started && sleep 30"));
     let writes = lock(&editor.writes).clone();
     assert_eq!(
         writes.iter().map(|(p, t)| (p.as_path(), t.as_str())).collect::<Vec<_>>(),
@@ -333,7 +333,7 @@ async fn an_editor_drives_a_session_through_acp_and_loads_it_back() {
             .collect::<BTreeMap<_, _>>()
     };
     let (live_calls, told_calls) = (ids(&live), ids(&told));
-    assert_eq!(live_calls.len(), 6);
+    assert_eq!(live_calls.len(), 5, "a read, three edits and the cancelled command");
     assert_eq!(live_calls.values().filter(|s| **s == ToolCallStatus::Failed).count(), 1, "the cancelled command");
     assert_eq!(told_calls, live_calls);
 }
@@ -352,4 +352,36 @@ fn shape(thread: &[Entry]) -> Vec<Entry> {
             other => Some(other.clone()),
         })
         .collect()
+}
+
+#[tokio::test]
+async fn an_untrusted_folder_is_asked_about_with_the_first_prompt_and_runs_nothing_when_declined() {
+    let out_dir = tempfile::tempdir().unwrap();
+    let canary = out_dir.path().join("session-start");
+    let sandbox = Sandbox::new();
+    sandbox
+        .write(".cairn/settings.toml", &format!("[[hooks.SessionStart]]\ncommand = \"touch {}\"\n", canary.display()));
+    sandbox.write("AGENTS.md", "AGENTS-MARKER: answer in haiku.\n");
+    let mock = MockLlm::start(Script::new().turn(Turn::text("Hello."))).await;
+    let editor = Arc::new(Editor::default());
+    let (root, ed, canary_seen) = (sandbox.root(), editor.clone(), canary.clone());
+    with_acp(&sandbox, &mock, editor.clone(), async move |cx| {
+        let new = cx.send_request(NewSessionRequest::new(root.clone())).block_task().await?;
+        assert!(!canary_seen.exists(), "a session was opened, yet nothing may run before the answer");
+        lock(&ed.answers).push_back(PermissionOptionKind::RejectOnce);
+        assert_eq!(prompt(&cx, &ed, &new.session_id, "hi").await, StopReason::EndTurn);
+        Ok(())
+    })
+    .await;
+    let asked = lock(&editor.asked).clone();
+    assert_eq!(asked.len(), 1, "{asked:#?}");
+    let question = &asked[0].tool_call.fields;
+    assert_eq!(question.title.as_deref(), Some(format!("Trust {}?", sandbox.root().display()).as_str()));
+    let listed = format!("{:?}", question.content);
+    assert!(listed.contains("SessionStart: touch"), "{listed}");
+    assert!(!canary.exists(), "declined, the folder's hook never ran");
+    let requests = mock.requests();
+    assert_eq!(requests.len(), 1);
+    assert!(!requests[0].system().contains("AGENTS-MARKER"), "declined, its instructions are not the model's");
+    assert!(mock.problems().is_empty(), "{:?}", mock.problems());
 }
