@@ -28,6 +28,7 @@ mod llm_mock;
 mod llm_openai;
 mod llm_retry;
 mod mcp;
+mod mcp_serve;
 mod memory_and_prompt;
 mod minors;
 mod models_cache;
