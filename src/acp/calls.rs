@@ -4,6 +4,9 @@
 
 use std::path::Path;
 
+use crate::conversation::tool_names::{
+    BASH, FILE_EDIT, FILE_READ, FILE_WRITE, GLOB, GREP, TASK, TODO, TOOL_SEARCH, WEB_FETCH,
+};
 use agent_client_protocol::v1::schema::{
     ContentBlock, ToolCallContent, ToolCallLocation, ToolCallStatus, ToolCallUpdateFields, ToolKind,
 };
@@ -11,12 +14,12 @@ use agent_client_protocol::v1::schema::{
 /// What the client's icon and grouping say a call does.
 pub(super) fn kind(tool: &str) -> ToolKind {
     match tool {
-        "file_read" => ToolKind::Read,
-        "file_write" | "file_edit" => ToolKind::Edit,
-        "bash" => ToolKind::Execute,
-        "grep" | "glob" | "tool_search" => ToolKind::Search,
-        "web_fetch" => ToolKind::Fetch,
-        "todo" | "task" => ToolKind::Think,
+        FILE_READ => ToolKind::Read,
+        FILE_WRITE | FILE_EDIT => ToolKind::Edit,
+        BASH => ToolKind::Execute,
+        GREP | GLOB | TOOL_SEARCH => ToolKind::Search,
+        WEB_FETCH => ToolKind::Fetch,
+        TODO | TASK => ToolKind::Think,
         _ => ToolKind::Other,
     }
 }
@@ -25,7 +28,7 @@ pub(super) fn kind(tool: &str) -> ToolKind {
 pub(super) fn title(tool: &str, summary: &str) -> String {
     if summary.is_empty() {
         tool.to_string()
-    } else if tool == "bash" {
+    } else if tool == BASH {
         summary.to_string()
     } else {
         format!("{tool} {summary}")

@@ -15,7 +15,7 @@ use agent_client_protocol::v1::schema::{
 use super::calls;
 use crate::agent::{AgentEvent, ApprovalKind, ApprovalRequest, CompactionEvent, NoticeLevel, SubagentEvent};
 use crate::config::Redactor;
-use crate::conversation::{Message, TodoList, TodoStatus, format_tokens};
+use crate::conversation::{Message, TaskList, TaskStatus, format_tokens};
 
 /// Turns a live session's events into updates; holds what a stream's chunks may still make
 /// into a key, and which tool calls the client has been told of.
@@ -69,7 +69,7 @@ impl Live {
                 fields = fields.title(calls::title(&done.tool, &done.summary));
                 out.push(SessionUpdate::ToolCallUpdate(ToolCallUpdate::new(done.call_id.clone(), fields)));
             }
-            AgentEvent::Todo(list) => out.push(SessionUpdate::Plan(plan(list))),
+            AgentEvent::TaskList(list) => out.push(SessionUpdate::Plan(plan(list))),
             AgentEvent::ModeChanged(mode) => {
                 out.push(SessionUpdate::CurrentModeUpdate(CurrentModeUpdate::new(SessionModeId::new(mode.as_str()))));
             }
@@ -162,7 +162,7 @@ impl Live {
         let mut content: Vec<ToolCallContent> = vec![ToolCallContent::from(ContentBlock::from(why))];
         match diffs {
             Some(diffs) if !diffs.is_empty() => content.extend(diffs.into_iter().map(ToolCallContent::from)),
-            _ if request.tool == "bash" || request.arguments.contains('\n') => {
+            _ if request.tool == crate::conversation::tool_names::BASH || request.arguments.contains('\n') => {
                 content.push(ToolCallContent::from(ContentBlock::from(calls::fenced(&request.summary))));
             }
             _ => {}
@@ -198,8 +198,8 @@ fn chunk_of(text: String, kind: fn(ContentChunk) -> SessionUpdate) -> Option<Ses
 }
 
 /// The task list as ACP plan entries; an item under another is indented under it.
-pub(super) fn plan(list: &TodoList) -> Plan {
-    fn depth<'a>(list: &'a TodoList, mut item: &'a crate::conversation::TodoItem) -> usize {
+pub(super) fn plan(list: &TaskList) -> Plan {
+    fn depth<'a>(list: &'a TaskList, mut item: &'a crate::conversation::TaskItem) -> usize {
         let mut depth = 0;
         // A checked list has no circles; the bound keeps a bad one from looping.
         while let Some(parent) = item.parent.as_ref().and_then(|p| list.items.iter().find(|i| &i.id == p)) {
@@ -216,9 +216,9 @@ pub(super) fn plan(list: &TodoList) -> Plan {
         .iter()
         .map(|item| {
             let status = match item.status {
-                TodoStatus::Pending => PlanEntryStatus::Pending,
-                TodoStatus::InProgress => PlanEntryStatus::InProgress,
-                TodoStatus::Done => PlanEntryStatus::Completed,
+                TaskStatus::Pending => PlanEntryStatus::Pending,
+                TaskStatus::InProgress => PlanEntryStatus::InProgress,
+                TaskStatus::Done => PlanEntryStatus::Completed,
             };
             let content = format!("{}{}", "  ".repeat(depth(list, item)), item.text);
             PlanEntry::new(content, PlanEntryPriority::Medium, status)

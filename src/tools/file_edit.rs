@@ -10,6 +10,7 @@ use serde_json::json;
 
 use super::file_write::{apply, current_text, editor_text, prepared_change};
 use super::{Access, FileChange, Prepared, Tool, ToolContext, ToolError, ToolOutput, parse_args, resolve_path};
+use crate::conversation::tool_names::FILE_EDIT;
 
 /// Line numbers listed when `old_string` is ambiguous.
 const LISTED_MATCHES: usize = 5;
@@ -29,7 +30,7 @@ const SHAPE: &str =
 
 impl Tool for FileEdit {
     fn name(&self) -> &'static str {
-        "file_edit"
+        FILE_EDIT
     }
 
     fn description(&self) -> &'static str {
@@ -98,7 +99,7 @@ impl Tool for FileEdit {
 
 /// `prepare`, with the file's text as the editor holds it when `held`.
 fn prepare_with(args: &serde_json::Value, ctx: &ToolContext, held: Option<String>) -> Result<Prepared, ToolError> {
-    let args: Args = parse_args("file_edit", args, SHAPE)?;
+    let args: Args = parse_args(FILE_EDIT, args, SHAPE)?;
     let path = resolve_path(&ctx.root, &args.path);
     let Some(before) = current_text(&path, &ctx.files, held)? else {
         return Err(ToolError::new(format!(
