@@ -226,3 +226,82 @@ pub(super) fn plan(list: &TaskList) -> Plan {
         .collect();
     Plan::new(entries)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::conversation::TaskItem;
+
+    fn texts(updates: &[SessionUpdate]) -> String {
+        updates
+            .iter()
+            .map(|u| match u {
+                SessionUpdate::AgentMessageChunk(c) => match &c.content {
+                    ContentBlock::Text(t) => t.text.clone(),
+                    other => panic!("{other:?}"),
+                },
+                other => panic!("not an answer chunk: {other:?}"),
+            })
+            .collect()
+    }
+
+    #[test]
+    fn a_key_cut_across_chunks_is_held_back_and_never_shown() {
+        let key = "sk-ant-api03-SECRETSECRETSECRET-0123456789";
+        let mut redactor = Redactor::default();
+        redactor.add("ANTHROPIC_API_KEY", key);
+        let mut live = Live::new("/p".into(), redactor);
+        let (head, tail) = key.split_at(10);
+        let first = live.updates(&AgentEvent::TextDelta(format!("the key is {head}")));
+        assert_eq!(texts(&first), "the key is ", "the start of the key waits");
+        let second = live.updates(&AgentEvent::TextDelta(format!("{tail}, keep it")));
+        let rest = live.flush();
+        let shown = texts(&first) + &texts(&second) + &texts(&rest);
+        assert_eq!(shown, "the key is [REDACTED ANTHROPIC_API_KEY], keep it");
+    }
+
+    #[test]
+    fn a_call_is_announced_once_then_runs_and_finishes() {
+        let mut live = Live::new("/p".into(), Redactor::default());
+        let streaming = AgentEvent::ToolCallStreaming { call_id: "c1".into(), tool: "bash".into() };
+        assert!(
+            matches!(&live.updates(&streaming)[..], [SessionUpdate::ToolCall(c)] if c.status == ToolCallStatus::Pending)
+        );
+        let started = AgentEvent::ToolStarted {
+            call_id: "c1".into(),
+            tool: "bash".into(),
+            summary: "$ ls".into(),
+            arguments: r#"{"command": "ls"}"#.into(),
+        };
+        let [SessionUpdate::ToolCallUpdate(update)] = &live.updates(&started)[..] else { panic!("announced twice") };
+        assert_eq!(update.fields.status, Some(ToolCallStatus::InProgress));
+        assert_eq!(update.fields.title.as_deref(), Some("$ ls"));
+    }
+
+    #[test]
+    fn the_task_list_is_a_plan_with_sub_items_indented() {
+        let item = |id: &str, text: &str, status, parent: Option<&str>| TaskItem {
+            id: id.into(),
+            text: text.into(),
+            status,
+            parent: parent.map(String::from),
+        };
+        let list = TaskList {
+            items: vec![
+                item("1", "fix the parser", TaskStatus::InProgress, None),
+                item("2", "add a test", TaskStatus::Done, Some("1")),
+                item("3", "release", TaskStatus::Pending, None),
+            ],
+        };
+        let entries: Vec<(String, PlanEntryStatus)> =
+            plan(&list).entries.into_iter().map(|e| (e.content, e.status)).collect();
+        assert_eq!(
+            entries,
+            [
+                ("fix the parser".to_string(), PlanEntryStatus::InProgress),
+                ("  add a test".to_string(), PlanEntryStatus::Completed),
+                ("release".to_string(), PlanEntryStatus::Pending),
+            ]
+        );
+    }
+}

@@ -8,7 +8,7 @@ use futures_util::future::BoxFuture;
 use serde::Deserialize;
 use serde_json::json;
 
-use super::file_write::{apply, current_text, editor_text, prepared_change};
+use super::file_write::{apply, current_text, prepare_held, prepared_change};
 use super::{Access, FileChange, Prepared, Tool, ToolContext, ToolError, ToolOutput, parse_args, resolve_path};
 use crate::conversation::tool_names::FILE_EDIT;
 
@@ -63,12 +63,7 @@ impl Tool for FileEdit {
         args: &'a serde_json::Value,
         ctx: &'a ToolContext,
     ) -> BoxFuture<'a, Result<Prepared, ToolError>> {
-        async move {
-            let parsed: Args = parse_args(self.name(), args, SHAPE)?;
-            let held = editor_text(&resolve_path(&ctx.root, &parsed.path), ctx).await?;
-            prepare_with(args, ctx, held)
-        }
-        .boxed()
+        prepare_held(args, ctx, prepare_with)
     }
 
     fn execute<'a>(

@@ -49,7 +49,7 @@ impl Tool for FileWrite {
     }
 
     fn prepare(&self, args: &serde_json::Value, ctx: &ToolContext) -> Result<Prepared, ToolError> {
-        self.prepare_with(args, ctx, None)
+        prepare_with(args, ctx, None)
     }
 
     fn prepare_in<'a>(
@@ -57,12 +57,7 @@ impl Tool for FileWrite {
         args: &'a serde_json::Value,
         ctx: &'a ToolContext,
     ) -> BoxFuture<'a, Result<Prepared, ToolError>> {
-        async move {
-            let parsed: Args = parse_args(self.name(), args, SHAPE)?;
-            let held = editor_text(&resolve_path(&ctx.root, &parsed.path), ctx).await?;
-            self.prepare_with(args, ctx, held)
-        }
-        .boxed()
+        prepare_held(args, ctx, prepare_with)
     }
 
     fn execute<'a>(
@@ -90,34 +85,27 @@ impl Tool for FileWrite {
     }
 }
 
-impl FileWrite {
-    /// `prepare`, with the file's text as the editor holds it when `held`.
-    fn prepare_with(
-        &self,
-        args: &serde_json::Value,
-        ctx: &ToolContext,
-        held: Option<String>,
-    ) -> Result<Prepared, ToolError> {
-        let args: Args = parse_args(self.name(), args, SHAPE)?;
-        if args.path.ends_with('/') || args.path.ends_with(std::path::MAIN_SEPARATOR) || args.path.trim().is_empty() {
-            return Err(ToolError::new(format!(
-                "{:?} names a folder, not a file; give the path of the file to write, e.g. {}new.txt (missing folders are created)",
-                args.path,
-                args.path.trim()
-            )));
-        }
-        let path = resolve_path(&ctx.root, &args.path);
-        let before = current_text(&path, &ctx.files, held)?;
-        // An empty file holds nothing that could be lost, so it needs no read first.
-        if before.as_deref().is_some_and(|text| !text.is_empty()) && !ctx.files.knows(&path.absolute) {
-            return Err(ToolError::new(format!(
-                "{} exists and you have not read it in this session; read it first (file_read) so you don't overwrite content you haven't seen, or use file_edit",
-                path.display
-            )));
-        }
-        let change = FileChange { path: path.clone(), before, after: args.content };
-        Ok(Prepared { summary: path.display.clone(), paths: vec![path], change: Some(change) })
+/// `prepare`, with the file's text as the editor holds it when `held`.
+fn prepare_with(args: &serde_json::Value, ctx: &ToolContext, held: Option<String>) -> Result<Prepared, ToolError> {
+    let args: Args = parse_args(FILE_WRITE, args, SHAPE)?;
+    if args.path.ends_with('/') || args.path.ends_with(std::path::MAIN_SEPARATOR) || args.path.trim().is_empty() {
+        return Err(ToolError::new(format!(
+            "{:?} names a folder, not a file; give the path of the file to write, e.g. {}new.txt (missing folders are created)",
+            args.path,
+            args.path.trim()
+        )));
     }
+    let path = resolve_path(&ctx.root, &args.path);
+    let before = current_text(&path, &ctx.files, held)?;
+    // An empty file holds nothing that could be lost, so it needs no read first.
+    if before.as_deref().is_some_and(|text| !text.is_empty()) && !ctx.files.knows(&path.absolute) {
+        return Err(ToolError::new(format!(
+            "{} exists and you have not read it in this session; read it first (file_read) so you don't overwrite content you haven't seen, or use file_edit",
+            path.display
+        )));
+    }
+    let change = FileChange { path: path.clone(), before, after: args.content };
+    Ok(Prepared { summary: path.display.clone(), paths: vec![path], change: Some(change) })
 }
 
 /// The change `prepare` built; `execute` applies exactly that.
@@ -164,6 +152,23 @@ async fn apply_in_editor(change: &FileChange, editor: &dyn Editor, ctx: &ToolCon
         .map_err(|e| ToolError::new(format!("the editor did not write {shown}: {e}")))?;
     ctx.files.record(&change.path.absolute, change.after.as_bytes());
     Ok(())
+}
+
+/// Prepare a call to a file tool with the text of the file its `path` names as the editor holds
+/// it (`then` is the tool's `prepare` with that text; arguments without a path are its to refuse).
+pub(super) fn prepare_held<'a>(
+    args: &'a serde_json::Value,
+    ctx: &'a ToolContext,
+    then: fn(&serde_json::Value, &ToolContext, Option<String>) -> Result<Prepared, ToolError>,
+) -> BoxFuture<'a, Result<Prepared, ToolError>> {
+    async move {
+        let held = match args.get("path").and_then(serde_json::Value::as_str) {
+            Some(path) => editor_text(&resolve_path(&ctx.root, path), ctx).await?,
+            None => None,
+        };
+        then(args, ctx, held)
+    }
+    .boxed()
 }
 
 /// The text of an existing file as the editor holds it (unsaved changes included), when an
