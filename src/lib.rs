@@ -18,6 +18,7 @@ pub mod conversation;
 mod headless;
 mod hooks;
 pub mod llm;
+pub mod local;
 mod mcp;
 mod mcp_serve;
 mod memory;

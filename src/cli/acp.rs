@@ -17,9 +17,12 @@ use crate::tools::ApprovalPolicy;
 use crate::trust::TrustCheck;
 
 pub async fn run(startup: &Startup, trust: bool) -> Result<ExitCode, CliError> {
+    // One llama-server (`--local`) for every session, started before the first.
+    startup.local_server().await?;
     let wiring = Wiring { template: Arc::new(startup.for_dir(&startup.cwd)?), trust };
     let served = crate::acp::serve(Arc::new(wiring)).await;
     startup.settle_background();
+    startup.stop_local_server().await;
     served.map_err(CliError::Failed)?;
     Ok(ExitCode::SUCCESS)
 }

@@ -49,6 +49,7 @@ pub async fn run(startup: &Startup, trust: bool) -> Result<ExitCode, CliError> {
     });
     let served = crate::mcp_serve::serve(start).await;
     startup.settle_background();
+    startup.stop_local_server().await;
     served.map_err(CliError::Failed)?;
     Ok(ExitCode::SUCCESS)
 }

@@ -8,6 +8,7 @@ mod editor;
 mod error;
 mod file_index;
 mod interactive;
+mod local;
 mod mcp_serve;
 mod mistyped;
 mod replay;
