@@ -82,6 +82,9 @@ pub struct Preflight {
     pub level: BudgetLevel,
     pub reports: Vec<StageReport>,
     pub compaction: Option<Urgency>,
+    /// The compaction asked for is of the finished work before the latest request
+    /// ([`Pipeline::plan_finished_work`]), not the window's ([`Pipeline::plan_compaction`]).
+    pub finished_work: bool,
     /// The context state changed and should be persisted.
     pub changed: bool,
 }
@@ -105,7 +108,7 @@ pub struct Pipeline {
     /// Per entry: the message as sent, when it differs from the stored one.
     pub(super) sent: Vec<Option<Arc<Message>>>,
     pub(super) sent_tokens: Vec<u64>,
-    protected: String,
+    pub(super) protected: String,
     /// The latest outline of segments no longer shown; it reaches the continuation message
     /// (`state.outline`) only when that message is rewritten anyway.
     pub(super) outline: String,
@@ -119,6 +122,9 @@ pub struct Pipeline {
     /// Nothing is cached at the provider (a session just loaded with a cold cache): changes to
     /// the view cost nothing until the next request is sent.
     cold: bool,
+    /// The summariser is the session's own model and reads the conversation in place (its
+    /// input is mostly cache reads): what a compaction costs depends on it.
+    pub(super) summary_in_place: bool,
 }
 
 impl Pipeline {
@@ -138,6 +144,7 @@ impl Pipeline {
             cost: CostModel::default(),
             requests: 0,
             cold: false,
+            summary_in_place: false,
         }
     }
 
@@ -163,6 +170,11 @@ impl Pipeline {
     /// prices and whether the provider caches prompts; see [`CostModel`]).
     pub fn set_cost_model(&mut self, model: CostModel) {
         self.cost = model;
+    }
+
+    /// Whether compaction summaries read the conversation in place (the session's own model).
+    pub fn set_summary_in_place(&mut self, in_place: bool) {
+        self.summary_in_place = in_place;
     }
 
     pub fn cost_model(&self) -> &CostModel {
@@ -279,15 +291,35 @@ impl Pipeline {
             tokens = self.estimate(input.overhead, budget.window);
         }
         let mut level = budget.level(tokens);
-        if level < BudgetLevel::Warning {
-            // Pressure is gone: the breaker closes.
-            changed |= self.state.breaker.relieve();
-            return Preflight { tokens, level, reports, compaction: None, changed };
-        }
         let may_compact = input.compaction_allowed
             && self.config.auto_compact
             && !self.state.awaiting_usage
             && self.breaker_allows(input.now);
+        // Finished work leaves at a turn's first request, whatever the estimate's calibration
+        // (the wait for usage after a compaction guards the window's thresholds, not this).
+        if level < BudgetLevel::Blocking
+            && input.compaction_allowed
+            && self.config.auto_compact
+            && self.breaker_allows(input.now)
+            && !input.compaction_running
+            && self.finished_work_pays(input, tokens)
+        {
+            // The user turned to new work: what is finished leaves now, at the turn's boundary,
+            // in the background (this request still fits).
+            return Preflight {
+                tokens,
+                level,
+                reports,
+                compaction: Some(Urgency::Background),
+                finished_work: true,
+                changed,
+            };
+        }
+        if level < BudgetLevel::Warning {
+            // Pressure is gone: the breaker closes.
+            changed |= self.state.breaker.relieve();
+            return Preflight { tokens, level, reports, compaction: None, finished_work: false, changed };
+        }
         let mut compaction = None;
         if may_compact && let Some(plan) = self.plan_compaction(&budget, false) {
             // Forced by the window (now, or at the next request's usual growth), or — from the
@@ -322,7 +354,7 @@ impl Pipeline {
                 level = budget.level(tokens);
             }
         }
-        Preflight { tokens, level, reports, compaction, changed }
+        Preflight { tokens, level, reports, compaction, finished_work: false, changed }
     }
 
     /// The messages to send, in order; always a valid sequence.

@@ -123,7 +123,7 @@ impl Pipeline {
             .filter(|&i| entries[i].seq <= plan.through_seq && self.state.is_visible(entries[i].seq))
             .map(|i| self.sent_tokens[i])
             .sum();
-        let budget = compact::summary_budget(plan.summarised_tokens, input.budget.window) as u64;
+        let budget = compact::plan_budget(plan, input.budget.window) as u64;
         let previous = plan.previous_summary.as_deref().map_or(0, |s| text_tokens(s.len()));
         let carried: u64 = plan.carried.iter().map(|(_, t)| text_tokens(t.len())).sum();
         // What every later request carries less, in the provider's tokens.
@@ -139,11 +139,7 @@ impl Pipeline {
             .map(|(_, t)| t.as_str())
             .or_else(|| plan.carried.first().map(|(_, t)| t.as_str()));
         let kept_prefix = input.overhead + first.map_or(0, |t| text_tokens(t.len()));
-        let read = (budget as f64 * plan.input_ratio) as u64;
-        let call = self.cost.summary_call(
-            text_tokens(compact::COMPACTION_PROMPT.len()) + previous + plan.summarised_tokens.min(read),
-            budget,
-        );
+        let call = self.summary_call_cost(plan, tokens, budget, &input.budget);
         let cost = call + self.cost.rewrite_cost(after.saturating_sub(kept_prefix));
         let expected = self.horizon(&input.budget, after).expected_requests();
         self.cost.early_compaction_pays(span, cost, self.calibrated(self.average_growth()), expected)

@@ -32,7 +32,7 @@ pub use lock::SessionLock;
 pub use memories::{MemoryRecord, NewMemory};
 pub use messages::{StoredMessage, ToolDisplay, ToolRecord};
 pub use projects::ProjectId;
-pub use search::{MessageHit, searchable_text};
+pub use search::{MessageHit, OutputHit, searchable_text};
 pub use segments::SegmentRow;
 pub use sessions::{NewSession, SessionInfo, SessionSummary};
 pub use usage::UsageTotals;
