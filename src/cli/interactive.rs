@@ -10,11 +10,19 @@ use super::error::CliError;
 use super::startup::Startup;
 use crate::agent::spawn;
 use crate::tools::ApprovalPolicy;
-use crate::tui::{App, ConnectError, Exit, FrameRequester, Theme, Tui, UserTheme};
+use crate::trust::TrustCheck;
+use crate::tui::{App, ConnectError, Exit, FrameRequester, Theme, TrustAnswer, Tui, UserTheme, ask_trust};
 
 pub async fn run(startup: &Startup, cli: &Cli) -> Result<ExitCode, CliError> {
+    // The folder's trust first: nothing of the project's runs before the user has answered.
+    let check = startup.trust_check()?;
     // A bad rule or settings file stops cairn here, before the screen is taken over.
-    let permissions = startup.permissions()?;
+    startup.permissions(check.provisional())?;
+    let pending = match check {
+        TrustCheck::Settled(trust) => Ok(trust),
+        TrustCheck::Ask(question) if cli.trust => Ok(question.trust().map_err(CliError::Failed)?),
+        TrustCheck::Ask(question) => Err(question),
+    };
     let (store, project) = startup.open_store()?;
     // An unknown --session fails here, before the screen is taken over.
     let session = startup.session_choice(&store, project, cli)?;
@@ -44,6 +52,43 @@ pub async fn run(startup: &Startup, cli: &Cli) -> Result<ExitCode, CliError> {
     if let Some(problem) = theme_problem {
         app.notice(crate::tui::NoticeKind::Warning, problem);
     }
+    if let Some(problem) = user_keys(startup.paths.config_file.parent()) {
+        app.notice(crate::tui::NoticeKind::Warning, problem);
+    }
+    let mut tui = Tui::enter().map_err(|e| {
+        CliError::Usage(format!(
+            "the full-screen interface needs a terminal ({e}); run a prompt headless with cairn -p \"…\" instead"
+        ))
+    })?;
+    let trust = match pending {
+        Ok(trust) => trust,
+        Err(question) => match ask_trust(&mut tui, app.theme(), &question).await {
+            Ok(TrustAnswer::Trust) => match question.trust() {
+                Ok(trust) => trust,
+                Err(e) => {
+                    tui.leave();
+                    return Err(CliError::Failed(e));
+                }
+            },
+            Ok(TrustAnswer::Decline) => question.decline(),
+            Ok(TrustAnswer::Quit) => {
+                tui.leave();
+                println!("cairn: you did not trust {}; nothing of it ran", startup.root.display());
+                return Ok(ExitCode::SUCCESS);
+            }
+            Err(e) => {
+                tui.leave();
+                return Err(CliError::Failed(format!("the terminal failed: {e}")));
+            }
+        },
+    };
+    let permissions = match startup.permissions(trust) {
+        Ok(p) => p,
+        Err(e) => {
+            tui.leave();
+            return Err(e);
+        }
+    };
     for notice in permissions.notices() {
         app.notice(crate::tui::NoticeKind::Warning, notice);
     }
@@ -53,11 +98,6 @@ pub async fn run(startup: &Startup, cli: &Cli) -> Result<ExitCode, CliError> {
         let setup = startup.agent_setup((store.clone(), project), provider, session, permissions, approval, None);
         spawn(setup).map_err(|e| ConnectError::Failed(e.to_string()))
     };
-    let mut tui = Tui::enter().map_err(|e| {
-        CliError::Usage(format!(
-            "the full-screen interface needs a terminal ({e}); run a prompt headless with cairn -p \"…\" instead"
-        ))
-    })?;
     let edit = |text: String| async move { super::editor::edit(&super::editor::editor_command(), &text).await };
     let exit = crate::tui::run(&mut tui, &mut app, connect, wake, edit).await;
     tui.leave();
@@ -74,6 +114,22 @@ pub async fn run(startup: &Startup, cli: &Cli) -> Result<ExitCode, CliError> {
         Ok(Exit::Failed(message)) => Err(CliError::Failed(message)),
         Err(e) => Err(CliError::Failed(format!("the terminal failed: {e}"))),
     }
+}
+
+/// The user's `keys.toml` in the config folder put in force; what was wrong with it, if anything
+/// (the default keys stay).
+fn user_keys(dir: Option<&Path>) -> Option<String> {
+    let path = dir?.join("keys.toml");
+    if !path.is_file() {
+        return None;
+    }
+    let text = match std::fs::read_to_string(&path) {
+        Ok(text) => text,
+        Err(e) => return Some(format!("could not read {} ({e}); using the default keys", path.display())),
+    };
+    crate::tui::install_user_keys(Some(&text))
+        .err()
+        .map(|e| format!("{} {e}; using the default keys (docs/keys.md names every action)", path.display()))
 }
 
 /// The user theme `name` in the config folder's `themes/`, read for the interface.

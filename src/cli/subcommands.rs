@@ -146,8 +146,12 @@ pub async fn doctor(startup: &Startup) -> Result<ExitCode, CliError> {
     }
     out.push_str(&super::rewind::doctor_section(startup, store.as_ref().ok()));
 
-    let mut ok = permissions_report(startup, &mut out);
-    instructions_report(startup, &mut out);
+    let trust = super::runnable::section(startup, &mut out);
+    let mut ok = trust.is_some();
+    if let Some(trust) = &trust {
+        ok &= permissions_report(startup, trust, &mut out);
+        instructions_report(startup, trust, &mut out);
+    }
 
     out.push_str("\nProvider\n");
     let env = crate::config::env_var;
@@ -206,8 +210,9 @@ pub async fn doctor(startup: &Startup) -> Result<ExitCode, CliError> {
 }
 
 /// The instruction files the prompt holds here, and those skipped with why.
-fn instructions_report(startup: &Startup, out: &mut String) {
+fn instructions_report(startup: &Startup, trust: &crate::trust::ProjectTrust, out: &mut String) {
     let scan = crate::prompt::scan_instruction_files(&startup.root, &startup.cwd);
+    let scan = if trust.is_trusted() { scan } else { scan.untrusted() };
     out.push_str("\nInstruction files\n");
     if scan.files.is_empty() && scan.skipped.is_empty() {
         out.push_str("  none (AGENTS.md or CLAUDE.md, from the project root down to here)\n");
@@ -252,10 +257,10 @@ fn model_facts(
 
 /// The sandbox and every permission rule in force, each with its level and where it is
 /// written. False when the settings or a rule cannot be read (the error says where).
-fn permissions_report(startup: &Startup, out: &mut String) -> bool {
+fn permissions_report(startup: &Startup, trust: &crate::trust::ProjectTrust, out: &mut String) -> bool {
     let line = |out: &mut String, k: &str, v: String| out.push_str(&format!("  {k:<18} {v}\n"));
     out.push_str("\nPermissions\n");
-    let permissions = match startup.permissions() {
+    let permissions = match startup.permissions(trust.clone()) {
         Ok(p) => p,
         Err(e) => {
             out.push_str(&format!("  {e}\n"));
@@ -268,7 +273,7 @@ fn permissions_report(startup: &Startup, out: &mut String) -> bool {
         crate::tools::sandbox::Support::Unavailable { reason } => format!("unavailable: {reason}"),
     };
     line(out, "enforced by", enforcement);
-    for note in &permissions.sandbox.notes {
+    for note in permissions.sandbox.notes.iter().chain(permissions.trust.notes()) {
         line(out, "note", note.clone());
     }
     for (i, rule) in permissions.policy.rules.iter().enumerate() {
@@ -312,7 +317,7 @@ async fn reachability(base_url: &str, kind: crate::config::ProviderKind) -> Stri
             format!("{base_url}/models")
         }
     };
-    let client = match crate::llm::build_client(base_url) {
+    let client = match crate::net::build_client(base_url) {
         Ok(c) => c,
         Err(e) => return format!("no: {e}"),
     };

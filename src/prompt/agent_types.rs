@@ -8,14 +8,17 @@
 use std::path::{Path, PathBuf};
 
 use crate::conversation::Mode;
+use crate::conversation::tool_names::{
+    BASH, FILE_EDIT, FILE_READ, FILE_WRITE, GLOB, GREP, MEMORY_SAVE, MEMORY_SEARCH, TASK, TODO, WEB_FETCH,
+};
 
 const EXPLORE: &str = include_str!("../../assets/prompts/agents/explore.md");
 const GENERAL: &str = include_str!("../../assets/prompts/agents/general.md");
 
 /// The tools a type gets when its file names none: reading, searching, read-only commands.
-pub const READ_ONLY_TOOLS: &[&str] = &["file_read", "glob", "grep", "bash", "web_fetch", "memory_search"];
+pub const READ_ONLY_TOOLS: &[&str] = &[FILE_READ, GLOB, GREP, BASH, WEB_FETCH, MEMORY_SEARCH];
 /// Tools that change files: a type naming one may edit (when the session is in edit mode).
-const WRITE_TOOLS: &[&str] = &["file_write", "file_edit"];
+const WRITE_TOOLS: &[&str] = &[FILE_WRITE, FILE_EDIT];
 /// The type a `task` call without `agent_type` starts.
 pub const DEFAULT_TYPE: &str = "general";
 
@@ -66,12 +69,15 @@ impl AgentTypes {
     }
 
     /// The built-ins, then the user's folder, `.claude/agents/` and `.cairn/agents/` of the
-    /// project (a later one of the same name replaces an earlier one).
-    pub fn load(root: &Path, user_dir: Option<&Path>) -> AgentTypes {
+    /// project (a later one of the same name replaces an earlier one). `root` is `None` in a
+    /// folder the user has not trusted: its files are not read.
+    pub fn load(root: Option<&Path>, user_dir: Option<&Path>) -> AgentTypes {
         let mut out = AgentTypes::builtin();
         let mut dirs: Vec<PathBuf> = user_dir.map(Path::to_path_buf).into_iter().collect();
-        dirs.push(root.join(".claude").join("agents"));
-        dirs.push(root.join(".cairn").join("agents"));
+        if let Some(root) = root {
+            dirs.push(root.join(".claude").join("agents"));
+            dirs.push(root.join(".cairn").join("agents"));
+        }
         for dir in dirs {
             let Ok(entries) = std::fs::read_dir(&dir) else { continue };
             let mut files: Vec<PathBuf> = entries
@@ -81,7 +87,7 @@ impl AgentTypes {
                 .collect();
             files.sort();
             for path in files {
-                let shown = path.strip_prefix(root).unwrap_or(&path).display().to_string();
+                let shown = root.and_then(|r| path.strip_prefix(r).ok()).unwrap_or(&path).display().to_string();
                 let stem = path.file_stem().and_then(|s| s.to_str()).unwrap_or("agent").to_string();
                 let parsed = std::fs::read_to_string(&path)
                     .map_err(|e| format!("cannot read it: {e}"))
@@ -117,17 +123,17 @@ impl AgentTypes {
 /// Claude Code's tool names, for `.claude/agents/` files.
 fn cairn_tool(name: &str) -> Option<&'static str> {
     Some(match name.trim() {
-        "file_read" | "Read" => "file_read",
-        "glob" | "Glob" | "LS" => "glob",
-        "grep" | "Grep" => "grep",
-        "file_write" | "Write" => "file_write",
-        "file_edit" | "Edit" | "MultiEdit" => "file_edit",
-        "bash" | "Bash" => "bash",
-        "web_fetch" | "WebFetch" => "web_fetch",
-        "memory_search" => "memory_search",
-        "memory_save" => "memory_save",
-        "todo" | "TodoWrite" => "todo",
-        "task" | "Task" => "task",
+        FILE_READ | "Read" => FILE_READ,
+        GLOB | "Glob" | "LS" => GLOB,
+        GREP | "Grep" => GREP,
+        FILE_WRITE | "Write" => FILE_WRITE,
+        FILE_EDIT | "Edit" | "MultiEdit" => FILE_EDIT,
+        BASH | "Bash" => BASH,
+        WEB_FETCH | "WebFetch" => WEB_FETCH,
+        MEMORY_SEARCH => MEMORY_SEARCH,
+        MEMORY_SAVE => MEMORY_SAVE,
+        TODO | "TodoWrite" => TODO,
+        TASK | "Task" => TASK,
         _ => return None,
     })
 }
@@ -233,7 +239,7 @@ mod tests {
         )
         .unwrap();
         std::fs::write(root.join(".cairn/agents/broken.md"), "no front matter").unwrap();
-        let types = AgentTypes::load(root, None);
+        let types = AgentTypes::load(Some(root), None);
         let reviewer = types.get("reviewer").unwrap();
         assert_eq!(reviewer.tools, ["file_read", "grep", "glob"]);
         assert_eq!((reviewer.model.clone(), reviewer.may_edit), (ModelChoice::Fast, false));

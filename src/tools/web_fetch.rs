@@ -12,6 +12,7 @@ use serde::Deserialize;
 use serde_json::json;
 
 use super::{Access, Prepared, Tool, ToolContext, ToolError, ToolOutput, parse_args};
+use crate::conversation::tool_names::WEB_FETCH;
 
 pub struct WebFetch;
 
@@ -118,7 +119,7 @@ fn matches_for(prompt: &str, page: &str) -> Vec<String> {
 
 impl Tool for WebFetch {
     fn name(&self) -> &'static str {
-        "web_fetch"
+        WEB_FETCH
     }
 
     fn description(&self) -> &'static str {
@@ -228,7 +229,7 @@ struct Fetched {
 }
 
 async fn fetch(url: reqwest::Url, max_bytes: usize) -> Result<Fetched, ToolError> {
-    let client = crate::llm::build_client(url.as_str()).map_err(|e| ToolError::new(format!("web_fetch: {e}")))?;
+    let client = crate::net::build_client(url.as_str()).map_err(|e| ToolError::new(format!("web_fetch: {e}")))?;
     let response = client
         .get(url.clone())
         .header(reqwest::header::ACCEPT, "text/html, text/markdown, text/plain, application/json;q=0.9, */*;q=0.5")

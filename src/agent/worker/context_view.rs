@@ -42,7 +42,7 @@ impl Worker {
             level: self.budget().level(tokens),
             compacting: self.background.compacting(),
             cache_hit_rate: self.cache.hit_rate(),
-            cost_usd: self.books.spend.session(),
+            cost_usd: self.spend.session(),
         }
     }
 
@@ -124,13 +124,10 @@ impl Worker {
             },
             segments,
             cost: crate::agent::events::CostReport {
-                session_usd: self.books.spend.session(),
-                last_request_usd: self.books.spend.last_request(),
+                session_usd: self.spend.session(),
+                last_request_usd: self.spend.last_request(),
             },
-            instruction_files: crate::agent::InstructionFilesReport::of(&crate::prompt::scan_instruction_files(
-                self.place.root(),
-                self.place.cwd(),
-            )),
+            instruction_files: crate::agent::InstructionFilesReport::of(&self.place.instruction_scan()),
         }
     }
 }

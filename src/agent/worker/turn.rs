@@ -50,7 +50,7 @@ impl Worker {
         let mut message = images.message;
         message.content.extend(attached);
         self.session.persist(message, None);
-        self.reach.checkpoints.begin_turn(self.session.last_seq());
+        self.checkpoints.begin_turn(self.session.last_seq());
         self.auto_recall(self.session.last_seq(), &prompt);
         let mut overflow_retried = false;
         let mut stop_hook_rounds = 0;
@@ -58,7 +58,7 @@ impl Worker {
             if self.session.has_failed() {
                 break TurnOutcome::Failed { error: String::new() };
             }
-            if let Some(limit) = self.limits.max_turns
+            if let Some(limit) = self.max_turns
                 && stats.requests >= limit
             {
                 break TurnOutcome::MaxTurns { limit };
@@ -101,7 +101,7 @@ impl Worker {
                 self.launch_compaction(job, vec![answered.clone()]);
             }
             self.background.answered(answered.0, answered.1);
-            stats.cost_usd = add_cost(stats.cost_usd, self.books.spend.request(&response.model, &response.usage));
+            stats.cost_usd = add_cost(stats.cost_usd, self.spend.request(&response.model, &response.usage));
             if let Some((level, text)) = self.model.learn_served_window().await {
                 self.link.notice(level, text);
             }
@@ -155,7 +155,7 @@ impl Worker {
         stats.usage.add(&tally.usage);
         stats.all_requests += tally.requests;
         stats.cost_usd = add_cost(stats.cost_usd, tally.cost_usd);
-        self.books.spend.add(tally.cost_usd);
+        self.spend.add(tally.cost_usd);
     }
 
     /// Store the assistant message and its usage; calibrate the estimate on the usage.
@@ -176,7 +176,7 @@ impl Worker {
     pub(super) fn system_and_tools(
         &self,
     ) -> (Vec<crate::conversation::SystemBlock>, Vec<crate::conversation::ToolSpec>) {
-        let instructions = prompt::read_instruction_files(self.place.root(), self.place.cwd());
+        let instructions = self.place.instruction_files();
         self.system_and_tools_with(&instructions)
     }
 
@@ -196,7 +196,7 @@ impl Worker {
             instructions,
             environment: &environment,
             recall: None,
-            skills: &self.reach.ext.skills_listing,
+            skills: &self.ext.skills_listing,
             role: self.subagent_role(),
         };
         // Every mode sends the same tools and system prompt, so a mode switch keeps the cached
@@ -207,7 +207,7 @@ impl Worker {
 
     /// What a request carries after its last cache breakpoint: the task list and the mode.
     pub(super) fn request_tail(&self, mode: Mode) -> Option<String> {
-        prompt::request_tail(self.books.todo.tail().as_deref(), mode)
+        prompt::request_tail(self.task_list.tail().as_deref(), mode)
     }
 
     pub(super) fn preflight_input(&mut self, mode: Mode, compaction_running: bool) -> PreflightInput {
@@ -267,7 +267,7 @@ impl Worker {
         }
         let status = self.context_status();
         self.link.emit(AgentEvent::Context(status));
-        let instructions = prompt::read_instruction_files(self.place.root(), self.place.cwd());
+        let instructions = self.place.instruction_files();
         self.cache.instructions_are(prompt::fingerprint(&instructions));
         if self.tools.section().changed_since_last_request() {
             self.cache.expect_break("the MCP servers' tools changed".to_string());
@@ -313,7 +313,7 @@ impl Worker {
     /// request answered (all of it in the provider's cache), then the request as it would be
     /// sent now; the first that reaches the part kept verbatim is read.
     pub(super) fn requests_to_read(&mut self, mode: Mode, input: &PreflightInput) -> Vec<(ChatRequest, u64)> {
-        let instructions = prompt::read_instruction_files(self.place.root(), self.place.cwd());
+        let instructions = self.place.instruction_files();
         let now = self.build_request(mode, &instructions);
         let tokens = self.session.pipeline_mut().estimate(input.overhead, input.budget.window);
         self.background.last_answered().into_iter().chain([(now, tokens)]).collect()
@@ -322,11 +322,11 @@ impl Worker {
     /// The first prompt waits a little for MCP servers still starting, so their tools are in
     /// the first request instead of changing the tool list (and the cache) one request later.
     async fn wait_for_starting_servers(&mut self, cancel: &CancellationToken) {
-        if std::mem::replace(&mut self.reach.ext.waited_for_servers, true) {
+        if std::mem::replace(&mut self.ext.waited_for_servers, true) {
             return;
         }
         let wait = std::time::Duration::from_millis(self.place.config().mcp.startup_wait_ms);
-        self.reach.ext.hub.settled(wait, cancel).await;
+        self.ext.hub.settled(wait, cancel).await;
     }
 
     /// Why no request can fit: the system prompt and tools alone fill the window. A server
