@@ -39,6 +39,12 @@ fn words(message: &Message, into: &mut BTreeSet<String>) {
 }
 
 impl Pipeline {
+    /// Whether compaction summaries read the conversation in place (the session's own model):
+    /// it makes a summary call cheaper, so finished work leaves sooner.
+    pub fn set_summary_in_place(&mut self, in_place: bool) {
+        self.summary_in_place = in_place;
+    }
+
     /// How the user's latest message relates to the work before it, when it is the last message
     /// sent (the first request of a turn) and the assistant worked since the previous one.
     pub fn new_work(&self) -> Option<NewWork> {

@@ -172,11 +172,6 @@ impl Pipeline {
         self.cost = model;
     }
 
-    /// Whether compaction summaries read the conversation in place (the session's own model).
-    pub fn set_summary_in_place(&mut self, in_place: bool) {
-        self.summary_in_place = in_place;
-    }
-
     pub fn cost_model(&self) -> &CostModel {
         &self.cost
     }
