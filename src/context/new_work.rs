@@ -8,13 +8,13 @@
 
 use std::collections::BTreeSet;
 
-use super::budget::ContextBudget;
+use super::budget::{BudgetLevel, ContextBudget};
 use super::compact::{self, CompactionPlan};
 use super::estimate::estimate_text_tokens;
+#[cfg(test)]
+use super::pipeline::Urgency;
 use super::pipeline::{Pipeline, PreflightInput};
 use super::terms::terms;
-#[cfg(test)]
-use super::{budget::BudgetLevel, pipeline::Urgency};
 use crate::conversation::{Block, Message, Role};
 
 /// What the decision saw, for tests and the replay's report.
@@ -67,6 +67,19 @@ impl Pipeline {
         let request = terms(&entries[last].message.text());
         let new = request.iter().filter(|t| !work.contains(*t)).count();
         Some(NewWork { terms: request.len(), novelty: new as f64 / request.len().max(1) as f64 })
+    }
+
+    /// Whether the pre-flight at `level` (a turn's first request; `tokens` about to be sent)
+    /// summarises the finished work now, in the background, this request still fitting:
+    /// whatever the estimate's calibration (the wait for usage after a compaction guards the
+    /// window's thresholds, not this), never at the blocking level or while one is running.
+    pub(super) fn finished_work_leaves(&self, input: &PreflightInput, level: BudgetLevel, tokens: u64) -> bool {
+        level < BudgetLevel::Blocking
+            && input.compaction_allowed
+            && self.config.auto_compact
+            && self.breaker_allows(input.now)
+            && !input.compaction_running
+            && self.finished_work_pays(input, tokens)
     }
 
     /// Whether the latest request turns to new work (see [`Pipeline::new_work`]).

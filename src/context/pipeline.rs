@@ -16,6 +16,7 @@ use super::budget::{BudgetLevel, ContextBudget};
 use super::cost::CostModel;
 use super::dedup::DedupIndex;
 use super::estimate::estimate_text_tokens;
+use super::exact::ExactCounts;
 use super::invariant::check_request;
 use super::ledger::Ledger;
 use super::pairs::sanitize_pairs;
@@ -82,8 +83,7 @@ pub struct Preflight {
     pub level: BudgetLevel,
     pub reports: Vec<StageReport>,
     pub compaction: Option<Urgency>,
-    /// The compaction asked for is of the finished work before the latest request
-    /// ([`Pipeline::plan_finished_work`]), not the window's ([`Pipeline::plan_compaction`]).
+    /// The compaction asked for is the finished work's ([`Pipeline::plan_finished_work`]).
     pub finished_work: bool,
     /// The context state changed and should be persisted.
     pub changed: bool,
@@ -122,9 +122,11 @@ pub struct Pipeline {
     /// Nothing is cached at the provider (a session just loaded with a cold cache): changes to
     /// the view cost nothing until the next request is sent.
     cold: bool,
-    /// The summariser is the session's own model and reads the conversation in place (its
-    /// input is mostly cache reads): what a compaction costs depends on it.
+    /// The summariser reads the conversation in place (`new_work`: what a compaction costs).
     pub(super) summary_in_place: bool,
+    /// Counts from the model's own tokenizer, where the server gives them; the estimate
+    /// elsewhere.
+    exact: ExactCounts,
 }
 
 impl Pipeline {
@@ -145,6 +147,7 @@ impl Pipeline {
             requests: 0,
             cold: false,
             summary_in_place: false,
+            exact: ExactCounts::default(),
         }
     }
 
@@ -166,18 +169,26 @@ impl Pipeline {
         p
     }
 
-    /// What the provider charges, for every decision to rewrite (from the model catalog's
-    /// prices and whether the provider caches prompts; see [`CostModel`]).
-    pub fn set_cost_model(&mut self, model: CostModel) {
-        self.cost = model;
-    }
-
-    pub fn cost_model(&self) -> &CostModel {
-        &self.cost
-    }
-
     pub fn state(&self) -> &ContextState {
         &self.state
+    }
+
+    /// The exact counts, for the caller to fill from the server's tokenizer; call
+    /// [`Pipeline::recount`] after adding some.
+    pub fn exact_counts_mut(&mut self) -> &mut ExactCounts {
+        &mut self.exact
+    }
+
+    pub fn exact_counts(&self) -> &ExactCounts {
+        &self.exact
+    }
+
+    /// Count every message again, taking the exact counts added since.
+    pub fn recount(&mut self) {
+        self.continuation = None;
+        for i in 0..self.ledger.len() {
+            self.refresh(i);
+        }
     }
 
     pub fn counters(&self) -> StageCounters {
@@ -290,25 +301,9 @@ impl Pipeline {
             && self.config.auto_compact
             && !self.state.awaiting_usage
             && self.breaker_allows(input.now);
-        // Finished work leaves at a turn's first request, whatever the estimate's calibration
-        // (the wait for usage after a compaction guards the window's thresholds, not this).
-        if level < BudgetLevel::Blocking
-            && input.compaction_allowed
-            && self.config.auto_compact
-            && self.breaker_allows(input.now)
-            && !input.compaction_running
-            && self.finished_work_pays(input, tokens)
-        {
-            // The user turned to new work: what is finished leaves now, at the turn's boundary,
-            // in the background (this request still fits).
-            return Preflight {
-                tokens,
-                level,
-                reports,
-                compaction: Some(Urgency::Background),
-                finished_work: true,
-                changed,
-            };
+        if self.finished_work_leaves(input, level, tokens) {
+            let compaction = Some(Urgency::Background);
+            return Preflight { tokens, level, reports, compaction, finished_work: true, changed };
         }
         if level < BudgetLevel::Warning {
             // Pressure is gone: the breaker closes.
@@ -427,7 +422,7 @@ impl Pipeline {
             first.map(|i| self.sent[i].clone().unwrap_or_else(|| self.ledger.entries()[i].message.clone()));
         let messages =
             view::continuation(&self.state, &self.protected, view::carry_budget(window), cpt, first_sent.as_ref());
-        let tokens = messages.iter().map(|m| view::tokens_of(m, cpt)).sum();
+        let tokens = messages.iter().map(|m| self.exact.tokens(m).unwrap_or_else(|| view::tokens_of(m, cpt))).sum();
         let built = (messages, tokens);
         self.continuation = Some((window, built.clone()));
         built
@@ -489,9 +484,11 @@ impl Pipeline {
             Role::Assistant => self.sent_arguments(&e.message),
             Role::User => None,
         };
-        self.sent_tokens[i] = match &sent {
-            Some(m) => view::tokens_of(m, self.config.chars_per_token),
-            None => e.tokens,
+        let counted = self.exact.tokens(sent.as_ref().unwrap_or(&e.message));
+        self.sent_tokens[i] = match (counted, &sent) {
+            (Some(exact), _) => exact,
+            (None, Some(m)) => view::tokens_of(m, self.config.chars_per_token),
+            (None, None) => e.tokens,
         };
         self.sent[i] = sent;
     }

@@ -5,7 +5,7 @@
 
 use super::budget::ContextBudget;
 use super::compact::{self, CompactionPlan};
-use super::cost::{Horizon, Reduction, choose};
+use super::cost::{CostModel, Horizon, Reduction, choose};
 use super::estimate::MESSAGE_OVERHEAD_TOKENS;
 use super::estimate::estimate_text_tokens;
 use super::pipeline::{Pipeline, PreflightInput, Stage, StageReport, thousands};
@@ -18,6 +18,16 @@ use super::state::{Replacement, ReplacementKind};
 const COMPACTION_LEAD_REQUESTS: u64 = 1;
 
 impl Pipeline {
+    /// What the provider charges, for every decision to rewrite (from the model catalog's
+    /// prices and whether the provider caches prompts; see [`CostModel`]).
+    pub fn set_cost_model(&mut self, model: CostModel) {
+        self.cost = model;
+    }
+
+    pub fn cost_model(&self) -> &CostModel {
+        &self.cost
+    }
+
     /// How long a saving made now lasts, from what the session has done so far.
     pub(super) fn horizon(&self, budget: &ContextBudget, tokens_after: u64) -> Horizon {
         Horizon {
