@@ -58,6 +58,7 @@ impl Worker {
             memory: None,
             subagents: None,
             task_list: None,
+            editor: self.tools.editor(),
         };
         let limits = self.truncation_limits();
         // All attachments of a prompt together stay within what one reply's results may take.
