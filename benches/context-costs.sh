@@ -1,21 +1,23 @@
 #!/usr/bin/env bash
-# Regenerates the context-cost table of docs/context-costs.md: every session of the corpus
-# replayed by `cairn context replay` at 16k, 32k and 128k windows with scripted summaries
-# (replies exactly as long as asked: the size the peers' summaries are priced at), every
-# request dumped, then priced next to the peer policies by ../shared/bench/price_dumps.py
-# (costsim.py's token and cache model for everybody).
+# Regenerates the context-cost tables of docs/context-costs.md: every session of the corpus
+# replayed by `cairn context replay` at 16k, 32k and 128k windows, and the corpus's working days
+# (../shared/bench/workdays.py: 8 tasks one after another in one conversation) at 128k and 200k,
+# with scripted summaries (replies exactly as long as asked, every auxiliary call a live session
+# makes), every request dumped, then priced next to every peer policy by
+# ../shared/bench/price_dumps.py (costsim.py's token and cache model for everybody).
 #
 #   benches/context-costs.sh [DUMPS_DIR]      (default: target/context-costs)
 #
 # Environment: CAIRN_CORPUS (default ../shared/corpus), CAIRN_BENCH (default ../shared/bench),
-# WINDOWS (default "16000 32000 128000"), JOBS (default 2), CAIRN (a built binary; default:
-# `cargo build --release` and target/release/cairn).
+# WINDOWS (default "16000 32000 128000"), DAY_WINDOWS (default "128000 200000"), JOBS (default
+# 2), CAIRN (a built binary; default: `cargo build --release` and target/release/cairn).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 corpus=$(realpath "${CAIRN_CORPUS:-../shared/corpus}")
 bench=$(realpath "${CAIRN_BENCH:-../shared/bench}")
 dumps=$(realpath -m "${1:-target/context-costs}")
 windows=${WINDOWS:-16000 32000 128000}
+day_windows=${DAY_WINDOWS:-128000 200000}
 jobs=${JOBS:-2}
 if [ -z "${CAIRN:-}" ]; then
   cargo build --release --quiet
@@ -24,36 +26,56 @@ fi
 # A private home: no user config changes the defaults being measured.
 home=$(mktemp -d)
 trap 'rm -rf "$home"' EXIT
-export CAIRN CAIRN_HOME="$home" corpus dumps
-for w in $windows; do
-  rm -rf "${dumps:?}/$w"
-  find "$corpus" -name '*.jsonl' | sort | W=$w xargs -P "$jobs" -I{} sh -c '
-    f="$1"; rel=${f#"$corpus"/}; rel=${rel%.jsonl}
-    mkdir -p "$dumps/$W/$rel"
-    "$CAIRN" context replay "$f" --window "$W" --summaries scripted --json --dump "$dumps/$W/$rel" \
-      </dev/null >"$dumps/$W/$rel.json" || echo "replay failed: $rel at $W" >&2
+export CAIRN CAIRN_HOME="$home"
+
+# replay_all SESSIONS_DIR OUT_DIR WINDOW: replay every session, dump it, price it.
+replay_all() {
+  local sessions=$1 out=$2 w=$3
+  rm -rf "${out:?}/$w"
+  find "$sessions" -name '*.jsonl' | sort | S=$sessions O=$out W=$w xargs -P "$jobs" -I{} sh -c '
+    f="$1"; rel=${f#"$S"/}; rel=${rel%.jsonl}
+    mkdir -p "$O/$W/$rel"
+    "$CAIRN" context replay "$f" --window "$W" --summaries scripted --json --dump "$O/$W/$rel" \
+      </dev/null >"$O/$W/$rel.json" || echo "replay failed: $rel at $W" >&2
   ' sh {}
-  python3 "$bench/price_dumps.py" --corpus "$corpus" --dumps "$dumps/$w" --window "$w" --json >"$dumps/price-$w.json"
-done
-python3 - "$dumps" $windows <<'PY'
+  python3 "$bench/price_dumps.py" --corpus "$sessions" --dumps "$out/$w" --window "$w" --json >"$out/price-$w.json"
+}
+
+for w in $windows; do replay_all "$corpus" "$dumps/tasks" "$w"; done
+if [ -n "$day_windows" ]; then
+  rm -rf "$dumps/days-src"
+  python3 "$bench/workdays.py" "$corpus" "$dumps/days-src" >/dev/null
+  for w in $day_windows; do replay_all "$dumps/days-src" "$dumps/days" "$w"; done
+fi
+
+python3 - "$dumps" "$windows" "$day_windows" <<'PY'
 import json, sys, glob, os
-dumps, windows = sys.argv[1], sys.argv[2:]
-print("| window | policy | input $ | × hermes | × none | failed requests | read share |")
-print("|---|---|---:|---:|---:|---:|---:|")
-for w in windows:
-    p = json.load(open(os.path.join(dumps, f"price-{w}.json")))
-    pol = p["policies"]
-    for name in ["cairn", "none", "trim", "hermes", "kosmokrator"]:
-        v = pol[name]
-        print(f"| {int(w)//1000}k | {name} | {v['input_usd']:.2f} | {v['input_usd']/pol['hermes']['input_usd']:.3f} "
-              f"| {v['input_usd']/pol['none']['input_usd']:.3f} | {v['failed']} | {v['read_share']:.3f} |")
+dumps, windows, day_windows = sys.argv[1], sys.argv[2].split(), sys.argv[3].split()
+runs = [("tasks", w) for w in windows] + [("days", w) for w in day_windows]
+print("| sessions | window | cairn | best peer | cairn ÷ best | evidence recall cairn / best | cairn ÷ none |")
+print("|---|---|---:|---:|---:|---|---:|")
+for kind, w in runs:
+    p = json.load(open(os.path.join(dumps, kind, f"price-{w}.json")))
+    pol, best = p["policies"], p["best_peer"]
+    what = f"{p['sessions']} single tasks" if kind == "tasks" else f"{p['sessions']} workdays"
+    print(f"| {what} | {int(w)//1000}k | ${pol['cairn']['input_usd']:.2f} | {best} ${pol[best]['input_usd']:.2f} "
+          f"| **{p['cairn_vs_best']:.3f}** | {pol['cairn']['recall']:.3f} / {pol[best]['recall']:.3f} "
+          f"| {p['cairn_vs_none']:.3f} |")
 print()
-for w in windows:
-    reports = [json.load(open(f)) for f in glob.glob(os.path.join(dumps, w, "*", "*.json"))]
+names = list(json.load(open(os.path.join(dumps, runs[0][0], f"price-{runs[0][1]}.json")))["policies"])
+print("| sessions | window | " + " | ".join(names) + " |")
+print("|---|---|" + "---:|" * len(names))
+for kind, w in runs:
+    pol = json.load(open(os.path.join(dumps, kind, f"price-{w}.json")))["policies"]
+    cells = [f"{pol[n]['input_usd']:.2f}" + (f" ({pol[n]['failed']} failed)" if pol[n]["failed"] else "") for n in names]
+    print(f"| {kind} | {int(w)//1000}k | " + " | ".join(cells) + " |")
+print()
+for kind, w in runs:
+    reports = [json.load(open(f)) for f in glob.glob(os.path.join(dumps, kind, w, "**", "*.json"), recursive=True)]
     t = lambda k: sum(r["totals"][k] for r in reports)
     over = sum(1 for r in reports for q in r["requests"] if q["tokens"] > int(w))
-    print(f"- {int(w)//1000}k: {len(reports)} sessions, {t('requests')} requests, {over} over the window, "
+    print(f"- {kind} {int(w)//1000}k: {len(reports)} sessions, {t('requests')} requests, {over} over the window, "
           f"{t('violations')} invalid; {t('compactions')} compactions, {t('aux_requests')} auxiliary calls, "
-          f"{t('pruned_results')} pruned results, {t('dedup_replacements')} dedup replacements, "
-          f"{t('trimmed_messages')} trimmed messages")
+          f"{t('compaction_failures')} failed, {t('pruned_results')} pruned results, "
+          f"{t('dedup_replacements')} dedup replacements, {t('trimmed_messages')} trimmed messages")
 PY

@@ -21,7 +21,7 @@ use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicUsize, Ordering}
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use aux_calls::AuxCall;
+use aux_calls::{AuxCall, trailing_sections};
 use mock_llm::{MockCall, MockLlm, Reply, Script, Turn};
 use serde_json::json;
 
@@ -31,15 +31,13 @@ const FILE_BYTES: usize = 5_500;
 /// Turns after which the RSS is reported.
 const MARKS: &[usize] = &[10, 100, 250, 500, 750, 1_000, 1_250, 1_500, 1_750, 2_000];
 
-fn auxiliary_reply(call: AuxCall, n: usize) -> Reply {
-    match call {
-        AuxCall::Extraction => Turn::text(r#"{"memories": []}"#).into(),
-        AuxCall::Segment => Turn::text("Read several files and ran a few commands; all fine.").into(),
-        AuxCall::Compaction => Turn::text(format!(
-            "## Goal\nRead the files, one per turn, and report.\n## Done — do not repeat\n- turns up to {n} done; nothing failed"
-        ))
-        .into(),
-    }
+/// A compaction's reply: the summary, a line per stretch it names, no memories.
+fn auxiliary_reply(req: &mock_llm::RecordedRequest, n: usize) -> Reply {
+    let trailing = trailing_sections(req, "read several files and ran a few commands; all fine", r#"{"memories": []}"#);
+    Turn::text(format!(
+        "## Goal\nRead the files, one per turn, and report.\n## Done — do not repeat\n- turns up to {n} done; nothing failed{trailing}"
+    ))
+    .into()
 }
 
 /// The model's turn `n`: one tool call, or the final answer after `turns`.
@@ -79,9 +77,9 @@ async fn run(turns: usize) {
     let (pid_seen, turns_seen, compactions_seen, samples_seen) =
         (pid.clone(), agent_turns.clone(), compactions.clone(), samples.clone());
     let mock = MockLlm::start(Script::new().context_window(32_000).responder(move |req| {
-        if let Some(call) = AuxCall::of(req) {
+        if AuxCall::of(req).is_some() {
             let n = compactions_seen.fetch_add(1, Ordering::SeqCst);
-            return Some(auxiliary_reply(call, n));
+            return Some(auxiliary_reply(req, n));
         }
         let n = turns_seen.fetch_add(1, Ordering::SeqCst);
         if MARKS.contains(&n) || n == turns {

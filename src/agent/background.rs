@@ -1,6 +1,6 @@
-//! Work that runs beside the conversation: a compaction summarising in the background, durable
-//! memories extracted from a summary, segment summaries and roll-ups — and the usage of those
-//! auxiliary calls, kept until a turn's stats take it.
+//! Work that runs beside the conversation: a compaction summarising in the background (one
+//! call: the summary, a line per hidden segment and the memories worth keeping) — and the usage
+//! of that auxiliary call, kept until a turn's stats take it.
 
 use std::sync::{Arc, Mutex};
 
@@ -9,7 +9,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::auxiliary::UsageTally;
 use super::events::CompactionTrigger;
-use crate::context::CompactionPlan;
+use crate::context::{CompactionPlan, CompactionReply};
 
 /// A compaction asked for: what it summarises, why, and how big the context was.
 pub(super) struct CompactionJob {
@@ -21,14 +21,17 @@ pub(super) struct CompactionJob {
 /// A compaction summarising in the background.
 struct InFlight {
     job: CompactionJob,
-    handle: JoinHandle<Result<String, String>>,
+    handle: JoinHandle<Result<CompactionReply, String>>,
 }
 
 #[derive(Default)]
 pub(super) struct Background {
     compaction: Option<InFlight>,
-    extraction: Option<JoinHandle<()>>,
-    segmenting: Option<JoinHandle<()>>,
+    /// A compaction planned at the pre-flight, to start once the request is answered.
+    deferred: Option<CompactionJob>,
+    /// The last request answered, and its size: a compaction that cannot wait reads it from
+    /// the provider's cache when it reaches the part kept verbatim.
+    answered: Option<(crate::llm::ChatRequest, u64)>,
     /// Usage of auxiliary calls not yet counted in a turn's stats.
     aux_usage: Arc<Mutex<UsageTally>>,
 }
@@ -43,7 +46,7 @@ impl Background {
         self.compaction.as_ref().is_some_and(|c| c.handle.is_finished())
     }
 
-    pub(super) fn begin_compaction(&mut self, job: CompactionJob, handle: JoinHandle<Result<String, String>>) {
+    pub(super) fn begin_compaction(&mut self, job: CompactionJob, handle: JoinHandle<Result<CompactionReply, String>>) {
         self.compaction = Some(InFlight { job, handle });
     }
 
@@ -52,7 +55,7 @@ impl Background {
     pub(super) async fn wait_compaction(
         &mut self,
         cancel: &CancellationToken,
-    ) -> Option<(CompactionJob, Result<String, String>)> {
+    ) -> Option<(CompactionJob, Result<CompactionReply, String>)> {
         let running = self.compaction.as_mut()?;
         let result = tokio::select! {
             joined = &mut running.handle => joined.unwrap_or_else(|e| Err(format!("the compaction task failed: {e}"))),
@@ -62,27 +65,36 @@ impl Background {
         Some((done.job, result))
     }
 
+    /// Hold `job` until the request being prepared is answered (a failed request drops it:
+    /// the next pre-flight plans again).
+    pub(super) fn defer(&mut self, job: Option<CompactionJob>) {
+        self.deferred = job;
+    }
+
+    pub(super) fn take_deferred(&mut self) -> Option<CompactionJob> {
+        self.deferred.take()
+    }
+
+    pub(super) fn answered(&mut self, request: crate::llm::ChatRequest, tokens: u64) {
+        self.answered = Some((request, tokens));
+    }
+
+    pub(super) fn last_answered(&self) -> Option<(crate::llm::ChatRequest, u64)> {
+        self.answered.clone()
+    }
+
+    /// A compaction landed: the last request answered shows the history before it.
+    pub(super) fn forget_answered(&mut self) {
+        self.answered = None;
+    }
+
     /// A session switch drops a running compaction: its plan is of the session left.
     pub(super) fn abort_compaction(&mut self) {
+        self.deferred = None;
+        self.answered = None;
         if let Some(running) = self.compaction.take() {
             running.handle.abort();
         }
-    }
-
-    /// Start an extraction, replacing one still running.
-    pub(super) fn extract(&mut self, job: impl Future<Output = ()> + Send + 'static) {
-        if let Some(previous) = self.extraction.take() {
-            previous.abort();
-        }
-        self.extraction = Some(tokio::spawn(job));
-    }
-
-    pub(super) fn segmenting(&self) -> bool {
-        self.segmenting.as_ref().is_some_and(|t| !t.is_finished())
-    }
-
-    pub(super) fn segment(&mut self, job: impl Future<Output = ()> + Send + 'static) {
-        self.segmenting = Some(tokio::spawn(job));
     }
 
     /// Where auxiliary calls count their usage.
@@ -99,15 +111,5 @@ impl Background {
     /// The usage of auxiliary calls since the last take.
     pub(super) fn take_usage(&self) -> UsageTally {
         std::mem::take(&mut *self.aux_usage.lock().unwrap_or_else(|p| p.into_inner()))
-    }
-
-    /// On shutdown: memories being extracted and segments being summarised are saved first.
-    pub(super) async fn finish(&mut self) {
-        if let Some(extraction) = self.extraction.take() {
-            let _ = extraction.await;
-        }
-        if let Some(segmenting) = self.segmenting.take() {
-            let _ = segmenting.await;
-        }
     }
 }

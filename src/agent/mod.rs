@@ -42,7 +42,7 @@ mod toolbox;
 mod worker;
 mod workplace;
 
-pub(crate) use auxiliary::AuxModel;
+pub(crate) use auxiliary::{AuxModel, SessionSummarizer};
 pub use events::AgentEvent;
 pub(crate) use events::CommandInfo;
 pub(crate) use events::{

@@ -176,6 +176,13 @@ impl ModelSlot {
         crate::llm::send_with_retries(self.provider.as_ref(), request, events, cancel, &self.retry).await
     }
 
+    /// Whether compaction summaries are written by the session's own model, which can read
+    /// the conversation in place (from the provider's cache); a `[compaction] model` of another
+    /// name cannot.
+    pub(super) fn summarizes_in_place(&self) -> bool {
+        self.auxiliary.model.as_deref().is_none_or(|m| m == self.info.name)
+    }
+
     /// The model for auxiliary calls (`[compaction] model`, else the main one), its usage
     /// going to `recorder`.
     pub(super) fn auxiliary(&self, cancel: CancellationToken, recorder: UsageRecorder) -> AuxModel {

@@ -75,9 +75,10 @@ impl Toolbox {
         self.section.registry()
     }
 
-    /// The tools `mode` offers, as the model sees them.
-    pub(super) fn specs(&self, mode: Mode) -> Vec<ToolSpec> {
-        let mut specs = self.section.specs(mode);
+    /// The tools, as the model sees them: the same in every mode, so a mode switch keeps the
+    /// cached prefix (what a mode allows is decided where calls are dispatched).
+    pub(super) fn specs(&self) -> Vec<ToolSpec> {
+        let mut specs = self.section.specs(Mode::Edit);
         specs.retain(|s| self.offers(&s.name));
         specs
     }

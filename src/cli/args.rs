@@ -231,6 +231,10 @@ pub enum ContextCommand {
         /// scripted one that fills exactly the length asked for (for cost benchmarks)
         #[arg(long, value_enum, value_name = "WHO")]
         summaries: Option<ReplaySummaries>,
+        /// Tokens the tool definitions take in every request (default 1500, the figure
+        /// ../shared/bench/costsim.py prices with; a session's own tools may take more)
+        #[arg(long, value_name = "N")]
+        tool_tokens: Option<u64>,
     },
 }
 

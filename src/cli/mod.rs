@@ -61,10 +61,19 @@ async fn dispatch(cli: Cli) -> Result<ExitCode, CliError> {
         Some(Command::Doctor) => subcommands::doctor(&startup).await,
         Some(Command::Acp { trust }) => acp::run(&startup, *trust).await,
         Some(Command::McpServe { trust }) => mcp_serve::run(&startup, *trust).await,
-        Some(Command::Context { command: ContextCommand::Replay { file, window, json, dump, offline, summaries } }) => {
+        Some(Command::Context {
+            command: ContextCommand::Replay { file, window, json, dump, offline, summaries, tool_tokens },
+        }) => {
             let summaries = if *offline { Some(args::ReplaySummaries::Extractive) } else { *summaries };
-            replay::run(&startup, replay::Args { file, window: *window, json: *json, dump: dump.as_deref(), summaries })
-                .await
+            let args = replay::Args {
+                file,
+                window: *window,
+                json: *json,
+                dump: dump.as_deref(),
+                summaries,
+                tool_tokens: *tool_tokens,
+            };
+            replay::run(&startup, args).await
         }
         None => match &cli.print {
             Some(prompt) => {

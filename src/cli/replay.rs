@@ -9,11 +9,11 @@ use super::error::CliError;
 use super::startup::Startup;
 use crate::config::{ModelInfo, lookup_model};
 use crate::context::{
-    DumpedRequest, ExtractiveSummarizer, ReplayOptions, ReplayReport, ScriptedSummarizer, Summarizer,
+    DumpedRequest, ExtractiveSummarizer, ReplayOptions, ReplayReport, ScriptedSummarizer, Summarizer, Trajectory,
     USAGE_CHARS_PER_TOKEN, parse_trajectory, thousands, trajectory_line,
 };
-use crate::conversation::Message;
-use crate::llm::RetryPolicy;
+use crate::conversation::{Message, SystemBlock, ToolSpec};
+use crate::llm::{ChatRequest, RetryPolicy, ToolChoice};
 
 pub struct Args<'a> {
     pub file: &'a Path,
@@ -22,6 +22,8 @@ pub struct Args<'a> {
     pub dump: Option<&'a Path>,
     /// `None`: the configured model, else the extractive summariser.
     pub summaries: Option<ReplaySummaries>,
+    /// Tokens of the tool definitions; `None`: costsim's figure.
+    pub tool_tokens: Option<u64>,
 }
 
 fn write_jsonl(path: &Path, system: &str, messages: &[Message], reply: Option<&str>) -> std::io::Result<()> {
@@ -34,6 +36,36 @@ fn write_jsonl(path: &Path, system: &str, messages: &[Message], reply: Option<&s
         writeln!(out, "{}", serde_json::json!({"role": "assistant", "content": reply}))?;
     }
     out.flush()
+}
+
+/// The request a replayed session's summary calls follow: its recorded system prompt, a tool
+/// for each name its calls use (the recording keeps no schemas) and the configured breakpoints.
+fn in_place_template(trajectory: &Trajectory, model: &str, ttl: crate::config::CacheTtl) -> ChatRequest {
+    let mut names: Vec<String> =
+        trajectory.messages.iter().flat_map(|m| m.tool_calls().map(|c| c.name.clone())).collect();
+    names.sort();
+    names.dedup();
+    let tools = names
+        .into_iter()
+        .map(|name| ToolSpec {
+            description: format!("The recorded session's `{name}` tool."),
+            name,
+            input_schema: serde_json::json!({"type": "object"}),
+        })
+        .collect();
+    let system = trajectory.system.clone().filter(|s| !s.is_empty());
+    ChatRequest {
+        model: model.to_string(),
+        system: system.map(|text| SystemBlock { text, cache_breakpoint: true }).into_iter().collect(),
+        messages: Vec::new(),
+        tools,
+        tool_choice: ToolChoice::Auto,
+        max_tokens: 0,
+        cache: Some(ttl),
+        tail: None,
+        reasoning: None,
+        images: false,
+    }
 }
 
 pub async fn run(startup: &Startup, args: Args<'_>) -> Result<ExitCode, CliError> {
@@ -78,7 +110,7 @@ pub async fn run(startup: &Startup, args: Args<'_>) -> Result<ExitCode, CliError
             Ok(p) => {
                 let by = format!("{} via {}", p.model.name, p.resolved.kind.as_str());
                 // A replay is not a session: its calls are not recorded as anyone's usage.
-                let summarizer = crate::agent::AuxModel {
+                let aux = crate::agent::AuxModel {
                     provider: p.client,
                     model: p.model.name.clone(),
                     window: window.min(p.model.context_window),
@@ -86,7 +118,10 @@ pub async fn run(startup: &Startup, args: Args<'_>) -> Result<ExitCode, CliError
                     cancel: tokio_util::sync::CancellationToken::new(),
                     recorder: None,
                 };
-                (Box::new(summarizer), by)
+                // The session's own model reads the conversation in place, as in a session:
+                // the recorded system prompt, and the tools the recorded calls name.
+                let template = in_place_template(&trajectory, &p.model.name, startup.config.cache.ttl);
+                (Box::new(crate::agent::SessionSummarizer { aux, template: Some(template) }), by)
             }
             Err(e) if args.summaries == Some(ReplaySummaries::Model) => {
                 return Err(CliError::Usage(format!("--summaries model needs a provider: {e}")));
@@ -120,7 +155,10 @@ pub async fn run(startup: &Startup, args: Args<'_>) -> Result<ExitCode, CliError
             dump_error.get_or_insert(format!("cannot write {name}: {e}"));
         }
     };
-    let options = ReplayOptions::new(window, startup.config.context.clone(), model.prices);
+    let mut options = ReplayOptions::new(window, startup.config.context.clone(), model.prices);
+    if let Some(tokens) = args.tool_tokens {
+        options.tool_schema_tokens = tokens;
+    }
     let report = crate::context::replay(&trajectory, &options, summarizer.as_ref(), &mut spill, &mut dump).await;
     if args.dump.is_none() {
         let _ = std::fs::remove_dir_all(&spill_dir);

@@ -108,9 +108,8 @@ pub fn forget(startup: &Startup, id: &str) -> Result<ExitCode, CliError> {
 pub fn export(startup: &Startup, id: &str) -> Result<ExitCode, CliError> {
     let (store, project) = startup.open_store()?;
     let session = store.resolve_session(project, id)?;
-    let mode = session.mode;
     let mut out = std::io::BufWriter::new(std::io::stdout().lock());
-    let system = serde_json::json!({"role": "system", "content": crate::prompt::static_prompt(mode)});
+    let system = serde_json::json!({"role": "system", "content": crate::prompt::static_prompt()});
     writeln!(out, "{system}").map_err(io_failed)?;
     let rewound = store.rewound_ranges(&session.id)?;
     for stored in store.messages(&session.id)? {

@@ -107,6 +107,15 @@ fn validate(config: &Config) -> Result<(), Problem> {
     if !(c.compaction_input_ratio >= 1.0 && c.compaction_input_ratio.is_finite()) {
         return Err(problem("context.compaction_input_ratio", "must be at least 1 (e.g. 6)"));
     }
+    if !(c.summary_window_share > 0.0 && c.summary_window_share <= 0.2) {
+        return Err(problem("context.summary_window_share", "must be above 0 and at most 0.2 (e.g. 0.035)"));
+    }
+    if !(0.0..=1.0).contains(&c.new_work_min_novelty) {
+        return Err(problem("context.new_work_min_novelty", "must be between 0 and 1 (e.g. 0.35)"));
+    }
+    if !(c.new_work_margin >= 1.0 && c.new_work_margin.is_finite()) {
+        return Err(problem("context.new_work_margin", "must be at least 1 (e.g. 2)"));
+    }
     if c.max_sent_argument_chars < 1_000 {
         return Err(problem("context.max_sent_argument_chars", "must be at least 1000 (e.g. 8000)"));
     }

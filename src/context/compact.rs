@@ -8,14 +8,10 @@ use std::sync::Arc;
 use futures_util::future::BoxFuture;
 
 use super::budget::ContextBudget;
-use super::estimate::{MESSAGE_OVERHEAD_TOKENS, estimate_text_tokens};
 use super::ledger::Ledger;
-use super::redact::redact_secrets;
-use super::reply::{CompactionReply, split_reply, stretch_marker};
-use super::salient::excerpt;
 use super::state::ContextState;
 use crate::config::ContextConfig;
-use crate::conversation::{Block, Message, Role, floor_char_boundary};
+use crate::conversation::{Message, Role};
 
 pub const COMPACTION_PROMPT: &str = include_str!("../../assets/prompts/compaction.md");
 
@@ -43,6 +39,42 @@ pub struct CompactionPlan {
     /// What the summariser reads, at most, as a multiple of the summary (config
     /// `compaction_input_ratio`).
     pub input_ratio: f64,
+    /// The longest summary, as a share of the window (config `summary_window_share`).
+    pub summary_share: f64,
+    /// The user's latest message starts new work: everything before it is finished and leaves
+    /// the view — summarised briefly, the user's earlier words with it (the summary and the
+    /// recall tool keep them).
+    pub finished: bool,
+    /// The conversation exactly as the request the summary call follows sent it, when the
+    /// summariser may read it in place (set by the caller; see [`Summarizer::in_place`]).
+    pub conversation: Option<Conversation>,
+    /// Seqs of `messages` the view no longer shows (a trim dropped them before any summary
+    /// covered them): read in place, the summary call is given their transcript.
+    pub hidden: Vec<i64>,
+    /// The first message kept verbatim after the summary, and how it opens.
+    pub tail_first: Arc<Message>,
+    pub tail_opening: String,
+}
+
+impl CompactionPlan {
+    /// Where the tail starts in `conversation`: a request's messages can be read in place when
+    /// they reach it (what comes before is what is summarised).
+    pub fn tail_in(&self, conversation: &[Arc<Message>]) -> Option<usize> {
+        let same = |m: &Message| {
+            m.role == self.tail_first.role
+                && m.text() == self.tail_first.text()
+                && m.tool_calls().map(|c| &c.id).eq(self.tail_first.tool_calls().map(|c| &c.id))
+        };
+        conversation.iter().position(|m| same(m))
+    }
+}
+
+/// What a compaction reads in place: the messages of a request, and that request's calibrated
+/// size (system prompt and tools included).
+#[derive(Clone, Debug)]
+pub struct Conversation {
+    pub messages: Vec<Arc<Message>>,
+    pub tokens: u64,
 }
 
 /// The last user turns are kept whole when they take at most this many tail budgets.
@@ -62,7 +94,6 @@ pub fn plan(
     manual: bool,
 ) -> Option<CompactionPlan> {
     let entries = ledger.entries();
-    let after = state.summary.as_ref().map(|s| s.through_seq).unwrap_or(i64::MIN);
     let visible: Vec<usize> = (0..entries.len()).filter(|&i| state.is_visible(entries[i].seq)).collect();
     if visible.len() <= config.compaction_min_tail_messages {
         return None;
@@ -110,19 +141,38 @@ pub fn plan(
     while start > 0 && !entries[visible[start]].starts_unit() {
         start -= 1;
     }
-    if start == 0 {
+    build(ledger, state, config, &visible, start, false)
+}
+
+/// The plan that summarises everything before `visible[start]` (the tail's first message);
+/// `finished`: the work before is finished, and the user's words in it leave with it.
+fn build(
+    ledger: &Ledger,
+    state: &ContextState,
+    config: &ContextConfig,
+    visible: &[usize],
+    start: usize,
+    finished: bool,
+) -> Option<CompactionPlan> {
+    if start == 0 || start >= visible.len() {
         return None;
     }
-    let tail_first_seq = entries[visible[start]].seq;
+    let entries = ledger.entries();
+    let after = state.summary.as_ref().map(|s| s.through_seq).unwrap_or(i64::MIN);
+    let tail_first = &entries[visible[start]];
     let through_seq = entries[visible[start - 1]].seq;
     let already_carried: std::collections::HashSet<i64> = state.carried.messages.iter().map(|(s, _)| *s).collect();
     let mut messages = Vec::new();
     let mut seqs = Vec::new();
     let mut carried = Vec::new();
+    let mut hidden = Vec::new();
     let mut summarised_tokens = 0;
-    for e in entries.iter().filter(|e| e.seq > after && e.seq < tail_first_seq) {
-        if e.role() == Role::User && !already_carried.contains(&e.seq) {
+    for e in entries.iter().filter(|e| e.seq > after && e.seq < tail_first.seq) {
+        if e.role() == Role::User && !already_carried.contains(&e.seq) && !finished {
             carried.push((e.seq, e.message.text()));
+        }
+        if !state.is_visible(e.seq) {
+            hidden.push(e.seq);
         }
         summarised_tokens += e.tokens;
         messages.push(e.message.clone());
@@ -141,21 +191,67 @@ pub fn plan(
         carried,
         summarised_tokens,
         input_ratio: config.compaction_input_ratio,
+        summary_share: config.summary_window_share,
+        finished,
+        conversation: None,
+        hidden,
+        tail_first: tail_first.message.clone(),
+        tail_opening: opening(&tail_first.message),
     })
 }
 
-/// Longest summary, as a share of the window (**cairn**; 002 had 5 %). The summary is written
-/// once at the output price and read on every request until the next compaction, while the
-/// user's own words and the tools' facts are carried beside it, so it need not hold them: at
-/// 3.5 % the 32k corpus costs 4 % less than at 5 % (docs/context-costs.md).
-const SUMMARY_WINDOW_SHARE: f64 = 0.035;
+/// The finished work before the user's latest message, when that message is the last one
+/// sent (the first request of a turn): everything before it is summarised; the message stays.
+pub fn plan_finished(ledger: &Ledger, state: &ContextState, config: &ContextConfig) -> Option<CompactionPlan> {
+    let entries = ledger.entries();
+    let visible: Vec<usize> = (0..entries.len()).filter(|&i| state.is_visible(entries[i].seq)).collect();
+    let last = *visible.last()?;
+    if entries[last].role() != Role::User {
+        return None;
+    }
+    build(ledger, state, config, &visible, visible.len() - 1, true)
+}
 
-/// Summary length: `clamp(0.2 × tokens summarised, 2,000, min(3.5 % of window, 12,000))`,
-/// with the floor lowered for windows where 3.5 % is under 2,000.
-pub fn summary_budget(summarised_tokens: u64, window: u64) -> u32 {
-    let cap = ((window as f64 * SUMMARY_WINDOW_SHARE) as u64).min(12_000);
+/// How a message opens, to name it to the summariser: its first words, or the call it makes.
+pub(super) fn opening(message: &Message) -> String {
+    let text = message.text();
+    let words = text.split_whitespace().take(14).collect::<Vec<_>>().join(" ");
+    let who = match message.role {
+        Role::User => "the user's message",
+        Role::Assistant => "your message",
+        Role::Tool => "the tool result",
+    };
+    if !words.is_empty() {
+        return format!("{who} that begins “{}”", crate::conversation::clip(&words, 90));
+    }
+    match message.tool_calls().next() {
+        Some(call) => format!("{who} that calls `{}`", call.name),
+        None => who.to_string(),
+    }
+}
+
+/// Summary length: `clamp(0.2 × tokens summarised, 2,000, min(share of window, 12,000))`,
+/// with the floor lowered for windows where that share is under 2,000. `share` is the config's
+/// `summary_window_share` (**cairn**; 002 had 5 %): the summary is written once at the output
+/// price and read on every request until the next compaction, while the user's own words and
+/// the tools' facts are carried beside it, so it need not hold them (docs/context-costs.md).
+pub fn summary_budget(summarised_tokens: u64, window: u64, share: f64) -> u32 {
+    let cap = ((window as f64 * share) as u64).min(12_000);
     let floor = cap.min(2_000);
     ((summarised_tokens / 5).clamp(floor, cap)).max(256) as u32
+}
+
+/// The summary of finished work: brief, for reference — the floor of [`summary_budget`].
+pub fn finished_budget(window: u64, share: f64) -> u32 {
+    summary_budget(0, window, share)
+}
+
+/// The length a plan's summary is asked for.
+pub fn plan_budget(plan: &CompactionPlan, window: u64) -> u32 {
+    match plan.finished {
+        true => finished_budget(window, plan.summary_share),
+        false => summary_budget(plan.summarised_tokens, window, plan.summary_share),
+    }
 }
 
 /// Why a summariser call failed.
@@ -181,265 +277,22 @@ pub trait Summarizer: Send + Sync {
     ) -> BoxFuture<'a, Result<String, SummaryError>>;
     /// The summariser's context window, in tokens.
     fn window(&self) -> u64;
-}
-
-/// Longest stretch of one tool call's arguments put in the transcript.
-const ARGUMENT_EXCERPT_CHARS: usize = 400;
-/// A result is never cut below this many characters for the summariser: under it, more calls
-/// (chunks) are cheaper in facts lost than a shorter excerpt.
-const MIN_RESULT_CHARS: usize = 600;
-/// Share of the summariser's input budget actually filled: the rough estimate can be low.
-const SAFETY: f64 = 0.8;
-/// The summary call may write this share more than the length it is asked for, so a summary
-/// that runs a little long ends on its own instead of being cut at `max_tokens`.
-const SUMMARY_ROOM: f64 = 0.5;
-
-/// One message as transcript text for the summariser, secrets redacted; tool results longer
-/// than `result_cap` characters keep their most telling lines (errors, paths, identifiers,
-/// numbers) rather than a blind head and tail.
-pub fn transcript_piece_within(message: &Message, result_cap: usize) -> String {
-    let mut out = String::new();
-    match message.role {
-        Role::User => out.push_str("USER:\n"),
-        Role::Assistant => out.push_str("ASSISTANT:\n"),
-        Role::Tool => {}
+    /// Whether [`Summarizer::summarize_conversation`] sends a conversation exactly as the
+    /// session's own requests do — same model, system prompt, tools and breakpoints — so the
+    /// call reads the provider's cache. A separate compaction model cannot.
+    fn in_place(&self) -> bool {
+        false
     }
-    for block in &message.content {
-        match block {
-            Block::Text { text } => {
-                out.push_str(text.trim());
-                out.push('\n');
-            }
-            Block::ToolCall(call) => {
-                out.push_str(&format!("→ called {} {}\n", call.name, excerpt(&call.arguments, ARGUMENT_EXCERPT_CHARS)));
-            }
-            Block::ToolResult(result) => {
-                let status = if result.is_error { " (failed)" } else { "" };
-                out.push_str(&format!(
-                    "RESULT of {}{status}:\n{}\n",
-                    result.name,
-                    excerpt(result.content.trim_end(), result_cap).trim_end()
-                ));
-            }
-            // The model's scratch work is not what happened; an image is named, not sent.
-            Block::Thinking(_) => {}
-            Block::Image(image) => out.push_str(&format!("[image {}]\n", image.describe())),
-        }
+    /// One call: `messages` exactly as the request before sent them, then `instruction` last,
+    /// after every cache breakpoint.
+    fn summarize_conversation<'a>(
+        &'a self,
+        _messages: &'a [Arc<Message>],
+        _instruction: &'a str,
+        _max_tokens: u32,
+    ) -> BoxFuture<'a, Result<String, SummaryError>> {
+        Box::pin(async { Err(SummaryError::Failed("this summariser cannot read the conversation in place".into())) })
     }
-    redact_secrets(&out).into_owned()
-}
-
-/// One message as transcript text, each tool result cut to its most telling few thousand
-/// characters.
-pub fn transcript_piece(message: &Message) -> String {
-    transcript_piece_within(message, 6_000)
-}
-
-/// The largest per-result length (at least [`MIN_RESULT_CHARS`]) at which the transcript of
-/// `messages` fits `budget_chars`; `usize::MAX` when everything fits whole.
-fn result_cap(messages: &[Arc<Message>], budget_chars: usize) -> usize {
-    let mut results: Vec<usize> = Vec::new();
-    let mut other = 0usize;
-    for m in messages {
-        for b in &m.content {
-            match b {
-                Block::ToolResult(r) => {
-                    results.push(r.content.len());
-                    other += r.name.len() + 20;
-                }
-                Block::Text { text } => other += text.len() + 1,
-                Block::ToolCall(c) => other += c.name.len() + c.arguments.len().min(ARGUMENT_EXCERPT_CHARS) + 12,
-                // As `transcript_piece_within` writes them: thinking left out, an image named.
-                Block::Thinking(_) => {}
-                Block::Image(image) => other += image.describe().len() + 10,
-            }
-        }
-        other += 12;
-    }
-    let whole: usize = results.iter().sum();
-    if other + whole <= budget_chars {
-        return usize::MAX;
-    }
-    // Water-filling: the cap c with Σ min(len, c) ≤ what is left.
-    let left = budget_chars.saturating_sub(other);
-    results.sort_unstable();
-    let mut used = 0usize;
-    for (k, &len) in results.iter().enumerate() {
-        let c = left.saturating_sub(used) / (results.len() - k);
-        if len > c {
-            return c.max(MIN_RESULT_CHARS);
-        }
-        used += len;
-    }
-    usize::MAX
-}
-
-fn request_text(
-    previous: Option<&str>,
-    transcript: &str,
-    budget: u32,
-    part: Option<(usize, usize)>,
-    marked: bool,
-) -> String {
-    let mut part_note = match part {
-        Some((n, of)) => format!(" This is part {n} of {of} of the messages, in order."),
-        None => String::new(),
-    };
-    if marked {
-        part_note.push_str(" The messages are marked in stretches: end with the Stretches section, one line for each.");
-    }
-    match previous {
-        Some(summary) => format!(
-            "Here is the summary so far:\n\n<summary>\n{summary}\n</summary>\n\nUpdate it with the messages below.{part_note} Keep every section; move items from In Progress to Done when they were finished; keep everything still true, including all constraints and corrections; drop nothing silently. Write the whole updated summary, at most about {budget} tokens.\n\n<messages>\n{transcript}</messages>"
-        ),
-        None => format!(
-            "Summarise the messages below.{part_note} At most about {budget} tokens.\n\n<messages>\n{transcript}</messages>"
-        ),
-    }
-}
-
-/// What to ask when the first answer was cut at the length limit.
-fn shorter(request: &str, budget: u32) -> String {
-    format!(
-        "{request}\n\nYour previous answer was cut off at the length limit. Write the whole summary again, more briefly: at most about {budget} tokens."
-    )
-}
-
-/// Summarise `plan.messages` (updating `plan.previous_summary`): the summary alone. See
-/// [`summarize_reply`], which also gives the stretch lines and memories the reply carried.
-pub async fn summarize(
-    plan: &CompactionPlan,
-    summarizer: &dyn Summarizer,
-    chars_per_token: f64,
-    progress: &(dyn Fn(u32, u32) + Send + Sync),
-) -> Result<String, String> {
-    summarize_reply(plan, summarizer, chars_per_token, progress).await.map(|r| r.summary)
-}
-
-/// Summarise `plan.messages` (updating `plan.previous_summary`), in as many calls as the
-/// summariser's window needs. Tool results go whole when they fit what one call may read
-/// (the summariser's window, and `plan.input_ratio` times the summary's length); else each
-/// keeps its most telling lines. The reply's stretch lines and durable memories come back
-/// split from the summary. `progress(done, total)` is called after each call.
-pub async fn summarize_reply(
-    plan: &CompactionPlan,
-    summarizer: &dyn Summarizer,
-    chars_per_token: f64,
-    progress: &(dyn Fn(u32, u32) + Send + Sync),
-) -> Result<CompactionReply, String> {
-    let window = summarizer.window();
-    let out_budget = summary_budget(plan.summarised_tokens, window);
-    let max_tokens = out_budget + (out_budget as f64 * SUMMARY_ROOM) as u32;
-    let tokens = |s: &str| estimate_text_tokens(s.len(), chars_per_token);
-    // Room for the prompt, the running summary going in (whichever is larger: the previous one
-    // or what this call may write) and the summary coming out.
-    let running = plan.previous_summary.as_deref().map(tokens).unwrap_or(0).max(max_tokens as u64);
-    let fixed = tokens(COMPACTION_PROMPT) + running + max_tokens as u64 + 3 * MESSAGE_OVERHEAD_TOKENS + 200;
-    if fixed >= window {
-        return Err(format!(
-            "the summariser's window ({window} tokens) cannot hold the compaction prompt and a summary"
-        ));
-    }
-    let input_budget = ((window - fixed) as f64 * SAFETY) as u64;
-    let wanted = ((out_budget as f64 * plan.input_ratio) as u64).clamp(1, input_budget.max(1));
-    let cap = result_cap(&plan.messages, (wanted as f64 * chars_per_token) as usize);
-    let pieces: Vec<String> = plan
-        .messages
-        .iter()
-        .zip(plan.seqs.iter().chain(std::iter::repeat(&i64::MIN)))
-        .map(|(m, seq)| {
-            let piece = transcript_piece_within(m, cap);
-            match plan.stretches.iter().find(|(first, _)| first == seq) {
-                Some(&(first, last)) => format!("{}{piece}", stretch_marker(first, last)),
-                None => piece,
-            }
-        })
-        .collect();
-    let mut chunks = chunk(&pieces, input_budget, chars_per_token);
-    let mut summary = plan.previous_summary.clone();
-    let mut stretches = Vec::new();
-    let mut memories = Vec::new();
-    let mut done = 0u32;
-    let mut i = 0;
-    while i < chunks.len() {
-        let total = chunks.len();
-        let part = (total > 1).then_some((i + 1, total));
-        let marked = plan.stretches.iter().any(|&(a, b)| chunks[i].contains(&stretch_marker(a, b)));
-        let request = request_text(summary.as_deref(), &chunks[i], out_budget, part, marked);
-        let mut answer = summarizer.summarize(COMPACTION_PROMPT, &request, max_tokens).await;
-        if matches!(answer, Err(SummaryError::Cut(_))) {
-            // Never store a cut summary: ask once more for a shorter one, with more room.
-            let again = shorter(&request, out_budget * 3 / 4);
-            let room =
-                window.saturating_sub(tokens(&again) + tokens(COMPACTION_PROMPT) + 200).min(2 * max_tokens as u64);
-            answer = summarizer.summarize(COMPACTION_PROMPT, &again, (room as u32).max(max_tokens)).await;
-        }
-        match answer {
-            Ok(text) if !split_reply(&text).summary.is_empty() => {
-                let reply = split_reply(&redact_secrets(text.trim()));
-                summary = Some(reply.summary);
-                stretches.extend(reply.stretches);
-                memories.extend(reply.memories);
-                done += 1;
-                progress(done, total as u32);
-                i += 1;
-            }
-            Ok(_) => return Err("the summariser returned an empty summary".into()),
-            Err(SummaryError::Cut(_)) => {
-                return Err("the summariser's answer was cut off at the length limit twice; nothing was stored".into());
-            }
-            Err(SummaryError::TooLong) => {
-                // Our estimate was low for this text: halve the chunk and go on.
-                let text = chunks.remove(i);
-                let halves = split_in_half(&text);
-                if halves.len() < 2 {
-                    return Err("the summariser rejected a chunk that cannot be split further".into());
-                }
-                for (k, h) in halves.into_iter().enumerate() {
-                    chunks.insert(i + k, h);
-                }
-            }
-            Err(SummaryError::Failed(e)) => return Err(e),
-        }
-    }
-    let summary = summary.ok_or_else(|| "nothing to summarise".to_string())?;
-    // Only lines for the stretches asked about, one each.
-    stretches.retain(|(a, b, _)| plan.stretches.contains(&(*a, *b)));
-    stretches.dedup_by_key(|(a, b, _)| (*a, *b));
-    Ok(CompactionReply { summary, stretches, memories })
-}
-
-/// Pack pieces into chunks of at most `budget` tokens; a piece larger than a chunk is cut.
-fn chunk(pieces: &[String], budget: u64, cpt: f64) -> Vec<String> {
-    let max_chars = ((budget as f64) * cpt) as usize;
-    let mut chunks = Vec::new();
-    let mut current = String::new();
-    for piece in pieces {
-        let piece = if piece.len() > max_chars {
-            excerpt(piece, max_chars.saturating_sub(100).max(200))
-        } else {
-            piece.clone()
-        };
-        if !current.is_empty() && current.len() + piece.len() + 1 > max_chars {
-            chunks.push(std::mem::take(&mut current));
-        }
-        current.push_str(&piece);
-        current.push('\n');
-    }
-    if !current.is_empty() {
-        chunks.push(current);
-    }
-    chunks
-}
-
-/// Two halves of a chunk, split at a line boundary near the middle.
-fn split_in_half(text: &str) -> Vec<String> {
-    if text.len() < 400 {
-        return vec![text.to_string()];
-    }
-    let mid = floor_char_boundary(text, text.len() / 2);
-    let cut = text[..mid].rfind('\n').filter(|&c| c > text.len() / 4).unwrap_or(mid);
-    vec![text[..cut].to_string(), text[cut..].to_string()]
 }
 
 #[cfg(test)]

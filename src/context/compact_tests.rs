@@ -4,6 +4,8 @@ use super::*;
 use crate::context::budget::ContextBudget;
 use crate::context::ledger::Ledger;
 use crate::context::state::ContextState;
+use crate::context::summary::summarize;
+use crate::context::transcript::transcript_piece;
 use crate::conversation::{Block, Message, ToolCall, ToolResult};
 
 fn ledger_with_turns(turns: usize, output: usize) -> Ledger {
@@ -150,10 +152,11 @@ fn secrets_do_not_reach_the_summariser() {
 
 #[test]
 fn summary_budget_follows_the_seed_and_fits_small_windows() {
-    assert_eq!(summary_budget(100_000, 200_000), 7_000);
-    assert_eq!(summary_budget(5_000, 200_000), 2_000);
-    assert_eq!(summary_budget(1_000_000, 1_000_000), 12_000);
-    assert_eq!(summary_budget(50_000, 8_192), 286);
+    let share = ContextConfig::default().summary_window_share;
+    assert_eq!(summary_budget(100_000, 200_000, share), 7_000);
+    assert_eq!(summary_budget(5_000, 200_000, share), 2_000);
+    assert_eq!(summary_budget(1_000_000, 1_000_000, share), 12_000);
+    assert_eq!(summary_budget(50_000, 8_192, share), 286);
 }
 
 #[test]

@@ -5,10 +5,14 @@
 //! for, like a model that uses all the room it is given: `context replay --summaries scripted`,
 //! so a replay's summaries cost what the peer policies' are priced at.
 
+use std::sync::Arc;
+
 use futures_util::future::BoxFuture;
 
 use super::compact::{Summarizer, SummaryError};
 use super::reply::{MEMORIES_HEADING, STRETCHES_HEADING};
+use super::transcript::transcript_piece;
+use crate::conversation::Message;
 
 pub struct ExtractiveSummarizer {
     pub window: u64,
@@ -26,10 +30,17 @@ fn section(out: &mut String, title: &str, items: &[String]) {
 }
 
 /// The trailing sections of a reply to `request`: a line per marked stretch (its first user
-/// words or call), and no memories.
+/// words or call) — or per stretch an in-place instruction names (`- 12–40: from …`) — and no
+/// memories.
 fn trailing(request: &str) -> String {
     let transcript = request.split_once("<messages>\n").map(|(_, t)| t).unwrap_or("");
     let mut out = String::new();
+    let mut line_for = |range: &str, gist: &str| {
+        if out.is_empty() {
+            out.push_str(&format!("\n\n{STRETCHES_HEADING}\n"));
+        }
+        out.push_str(&format!("- {range}: {gist}\n"));
+    };
     let mut lines = transcript.lines().peekable();
     while let Some(line) = lines.next() {
         let Some(range) = line.strip_prefix("=== stretch ").and_then(|r| r.strip_suffix(" ===")) else { continue };
@@ -39,15 +50,25 @@ fn trailing(request: &str) -> String {
             .find(|l| !l.trim().is_empty() && !matches!(l.trim(), "USER:" | "ASSISTANT:"))
             .map(|l| crate::conversation::clip(l.trim(), 150))
             .unwrap_or_default();
-        if out.is_empty() {
-            out.push_str(&format!("\n\n{STRETCHES_HEADING}\n"));
-        }
-        out.push_str(&format!("- {range}: {gist}\n"));
+        line_for(range, &gist);
     }
-    if !transcript.is_empty() {
+    for line in request.lines() {
+        let named = line.strip_prefix("- ").and_then(|l| l.split_once(": from "));
+        if let Some((range, opening)) = named.filter(|(r, _)| r.contains('–') && r.len() < 30) {
+            line_for(range, &format!("worked on what began with {}", crate::conversation::clip(opening, 120)));
+        }
+    }
+    if !transcript.is_empty() || request.contains(MEMORIES_HEADING) {
         out.push_str(&format!("\n{MEMORIES_HEADING}\n{{\"memories\": []}}\n"));
     }
     out
+}
+
+/// A conversation read in place, as the text the transcript summarisers read: the messages
+/// inside `<messages>`, then the instruction.
+fn in_place_request(messages: &[Arc<Message>], instruction: &str) -> String {
+    let transcript: String = messages.iter().map(|m| transcript_piece(m)).collect::<Vec<_>>().join("\n");
+    format!("<messages>\n{transcript}</messages>\n\n{instruction}")
 }
 
 /// Summarise `request` (the text the pipeline sends a summariser) in about `max_tokens`, with
@@ -113,6 +134,19 @@ impl Summarizer for ExtractiveSummarizer {
     fn window(&self) -> u64 {
         self.window
     }
+
+    fn in_place(&self) -> bool {
+        true
+    }
+
+    fn summarize_conversation<'a>(
+        &'a self,
+        messages: &'a [Arc<Message>],
+        instruction: &'a str,
+        max_tokens: u32,
+    ) -> BoxFuture<'a, Result<String, SummaryError>> {
+        Box::pin(async move { Ok(extract(&in_place_request(messages, instruction), max_tokens)) })
+    }
 }
 
 /// The length a summarisation request asks for ("at most about N tokens"), if it says one:
@@ -166,6 +200,19 @@ impl Summarizer for ScriptedSummarizer {
 
     fn window(&self) -> u64 {
         self.window
+    }
+
+    fn in_place(&self) -> bool {
+        true
+    }
+
+    fn summarize_conversation<'a>(
+        &'a self,
+        messages: &'a [Arc<Message>],
+        instruction: &'a str,
+        max_tokens: u32,
+    ) -> BoxFuture<'a, Result<String, SummaryError>> {
+        Box::pin(async move { Ok(self.reply(&in_place_request(messages, instruction), max_tokens)) })
     }
 }
 

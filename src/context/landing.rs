@@ -42,6 +42,11 @@ impl Pipeline {
         self.state.clipped.retain(|&seq, _| seq > through);
         self.state.recall.retain(|&seq, _| seq > through);
         self.state.summary = Some(SummaryState { text: summary, through_seq: through, generation: plan.generation });
+        if plan.finished {
+            // Finished work leaves with the user's words in it: the summary holds them, and the
+            // recall tool finds them (the first message is no longer sent again either).
+            self.state.carried.messages.clear();
+        }
         self.state.carried.messages.extend(plan.carried.iter().cloned());
         self.state.counters.compactions += 1;
         self.state.awaiting_usage = true;

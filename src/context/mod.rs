@@ -13,25 +13,31 @@ mod exact;
 mod extractive;
 mod facts;
 mod fit;
+mod in_place;
 mod invariant;
 #[cfg(test)]
 mod invariant_props;
 mod landing;
 mod ledger;
+mod new_work;
 mod pairs;
 mod pipeline;
 mod prune;
 mod redact;
 mod reduce;
 mod replay;
+mod replay_calls;
+mod replay_report;
 mod reply;
 mod rewind;
 mod salient;
 mod segment_plan;
 mod segments;
 mod state;
+mod summary;
 mod terms;
 mod trajectory;
+mod transcript;
 mod trim;
 mod truncate;
 mod view;
@@ -39,8 +45,8 @@ mod view;
 pub use breaker::{Breaker, BreakerSettings, BreakerState};
 pub use budget::{BudgetLevel, ContextBudget};
 pub use compact::{
-    COMPACTION_PROMPT, CompactionPlan, Summarizer, SummaryError, summarize, summarize_reply, summary_budget,
-    transcript_piece, transcript_piece_within,
+    COMPACTION_PROMPT, CompactionPlan, Conversation, Summarizer, SummaryError, finished_budget, plan_budget,
+    summary_budget,
 };
 pub use cost::{CostModel, Horizon};
 pub use estimate::{MESSAGE_OVERHEAD_TOKENS, estimate_message_tokens, estimate_text_tokens};
@@ -49,19 +55,22 @@ pub use extractive::{ExtractiveSummarizer, ScriptedSummarizer, extract, requeste
 pub use facts::{Effect, LineRange, ToolFacts, normalise_path};
 pub use invariant::{Violation, check_request};
 pub use ledger::{Entry, Ledger};
+pub use new_work::NewWork;
 pub use pairs::sanitize_pairs;
 pub use pipeline::{Pipeline, Preflight, PreflightInput, Stage, StageReport, Urgency, thousands};
 pub use redact::redact_secrets;
-pub use replay::{
-    AuxReport, DumpedRequest, ReplayOptions, ReplayReport, ReplayTotals, RequestReport, TOOL_SCHEMA_TOKENS,
-    USAGE_CHARS_PER_TOKEN, replay,
+pub use replay::{ReplayOptions, replay};
+pub use replay_report::{
+    AuxReport, DumpedRequest, ReplayReport, ReplayTotals, RequestReport, TOOL_SCHEMA_TOKENS, USAGE_CHARS_PER_TOKEN,
 };
 pub use reply::{CompactionReply, split_reply};
 pub use rewind::rewind_state;
 pub use salient::{error_lines, excerpt};
-pub use segment_plan::{needing_a_call, render_outline, rollups, stretches};
+pub use segment_plan::{render_outline, roll_up, rollups, stretches};
 pub use segments::{Cut as SegmentCut, ROLLUP as SEGMENT_ROLLUP, SegmentNode, outline, segment};
 pub use state::{ContextState, PromptSnapshot, Replacement, ReplacementKind, StageCounters, SummaryState};
+pub use summary::{summarize, summarize_reply};
 pub use terms::{fts_query, similarity, terms};
 pub use trajectory::{Trajectory, parse_trajectory, trajectory_line};
+pub use transcript::{transcript_piece, transcript_piece_within};
 pub use truncate::{Cut, Spill, TruncationLimits, plan_cut, render_cut, turn_overflow};

@@ -83,6 +83,8 @@ pub struct Preflight {
     pub level: BudgetLevel,
     pub reports: Vec<StageReport>,
     pub compaction: Option<Urgency>,
+    /// The compaction asked for is the finished work's ([`Pipeline::plan_finished_work`]).
+    pub finished_work: bool,
     /// The context state changed and should be persisted.
     pub changed: bool,
 }
@@ -106,7 +108,7 @@ pub struct Pipeline {
     /// Per entry: the message as sent, when it differs from the stored one.
     pub(super) sent: Vec<Option<Arc<Message>>>,
     pub(super) sent_tokens: Vec<u64>,
-    protected: String,
+    pub(super) protected: String,
     /// The latest outline of segments no longer shown; it reaches the continuation message
     /// (`state.outline`) only when that message is rewritten anyway.
     pub(super) outline: String,
@@ -120,6 +122,8 @@ pub struct Pipeline {
     /// Nothing is cached at the provider (a session just loaded with a cold cache): changes to
     /// the view cost nothing until the next request is sent.
     cold: bool,
+    /// The summariser reads the conversation in place (`new_work`: what a compaction costs).
+    pub(super) summary_in_place: bool,
     /// Counts from the model's own tokenizer, where the server gives them; the estimate
     /// elsewhere.
     exact: ExactCounts,
@@ -142,6 +146,7 @@ impl Pipeline {
             cost: CostModel::default(),
             requests: 0,
             cold: false,
+            summary_in_place: false,
             exact: ExactCounts::default(),
         }
     }
@@ -162,16 +167,6 @@ impl Pipeline {
             p.refresh(i);
         }
         p
-    }
-
-    /// What the provider charges, for every decision to rewrite (from the model catalog's
-    /// prices and whether the provider caches prompts; see [`CostModel`]).
-    pub fn set_cost_model(&mut self, model: CostModel) {
-        self.cost = model;
-    }
-
-    pub fn cost_model(&self) -> &CostModel {
-        &self.cost
     }
 
     pub fn state(&self) -> &ContextState {
@@ -302,15 +297,19 @@ impl Pipeline {
             tokens = self.estimate(input.overhead, budget.window);
         }
         let mut level = budget.level(tokens);
-        if level < BudgetLevel::Warning {
-            // Pressure is gone: the breaker closes.
-            changed |= self.state.breaker.relieve();
-            return Preflight { tokens, level, reports, compaction: None, changed };
-        }
         let may_compact = input.compaction_allowed
             && self.config.auto_compact
             && !self.state.awaiting_usage
             && self.breaker_allows(input.now);
+        if self.finished_work_leaves(input, level, tokens) {
+            let compaction = Some(Urgency::Background);
+            return Preflight { tokens, level, reports, compaction, finished_work: true, changed };
+        }
+        if level < BudgetLevel::Warning {
+            // Pressure is gone: the breaker closes.
+            changed |= self.state.breaker.relieve();
+            return Preflight { tokens, level, reports, compaction: None, finished_work: false, changed };
+        }
         let mut compaction = None;
         if may_compact && let Some(plan) = self.plan_compaction(&budget, false) {
             // Forced by the window (now, or at the next request's usual growth), or — from the
@@ -345,7 +344,7 @@ impl Pipeline {
                 level = budget.level(tokens);
             }
         }
-        Preflight { tokens, level, reports, compaction, changed }
+        Preflight { tokens, level, reports, compaction, finished_work: false, changed }
     }
 
     /// The messages to send, in order; always a valid sequence.

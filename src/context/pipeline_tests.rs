@@ -75,6 +75,12 @@ fn a_repeated_output_is_sent_as_a_reference_and_whole_again_once_its_first_copy_
         carried: vec![(1, "look".into())],
         summarised_tokens: 100,
         input_ratio: 4.0,
+        summary_share: 0.035,
+        finished: false,
+        conversation: None,
+        hidden: Vec::new(),
+        tail_first: std::sync::Arc::new(crate::conversation::Message::user("next")),
+        tail_opening: String::new(),
     };
     s.p.apply_compaction(&plan, "## Goal\nlook".into(), &input, before);
     let texts = s.view_texts(200_000);

@@ -5,7 +5,7 @@
 
 use super::budget::ContextBudget;
 use super::compact::{self, CompactionPlan};
-use super::cost::{Horizon, Reduction, choose};
+use super::cost::{CostModel, Horizon, Reduction, choose};
 use super::estimate::MESSAGE_OVERHEAD_TOKENS;
 use super::estimate::estimate_text_tokens;
 use super::pipeline::{Pipeline, PreflightInput, Stage, StageReport, thousands};
@@ -18,6 +18,16 @@ use super::state::{Replacement, ReplacementKind};
 const COMPACTION_LEAD_REQUESTS: u64 = 1;
 
 impl Pipeline {
+    /// What the provider charges, for every decision to rewrite (from the model catalog's
+    /// prices and whether the provider caches prompts; see [`CostModel`]).
+    pub fn set_cost_model(&mut self, model: CostModel) {
+        self.cost = model;
+    }
+
+    pub fn cost_model(&self) -> &CostModel {
+        &self.cost
+    }
+
     /// How long a saving made now lasts, from what the session has done so far.
     pub(super) fn horizon(&self, budget: &ContextBudget, tokens_after: u64) -> Horizon {
         Horizon {
@@ -123,7 +133,7 @@ impl Pipeline {
             .filter(|&i| entries[i].seq <= plan.through_seq && self.state.is_visible(entries[i].seq))
             .map(|i| self.sent_tokens[i])
             .sum();
-        let budget = compact::summary_budget(plan.summarised_tokens, input.budget.window) as u64;
+        let budget = compact::plan_budget(plan, input.budget.window) as u64;
         let previous = plan.previous_summary.as_deref().map_or(0, |s| text_tokens(s.len()));
         let carried: u64 = plan.carried.iter().map(|(_, t)| text_tokens(t.len())).sum();
         // What every later request carries less, in the provider's tokens.
@@ -139,11 +149,7 @@ impl Pipeline {
             .map(|(_, t)| t.as_str())
             .or_else(|| plan.carried.first().map(|(_, t)| t.as_str()));
         let kept_prefix = input.overhead + first.map_or(0, |t| text_tokens(t.len()));
-        let read = (budget as f64 * plan.input_ratio) as u64;
-        let call = self.cost.summary_call(
-            text_tokens(compact::COMPACTION_PROMPT.len()) + previous + plan.summarised_tokens.min(read),
-            budget,
-        );
+        let call = self.summary_call_cost(plan, tokens, budget, &input.budget);
         let cost = call + self.cost.rewrite_cost(after.saturating_sub(kept_prefix));
         let expected = self.horizon(&input.budget, after).expected_requests();
         self.cost.early_compaction_pays(span, cost, self.calibrated(self.average_growth()), expected)

@@ -1,16 +1,20 @@
 //! Who writes segment summaries, and the outline text (seed 000, CONTEXT.md §9), with the cost
-//! of each call in mind. A segment a compaction hides is summarised by that compaction's own
-//! call (a marked stretch, one line in the reply): its messages are read once, not twice. A
-//! segment that leaves the view with no summary covering it (trimming) gets its own call; so
-//! does a roll-up of ten summaries into their parent. The outline is rendered here for the
-//! continuation message, which takes it only when it is rewritten anyway.
+//! of each call in mind. A segment a compaction hides is given its line by that compaction's
+//! own call (a stretch named in its instruction, one line in the reply): its messages are read
+//! once, not twice, and no call is made for segments alone. A segment that leaves the view with
+//! no summary covering it (trimming) gets its line from the next compaction, which summarises
+//! it anyway. A roll-up of ten lines into their parent is made of those lines. The outline is
+//! rendered here for the continuation message, which takes it only when it is rewritten anyway.
 
 use super::segments::{ROLLUP, SegmentNode, outline};
 
-pub const SEGMENT_PROMPT: &str = include_str!("../../assets/prompts/segment.md");
-/// The outline takes at most this share of the window, and no more than this many tokens.
-pub const OUTLINE_WINDOW_SHARE: f64 = 0.06;
-pub const OUTLINE_MAX_TOKENS: u64 = 6_000;
+/// The outline takes at most this share of the window, and no more than this many tokens: it
+/// is read on every request after a compaction, and the summary and the recall tool cover what
+/// it leaves out.
+pub const OUTLINE_WINDOW_SHARE: f64 = 0.015;
+pub const OUTLINE_MAX_TOKENS: u64 = 1_500;
+/// A parent's line holds at most this many characters of its children's.
+const ROLLUP_CHARS: usize = 600;
 
 /// The stretches a compaction through `through_seq` (after `after_seq`) should summarise: the
 /// level-0 segments inside its range that have no summary yet.
@@ -24,22 +28,20 @@ pub fn stretches(nodes: &[SegmentNode], after_seq: i64, through_seq: i64) -> Vec
     out
 }
 
-/// Segments that need a call of their own: hidden, unsummarised, and not covered by the
-/// compaction summary (`covered_through`: its last seq).
-pub fn needing_a_call<'a>(
-    nodes: &'a [SegmentNode],
-    hidden: &dyn Fn(i64, i64) -> bool,
-    covered_through: Option<i64>,
-) -> Vec<&'a SegmentNode> {
-    nodes
+/// A parent's line, from its children's: the first sentence of each, in order, within
+/// [`ROLLUP_CHARS`].
+pub fn roll_up(children: &[SegmentNode]) -> String {
+    let each = (ROLLUP_CHARS / children.len().max(1)).max(40);
+    let parts: Vec<String> = children
         .iter()
-        .filter(|n| {
-            n.level == 0
-                && n.summary.is_none()
-                && hidden(n.first_seq, n.last_seq)
-                && covered_through.is_none_or(|t| n.last_seq > t)
+        .filter_map(|n| n.summary.as_deref())
+        .map(|line| {
+            let line = line.split_whitespace().collect::<Vec<_>>().join(" ");
+            let first = line.split_inclusive(". ").next().unwrap_or(&line).trim().to_string();
+            crate::conversation::clip(&first, each)
         })
-        .collect()
+        .collect();
+    parts.join(" ")
 }
 
 /// Groups of [`ROLLUP`] summarised orphans of one level, oldest first, ready to roll up.
@@ -84,13 +86,11 @@ mod tests {
     }
 
     #[test]
-    fn a_compaction_summarises_the_segments_it_hides_and_only_trimmed_ones_get_a_call() {
+    fn a_compaction_names_the_unsummarised_segments_it_hides() {
         let nodes =
             vec![node(1, 1, 20, Some("done")), node(2, 21, 40, None), node(3, 41, 60, None), node(4, 61, 80, None)];
         assert_eq!(stretches(&nodes, 20, 60), vec![(21, 40), (41, 60)]);
-        let hidden = |_: i64, last: i64| last <= 80;
-        let calls: Vec<i64> = needing_a_call(&nodes, &hidden, Some(60)).iter().map(|n| n.id).collect();
-        assert_eq!(calls, vec![4], "21–60 are in the summary; 61–80 was trimmed away");
+        assert_eq!(stretches(&nodes, 0, 80), vec![(21, 40), (41, 60), (61, 80)], "a trimmed one too, later");
     }
 
     #[test]
@@ -98,6 +98,9 @@ mod tests {
         let nodes: Vec<SegmentNode> = (0..12).map(|i| node(i, i * 10 + 1, i * 10 + 10, Some("did things"))).collect();
         assert_eq!(rollups(&nodes).len(), 1);
         assert_eq!(rollups(&nodes)[0].len(), 10);
+        let parent = roll_up(&rollups(&nodes)[0]);
+        assert_eq!(parent.matches("did things").count(), 10, "{parent}");
+        assert!(parent.len() <= 600 + 10);
         let text = render_outline(&nodes[..2], &|_, _| true, 32_000, 3.2);
         assert_eq!(
             text,

@@ -11,6 +11,12 @@ use super::state::ContextState;
 use crate::conversation::{Message, floor_char_boundary};
 
 const CONTINUATION: &str = include_str!("../../assets/prompts/continuation.md");
+/// Characters of the continuation message's fixed text, for estimates made before it is built.
+pub(super) const CONTINUATION_CHARS: usize = CONTINUATION.len() + OPENING_FIRST.len();
+/// How the continuation message opens, when the user's first message is sent again above it.
+const OPENING_FIRST: &str = "The user's message above, as they wrote it, began this work. This message stands in for what followed it: the facts you must keep, the user's later instructions word for word, and a summary of the work so far.";
+/// …and when the work it began is finished (and summarised).
+const OPENING_FINISHED: &str = "This message stands in for it: the facts you must keep and a summary of the work so far, which is finished unless the summary says otherwise.";
 
 /// Share of the carry budget kept for later corrections when the first message would take it
 /// all: the goal may be long, but the latest word of the user must get through.
@@ -124,7 +130,9 @@ pub fn continuation(
         }
     };
     let protected = if protected.trim().is_empty() { String::new() } else { format!("{}\n", protected.trim()) };
+    let opening = if carried.is_some() { OPENING_FIRST } else { OPENING_FINISHED };
     let text = CONTINUATION
+        .replace("{opening}", opening)
         .replace("{protected}", &protected)
         .replace("{instructions}", &carried.as_ref().map(later_instructions).unwrap_or_default())
         .replace("{summary}", &summary)

@@ -13,7 +13,7 @@ use std::sync::Arc;
 use serde_json::{Value, json};
 
 use super::wire_cache::{WireCache, body_start};
-use super::{ChatRequest, Reasoning};
+use super::{ChatRequest, Reasoning, ToolChoice};
 use crate::config::CacheTtl;
 use crate::conversation::SystemBlock;
 use crate::conversation::{Block, Image, Message, Role, Thinking, ThinkingSource};
@@ -177,6 +177,9 @@ pub(crate) fn encode(request: &ChatRequest, cache: &mut BodyCache, buf: Vec<u8>)
     if let Some(tools) = &tools {
         out.push_str(",\"tools\":");
         out.push_str(tools);
+        if request.tool_choice == ToolChoice::None {
+            out.push_str(",\"tool_choice\":{\"type\":\"none\"}");
+        }
     }
     out.push('}');
     Encoded { body: out.into_bytes(), interleaved }

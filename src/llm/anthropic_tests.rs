@@ -14,6 +14,7 @@ fn request(messages: Vec<Message>) -> ChatRequest {
         system: vec![SystemBlock { text: "You are cairn.".into(), cache_breakpoint: false }],
         messages: messages.into_iter().map(std::sync::Arc::new).collect(),
         tools: vec![],
+        tool_choice: crate::llm::ToolChoice::Auto,
         max_tokens: 1024,
         cache: None,
         tail: None,

@@ -188,6 +188,7 @@ mod tests {
             ],
             messages: (0..messages).map(|i| std::sync::Arc::new(Message::user(format!("m{i}")))).collect(),
             tools: Vec::new(),
+            tool_choice: crate::llm::ToolChoice::Auto,
             max_tokens: 10,
             cache: None,
             tail: None,

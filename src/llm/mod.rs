@@ -35,7 +35,7 @@ pub use model_list::list_models;
 pub use openai::OpenAiClient;
 pub use openai_responses::OpenAiResponsesClient;
 pub use reasoning::reasoning_for;
-pub use request::{ChatRequest, ChatResponse, Effort, Reasoning, StopReason, StreamEvent};
+pub use request::{ChatRequest, ChatResponse, Effort, Reasoning, StopReason, StreamEvent, ToolChoice};
 pub use retry::{RetryPolicy, send_with_retries};
 pub use timings::ServerTimings;
 

@@ -13,7 +13,7 @@ use serde_json::{Value, json};
 
 use super::anthropic_body::image_note;
 use super::wire_cache::{WireCache, body_start};
-use super::{ChatRequest, Reasoning};
+use super::{ChatRequest, Reasoning, ToolChoice};
 use crate::config::CacheTtl;
 use crate::conversation::{Block, Image, Message, Role};
 
@@ -142,6 +142,9 @@ pub(crate) fn encode(request: &ChatRequest, dialect: Dialect, cache: &mut BodyCa
     if let Some(tools) = &tools {
         out.push_str(",\"tools\":");
         out.push_str(tools);
+        if request.tool_choice == ToolChoice::None {
+            out.push_str(",\"tool_choice\":\"none\"");
+        }
     }
     out.push('}');
     out.into_bytes()

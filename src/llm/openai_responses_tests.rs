@@ -19,6 +19,7 @@ fn request(messages: Vec<Message>) -> ChatRequest {
             description: "Find files".into(),
             input_schema: json!({"type": "object", "properties": {"pattern": {"type": "string"}}}),
         }],
+        tool_choice: crate::llm::ToolChoice::Auto,
         max_tokens: 2048,
         cache: None,
         tail: None,

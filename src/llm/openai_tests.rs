@@ -19,6 +19,7 @@ fn request(messages: Vec<Message>) -> ChatRequest {
         ],
         messages: messages.into_iter().map(std::sync::Arc::new).collect(),
         tools: vec![],
+        tool_choice: crate::llm::ToolChoice::Auto,
         max_tokens: 2048,
         cache: None,
         tail: None,

@@ -15,6 +15,9 @@ pub struct ChatRequest {
     /// clients remember each message's wire form by its `Arc` (see `wire_cache`).
     pub messages: Vec<Arc<Message>>,
     pub tools: Vec<ToolSpec>,
+    /// Whether the model may call the tools it is shown: ask mode keeps the tools (so the
+    /// cached prefix and the tool blocks of the history stay valid) and forbids their use.
+    pub tool_choice: ToolChoice,
     pub max_tokens: u32,
     /// Prompt caching with explicit breakpoints (Anthropic, and OpenAI-compatible endpoints
     /// that honour `cache_control`); `None` sends no `cache_control` at all.
@@ -28,6 +31,15 @@ pub struct ChatRequest {
     pub reasoning: Option<Reasoning>,
     /// Whether the model takes images; when it does not, every image is sent as a short note.
     pub images: bool,
+}
+
+/// Whether the model may call tools. `Auto` sends nothing (the providers' default).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum ToolChoice {
+    #[default]
+    Auto,
+    /// No tool calls: Anthropic `{"type": "none"}`, OpenAI `"none"` (both wires).
+    None,
 }
 
 /// What a request asks of the model's thinking, in the wire-neutral terms the catalog allows.

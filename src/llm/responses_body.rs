@@ -14,7 +14,7 @@ use serde_json::{Value, json};
 
 use super::anthropic_body::image_note;
 use super::wire_cache::{WireCache, body_start};
-use super::{ChatRequest, Effort, Reasoning};
+use super::{ChatRequest, Effort, Reasoning, ToolChoice};
 use crate::conversation::{Block, Image, Message, Role, Thinking, ThinkingSource};
 
 pub(crate) type BodyCache = WireCache<Arc<str>>;
@@ -75,7 +75,11 @@ pub(crate) fn encode(request: &ChatRequest, cache: &mut BodyCache, buf: Vec<u8>)
     if let Some(tools) = &tools {
         out.push_str(",\"tools\":");
         out.push_str(tools);
-        out.push_str(",\"tool_choice\":\"auto\",\"parallel_tool_calls\":true");
+        let choice = match request.tool_choice {
+            ToolChoice::Auto => "auto",
+            ToolChoice::None => "none",
+        };
+        out.push_str(&format!(",\"tool_choice\":\"{choice}\",\"parallel_tool_calls\":true"));
     }
     if let Some(reasoning) = reasoning_member(request.reasoning) {
         out.push_str(",\"reasoning\":");

@@ -11,8 +11,6 @@ pub use consolidate::{consolidation, summary_title};
 pub use extract::{Merge, merge_decision, parse_extraction};
 pub use select::build_block;
 
-pub const EXTRACTION_PROMPT: &str = include_str!("../../assets/prompts/extraction.md");
-
 /// Working memories expire after this many days (KosmoKrator's retention).
 pub const WORKING_DAYS: i64 = 14;
 

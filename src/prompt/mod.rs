@@ -1,8 +1,9 @@
 //! The system prompt, in layers ordered from most to least stable, because the providers cache
 //! by prefix (tools, then system, then messages): the static layers (base prompt, tool
-//! conventions, mode rules), a cache boundary, the frozen memory block, another boundary, then
-//! the dynamic layers (instruction files, environment, session recall). The boundaries are
-//! positions — the `cache_breakpoint` on a block — never text sent to the model.
+//! conventions, the three modes), a cache boundary, the frozen memory block, another boundary,
+//! then the dynamic layers (instruction files, environment, session recall). The boundaries are
+//! positions — the `cache_breakpoint` on a block — never text sent to the model. The current
+//! mode is one line in the request's tail, after the last breakpoint ([`request_tail`]).
 //!
 //! Knows no provider's wire format: it returns provider-neutral `SystemBlock`s.
 
@@ -32,36 +33,43 @@ use crate::conversation::SystemBlock;
 
 const BASE: &str = include_str!("../../assets/prompts/system.md");
 const TOOL_CONVENTIONS: &str = include_str!("../../assets/prompts/tool_conventions.md");
-const MODE_EDIT: &str = include_str!("../../assets/prompts/mode_edit.md");
+const MODES: &str = include_str!("../../assets/prompts/modes.md");
 const MODE_PLAN: &str = include_str!("../../assets/prompts/mode_plan.md");
 const MODE_ASK: &str = include_str!("../../assets/prompts/mode_ask.md");
-/// Plan mode for a subagent: read-only, and its findings go to the parent, not into a plan for
-/// the user to approve.
+/// Plan mode's line for a subagent: read-only, and its findings go to the parent, not into a plan
+/// for the user to approve.
 const MODE_PLAN_SUBAGENT: &str = include_str!("../../assets/prompts/mode_plan_subagent.md");
 pub const MEMORIES_PREAMBLE: &str = include_str!("../../assets/prompts/memories.md");
 
-fn mode_rules(mode: Mode) -> &'static str {
+/// The one line naming the current mode when it is not edit (the default the static prompt
+/// names), sent after the last cache breakpoint of every request — the request's tail — so
+/// switching modes changes no cached block.
+pub fn mode_line(mode: Mode, subagent: bool) -> Option<&'static str> {
     match mode {
-        Mode::Edit => MODE_EDIT,
-        Mode::Plan => MODE_PLAN,
-        Mode::Ask => MODE_ASK,
+        Mode::Edit => None,
+        Mode::Plan if subagent => Some(MODE_PLAN_SUBAGENT.trim_end()),
+        Mode::Plan => Some(MODE_PLAN.trim_end()),
+        Mode::Ask => Some(MODE_ASK.trim_end()),
     }
 }
 
-/// The static part: identical bytes for the same mode, in every session and every turn.
-pub fn static_prompt(mode: Mode) -> String {
-    let tools = if mode == Mode::Ask { "" } else { TOOL_CONVENTIONS.trim_end() };
-    [BASE.trim_end(), tools, mode_rules(mode).trim_end()]
-        .iter()
-        .filter(|s| !s.is_empty())
-        .copied()
-        .collect::<Vec<_>>()
-        .join("\n\n")
+/// What travels after the last cache breakpoint: the task list, if any, then the mode line.
+pub fn request_tail(todo: Option<&str>, mode: Mode, subagent: bool) -> Option<String> {
+    match (todo, mode_line(mode, subagent)) {
+        (Some(list), Some(line)) => Some(format!("{}\n\n{line}", list.trim_end())),
+        (Some(list), None) => Some(list.to_string()),
+        (None, line) => line.map(str::to_string),
+    }
+}
+
+/// The static part: identical bytes in every mode, every session and every turn (the modes
+/// are described here once; which one is current travels in the request's tail).
+pub fn static_prompt() -> String {
+    [BASE.trim_end(), TOOL_CONVENTIONS.trim_end(), MODES.trim_end()].join("\n\n")
 }
 
 /// What one request's system prompt is made of.
 pub struct PromptParts<'a> {
-    pub mode: Mode,
     /// The memory block, frozen for the session (rebuilt only after a compaction).
     pub memories: Option<&'a str>,
     pub instructions: &'a [InstructionFile],
@@ -80,13 +88,8 @@ pub struct PromptParts<'a> {
 
 /// The system prompt for one request.
 pub fn build(parts: &PromptParts<'_>) -> Vec<SystemBlock> {
-    let subagent = parts.role.is_some_and(|r| !r.trim().is_empty());
-    let mut first = if subagent && parts.mode == Mode::Plan {
-        [BASE.trim_end(), TOOL_CONVENTIONS.trim_end(), MODE_PLAN_SUBAGENT.trim_end()].join("\n\n")
-    } else {
-        static_prompt(parts.mode)
-    };
-    if parts.mode != Mode::Ask && !parts.skills.trim().is_empty() {
+    let mut first = static_prompt();
+    if !parts.skills.trim().is_empty() {
         first.push_str("\n\n");
         first.push_str(parts.skills.trim_end());
     }
@@ -124,12 +127,30 @@ mod tests {
     }
 
     #[test]
-    fn static_part_is_byte_stable_and_mode_specific() {
-        assert_eq!(static_prompt(Mode::Plan), static_prompt(Mode::Plan));
-        assert!(static_prompt(Mode::Plan).contains("# Mode: plan"));
-        assert!(!static_prompt(Mode::Edit).contains("# Mode: plan"));
-        assert!(static_prompt(Mode::Edit).contains("# Using tools"));
-        assert!(!static_prompt(Mode::Ask).contains("# Using tools"), "ask mode has no tools to explain");
+    fn the_static_part_is_one_text_for_every_mode_and_the_mode_travels_in_the_tail() {
+        let text = static_prompt();
+        assert!(text.contains("# Using tools") && text.contains("# Modes"));
+        for mode in [Mode::Edit, Mode::Plan, Mode::Ask] {
+            assert!(text.contains(&format!("**{mode}**")), "{mode} is described once, in the cached part");
+        }
+        for mode in [Mode::Plan, Mode::Ask] {
+            for subagent in [false, true] {
+                assert!(mode_line(mode, subagent).is_some_and(|l| l.contains(&format!("{mode} mode"))), "{mode}");
+            }
+        }
+        assert_eq!(request_tail(None, Mode::Edit, false), None, "edit mode is the default the prompt names");
+        assert_eq!(request_tail(None, Mode::Plan, false).as_deref(), mode_line(Mode::Plan, false));
+        let tail = request_tail(Some("- [ ] 1: read"), Mode::Ask, false).unwrap();
+        assert!(tail.starts_with("- [ ] 1: read") && tail.ends_with(mode_line(Mode::Ask, false).unwrap()), "{tail}");
+        assert_eq!(request_tail(Some("- [ ] 1: read"), Mode::Edit, false).as_deref(), Some("- [ ] 1: read"));
+    }
+
+    #[test]
+    fn a_subagent_in_plan_mode_reports_to_its_parent_rather_than_plans_for_the_user() {
+        let line = mode_line(Mode::Plan, true).unwrap();
+        assert!(line.contains("report what you find to the parent") && !line.contains("answer with a plan"), "{line}");
+        assert_eq!(mode_line(Mode::Ask, true), mode_line(Mode::Ask, false));
+        assert_eq!(mode_line(Mode::Edit, true), None);
     }
 
     #[test]
@@ -137,7 +158,6 @@ mod tests {
         let files = [InstructionFile { path: "AGENTS.md".into(), text: "use tabs".into(), clipped_from: None }];
         let environment = env().render();
         let parts = PromptParts {
-            mode: Mode::Edit,
             memories: Some("# Memories\n- x"),
             instructions: &files,
             environment: &environment,
@@ -159,10 +179,9 @@ mod tests {
     }
 
     #[test]
-    fn skills_are_listed_in_the_cached_static_block_and_not_in_ask_mode() {
+    fn skills_are_listed_in_the_cached_static_block() {
         let environment = env().render();
-        let mut parts = PromptParts {
-            mode: Mode::Edit,
+        let parts = PromptParts {
             memories: None,
             instructions: &[],
             environment: &environment,
@@ -172,15 +191,12 @@ mod tests {
         };
         let blocks = build(&parts);
         assert!(blocks[0].cache_breakpoint && blocks[0].text.ends_with("- pdf: Fill PDF forms"));
-        parts.mode = Mode::Ask;
-        assert!(!build(&parts)[0].text.contains("pdf"), "ask mode has no skill tool");
     }
 
     #[test]
     fn without_memories_there_is_one_boundary() {
         let environment = env().render();
         let parts = PromptParts {
-            mode: Mode::Edit,
             memories: None,
             instructions: &[],
             environment: &environment,

@@ -34,7 +34,7 @@ pub use lock::SessionLock;
 pub use memories::NewMemory;
 pub use messages::{StoredMessage, ToolRecord};
 pub use projects::ProjectId;
-pub use search::{MessageHit, searchable_text};
+pub use search::{MessageHit, OutputHit, searchable_text};
 pub use segments::SegmentRow;
 pub use sessions::{NewSession, SessionInfo};
 pub use usage::UsageTotals;

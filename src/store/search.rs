@@ -28,7 +28,7 @@ pub fn searchable_text(message: &Message) -> String {
             Block::Text { text } => out.push_str(text),
             Block::ToolCall(call) => out.push_str(&call.name),
             Block::ToolResult(result) => {
-                let end = crate::conversation::floor_char_boundary(&result.content, 4_000);
+                let end = crate::conversation::floor_char_boundary(&result.content, INDEXED_RESULT_CHARS as usize);
                 out.push_str(&result.content[..end]);
             }
             // Thinking is the model's scratch work, and an image has no words to find.
@@ -102,6 +102,59 @@ impl Store {
                 break;
             }
         }
+        Ok(out)
+    }
+}
+
+/// A tool output of a session that matched a search, beyond what the message index holds.
+#[derive(Clone, Debug, PartialEq)]
+pub struct OutputHit {
+    pub call_id: String,
+    pub tool: String,
+    /// The seq of the message that carried the (possibly truncated) result.
+    pub seq: i64,
+    pub output: String,
+    /// How many of the searched words it holds.
+    pub matched: usize,
+}
+
+/// Characters of a tool result the message index holds ([`searchable_text`]).
+const INDEXED_RESULT_CHARS: i64 = 4_000;
+
+impl Store {
+    /// The full outputs of `session`'s tool calls that are longer than what the message index
+    /// holds and contain any of `words` (lower-case), those holding the most first.
+    pub fn search_tool_outputs(
+        &self,
+        session: &str,
+        words: &[String],
+        limit: usize,
+    ) -> Result<Vec<OutputHit>, StoreError> {
+        if words.is_empty() {
+            return Ok(Vec::new());
+        }
+        let any: Vec<String> = (0..words.len()).map(|i| format!("instr(lower(t.output), ?{}) > 0", i + 3)).collect();
+        let sql = format!(
+            "SELECT t.call_id, t.tool, m.seq, t.output FROM tool_results t JOIN messages m ON m.id = t.message_id
+             WHERE t.session_id = ?1 AND length(t.output) > ?2 AND ({}) ORDER BY m.seq",
+            any.join(" OR ")
+        );
+        let conn = self.conn();
+        let mut stmt = conn.prepare(&sql)?;
+        let mut values: Vec<&dyn rusqlite::ToSql> = vec![&session, &INDEXED_RESULT_CHARS];
+        values.extend(words.iter().map(|w| w as &dyn rusqlite::ToSql));
+        let rows = stmt.query_map(values.as_slice(), |r| {
+            Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?, r.get::<_, i64>(2)?, r.get::<_, String>(3)?))
+        })?;
+        let mut out = Vec::new();
+        for row in rows {
+            let (call_id, tool, seq, output) = row?;
+            let lower = output.to_lowercase();
+            let matched = words.iter().filter(|w| lower.contains(w.as_str())).count();
+            out.push(OutputHit { call_id, tool, seq, output, matched });
+        }
+        out.sort_by_key(|h| std::cmp::Reverse(h.matched));
+        out.truncate(limit);
         Ok(out)
     }
 }

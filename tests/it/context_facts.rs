@@ -6,7 +6,7 @@
 
 use serde_json::json;
 
-use crate::support::aux_calls::AuxCall;
+use crate::support::aux_calls::{AuxCall, trailing_sections};
 use crate::support::cairn::{Api, Sandbox, json_result, text, tool_results};
 use crate::support::mock_llm::{MockLlm, RecordedRequest, Reply, Script, Turn};
 
@@ -45,34 +45,24 @@ fn request_text(req: &RecordedRequest) -> String {
     out.join("\n")
 }
 
-/// A summariser that keeps what it is shown: the previous summary, and every line of the
-/// messages that states an error, a path or a number — and numbers its summaries.
+/// A summariser that keeps what it is shown — the conversation it reads in place, the previous
+/// summary included: every line that states an error, a path or a number — and numbers its
+/// summaries.
 fn keeping_summariser(window: u64) -> Script {
     let count = std::sync::atomic::AtomicUsize::new(0);
     Script::new().context_window(window).responder(move |req| {
-        match AuxCall::of(req) {
-            Some(AuxCall::Extraction) => return Some(Reply::Turn(Turn::text(r#"{"memories": []}"#))),
-            Some(AuxCall::Segment) => return Some(Reply::Turn(Turn::text("Read a few data files."))),
-            Some(AuxCall::Compaction) => {}
-            None => return None,
-        }
+        AuxCall::of(req)?;
         let n = count.fetch_add(1, std::sync::atomic::Ordering::SeqCst) + 1;
-        let request = request_text(req);
-        let previous = request
-            .split_once("<summary>\n")
-            .and_then(|(_, rest)| rest.split_once("\n</summary>"))
-            .map(|(s, _)| s.to_string())
-            .unwrap_or_default();
-        let messages = request.split_once("<messages>").map(|(_, m)| m).unwrap_or_default();
-        let mut kept: Vec<String> = previous.lines().filter(|l| l.starts_with("- ")).map(String::from).collect();
-        for line in messages.lines().map(str::trim) {
+        let mut kept: Vec<String> = Vec::new();
+        for line in request_text(req).lines().map(|l| l.trim().trim_start_matches("- ")) {
             let telling = line.contains("Error") || line.contains("/srv/") || line.contains("0x");
             if telling && !kept.iter().any(|k| k.contains(line)) {
                 kept.push(format!("- {line}"));
             }
         }
+        let trailing = trailing_sections(req, "Read a few data files.", r#"{"memories": []}"#);
         Some(Reply::Turn(Turn::text(format!(
-            "## Goal\nCheck the data files.\n## Critical Context\n{}\n## Done — do not repeat\n- read data files (summary #{n})",
+            "## Goal\nCheck the data files.\n## Critical Context\n{}\n## Done — do not repeat\n- read data files (summary #{n}){trailing}",
             kept.join("\n")
         ))))
     })

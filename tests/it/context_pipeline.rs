@@ -4,7 +4,7 @@
 
 use serde_json::json;
 
-use crate::support::aux_calls::AuxCall;
+use crate::support::aux_calls::{AuxCall, trailing_sections};
 use crate::support::cairn::{Api, Sandbox, json_result, text, user_texts};
 use crate::support::mock_llm::{MockLlm, RecordedRequest, Reply, Script, Turn};
 
@@ -14,29 +14,21 @@ fn is_compaction(req: &RecordedRequest) -> bool {
     AuxCall::of(req) == Some(AuxCall::Compaction)
 }
 
-/// The memory extraction that follows a compaction, or a segment summary: auxiliary calls.
-fn is_extraction(req: &RecordedRequest) -> bool {
-    matches!(AuxCall::of(req), Some(AuxCall::Extraction | AuxCall::Segment))
-}
-
 /// A mock model with `window` tokens that answers summarisation requests with a numbered
-/// summary ("summary #1", …), memory extraction with one memory, and everything else from the
-/// queue.
+/// summary ("summary #1", …), a line for each segment it is asked about and one memory, and
+/// everything else from the queue.
 fn script_with_summaries(window: u64) -> Script {
     let count = std::sync::atomic::AtomicUsize::new(0);
     Script::new().context_window(window).responder(move |req| {
-        if AuxCall::of(req) == Some(AuxCall::Segment) {
-            return Some(Reply::Turn(Turn::text("Read several logs; all steps ok.")));
-        }
-        if is_extraction(req) {
-            return Some(Reply::Turn(Turn::text(
-                r#"{"memories": [{"type": "project", "title": "Log format", "content": "Logs under logs/ are one status line per step"}]}"#,
-            )));
-        }
         is_compaction(req).then(|| {
             let n = count.fetch_add(1, std::sync::atomic::Ordering::SeqCst) + 1;
+            let trailing = trailing_sections(
+                req,
+                "Read several logs; all steps ok.",
+                r#"{"memories": [{"type": "project", "title": "Log format", "content": "Logs under logs/ are one status line per step"}]}"#,
+            );
             Reply::Turn(Turn::text(format!(
-                "## Goal\nReview the logs.\n## Done — do not repeat\n- read several logs (summary #{n})"
+                "## Goal\nReview the logs.\n## Done — do not repeat\n- read several logs (summary #{n}){trailing}"
             )))
         })
     })
@@ -50,8 +42,12 @@ fn log_file(i: usize, lines: usize) -> String {
         .collect()
 }
 
+fn tool_names_of(req: &RecordedRequest) -> Vec<String> {
+    crate::support::cairn::tool_names(req)
+}
+
 fn agent_requests(mock: &MockLlm) -> Vec<RecordedRequest> {
-    mock.requests().into_iter().filter(|r| !is_compaction(r) && !is_extraction(r)).collect()
+    mock.requests().into_iter().filter(|r| !is_compaction(r)).collect()
 }
 
 #[tokio::test]
@@ -143,7 +139,7 @@ async fn the_first_prompt_survives_one_two_and_five_compactions() {
     let result = json_result(&out);
     assert!(result["context"]["compactions"].as_u64().unwrap() >= 5);
     // The result counts every call the provider saw, a compaction still running when the last
-    // answer came (and the memory extraction after it) included.
+    // answer came included.
     assert_eq!(result["usage"]["requests"].as_u64().unwrap(), mock.requests().len() as u64, "{result}");
     assert_eq!(result["context"]["compactions"].as_u64().unwrap(), summaries as u64, "{result}");
 }
@@ -169,8 +165,9 @@ async fn compact_by_hand_then_a_new_prompt_keeps_the_goal_and_survives_a_restart
     let result = json_result(&compacted);
     assert_eq!(result["context"]["compactions"], 1, "{result}");
     assert!(result["result"].as_str().unwrap().starts_with("compacted "), "{result}");
-    // The summariser's call and the memory extraction after it.
+    // The summariser's one call: summary, segment lines and memories together.
     let calls = mock.requests()[before..].to_vec();
+    assert_eq!(calls.len(), 1, "one auxiliary call per compaction");
     assert!(calls.iter().any(is_compaction), "the summariser was called");
     assert_eq!(result["usage"]["requests"].as_u64().unwrap(), calls.len() as u64, "every call is counted");
     let memory: String = sandbox
@@ -324,17 +321,14 @@ async fn segments_of_compacted_history_come_back_as_an_outline() {
         .unwrap();
     assert!(segments >= 2, "{segments} segments");
     assert!(summarized >= 1, "hidden segments were summarised");
-    // cairn no longer holds what a summary stands for; the segment summariser still gets the
-    // outputs whole (read back from the store).
-    let asks: Vec<String> = mock
-        .requests()
-        .iter()
-        .filter(|r| AuxCall::of(r) == Some(AuxCall::Segment))
-        .map(|r| r.body.to_string())
-        .collect();
-    assert!(!asks.is_empty());
-    for ask in &asks {
-        assert!(ask.contains("RESULT of file_read") && ask.contains(" detail"), "the outputs, whole: {ask}");
+    // The segments a compaction hid got their lines from that compaction's own call, which read
+    // the conversation in place: the outputs whole, as the request before it sent them.
+    let compactions: Vec<RecordedRequest> = mock.requests().into_iter().filter(is_compaction).collect();
+    assert!(compactions.iter().any(|c| !crate::support::aux_calls::named_stretches(c).is_empty()));
+    for c in &compactions {
+        let body = c.body.to_string();
+        assert!(body.contains(" detail"), "the outputs, whole, in the conversation read in place");
+        assert!(!tool_names_of(c).is_empty(), "with the session's tools, as the request before it");
     }
     let next = sandbox
         .run(
@@ -366,9 +360,6 @@ async fn segments_of_compacted_history_come_back_as_an_outline() {
 fn script_with_cut_summaries(cut: usize) -> Script {
     let count = std::sync::atomic::AtomicUsize::new(0);
     Script::new().context_window(200_000).responder(move |req| {
-        if is_extraction(req) {
-            return Some(Reply::Turn(Turn::text(r#"{"memories": []}"#)));
-        }
         is_compaction(req).then(|| {
             let n = count.fetch_add(1, std::sync::atomic::Ordering::SeqCst) + 1;
             if n <= cut {

@@ -82,7 +82,11 @@ async fn replay_reports_every_request_and_dumps_them_offline() {
         .map(|l| serde_json::from_str(l).unwrap())
         .collect();
     assert_eq!(aux_lines.last().unwrap()["role"], "assistant", "the reply is the last line");
-    assert!(aux_lines[0]["content"].as_str().unwrap().starts_with("You are summarising part of a conversation"));
+    // Read in place: the session's system prompt and messages, the instruction last.
+    assert_eq!(aux_lines[0], first[0]);
+    assert_eq!(aux_lines[1], first[1], "the conversation as the request before it sent it");
+    let instruction = aux_lines[aux_lines.len() - 2]["content"].as_str().unwrap();
+    assert!(instruction.contains("You are summarising part of a conversation"), "{instruction}");
     // A request after the compaction carries the goal verbatim.
     let last: String = std::fs::read_to_string(dump.join("0031.jsonl")).unwrap();
     assert!(last.contains("Never change tests/fixtures/."));
@@ -220,4 +224,76 @@ async fn corpus_replays_without_violations() {
             assert_eq!(report["totals"]["violations"], 0, "{} at {window}", file.display());
         }
     }
+}
+
+/// A compaction reply as long as the request asks ("at most about N tokens", 4 characters a
+/// token): the length the replay's scripted summariser writes.
+fn reply_of_the_length_asked(req: &crate::support::mock_llm::RecordedRequest) -> Option<Reply> {
+    use crate::support::aux_calls::{AuxCall, trailing_sections};
+    AuxCall::of(req)?;
+    let body = req.body.to_string();
+    let at = body.rfind("at most about ")? + "at most about ".len();
+    let tokens: usize = body[at..].chars().take_while(|c| c.is_ascii_digit()).collect::<String>().parse().ok()?;
+    let trailing = trailing_sections(req, "read some of the data files", r#"{"memories": []}"#);
+    let text: String = "## Goal\nCheck every data file. ".repeat(tokens * 4 / 30 + 1);
+    let cut = (tokens * 4).saturating_sub(trailing.len()).min(text.len());
+    Some(Reply::Turn(Turn::text(format!("{}{trailing}", &text[..cut]))))
+}
+
+/// The price a replay of a session predicts is what the session cost live: a headless run
+/// against a mock that caches and counts like a provider (compactions included, each read in
+/// place), then `cairn export` of it replayed with scripted summaries — within 5 %.
+#[tokio::test]
+async fn a_replay_prices_a_headless_session_within_five_percent() {
+    let sandbox = Sandbox::new();
+    let mut script = Script::new().simulate_cache().context_window(32_000).responder(reply_of_the_length_asked);
+    for i in 0..30 {
+        let body: String = (0..60)
+            .map(|n| format!("record {i:02}-{n:03} | status nominal | region west | batch complete\n"))
+            .collect();
+        sandbox.write(&format!("data/d{i:02}.txt"), &body);
+        script = script.turn(Turn::tool("file_read", json!({"path": format!("data/d{i:02}.txt")})));
+    }
+    let mock = MockLlm::start(script.turn(Turn::text("All thirty files are nominal."))).await;
+    let goal = "Check every data file under data/ and tell me whether any batch is incomplete.";
+    let out = sandbox
+        .run(Api::Anthropic, &mock, &["-p", goal, "--yes", "--output-format", "json", "--context-window", "32000"])
+        .await;
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(mock.problems().is_empty(), "{:#?}", mock.problems());
+    let live: Value = crate::support::cairn::json_result(&out);
+    assert!(live["context"]["compactions"].as_u64().unwrap() >= 2, "{live}");
+    let live_cost = live["cost_usd"].as_f64().unwrap();
+    let first = &mock.requests()[0];
+    let tool_tokens = (first.body["tools"].to_string().len() / 4).to_string();
+
+    let id = live["session_id"].as_str().unwrap();
+    let exported = sandbox.bare_command(&["export", id]).output().await.unwrap();
+    assert!(exported.status.success(), "{}", text(&exported.stderr));
+    let file = sandbox.project.path().join("session.jsonl");
+    std::fs::write(&file, &exported.stdout).unwrap();
+    let replay = sandbox
+        .bare_command(&[
+            "context",
+            "replay",
+            file.to_str().unwrap(),
+            "--window",
+            "32000",
+            "--summaries",
+            "scripted",
+            "--tool-tokens",
+            &tool_tokens,
+            "--json",
+        ])
+        .output()
+        .await
+        .unwrap();
+    assert!(replay.status.success(), "{}\n{}", text(&replay.stdout), text(&replay.stderr));
+    let report: Value = serde_json::from_slice(&replay.stdout).unwrap();
+    let predicted = report["totals"]["cost"].as_f64().unwrap();
+    let auxiliary = mock.requests().iter().filter(|r| crate::support::aux_calls::AuxCall::of(r).is_some()).count();
+    assert_eq!(report["totals"]["aux_requests"].as_u64().unwrap() as usize, auxiliary, "the same auxiliary calls");
+    let ratio = predicted / live_cost;
+    eprintln!("replay ${predicted:.4} vs live ${live_cost:.4}: {ratio:.3}");
+    assert!((0.95..=1.05).contains(&ratio), "replay ${predicted:.4} vs live ${live_cost:.4}: {ratio:.3}");
 }

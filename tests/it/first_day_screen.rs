@@ -149,12 +149,9 @@ async fn enter_after_a_plan_carries_it_out_in_edit_mode() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_session_resumed_after_a_compaction_shows_what_the_summary_stands_for() {
     let sandbox = Sandbox::new();
-    let mut script = Script::new().responder(|req| match AuxCall::of(req) {
-        Some(AuxCall::Extraction) => Some(Turn::text(r#"{"memories": []}"#).into()),
-        Some(AuxCall::Compaction) => {
-            Some(Turn::text("## Goal\nRead the notes.\n## Done — do not repeat\n- read six notes").into())
-        }
-        Some(AuxCall::Segment) | None => None,
+    let mut script = Script::new().responder(|req| {
+        (AuxCall::of(req) == Some(AuxCall::Compaction))
+            .then(|| Turn::text("## Goal\nRead the notes.\n## Done — do not repeat\n- read six notes").into())
     });
     for i in 0..6 {
         sandbox.write(&format!("notes/n{i}.txt"), &format!("note {i}: {}\n", "nothing urgent ".repeat(40)));

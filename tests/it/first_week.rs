@@ -5,7 +5,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::json;
 
-use crate::support::aux_calls::AuxCall;
+use crate::support::aux_calls::{AuxCall, trailing_sections};
 use crate::support::cairn::Sandbox;
 use crate::support::mock_llm::{MockLlm, Script, Turn};
 use crate::support::pty::Screen;
@@ -14,17 +14,17 @@ fn ready(screen: &Screen) {
     screen.wait("the status line", |s| s.lines().last().is_some_and(|l| l.contains("/200k")));
 }
 
-/// The first turn after `/new` counts its own request, not the background calls (compaction,
-/// memory extraction) the session left behind.
+/// The first turn after `/new` counts its own request, not the background call (the compaction,
+/// which also names the memories worth keeping) the session left behind.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_first_turn_after_new_counts_only_its_own_requests() {
     let sandbox = Sandbox::new();
     let mut script = Script::new().responder(|req| match AuxCall::of(req) {
-        Some(AuxCall::Extraction) => Some(Turn::text(r#"{"memories": []}"#).into()),
         Some(AuxCall::Compaction) => {
-            Some(Turn::text("## Goal\nRead the notes.\n## Done — do not repeat\n- read six notes").into())
+            let summary = "## Goal\nRead the notes.\n## Done — do not repeat\n- read six notes";
+            Some(Turn::text(format!("{summary}{}", trailing_sections(req, "read the notes", "[]"))).into())
         }
-        Some(AuxCall::Segment) | None => None,
+        None => None,
     });
     for i in 0..6 {
         sandbox.write(&format!("notes/n{i}.txt"), &format!("note {i}: {}\n", "nothing urgent ".repeat(40)));
@@ -39,10 +39,10 @@ async fn the_first_turn_after_new_counts_only_its_own_requests() {
         screen.wait("the turn to end", |s| s.contains("All six notes read."));
         screen.type_text("/compact");
         screen.send("\r");
-        // The extraction that follows a compaction runs in the background; wait until it is done.
+        // The compaction's call runs in the background; wait until it has been made.
         let deadline = Instant::now() + Duration::from_secs(30);
-        while !mock.requests().iter().any(|r| AuxCall::of(r) == Some(AuxCall::Extraction)) {
-            assert!(Instant::now() < deadline, "no memory extraction after /compact");
+        while !mock.requests().iter().any(|r| AuxCall::of(r) == Some(AuxCall::Compaction)) {
+            assert!(Instant::now() < deadline, "no compaction call after /compact");
             std::thread::sleep(Duration::from_millis(50));
         }
         std::thread::sleep(Duration::from_millis(500));

@@ -1,10 +1,34 @@
 //! Modes are enforced by the dispatcher, whatever the model asks: plan mode changes nothing,
-//! ask mode sends no tools, and headless runs without --yes deny what needs approval.
+//! ask mode forbids tool calls (and refuses one anyway), and headless runs without --yes deny
+//! what needs approval. Every mode sends the same tools and system prompt; the mode is a line
+//! after the last cache breakpoint, so switching rewrites no cached block.
 
 use serde_json::json;
 
+use crate::support::cache_check::{per_request, prompt_in_session};
 use crate::support::cairn::{Api, Sandbox, json_result, text, tool_names, tool_results};
-use crate::support::mock_llm::{MockCall, MockLlm, Script, Turn};
+use crate::support::mock_llm::{MockCall, MockLlm, RecordedRequest, Script, Turn};
+
+/// Every tool, in every mode.
+const TOOLS: [&str; 11] = [
+    "file_read",
+    "glob",
+    "grep",
+    "file_write",
+    "file_edit",
+    "bash",
+    "memory_save",
+    "memory_search",
+    "web_fetch",
+    "task",
+    "todo",
+];
+
+/// The text a request carries after its last message block: the mode line (Anthropic).
+fn tail_text(req: &RecordedRequest) -> String {
+    let last = req.messages().last().cloned().unwrap_or_default();
+    last["content"].as_array().and_then(|b| b.last()).and_then(|b| b["text"].as_str()).unwrap_or("").to_string()
+}
 
 fn writes_and_commands() -> Turn {
     Turn::tools(vec![
@@ -25,10 +49,7 @@ async fn plan_mode_changes_no_file(api: Api) {
     assert_eq!(sandbox.read("keep.txt"), "original\n");
     assert!(!sandbox.exists("new.txt") && !sandbox.exists("ran.txt"));
     let requests = mock.requests();
-    assert_eq!(
-        tool_names(&requests[0]),
-        ["file_read", "glob", "grep", "bash", "memory_save", "memory_search", "web_fetch", "task", "todo"]
-    );
+    assert_eq!(tool_names(&requests[0]), TOOLS, "the same tools as in edit mode: the dispatcher holds the mode");
     let results = tool_results(&requests[1]);
     assert_eq!(results.len(), 4);
     for (_, content, _) in &results[..3] {
@@ -50,17 +71,87 @@ async fn plan_mode_changes_no_file_on_openai() {
 }
 
 #[tokio::test]
-async fn ask_mode_sends_no_tools_and_refuses_a_call_anyway() {
+async fn ask_mode_keeps_the_tools_forbids_their_use_and_refuses_a_call_anyway() {
     let sandbox = Sandbox::new();
     sandbox.write("keep.txt", "original\n");
     let mock = MockLlm::start(Script::new().turn(writes_and_commands()).turn(Turn::text("An answer."))).await;
     let out = sandbox.run(Api::Anthropic, &mock, &["-p", "question", "--mode", "ask", "--yes"]).await;
     assert!(out.status.success(), "{}", text(&out.stderr));
     let requests = mock.requests();
-    assert!(requests[0].body.get("tools").is_none(), "no tools key at all: {}", requests[0].body);
+    assert_eq!(tool_names(&requests[0]), TOOLS);
+    assert_eq!(requests[0].body["tool_choice"], json!({"type": "none"}));
+    assert!(tail_text(&requests[0]).contains("ask mode"), "{}", tail_text(&requests[0]));
     assert!(tool_results(&requests[1]).iter().all(|(_, c, _)| c.contains("ask mode")));
     assert_eq!(sandbox.read("keep.txt"), "original\n");
     assert!(!sandbox.exists("new.txt") && !sandbox.exists("ran.txt"));
+    assert!(mock.problems().is_empty(), "{:#?}", mock.problems());
+}
+
+#[tokio::test]
+async fn ask_mode_after_tool_calls_is_a_request_the_strict_api_accepts() {
+    for api in [Api::Anthropic, Api::OpenAi, Api::OpenAiResponses] {
+        let sandbox = Sandbox::new();
+        sandbox.write("notes.txt", "the port is 8080\n");
+        let mock = MockLlm::start(
+            Script::new()
+                .turn(Turn::tool("file_read", json!({"path": "notes.txt"})))
+                .turn(Turn::text("Read it."))
+                .turn(Turn::text("The port is 8080.")),
+        )
+        .await;
+        let mut session = None;
+        prompt_in_session(&sandbox, api, &mock, &mut session, "read notes.txt", &[]).await;
+        // The history now holds a tool call and its result; ask mode sends it with the tools.
+        prompt_in_session(&sandbox, api, &mock, &mut session, "which port?", &["--mode", "ask"]).await;
+        let ask = mock.requests().pop().unwrap();
+        assert!(ask.body.to_string().contains("the port is 8080"), "the tool result is in the history");
+        assert!(!tool_names(&ask).is_empty(), "{api:?}: the tools are sent");
+        assert!(mock.problems().is_empty(), "{api:?}: {:#?}", mock.problems());
+    }
+}
+
+#[tokio::test]
+async fn switching_edit_plan_ask_edit_rewrites_no_cached_block() {
+    let sandbox = Sandbox::new();
+    let body: String = (0..300).map(|l| format!("fn item_{l}() -> u32 {{ {l} }}\n")).collect();
+    sandbox.write("src/lib.rs", &body);
+    let mock = MockLlm::start(
+        Script::new()
+            .simulate_cache()
+            .turn(Turn::tool("file_read", json!({"path": "src/lib.rs"})))
+            .turn(Turn::text("Read it."))
+            .turn(Turn::text("Plan: rename item_1."))
+            .turn(Turn::text("It returns 1."))
+            .turn(Turn::tool("file_read", json!({"path": "src/lib.rs", "limit": 5})))
+            .turn(Turn::text("Done.")),
+    )
+    .await;
+    let mut session = None;
+    let mut requests = Vec::new();
+    for (prompt, mode) in
+        [("read src/lib.rs", "edit"), ("plan a rename", "plan"), ("what does item_1 return?", "ask"), ("go", "edit")]
+    {
+        let lines = prompt_in_session(&sandbox, Api::Anthropic, &mock, &mut session, prompt, &["--mode", mode]).await;
+        requests.extend(per_request(&lines));
+    }
+    assert_eq!(requests.len(), 6);
+    assert!(requests[0].0 > 2_000, "a prefix worth caching: {requests:?}");
+    for (i, pair) in requests.windows(2).enumerate() {
+        let ((previous, _), (_, read)) = (pair[0], pair[1]);
+        // The mock counts blocks, its total counts the JSON around them too: a few tokens apart.
+        assert!(read + 64 >= previous, "request {} read {read} of the {previous} sent before: {requests:?}", i + 2);
+    }
+    let sent = mock.requests();
+    let tails: Vec<String> = sent.iter().map(tail_text).collect();
+    for (i, mode) in [(2, "plan"), (3, "ask")] {
+        assert!(tails[i].contains(&format!("{mode} mode")), "request {}: {}", i + 1, tails[i]);
+    }
+    for i in [0, 4] {
+        assert!(!tails[i].contains("[cairn: "), "edit mode is the default: no mode line: {}", tails[i]);
+    }
+    assert!(sent.iter().all(|r| tool_names(r) == TOOLS && r.system() == sent[0].system()));
+    assert_eq!(sent[3].body["tool_choice"], json!({"type": "none"}));
+    assert!(mock.problems().is_empty(), "{:#?}", mock.problems());
 }
 
 #[tokio::test]
@@ -121,8 +212,6 @@ async fn mode_can_be_switched_by_a_headless_slash_command_and_sticks() {
         &sandbox.run(Api::Anthropic, &mock, &["--session", id, "-p", "go", "--output-format", "json"]).await,
     );
     assert_eq!(next["mode"], "plan");
-    assert_eq!(
-        tool_names(&mock.requests()[1]),
-        ["file_read", "glob", "grep", "bash", "memory_save", "memory_search", "web_fetch", "task", "todo"]
-    );
+    assert_eq!(tool_names(&mock.requests()[1]), TOOLS);
+    assert!(tail_text(&mock.requests()[1]).contains("plan mode"));
 }

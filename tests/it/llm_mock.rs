@@ -55,7 +55,17 @@ async fn a_valid_anthropic_request_has_no_problems() {
         {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t1", "content": "a.rs"},
                                      {"type": "text", "text": "go on", "cache_control": {"type": "ephemeral"}}]},
     ]));
-    assert_eq!(problems(Wire::Anthropic, body).await, Vec::<String>::new());
+    let mut with_tools = body.clone();
+    with_tools["tools"] = json!([{"name": "glob", "description": "find files", "input_schema": {"type": "object"}}]);
+    assert_eq!(problems(Wire::Anthropic, with_tools.clone()).await, Vec::<String>::new());
+    // As the API does: tool blocks with no tools defined, or a tool choice without tools, are
+    // refused with a 400.
+    assert_flags(&problems(Wire::Anthropic, body).await, "blocks must define tools");
+    let mut none = with_tools.clone();
+    none["tool_choice"] = json!({"type": "none"});
+    assert_eq!(problems(Wire::Anthropic, none.clone()).await, Vec::<String>::new(), "ask mode's request");
+    none.as_object_mut().unwrap().remove("tools");
+    assert_flags(&problems(Wire::Anthropic, none).await, "tool_choice may only be specified while providing tools");
 }
 
 #[tokio::test]

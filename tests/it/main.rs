@@ -8,6 +8,8 @@ mod context_arguments;
 mod context_facts;
 mod context_pipeline;
 mod context_replay;
+mod context_small_window;
+mod context_workday;
 mod extensions;
 mod first_day;
 mod first_day_screen;

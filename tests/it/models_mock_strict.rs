@@ -50,7 +50,9 @@ fn anthropic_loop(thinking: Option<Value>, id: &str, enabled: bool) -> Value {
     if let Some(thinking) = thinking {
         turn.insert(0, thinking);
     }
-    let mut body = json!({"model": "m", "max_tokens": 4000, "stream": true, "messages": [
+    let mut body = json!({"model": "m", "max_tokens": 4000, "stream": true,
+        "tools": [{"name": "glob", "description": "find files", "input_schema": {"type": "object"}}],
+        "messages": [
         {"role": "user", "content": "go"},
         {"role": "assistant", "content": turn},
         {"role": "user", "content": [{"type": "tool_result", "tool_use_id": id, "content": "a.rs"}]},

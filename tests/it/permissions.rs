@@ -186,10 +186,9 @@ async fn plan_mode_runs_read_only_commands_and_changes_no_file() {
         .await;
     assert!(out.status.success(), "{}", text(&out.stderr));
     assert!(tree(&sandbox.root()) == before, "plan mode changed a file");
-    assert_eq!(
-        tool_names(&mock.requests()[0]),
-        ["file_read", "glob", "grep", "bash", "memory_save", "memory_search", "web_fetch", "task", "todo"],
-        "plan mode offers bash for read-only commands"
+    assert!(
+        tool_names(&mock.requests()[0]).contains(&"bash".to_string()),
+        "plan mode offers bash for read-only commands (and every tool: cairn holds the mode)"
     );
     let results = results(&out);
     for (result, command) in results.iter().zip(reads) {

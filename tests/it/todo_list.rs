@@ -107,13 +107,8 @@ fn is_summary(req: &RecordedRequest) -> bool {
 async fn the_list_survives_a_compaction_and_a_resume() {
     let sandbox = Sandbox::new();
     let mut script = Script::new().context_window(32_000).responder(|req| {
-        is_summary(req).then(|| {
-            Reply::Turn(Turn::text(if AuxCall::of(req) == Some(AuxCall::Extraction) {
-                r#"{"memories": []}"#
-            } else {
-                "## Goal\nReview the logs.\n## Done — do not repeat\n- read several logs"
-            }))
-        })
+        is_summary(req)
+            .then(|| Reply::Turn(Turn::text("## Goal\nReview the logs.\n## Done — do not repeat\n- read several logs")))
     });
     script = script.turn(todo(&[("1", "review the logs", "in_progress"), ("1a", "first half", "done")]));
     for i in 0..12 {

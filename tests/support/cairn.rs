@@ -211,7 +211,14 @@ pub fn tool_names(req: &super::mock_llm::RecordedRequest) -> Vec<String> {
         .unwrap_or_default()
 }
 
-/// The texts of the request's user messages (tool results excluded), whatever the wire.
+/// Whether `text` is a request's tail: what cairn sends after the last cache breakpoint (the
+/// task list, if any, then the `[cairn: … mode …]` line), not anything the user wrote.
+pub fn is_tail(text: &str) -> bool {
+    text.lines().last().is_some_and(|l| l.starts_with("[cairn: ") && l.ends_with(']'))
+}
+
+/// The texts of the request's user messages (tool results and the request's tail excluded),
+/// whatever the wire.
 pub fn user_texts(req: &super::mock_llm::RecordedRequest) -> Vec<String> {
     let mut out = Vec::new();
     for m in req.messages().iter().filter(|m| m["role"] == "user") {
@@ -227,5 +234,6 @@ pub fn user_texts(req: &super::mock_llm::RecordedRequest) -> Vec<String> {
             _ => {}
         }
     }
+    out.retain(|t| !is_tail(t));
     out
 }

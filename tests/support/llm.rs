@@ -59,6 +59,7 @@ pub fn request(messages: Vec<Message>) -> ChatRequest {
         system: vec![SystemBlock { text: "You are cairn, a coding assistant.".into(), cache_breakpoint: true }],
         messages: messages.into_iter().map(std::sync::Arc::new).collect(),
         tools: tool_specs(),
+        tool_choice: cairn::llm::ToolChoice::Auto,
         max_tokens: 4096,
         cache: None,
         tail: None,

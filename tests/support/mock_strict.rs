@@ -56,6 +56,18 @@ pub fn check(
         Wire::OpenAi => chat_images(body, &mut errors),
         Wire::OpenAiResponses => responses(body, issued, &mut errors),
     }
+    if wire != Wire::Anthropic && !body["tool_choice"].is_null() {
+        if body["tools"].as_array().is_none_or(Vec::is_empty) {
+            errors.push(
+                "Invalid value for 'tool_choice': 'tool_choice' is only allowed when 'tools' are specified.".into(),
+            );
+        }
+        if body["tool_choice"].is_string()
+            && !["none", "auto", "required"].contains(&body["tool_choice"].as_str().unwrap_or(""))
+        {
+            errors.push(format!("Invalid value for 'tool_choice': {}", body["tool_choice"]));
+        }
+    }
     errors
 }
 
@@ -90,6 +102,22 @@ fn anthropic(
         }
     }
     let messages = body["messages"].as_array().cloned().unwrap_or_default();
+    let has_tools = body["tools"].as_array().is_some_and(|t| !t.is_empty());
+    let tool_blocks = messages.iter().flat_map(blocks).any(|b| b["type"] == "tool_use" || b["type"] == "tool_result");
+    if tool_blocks && !has_tools {
+        errors.push("Requests which include `tool_use` or `tool_result` blocks must define tools.".to_string());
+    }
+    let choice = &body["tool_choice"];
+    if !choice.is_null() {
+        match choice["type"].as_str() {
+            Some("auto" | "any" | "none") => {}
+            Some("tool") if choice["name"].as_str().is_some_and(|n| !n.is_empty()) => {}
+            _ => errors.push(format!("tool_choice: {choice} is not one of auto, any, tool (with a name), none")),
+        }
+        if !has_tools {
+            errors.push("tool_choice may only be specified while providing tools.".to_string());
+        }
+    }
     for (i, message) in messages.iter().enumerate() {
         for (j, block) in blocks(message).iter().enumerate() {
             let kind = block["type"].as_str().unwrap_or("");

@@ -1,14 +1,18 @@
-//! Running compactions: in the background when the auto-compact threshold is crossed (the
-//! current request still fits), awaited when the blocking threshold is, by hand on `/compact`,
-//! and immediately on a context-length error. Each commits atomically or not at all.
+//! Running compactions: planned at the pre-flight, summarised in the background once the
+//! request they follow has been answered (so the summary call reads that request's cache),
+//! awaited before a request when the blocking threshold is crossed, by hand on `/compact`, and
+//! at once on a context-length error. One call writes the summary, a line per hidden segment
+//! and the memories worth keeping. Each commits atomically or not at all.
 
 use tokio_util::sync::CancellationToken;
 
 use super::Worker;
+use crate::agent::auxiliary::SessionSummarizer;
 use crate::agent::background::CompactionJob;
 use crate::agent::events::{AgentEvent, CompactionEvent, CompactionTrigger, TurnOutcome, TurnStats, TurnSummary};
-use crate::context::{PreflightInput, StageReport};
+use crate::context::{CompactionPlan, CompactionReply, Conversation, PreflightInput, SegmentNode, StageReport};
 use crate::conversation::{MemoryKind, RetentionClass, format_tokens};
+use crate::llm::ChatRequest;
 use crate::store::{CompactionRecord, NewMemory};
 
 fn trigger_name(trigger: CompactionTrigger) -> &'static str {
@@ -34,20 +38,67 @@ impl Worker {
         )
     }
 
-    /// Plan a compaction and start summarising in the background. False when there is nothing
-    /// to compact.
-    pub(super) fn start_compaction(&mut self, trigger: CompactionTrigger, input: &PreflightInput) -> bool {
+    /// What a compaction would summarise now: the window's plan (`manual`: `/compact`), or the
+    /// finished work before the latest request; the segments it hides are asked a line each.
+    pub(super) fn plan_job(
+        &mut self,
+        trigger: CompactionTrigger,
+        finished: bool,
+        input: &PreflightInput,
+    ) -> Option<CompactionJob> {
+        let manual = trigger == CompactionTrigger::Manual;
+        let pipeline = self.session.pipeline();
+        let mut plan =
+            if finished { pipeline.plan_finished_work() } else { pipeline.plan_compaction(&input.budget, manual) }?;
+        self.update_segments();
+        plan.stretches = self.hidden_stretches(&plan);
+        let tokens_before = self.session.pipeline_mut().estimate(input.overhead, input.budget.window);
+        Some(CompactionJob { plan, trigger, tokens_before })
+    }
+
+    /// The level-0 segments `plan` hides that have no summary yet: its reply gives each a line.
+    fn hidden_stretches(&self, plan: &CompactionPlan) -> Vec<(i64, i64)> {
+        let after = self.session.pipeline().state().summary.as_ref().map_or(i64::MIN, |s| s.through_seq);
+        let rows = self.place.store().segments(self.session.id()).unwrap_or_default();
+        let nodes: Vec<SegmentNode> = rows.into_iter().map(super::segments::node).collect();
+        crate::context::stretches(&nodes, after, plan.through_seq)
+    }
+
+    /// Plan a compaction and start summarising it now, in the background. `requests`: requests
+    /// as sent (or about to be) with their sizes; when the session's own model summarises, the
+    /// call reads the first that reaches the part kept verbatim from the provider's cache. False
+    /// when there is nothing to compact.
+    pub(super) fn start_compaction(
+        &mut self,
+        trigger: CompactionTrigger,
+        input: &PreflightInput,
+        requests: Vec<(ChatRequest, u64)>,
+    ) -> bool {
         if self.background.compacting() {
             return true;
         }
-        let manual = trigger == CompactionTrigger::Manual;
-        let Some(plan) = self.session.pipeline().plan_compaction(&input.budget, manual) else { return false };
-        let tokens_before = self.session.pipeline_mut().estimate(input.overhead, input.budget.window);
+        let Some(job) = self.plan_job(trigger, false, input) else { return false };
+        self.launch_compaction(job, requests);
+        true
+    }
+
+    /// Summarise a planned compaction in the background.
+    pub(super) fn launch_compaction(&mut self, mut job: CompactionJob, requests: Vec<(ChatRequest, u64)>) {
+        if self.background.compacting() {
+            return;
+        }
+        let in_place = self.model.summarizes_in_place();
+        let template = requests.into_iter().filter(|_| in_place).find(|(r, _)| job.plan.tail_in(&r.messages).is_some());
+        let template = template.map(|(request, tokens)| {
+            job.plan.conversation = Some(Conversation { messages: request.messages.clone(), tokens });
+            request
+        });
+        let (trigger, tokens_before) = (job.trigger, job.tokens_before);
         self.link.emit(AgentEvent::Compaction(CompactionEvent::Started { trigger, tokens_before }));
-        let summarizer = self.aux_model(CancellationToken::new());
+        let summarizer = SessionSummarizer { aux: self.aux_model(CancellationToken::new()), template };
         let events = self.link.emitter();
         let cpt = self.place.config().context.chars_per_token;
-        let task_plan = plan.clone();
+        let task_plan = job.plan.clone();
         let pre_compact = self.pre_compact_check(trigger_name(trigger));
         let handle = tokio::spawn(async move {
             pre_compact.await?;
@@ -56,12 +107,11 @@ impl Worker {
                     events.emit(AgentEvent::Compaction(CompactionEvent::Progress { chunk, chunks }));
                 }
             };
-            crate::context::summarize(&task_plan, &summarizer, cpt, &progress).await
+            crate::context::summarize_reply(&task_plan, &summarizer, cpt, &progress).await
         });
-        self.background.begin_compaction(CompactionJob { plan, trigger, tokens_before }, handle);
+        self.background.begin_compaction(job, handle);
         let status = self.context_status();
         self.link.emit(AgentEvent::Context(status));
-        true
     }
 
     /// Apply a background compaction that has finished, if any.
@@ -71,17 +121,13 @@ impl Worker {
         }
     }
 
-    /// [`crate::agent::UserCommand::Settle`]: let a running compaction land and the memory
-    /// extraction and segment summaries finish, and say what they added (an interrupt stops
-    /// the wait; the compaction keeps running).
+    /// [`crate::agent::UserCommand::Settle`]: let a running compaction land and say what it
+    /// added (an interrupt stops the wait; the compaction keeps running).
     pub(super) async fn settle(&mut self, cancel: CancellationToken) -> TurnStats {
         let start = self.session.pipeline().counters();
         let input = self.preflight_input(self.link.mode(), false);
         // Landing shows itself (the compaction's events and the status line).
         let _ = self.await_compaction(&input, &cancel).await;
-        if !cancel.is_cancelled() {
-            self.background.finish().await;
-        }
         let mut stats = TurnStats::default();
         self.take_aux_usage(&mut stats);
         stats.context = self.context_report(&start);
@@ -99,19 +145,20 @@ impl Worker {
         Some(self.finish_compaction(job, result, input))
     }
 
-    /// Commit a finished summary (state, log, working memory in one transaction) or record
-    /// the failure.
+    /// Commit a finished summary (state, log, working memory in one transaction) — then the
+    /// segment lines and memories its reply carried — or record the failure.
     pub(super) fn finish_compaction(
         &mut self,
         job: CompactionJob,
-        result: Result<String, String>,
+        result: Result<CompactionReply, String>,
         input: &PreflightInput,
     ) -> Result<StageReport, String> {
         let CompactionJob { plan, trigger, tokens_before } = job;
-        let summary = match result {
-            Ok(summary) => summary,
+        let reply = match result {
+            Ok(reply) => reply,
             Err(error) => return Err(self.compaction_failed(trigger, error, input.now)),
         };
+        let summary = reply.summary;
         let old_state = self.session.pipeline().state().clone();
         let report = self.session.pipeline_mut().apply_compaction(&plan, summary.clone(), input, tokens_before);
         let tokens_after = tokens_before.saturating_sub(report.saved_tokens);
@@ -146,13 +193,14 @@ impl Worker {
             self.session.pipeline_mut().replace_state(old_state);
             return Err(self.compaction_failed(trigger, format!("could not save the compaction: {error}"), input.now));
         }
-        // The memory block is rebuilt for the conversation as it is now, and durable memories
-        // are drawn from the summary.
+        self.background.forget_answered();
+        self.set_segment_lines(&reply.stretches);
+        // The memory block is rebuilt for the conversation as it is now.
         self.rebuild_memory_block();
         self.session.save_state();
         self.release_summarised();
         self.cache.expect_break("compaction rewrote the history and rebuilt the memory block".into());
-        self.start_extraction(summary.clone());
+        self.save_memories(&reply.memories);
         self.link.emit(AgentEvent::Compaction(CompactionEvent::Finished {
             trigger,
             tokens_before,
@@ -191,7 +239,8 @@ impl Worker {
         let input = self.preflight_input(self.link.mode(), false);
         // A background compaction first, then the one asked for.
         let _ = self.await_compaction(&input, &cancel).await;
-        let outcome = if self.start_compaction(CompactionTrigger::Manual, &input) {
+        let requests = self.requests_to_read(self.link.mode(), &input);
+        let outcome = if self.start_compaction(CompactionTrigger::Manual, &input, requests) {
             match self.await_compaction(&input, &cancel).await {
                 Some(Ok(report)) => TurnOutcome::Completed { text: report.detail },
                 Some(Err(error)) => TurnOutcome::Failed { error: format!("compaction failed: {error}") },

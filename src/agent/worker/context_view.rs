@@ -14,13 +14,13 @@ impl Worker {
     /// Rough tokens of the system prompt and the tool schemas.
     fn overhead_parts(&self, mode: Mode) -> (u64, u64) {
         let cpt = self.place.config().context.chars_per_token;
-        let (system, tools) = self.system_and_tools(mode);
-        if let Some((system, tools)) = self.counted_overhead(&system, &tools) {
+        let (system, tools) = self.system_and_tools();
+        if let Some((system, tools)) = self.counted_overhead(mode, &system, &tools) {
             // The system prompt is one message of the template.
             return (system + self.session.pipeline().exact_counts().framing(), tools);
         }
-        // The task list travels with every request, after the system prompt's cached part.
-        let tail = self.task_list.tail().map_or(0, |t| t.len());
+        // The task list and the mode line travel with every request, after the cached part.
+        let tail = self.request_tail(mode).map_or(0, |t| t.len());
         let system: usize = system.iter().map(|b| b.text.len()).sum::<usize>() + tail;
         let tools: usize =
             tools.iter().map(|t| t.name.len() + t.description.len() + t.input_schema.to_string().len()).sum();

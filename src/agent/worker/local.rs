@@ -83,18 +83,23 @@ impl Worker {
 
     /// The system prompt and the tool schemas as counted: one text each.
     fn overhead_texts(&self, mode: Mode) -> Vec<String> {
-        let (system, tools) = self.system_and_tools(mode);
-        vec![system_text(&system, self.task_list.tail().as_deref()), tools_text(&tools)]
+        let (system, tools) = self.system_and_tools();
+        vec![system_text(&system, self.request_tail(mode).as_deref()), tools_text(&tools)]
     }
 
-    /// Exact tokens of the system prompt (with the task list) and of the tools, when both
-    /// are counted.
-    pub(super) fn counted_overhead(&self, system: &[SystemBlock], tools: &[ToolSpec]) -> Option<(u64, u64)> {
+    /// Exact tokens of the system prompt (with the request's tail: the task list and the mode
+    /// line) and of the tools, when both are counted.
+    pub(super) fn counted_overhead(
+        &self,
+        mode: Mode,
+        system: &[SystemBlock],
+        tools: &[ToolSpec],
+    ) -> Option<(u64, u64)> {
         let exact = self.session.pipeline().exact_counts();
         if !exact.is_on() {
             return None;
         }
-        let system = exact.content_tokens(&system_text(system, self.task_list.tail().as_deref()))?;
+        let system = exact.content_tokens(&system_text(system, self.request_tail(mode).as_deref()))?;
         Some((system, exact.content_tokens(&tools_text(tools))?))
     }
 
@@ -115,8 +120,8 @@ impl Worker {
     /// own text and what the calibrated total holds beyond the parts as one estimated part.
     /// `None` when nothing is counted exactly.
     pub(super) fn exact_parts(&mut self, mode: Mode, total: u64) -> Option<Vec<ContextPart>> {
-        let (system, tools) = self.system_and_tools(mode);
-        let (system, tools) = self.counted_overhead(&system, &tools)?;
+        let (system, tools) = self.system_and_tools();
+        let (system, tools) = self.counted_overhead(mode, &system, &tools)?;
         let window = self.model.window();
         let view = self.session.pipeline_mut().view(window);
         let pipeline = self.session.pipeline();

@@ -1,14 +1,13 @@
 //! The agent's side of memory: the memory tools' access (save with twin detection, search over
-//! memories and past messages), the memory block frozen per session, durable memories extracted
-//! after a compaction, and auto-recall for prompts once history has been compacted away.
+//! memories, past messages and this session's saved tool outputs), the memory block frozen per
+//! session, the durable memories a compaction's reply carries, and auto-recall for prompts once
+//! history has been compacted away.
 
 use std::collections::HashSet;
 use std::sync::Arc;
 
 use super::Worker;
-use crate::agent::auxiliary::AuxModel;
 use crate::agent::events::NoticeLevel;
-use crate::agent::link::Emitter;
 use crate::config::Redactor;
 use crate::context::{PromptSnapshot, fts_query};
 use crate::conversation::{MemoryKind, RetentionClass, clip, floor_char_boundary};
@@ -90,10 +89,22 @@ fn save_memory(
     }
 }
 
-/// Up to `max_chars` of `text` around the first query word it contains.
+/// Up to `max_chars` of `text` around the line that holds the most of the query's words (the
+/// evidence, not the first place a common word occurs).
 fn snippet(text: &str, query: &str, max_chars: usize) -> String {
-    let lower = text.to_lowercase();
-    let at = crate::context::terms(query).iter().filter_map(|t| lower.find(t.as_str())).min().unwrap_or(0);
+    let words = crate::context::terms(query);
+    let mut at = 0;
+    let mut best = 0;
+    let mut offset = 0;
+    for line in text.split_inclusive('\n') {
+        let lower = line.to_lowercase();
+        let hits = words.iter().filter(|w| lower.contains(w.as_str())).count();
+        if hits > best {
+            best = hits;
+            at = offset;
+        }
+        offset += line.len();
+    }
     let start = floor_char_boundary(text, at.saturating_sub(max_chars / 3));
     let end = floor_char_boundary(text, (start + max_chars).min(text.len()));
     let body = text[start..end].split_whitespace().collect::<Vec<_>>().join(" ");
@@ -132,7 +143,11 @@ impl MemoryAccess for AgentMemory {
             .collect();
         let skip = |session: &str, seq: i64| session == self.session && self.visible.contains(&seq);
         let hits = self.store.search_messages(self.project, &fts, limit, &skip).map_err(|e| e.to_string())?;
-        if memories.is_empty() && hits.is_empty() {
+        // This session's saved outputs, whole: what the message index and a truncated result
+        // leave out.
+        let words: Vec<String> = crate::context::terms(query).into_iter().collect();
+        let outputs = self.store.search_tool_outputs(&self.session, &words, 3).map_err(|e| e.to_string())?;
+        if memories.is_empty() && hits.is_empty() && outputs.is_empty() {
             return Ok(format!("No memories or past messages match {query:?}."));
         }
         let mut out = String::new();
@@ -154,6 +169,19 @@ impl MemoryAccess for AgentMemory {
             for h in &hits {
                 out.push_str(&render_hit(h, query, 300));
                 out.push('\n');
+            }
+        }
+        if !outputs.is_empty() {
+            out.push_str(if out.is_empty() { "" } else { "\n" });
+            out.push_str("Full outputs of this session's tool calls:\n");
+            for o in &outputs {
+                out.push_str(&format!(
+                    "- [message {}, {} call {}] {}\n",
+                    o.seq,
+                    o.tool,
+                    o.call_id,
+                    snippet(&self.redactor.redact(&o.output), query, 400)
+                ));
             }
         }
         Ok(out.trim_end().to_string())
@@ -302,20 +330,37 @@ impl Worker {
         self.session.pipeline_mut().set_prompt_snapshot(snapshot);
     }
 
-    /// Ask the model for durable memories in a compaction summary, in the background; save them
-    /// (updating twins), consolidate, and announce what was kept.
-    pub(super) fn start_extraction(&mut self, summary: String) {
+    /// Save the durable memories a compaction's reply carried (its `## Memories` section: no
+    /// call of its own), updating twins, then consolidate and say what was kept.
+    pub(super) fn save_memories(&mut self, sections: &[String]) {
         if !self.place.config().memory.extract {
             return;
         }
-        let job = Extraction {
-            model: self.aux_model(tokio_util::sync::CancellationToken::new()),
-            store: self.place.store().clone(),
-            project: self.place.project(),
-            session: self.session.id().to_string(),
-            events: self.link.emitter(),
-        };
-        self.background.extract(job.run(summary));
+        let store = self.place.store();
+        let project = self.place.project();
+        let mut kept = Vec::new();
+        for m in sections.iter().flat_map(|json| parse_extraction(json)) {
+            let draft = MemoryDraft {
+                kind: m.kind,
+                class: RetentionClass::Durable,
+                title: &m.title,
+                content: &m.content,
+                global: false,
+            };
+            match save_memory(store, project, self.session.id(), None, draft) {
+                Ok(answer) => kept.push(answer),
+                Err(e) => tracing::error!(error = %e, "could not save a remembered fact"),
+            }
+        }
+        if kept.is_empty() {
+            return;
+        }
+        if let Ok(all) = store.memories(project) {
+            for id in consolidation(&all, now_utc()) {
+                let _ = store.delete_memory(project, id);
+            }
+        }
+        self.link.notice(NoticeLevel::Info, format!("remembered from this session: {}", kept.join("; ")));
     }
 
     /// Search earlier messages for a new prompt once history has been compacted or trimmed
@@ -323,6 +368,11 @@ impl Worker {
     pub(super) fn auto_recall(&mut self, seq: i64, prompt: &str) {
         let state = self.session.pipeline().state();
         if !self.place.config().memory.auto_recall || (state.summary.is_none() && state.trimmed.is_empty()) {
+            return;
+        }
+        // A request of its own brings its own context: recall is for a short prompt that points
+        // back at earlier work ("do it like the parser fix this morning").
+        if crate::context::terms(prompt).len() >= self.place.config().context.new_work_min_terms {
             return;
         }
         let Some(fts) = fts_query(prompt) else { return };
@@ -357,50 +407,5 @@ impl Worker {
         text.push_str("</recall>");
         self.session.pipeline_mut().set_recall(seq, text);
         self.session.save_state();
-    }
-}
-
-/// One extraction call and what follows it, run in the background.
-struct Extraction {
-    model: AuxModel,
-    store: Arc<Store>,
-    project: ProjectId,
-    session: String,
-    events: Emitter,
-}
-
-impl Extraction {
-    async fn run(self, summary: String) {
-        let user = format!("<summary>\n{summary}\n</summary>");
-        let reply = match self.model.call("extraction", crate::memory::EXTRACTION_PROMPT, &user, 2_000).await {
-            Ok(reply) => reply,
-            Err(e) => {
-                tracing::warn!(error = %e, "memory extraction failed");
-                return;
-            }
-        };
-        let mut kept = Vec::new();
-        for m in parse_extraction(&reply) {
-            let draft = MemoryDraft {
-                kind: m.kind,
-                class: RetentionClass::Durable,
-                title: &m.title,
-                content: &m.content,
-                global: false,
-            };
-            match save_memory(&self.store, self.project, &self.session, None, draft) {
-                Ok(answer) => kept.push(answer),
-                Err(e) => tracing::error!(error = %e, "could not save an extracted memory"),
-            }
-        }
-        if let Ok(all) = self.store.memories(self.project) {
-            for id in consolidation(&all, now_utc()) {
-                let _ = self.store.delete_memory(self.project, id);
-            }
-        }
-        if !kept.is_empty() {
-            let text = format!("remembered from this session: {}", kept.join("; "));
-            self.events.notice(NoticeLevel::Info, text);
-        }
     }
 }

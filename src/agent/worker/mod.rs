@@ -209,7 +209,10 @@ impl Worker {
     pub(super) fn price_context(&mut self) {
         // A local server's own timings, once it has answered, else the catalog's prices.
         let model = self.local.cost_model().unwrap_or_else(|| self.model.cost_model(&self.place.config().cache));
-        self.session.pipeline_mut().set_cost_model(model);
+        let in_place = self.model.summarizes_in_place();
+        let pipeline = self.session.pipeline_mut();
+        pipeline.set_cost_model(model);
+        pipeline.set_summary_in_place(in_place);
     }
 
     /// Start the estimate from the last reported usage, as if that request had just been made.
@@ -344,7 +347,7 @@ impl Worker {
             match command {
                 UserCommand::Submit(prompt) => self.turn(prompt).await,
                 UserCommand::CarryOutPlan { edited } => {
-                    self.cache.expect_break("the mode changed to edit".into());
+                    // The mode travels in the request's tail: switching keeps the cache.
                     self.save_session_settings();
                     let prompt = match edited {
                         Some(plan) => format!("{}\n\n<plan>\n{}\n</plan>", prose(PLAN_HANDOFF_EDITED), plan.trim()),
@@ -378,8 +381,7 @@ impl Worker {
                     self.link.control().end();
                     self.link.emit(AgentEvent::Settled(stats));
                 }
-                UserCommand::SetMode(mode) => {
-                    self.cache.expect_break(format!("the mode changed to {mode}"));
+                UserCommand::SetMode(_) => {
                     self.save_session_settings();
                     let status = self.context_status();
                     self.link.emit(AgentEvent::Context(status));
@@ -416,10 +418,8 @@ impl Worker {
                 | UserCommand::ListModels => {}
             }
         }
-        // Let a background compaction finish and commit, so its work is not lost; the same
-        // for memories being extracted and segments being summarised.
+        // Let a background compaction finish and commit, so its work is not lost.
         self.finish_compaction_on_exit().await;
-        self.background.finish().await;
     }
 
     /// One prompt to its answer, then the background work a finished turn starts.
@@ -438,7 +438,7 @@ impl Worker {
         }
         self.link.emit(AgentEvent::TurnFinished(summary));
         self.update_segments();
-        self.summarize_hidden_segments();
+        self.roll_up_segments();
     }
 
     /// What the router needs to answer `/mcp` by itself.

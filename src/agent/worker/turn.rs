@@ -105,6 +105,12 @@ impl Worker {
             stats.all_requests += 1;
             stats.usage.add(&response.usage);
             self.record_response(&response, prepared.raw_tokens);
+            let answered = (prepared.request.clone(), response.usage.prompt_tokens());
+            if let Some(job) = self.background.take_deferred() {
+                // The request is answered and in the provider's cache: summarise reading it.
+                self.launch_compaction(job, vec![answered.clone()]);
+            }
+            self.background.answered(answered.0, answered.1);
             stats.cost_usd = add_cost(stats.cost_usd, self.spend.request(&response.model, &response.usage));
             if let Some((level, text)) = self.model.learn_served_window().await {
                 self.link.notice(level, text);
@@ -198,15 +204,13 @@ impl Worker {
     /// and the instruction files as they are on disk now.
     pub(super) fn system_and_tools(
         &self,
-        mode: Mode,
     ) -> (Vec<crate::conversation::SystemBlock>, Vec<crate::conversation::ToolSpec>) {
         let instructions = self.place.instruction_files();
-        self.system_and_tools_with(mode, &instructions)
+        self.system_and_tools_with(&instructions)
     }
 
     fn system_and_tools_with(
         &self,
-        mode: Mode,
         instructions: &[prompt::InstructionFile],
     ) -> (Vec<crate::conversation::SystemBlock>, Vec<crate::conversation::ToolSpec>) {
         let snapshot = &self.session.pipeline().state().prompt;
@@ -216,11 +220,10 @@ impl Worker {
                 Environment::detect(self.place.root(), self.place.cwd(), chrono::Local::now().date_naive()).render()
             }
         };
-        let specs = self.tools.specs(mode);
+        let specs = self.tools.specs();
         // Skills are listed only to an agent that can load them.
         let loads_skills = specs.iter().any(|s| s.name == crate::conversation::tool_names::SKILL);
         let parts = prompt::PromptParts {
-            mode,
             memories: snapshot.memory_block.as_deref(),
             instructions,
             environment: &environment,
@@ -228,7 +231,15 @@ impl Worker {
             skills: if loads_skills { &self.ext.skills_listing } else { "" },
             role: self.subagent_role(),
         };
+        // Every mode sends the same tools and system prompt, so a mode switch keeps the cached
+        // prefix: the mode is a line in the request's tail and is held where calls are
+        // dispatched (ask mode also sends `tool_choice` none).
         (prompt::build(&parts), specs)
+    }
+
+    /// What a request carries after its last cache breakpoint: the task list and the mode.
+    pub(super) fn request_tail(&self, mode: Mode) -> Option<String> {
+        prompt::request_tail(self.task_list.tail().as_deref(), mode, self.subagent_role().is_some())
     }
 
     pub(super) fn preflight_input(&mut self, mode: Mode, compaction_running: bool) -> PreflightInput {
@@ -241,9 +252,12 @@ impl Worker {
         }
     }
 
-    /// Run the pre-flight — applying a finished background compaction, starting or awaiting
-    /// one as the thresholds say, trimming when nothing else can — and build the request.
+    /// Run the pre-flight — applying a finished background compaction, planning one to start
+    /// once this request is answered or awaiting one now, as the thresholds say, trimming when
+    /// nothing else can — and build the request.
     async fn prepare_request(&mut self, mode: Mode, cancel: &CancellationToken) -> Result<Prepared, TurnOutcome> {
+        // A compaction planned for a request that was never answered is planned again.
+        self.background.defer(None);
         if let Some(reason) = self.ensure_prompt_snapshot() {
             self.cache.expect_break(reason);
         }
@@ -253,7 +267,7 @@ impl Worker {
         self.count_exactly(mode).await;
         let input = self.preflight_input(mode, false);
         if input.overhead >= input.budget.effective {
-            return Err(TurnOutcome::Failed { error: self.window_too_small(&input, mode) });
+            return Err(TurnOutcome::Failed { error: self.window_too_small(&input) });
         }
         self.poll_compaction(&input).await;
         let mut input = self.preflight_input(mode, self.background.compacting());
@@ -262,10 +276,17 @@ impl Worker {
         let must_wait = pre.compaction == Some(Urgency::Now)
             || (pre.level >= BudgetLevel::Blocking && self.background.compacting());
         match pre.compaction {
-            Some(Urgency::Background) | Some(Urgency::Now) => {
-                self.start_compaction(CompactionTrigger::Auto, &input);
+            // Summarised once this request is answered: the summary call then reads all of it
+            // from the provider's cache, and lands before the next request.
+            Some(Urgency::Background) if !self.background.compacting() => {
+                let job = self.plan_job(CompactionTrigger::Auto, pre.finished_work, &input);
+                self.background.defer(job);
             }
-            None => {}
+            Some(Urgency::Now) => {
+                let candidates = self.requests_to_read(mode, &input);
+                self.start_compaction(CompactionTrigger::Auto, &input, candidates);
+            }
+            Some(Urgency::Background) | None => {}
         }
         if must_wait && self.background.compacting() {
             match self.await_compaction(&input, cancel).await {
@@ -281,13 +302,9 @@ impl Worker {
         self.link.emit(AgentEvent::Context(status));
         let instructions = self.place.instruction_files();
         self.cache.instructions_are(prompt::fingerprint(&instructions));
-        let (system, tools) = self.system_and_tools_with(mode, &instructions);
         if self.tools.section().changed_since_last_request() {
             self.cache.expect_break("the MCP servers' tools changed".to_string());
         }
-        let window = self.model.window();
-        let messages = self.session.pipeline_mut().view(window);
-        debug_assert_eq!(check_request(&messages), Ok(()), "every request satisfies the invariant");
         if pre.tokens > input.budget.effective {
             tracing::warn!(
                 tokens = pre.tokens,
@@ -295,25 +312,44 @@ impl Worker {
                 "request larger than the window after every stage"
             );
         }
+        let request = self.build_request(mode, &instructions);
+        debug_assert_eq!(check_request(&request.messages), Ok(()), "every request satisfies the invariant");
+        let raw_tokens = self.session.pipeline_mut().raw_tokens(input.overhead, self.model.window());
+        let fingerprint = self.cache.fingerprint(&request);
+        Ok(Prepared { request, raw_tokens, fingerprint })
+    }
+
+    /// The request the pipeline's view makes now: system prompt, tools, messages, the tail.
+    fn build_request(&mut self, mode: Mode, instructions: &[prompt::InstructionFile]) -> ChatRequest {
+        let (system, tools) = self.system_and_tools_with(instructions);
+        let messages = self.session.pipeline_mut().view(self.model.window());
         let cache = (self.model.honours_cache_control() && self.place.config().cache.enabled)
             .then_some(self.place.config().cache.ttl);
         let max_tokens = self.max_output_tokens();
         let reasoning =
             crate::llm::reasoning_for(self.place.config().thinking, self.model.thinking_support(), max_tokens);
-        let raw_tokens = self.session.pipeline_mut().raw_tokens(input.overhead, window);
-        let request = ChatRequest {
+        ChatRequest {
             model: self.model.name().to_string(),
             system,
             messages,
             tools,
+            tool_choice: if mode == Mode::Ask { crate::llm::ToolChoice::None } else { crate::llm::ToolChoice::Auto },
             max_tokens,
             cache,
-            tail: self.task_list.tail(),
+            tail: self.request_tail(mode),
             reasoning,
             images: self.model.takes_images(),
-        };
-        let fingerprint = self.cache.fingerprint(&request);
-        Ok(Prepared { request, raw_tokens, fingerprint })
+        }
+    }
+
+    /// What a compaction that cannot wait for the next answer may read in place: the last
+    /// request answered (all of it in the provider's cache), then the request as it would be
+    /// sent now; the first that reaches the part kept verbatim is read.
+    pub(super) fn requests_to_read(&mut self, mode: Mode, input: &PreflightInput) -> Vec<(ChatRequest, u64)> {
+        let instructions = self.place.instruction_files();
+        let now = self.build_request(mode, &instructions);
+        let tokens = self.session.pipeline_mut().estimate(input.overhead, input.budget.window);
+        self.background.last_answered().into_iter().chain([(now, tokens)]).collect()
     }
 
     /// The first prompt waits a little for MCP servers still starting, so their tools are in
@@ -328,7 +364,7 @@ impl Worker {
 
     /// Why no request can fit: the system prompt and tools alone fill the window. A server
     /// would refuse the request or, like Ollama, silently drop its start.
-    fn window_too_small(&self, input: &PreflightInput, mode: Mode) -> String {
+    fn window_too_small(&self, input: &PreflightInput) -> String {
         let b = &input.budget;
         let fix = match self.model.window_source() {
             crate::config::WindowSource::Server => {
@@ -342,9 +378,8 @@ impl Worker {
                 "Use a model with a larger window, or set --context-window if this one is larger than cairn thinks"
             }
         };
-        let ask = if mode == Mode::Ask { "" } else { ", or switch to ask mode, which sends no tools" };
         format!(
-            "the system prompt and tools alone take about {} tokens, but {}'s {}-token window leaves {} once {} are kept for the reply. {fix}{ask}.",
+            "the system prompt and tools alone take about {} tokens, but {}'s {}-token window leaves {} once {} are kept for the reply. {fix}.",
             input.overhead,
             self.model.name(),
             b.window,
@@ -373,7 +408,7 @@ impl Worker {
         self.session.pipeline_mut().report_usage(input.budget.window, raw_refused);
         let _ = self.await_compaction(&input, cancel).await;
         let compacted = self.session.pipeline().breaker_allows(input.now)
-            && self.start_compaction(CompactionTrigger::Overflow, &input)
+            && self.start_compaction(CompactionTrigger::Overflow, &input, Vec::new())
             && matches!(self.await_compaction(&input, cancel).await, Some(Ok(_)));
         if !compacted && let Some(report) = self.session.pipeline_mut().trim(raw_refused / 4) {
             self.report_stages(&[report], true);
