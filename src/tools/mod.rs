@@ -36,7 +36,7 @@ pub mod web_fetch;
 
 pub use change::FileChange;
 pub use memory::{MemoryAccess, MemoryDraft};
-pub use paths::{ProjectPath, resolve_path};
+pub use paths::{ProjectPath, resolve_in, resolve_path};
 pub use policy::ApprovalPolicy;
 pub use registry::Registry;
 pub use sandbox::SandboxPolicy;
