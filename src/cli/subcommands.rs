@@ -269,6 +269,7 @@ fn permissions_report(startup: &Startup, out: &mut String) -> bool {
         crate::tools::sandbox::Support::Unavailable { reason } => format!("unavailable: {reason}"),
     };
     line(out, "enforced by", enforcement);
+    line(out, "limits", permissions.sandbox.describe_limits());
     for note in &permissions.sandbox.notes {
         line(out, "note", note.clone());
     }

@@ -12,7 +12,7 @@ use super::dispatch::{Cleared, Gate, execute};
 use super::permit::Ruling;
 use crate::agent::approvals::{Approval, Question};
 use crate::agent::events::{ApprovalKind, NoticeLevel, TurnOutcome, TurnSummary};
-use crate::conversation::{Mode, ToolCall};
+use crate::conversation::ToolCall;
 use crate::prompt::commands::{self, CustomCommand, file_mentions, shell_spans};
 use crate::prompt::skills;
 use crate::tools::permissions::{Call, Choices, DecidedBy, Effect, Permission, Policy, Rules};
@@ -175,6 +175,7 @@ impl Worker {
                     asked_by: decision.decided_by.label(),
                     choices: &Choices::default(),
                     kind: ApprovalKind::Call,
+                    needs_user: decision.needs_user,
                 };
                 match self.tools.gate().ask(question, cancel, &self.link.emitter()).await {
                     Approval::Approved(_) => {}
@@ -188,7 +189,7 @@ impl Worker {
             tool: bash,
             args,
             prepared,
-            sandbox: (mode == Mode::Plan).then(|| self.tools.sandbox_for(mode)),
+            sandbox: self.tools.sandbox_of(mode, &decision),
             ctx: None,
             ruling: Ruling::default(),
         };

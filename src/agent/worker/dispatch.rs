@@ -168,6 +168,7 @@ impl Worker {
             asked_by: "sandbox".into(),
             choices: &Choices::default(),
             kind: ApprovalKind::OutsideSandbox { why: why.clone() },
+            needs_user: true,
         };
         match self.tools.gate().ask(question, cancel, &self.link.emitter()).await {
             Approval::Approved(_) => {
