@@ -26,7 +26,7 @@ pub use anthropic::AnthropicClient;
 pub use cache_analytics::{BreakKind, CacheBreak, CacheCounts, CacheTracker, Fingerprint, fingerprint};
 pub use discovery::{ProbeResult, ServedWindow, discover_model, probe_local};
 pub use error::{LlmError, is_context_length_message};
-pub use http::{ClientSetupError, build_client, warm_up_tls};
+pub use http::{ClientSetupError, build_client, build_client_with, warm_up_tls};
 pub use model_list::list_models;
 pub use openai::OpenAiClient;
 pub use openai_responses::OpenAiResponsesClient;

@@ -34,6 +34,7 @@ fn project() -> (tempfile::TempDir, ToolContext) {
         memory: None,
         subagents: None,
         todo: None,
+        denied: Default::default(),
     };
     (dir, ctx)
 }

@@ -95,6 +95,25 @@ pub struct ToolContext {
     pub subagents: Option<Arc<dyn Subagents>>,
     /// The session's task list, for the `todo` tool.
     pub todo: Option<Arc<dyn TodoBoard>>,
+    /// Files the deny rules keep from reading tools: `grep` and `glob` skip them.
+    pub denied: ReadDenials,
+}
+
+/// Which files a tool that walks folders must skip, because a `deny` rule for it (or for
+/// `file_read`) covers them: `grep` with `glob = ".e*"` does not read `.env` under
+/// `deny file_read(.env)`.
+#[derive(Clone, Default)]
+pub struct ReadDenials(Option<Arc<dyn Fn(&str, &std::path::Path) -> bool + Send + Sync>>);
+
+impl ReadDenials {
+    pub fn new(denies: impl Fn(&str, &std::path::Path) -> bool + Send + Sync + 'static) -> ReadDenials {
+        ReadDenials(Some(Arc::new(denies)))
+    }
+
+    /// Whether `tool` may not read `path` (absolute).
+    pub fn denies(&self, tool: &str, path: &std::path::Path) -> bool {
+        self.0.as_ref().is_some_and(|f| f(tool, path))
+    }
 }
 
 /// A validated call, ready for policy, approval and execution.

@@ -19,6 +19,7 @@ pub fn project() -> (tempfile::TempDir, ToolContext) {
         memory: None,
         subagents: None,
         todo: None,
+        denied: Default::default(),
     };
     (dir, ctx)
 }

@@ -57,6 +57,7 @@ impl Worker {
             memory: None,
             subagents: None,
             todo: None,
+            denied: Default::default(),
         };
         let limits = self.truncation_limits();
         // All attachments of a prompt together stay within what one reply's results may take.

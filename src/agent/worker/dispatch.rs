@@ -132,6 +132,7 @@ impl Worker {
             // Set per call, for `task` calls only (see `delegation_context`).
             subagents: None,
             todo: Some(std::sync::Arc::new(self.books.todo.clone())),
+            denied: self.tools.policy().read_denials(),
         }
     }
 

@@ -249,6 +249,19 @@ impl Policy {
 }
 
 impl Policy {
+    /// What `grep` and `glob` must skip while walking: files a deny rule for the tool or for
+    /// `file_read` covers.
+    pub fn read_denials(&self) -> crate::tools::ReadDenials {
+        let (rules, root) = (self.rules.clone(), self.root.clone());
+        crate::tools::ReadDenials::new(move |tool, path| {
+            let p = crate::tools::resolve_path(&root, &path.to_string_lossy());
+            let paths = std::slice::from_ref(&p);
+            [tool, "file_read"]
+                .iter()
+                .any(|t| rules.decide(t, Subject::Paths(paths)).is_some_and(|r| r.effect == Effect::Deny))
+        })
+    }
+
     /// A write to a protected path: allowed by an allow rule of the user's own (their config,
     /// the command line, or one they approved this session) that names the path; otherwise
     /// it asks, and only the user in the dialog may approve — `--yes` does not, and neither
