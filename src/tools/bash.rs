@@ -329,7 +329,9 @@ fn spawn_shell(
     }
     if only_reads {
         // `git status` may refresh the index: a write the read-only sandbox refuses anyway.
-        cmd.env("GIT_OPTIONAL_LOCKS", "0");
+        // The user's global git configuration lives outside the folders a confined read may
+        // reach, and git stops when it cannot read it: the command goes without it.
+        cmd.env("GIT_OPTIONAL_LOCKS", "0").env("GIT_CONFIG_GLOBAL", "/dev/null");
     }
     // A new session, not just a process group: the command gets its own group (so a timeout
     // can kill all of it) and no controlling terminal, so nothing it runs can draw over the

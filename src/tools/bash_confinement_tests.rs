@@ -222,6 +222,8 @@ async fn protected_paths_inside_the_project_are_read_only_to_commands() {
     assert!(!ctx.root.join(".cairn/settings.local.toml").exists());
     assert!(!ctx.root.join(".claude/settings.json").exists());
     assert_eq!(std::fs::read_to_string(ctx.root.join("src.txt")).unwrap(), "ok\n", "the rest stays writable");
+    // A write replacing a protected file fails as the sandbox's own refusal.
+    let out = run(workspace(), &ctx, "git config core.fsmonitor 'touch P'").await;
     assert!(out.sandbox_denial.is_some(), "{out:?}");
 }
 
@@ -258,4 +260,29 @@ async fn a_read_only_command_reads_nothing_outside_the_project() {
     assert_eq!(mode_of(&ctx.root.join("mine")), before);
     assert!(!ctx.root.join("new").exists());
     assert_eq!(std::fs::read_to_string(ctx.root.join("mine")).unwrap(), "x");
+}
+
+#[tokio::test]
+async fn read_only_git_works_confined() {
+    if !enforced() {
+        return;
+    }
+    let (_dir, ctx) = project();
+    let git = |args: &[&str]| {
+        std::process::Command::new("git")
+            .args(["-c", "user.email=a@b", "-c", "user.name=n", "-c", "commit.gpgsign=false"])
+            .args(args)
+            .current_dir(&ctx.root)
+            .status()
+            .is_ok_and(|s| s.success())
+    };
+    if !git(&["init", "-q"]) {
+        return eprintln!("skipped: no git");
+    }
+    std::fs::write(ctx.root.join("a"), "x").unwrap();
+    assert!(git(&["add", "a"]) && git(&["commit", "-qm", "first"]));
+    let out =
+        run(workspace().for_read_only_command(&[]), &ctx, "git log --oneline && git status --short && git diff HEAD")
+            .await;
+    assert!(!out.is_error && out.content.contains("first"), "{}", out.content);
 }

@@ -194,6 +194,12 @@ impl Policy {
         if let Some(r) = rule.filter(|r| r.effect == Effect::Deny) {
             return Decision::deny(DecidedBy::rule(r), denied_by_rule(tool, &describe_subject(tool, paths), r));
         }
+        // A search reads what it searches: `file_read` deny rules hold for it too.
+        if tool == "grep"
+            && let Some(r) = self.rules.decide("file_read", subject).filter(|r| r.effect == Effect::Deny)
+        {
+            return Decision::deny(DecidedBy::rule(r), denied_by_rule(tool, &describe_subject(tool, paths), r));
+        }
         let outside: Vec<&str> = paths.iter().filter(|p| !p.inside_project).map(|p| p.display.as_str()).collect();
         // A fetch from a domain a rule allows is the one non-read-only call plan mode runs.
         let allowed_fetch = access == Access::Network && rule.is_some_and(|r| r.effect == Effect::Allow);

@@ -136,8 +136,18 @@ impl Policy {
             return self.redirection(mode, part, &text, track);
         }
         let runs = invocations(part);
+        // For the deny rules, a program that is a file a command could have made (in the
+        // project or a temp folder, or not there yet) could be any program, a copy of `rm`
+        // under another name among them.
+        let made: Vec<Invocation> = runs
+            .iter()
+            .filter_map(|run| match run {
+                Invocation::Argv { words, .. } => self.made_program(words),
+                Invocation::Opaque(_) => None,
+            })
+            .collect();
         // Deny rules, against every program it runs however it is named.
-        for run in &runs {
+        for run in runs.iter().chain(&made) {
             let hit = match run {
                 Invocation::Argv { env, words } => self
                     .rules
@@ -199,6 +209,35 @@ impl Policy {
                 None => verdict(Permission::Ask, DecidedBy::Mode(mode), why),
             },
         }
+    }
+
+    /// `./x`, `/tmp/tool`, or a name PATH finds in such a place: a program cairn cannot tell
+    /// from the ones the deny rules name.
+    fn made_program(&self, words: &[Word]) -> Option<Invocation> {
+        let name = words.first().filter(|w| w.is_plain())?.text.as_str();
+        let found = if name.contains('/') {
+            match std::fs::canonicalize(self.root.join(name)) {
+                Ok(path) => path,
+                Err(_) => {
+                    return Some(Invocation::Opaque(format!(
+                        "`{name}` is not there yet, so what it is cannot be known"
+                    )));
+                }
+            }
+        } else {
+            readonly::find_in_path(name)?
+        };
+        let mut places = vec![self.root.clone()];
+        places.extend(["/tmp", "/var/tmp", "/dev/shm"].iter().map(PathBuf::from));
+        places.extend(std::env::var_os("TMPDIR").map(PathBuf::from));
+        let place = places
+            .iter()
+            .find(|p| found.starts_with(p) || std::fs::canonicalize(p).is_ok_and(|c| found.starts_with(c)))?;
+        Some(Invocation::Opaque(format!(
+            "`{name}` runs {}, a file in {} that any command may have written",
+            found.display(),
+            place.display()
+        )))
     }
 
     /// An allow rule covers the part itself, and every program it runs in turn is covered by

@@ -305,7 +305,9 @@ fn read_only_inside(root: &Path, writable: &[PathBuf]) -> Vec<PathBuf> {
 }
 
 /// Error messages a confined command prints when the sandbox stopped it.
-const FILE_MARKERS: &[&str] = &["permission denied", "operation not permitted", "read-only file system"];
+/// (`resource busy`: a file replaced by a rename where a read-only one is mounted.)
+const FILE_MARKERS: &[&str] =
+    &["permission denied", "operation not permitted", "read-only file system", "device or resource busy"];
 const NETWORK_MARKERS: &[&str] = &[
     "could not resolve host",
     "temporary failure in name resolution",

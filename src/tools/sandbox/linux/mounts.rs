@@ -95,6 +95,9 @@ fn unescape(field: &str) -> String {
 
 /// What the child does to its mount namespace.
 pub struct Plan {
+    /// Where the command runs: entered again once the mounts are in place (the folder it is
+    /// in was entered through the old ones, before the namespace existed).
+    cwd: CString,
     uid_map: CString,
     gid_map: CString,
     /// Bound onto themselves, writable as they are.
@@ -108,12 +111,14 @@ pub struct Plan {
 impl Plan {
     /// The plan for a command whose writable roots are `writable` (existing folders,
     /// canonical) and that must not write `read_only` (inside them).
-    pub fn new(writable: &[PathBuf], read_only: &[PathBuf]) -> std::io::Result<Plan> {
+    pub fn new(cwd: &Path, writable: &[PathBuf], read_only: &[PathBuf]) -> std::io::Result<Plan> {
         let mounts = mount_points()?;
         // SAFETY: getuid and getgid cannot fail.
         let (uid, gid) = unsafe { (libc::getuid(), libc::getgid()) };
-        // Root maps every id, so files keep their owners; anyone else maps only themselves.
-        let map = |id: u32| if uid == 0 { "0 0 4294967295\n".to_string() } else { format!("{id} {id} 1\n") };
+        // Each maps only itself: a process inside a new user namespace may write no wider map
+        // (that needs CAP_SETUID over the parent namespace). Files of other owners show as
+        // `nobody` inside, which even root there may not override.
+        let map = |id: u32| format!("{id} {id} 1\n");
         let c = |p: &Path| CString::new(p.as_os_str().as_encoded_bytes()).map_err(std::io::Error::other);
         let mut writable: Vec<PathBuf> = writable.to_vec();
         writable.sort_by_key(|p| p.components().count());
@@ -136,6 +141,7 @@ impl Plan {
             remount.push((c(&m.path)?, m.flags, PSEUDO.contains(&m.fstype.as_str())));
         }
         Ok(Plan {
+            cwd: c(cwd)?,
             uid_map: CString::new(map(uid)).map_err(std::io::Error::other)?,
             gid_map: CString::new(map(gid)).map_err(std::io::Error::other)?,
             writable: writable.iter().map(|p| c(p)).collect::<Result<_, _>>()?,
@@ -187,6 +193,7 @@ impl Plan {
                     }
                 }
             }
+            check(libc::chdir(self.cwd.as_ptr()))?;
         }
         Ok(())
     }
