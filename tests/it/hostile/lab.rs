@@ -49,28 +49,6 @@ fn which(program: &str) -> bool {
         .is_ok_and(|s| s.success())
 }
 
-/// A folder outside every writable root of the sandbox: the build's temp folder, else the
-/// home folder, else (as root) `/var/lib`.
-fn far_base() -> Option<PathBuf> {
-    let writable: Vec<PathBuf> = ["/tmp", "/var/tmp", "/dev/shm"]
-        .iter()
-        .map(PathBuf::from)
-        .chain(std::env::var_os("TMPDIR").map(PathBuf::from))
-        .filter_map(|p| p.canonicalize().ok())
-        .collect();
-    [
-        Some(PathBuf::from(env!("CARGO_TARGET_TMPDIR"))),
-        std::env::var_os("HOME").map(PathBuf::from),
-        Some("/var/lib".into()),
-    ]
-    .into_iter()
-    .flatten()
-    .filter_map(|d| d.canonicalize().ok())
-    .find(|d| {
-        !writable.iter().any(|w| d.starts_with(w)) && std::fs::metadata(d).is_ok_and(|m| !m.permissions().readonly())
-    })
-}
-
 pub struct Lab {
     pub base: PathBuf,
     pub project: PathBuf,
@@ -103,10 +81,7 @@ fn write(path: &Path, content: &str, mode: u32) {
 impl Lab {
     /// A fresh lab, or `None` (with a note) where no folder outside the writable roots exists.
     pub fn new(runner: Runner) -> Option<Lab> {
-        let Some(far) = far_base() else {
-            eprintln!("skipped: no folder outside the sandbox's writable roots for the canaries");
-            return None;
-        };
+        let far = crate::support::cairn::outside_writable_roots()?;
         let tag = format!("{}-{}", std::process::id(), fastrand::u64(..));
         let base = far.join(format!("hostile-{tag}"));
         let project = base.join("project");

@@ -10,9 +10,9 @@ pub struct Spec {
     /// Short options, as for getopt: `"nr"` flags, `"k:"` a value, `"o::"` an optional value
     /// that must be attached.
     pub short: &'static str,
-    /// Long options without dashes: `"name"` a flag, `"name="` a value, `"name?"` an optional
-    /// value (only with `=`).
-    pub long: &'static [&'static str],
+    /// Long options without dashes, separated by spaces: `name` a flag, `name=` a value,
+    /// `name?` an optional value (only with `=`).
+    pub long: &'static str,
     /// Long options may be abbreviated to a unique prefix (GNU getopt_long, git).
     pub abbreviations: bool,
     /// Options may follow operands (GNU argument permutation); otherwise the first operand
@@ -61,11 +61,11 @@ fn short_takes(spec: &Spec, c: char) -> Option<Takes> {
 /// Resolve `--given` among the long options: exact, else a unique prefix when abbreviations
 /// are allowed.
 fn resolve_long(spec: &Spec, program: &str, given: &str) -> Result<(&'static str, Takes), String> {
-    if let Some(entry) = spec.long.iter().find(|e| long_entry(e).0 == given) {
+    if let Some(entry) = spec.long.split_whitespace().find(|e| long_entry(e).0 == given) {
         return Ok(long_entry(entry));
     }
     let candidates: Vec<&'static str> = if spec.abbreviations && !given.is_empty() {
-        spec.long.iter().copied().filter(|e| long_entry(e).0.starts_with(given)).collect()
+        spec.long.split_whitespace().filter(|e| long_entry(e).0.starts_with(given)).collect()
     } else {
         Vec::new()
     };
@@ -157,7 +157,7 @@ mod tests {
 
     const SORT: Spec = Spec {
         short: "bno:k:",
-        long: &["numeric-sort", "output=", "compress-program=", "key=", "debug", "version?"],
+        long: "numeric-sort output= compress-program= key= debug version?",
         abbreviations: true,
         permute: true,
     };
@@ -175,7 +175,7 @@ mod tests {
         let t = parse(&SORT, "sort", &args(&["--outp=f", "--comp", "sh", "x"])).unwrap();
         assert_eq!(t, [opt("output", Some("f")), opt("compress-program", Some("sh")), Token::Operand("x".into())]);
         assert!(parse(&SORT, "sort", &args(&["--no-such"])).unwrap_err().contains("does not know"));
-        let ambiguous = Spec { long: &["output=", "output-delimiter="], ..SORT };
+        let ambiguous = Spec { long: "output= output-delimiter=", ..SORT };
         assert!(parse(&ambiguous, "x", &args(&["--out=f"])).unwrap_err().contains("ambiguous"));
         let exact = Spec { abbreviations: false, ..SORT };
         assert!(parse(&exact, "x", &args(&["--outp=f"])).is_err());

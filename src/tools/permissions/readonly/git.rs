@@ -7,213 +7,43 @@
 use super::getopt::{self, Spec, Token};
 use super::{Context, Reads};
 
-const LONG_DIFF: &[&str] = &[
-    "patch",
-    "no-patch",
-    "unified=",
-    "output=",
-    "output-indicator-new=",
-    "output-indicator-old=",
-    "output-indicator-context=",
-    "raw",
-    "patch-with-raw",
-    "indent-heuristic",
-    "no-indent-heuristic",
-    "minimal",
-    "patience",
-    "histogram",
-    "anchored=",
-    "diff-algorithm=",
-    "stat?",
-    "compact-summary",
-    "numstat",
-    "shortstat",
-    "dirstat?",
-    "cumulative",
-    "dirstat-by-file?",
-    "summary",
-    "patch-with-stat",
-    "name-only",
-    "name-status",
-    "submodule?",
-    "color?",
-    "no-color",
-    "color-moved?",
-    "no-color-moved",
-    "color-moved-ws=",
-    "no-color-moved-ws",
-    "word-diff?",
-    "word-diff-regex=",
-    "color-words?",
-    "no-renames",
-    "rename-empty",
-    "no-rename-empty",
-    "check",
-    "ws-error-highlight=",
-    "full-index",
-    "binary",
-    "abbrev?",
-    "no-abbrev",
-    "break-rewrites?",
-    "find-renames?",
-    "find-copies?",
-    "find-copies-harder",
-    "irreversible-delete",
-    "diff-filter=",
-    "find-object=",
-    "pickaxe-all",
-    "pickaxe-regex",
-    "skip-to=",
-    "rotate-to=",
-    "relative?",
-    "no-relative",
-    "text",
-    "ignore-cr-at-eol",
-    "ignore-space-at-eol",
-    "ignore-space-change",
-    "ignore-all-space",
-    "ignore-blank-lines",
-    "ignore-matching-lines=",
-    "inter-hunk-context=",
-    "function-context",
-    "exit-code",
-    "quiet",
-    "ext-diff",
-    "no-ext-diff",
-    "textconv",
-    "no-textconv",
-    "ignore-submodules?",
-    "src-prefix=",
-    "dst-prefix=",
-    "no-prefix",
-    "default-prefix",
-    "line-prefix=",
-    "ita-invisible-in-index",
-    "ita-visible-in-index",
-    "stat-width=",
-    "stat-name-width=",
-    "stat-count=",
-    "stat-graph-width=",
-    "renames",
-    "color-moved-ws",
-    "cached",
-    "staged",
-    "merge-base",
-    "no-index",
-    "ours",
-    "theirs",
-    "base",
-];
+/// The options of git's diff machinery (diff, show, log -p, …).
+macro_rules! long_diff {
+    () => {
+        "patch no-patch unified= output= output-indicator-new= output-indicator-old= \
+        output-indicator-context= raw patch-with-raw indent-heuristic no-indent-heuristic minimal patience \
+        histogram anchored= diff-algorithm= stat? compact-summary numstat shortstat dirstat? cumulative \
+        dirstat-by-file? summary patch-with-stat name-only name-status submodule? color? no-color \
+        color-moved? no-color-moved color-moved-ws= no-color-moved-ws word-diff? word-diff-regex= \
+        color-words? no-renames rename-empty no-rename-empty check ws-error-highlight= full-index binary \
+        abbrev? no-abbrev break-rewrites? find-renames? find-copies? find-copies-harder irreversible-delete \
+        diff-filter= find-object= pickaxe-all pickaxe-regex skip-to= rotate-to= relative? no-relative text \
+        ignore-cr-at-eol ignore-space-at-eol ignore-space-change ignore-all-space ignore-blank-lines \
+        ignore-matching-lines= inter-hunk-context= function-context exit-code quiet ext-diff no-ext-diff \
+        textconv no-textconv ignore-submodules? src-prefix= dst-prefix= no-prefix default-prefix \
+        line-prefix= ita-invisible-in-index ita-visible-in-index stat-width= stat-name-width= stat-count= \
+        stat-graph-width= renames color-moved-ws cached staged merge-base no-index ours theirs base"
+    };
+}
 
-const LONG_LOG: &[&str] = &[
-    "max-count=",
-    "skip=",
-    "since=",
-    "after=",
-    "until=",
-    "before=",
-    "author=",
-    "committer=",
-    "grep=",
-    "grep-reflog=",
-    "all-match",
-    "invert-grep",
-    "regexp-ignore-case",
-    "basic-regexp",
-    "extended-regexp",
-    "fixed-strings",
-    "perl-regexp",
-    "remove-empty",
-    "merges",
-    "no-merges",
-    "min-parents=",
-    "max-parents=",
-    "no-min-parents",
-    "no-max-parents",
-    "first-parent",
-    "exclude-first-parent-only",
-    "not",
-    "all",
-    "branches?",
-    "tags?",
-    "remotes?",
-    "glob=",
-    "exclude=",
-    "reflog",
-    "alternate-refs",
-    "single-worktree",
-    "ignore-missing",
-    "bisect",
-    "stdin",
-    "cherry-mark",
-    "cherry-pick",
-    "left-only",
-    "right-only",
-    "cherry",
-    "walk-reflogs",
-    "merge",
-    "boundary",
-    "simplify-by-decoration",
-    "show-pulls",
-    "full-history",
-    "dense",
-    "sparse",
-    "simplify-merges",
-    "ancestry-path?",
-    "date-order",
-    "author-date-order",
-    "topo-order",
-    "reverse",
-    "no-walk?",
-    "do-walk",
-    "pretty?",
-    "format=",
-    "abbrev-commit",
-    "no-abbrev-commit",
-    "oneline",
-    "encoding=",
-    "expand-tabs?",
-    "no-expand-tabs",
-    "notes?",
-    "no-notes",
-    "show-notes?",
-    "show-notes-by-default",
-    "standard-notes",
-    "no-standard-notes",
-    "show-signature",
-    "relative-date",
-    "date=",
-    "parents",
-    "children",
-    "left-right",
-    "graph",
-    "show-linear-break?",
-    "cc",
-    "dd",
-    "diff-merges=",
-    "no-diff-merges",
-    "combined-all-paths",
-    "decorate?",
-    "no-decorate",
-    "decorate-refs=",
-    "decorate-refs-exclude=",
-    "clear-decorations",
-    "source",
-    "mailmap",
-    "no-mailmap",
-    "use-mailmap",
-    "no-use-mailmap",
-    "full-diff",
-    "log-size",
-    "follow",
-    "since-as-filter=",
-    "count",
-    "no-graph",
-    "graph-lane-limit=",
-    "remerge-diff",
-    "first-parent",
-    "auto-merge",
-];
+/// The options of git's revision walk (log, rev-list, shortlog, …).
+macro_rules! long_log {
+    () => {
+        "max-count= skip= since= after= until= before= author= committer= grep= grep-reflog= all-match \
+        invert-grep regexp-ignore-case basic-regexp extended-regexp fixed-strings perl-regexp remove-empty \
+        merges no-merges min-parents= max-parents= no-min-parents no-max-parents first-parent \
+        exclude-first-parent-only not all branches? tags? remotes? glob= exclude= reflog alternate-refs \
+        single-worktree ignore-missing bisect stdin cherry-mark cherry-pick left-only right-only cherry \
+        walk-reflogs merge boundary simplify-by-decoration show-pulls full-history dense sparse \
+        simplify-merges ancestry-path? date-order author-date-order topo-order reverse no-walk? do-walk \
+        pretty? format= abbrev-commit no-abbrev-commit oneline encoding= expand-tabs? no-expand-tabs notes? \
+        no-notes show-notes? show-notes-by-default standard-notes no-standard-notes show-signature \
+        relative-date date= parents children left-right graph show-linear-break? cc dd diff-merges= \
+        no-diff-merges combined-all-paths decorate? no-decorate decorate-refs= decorate-refs-exclude= \
+        clear-decorations source mailmap no-mailmap use-mailmap no-use-mailmap full-diff log-size follow \
+        since-as-filter= count no-graph graph-lane-limit= remerge-diff first-parent auto-merge"
+    };
+}
 
 const SHORT_LOG: &str = "n:iEFPgmctL:puszwbaRM::C::B::Dl:S:G:U:O:X::";
 const SHORT_DIFF: &str = "puszwbaRM::C::B::Dl:S:G:U:O:X::0123";
@@ -227,314 +57,74 @@ const UNSAFE: &[(&str, &str)] = &[
     ("open-files-in-pager", "`--open-files-in-pager` opens the files in a program"),
 ];
 
-fn joined(parts: &[&[&'static str]]) -> &'static [&'static str] {
-    let all: Vec<&'static str> = parts.iter().flat_map(|p| p.iter().copied()).collect();
-    Box::leak(all.into_boxed_slice())
-}
-
-fn spec(short: &'static str, long: &'static [&'static str]) -> Spec {
+fn spec(short: &'static str, long: &'static str) -> Spec {
     Spec { short, long, abbreviations: true, permute: true }
 }
 
 /// Subcommand options, built once.
 fn specs() -> &'static Specs {
     static SPECS: std::sync::OnceLock<Specs> = std::sync::OnceLock::new();
-    SPECS.get_or_init(|| {
-        let help: &[&'static str] = &["help"];
-        Specs {
-            log: spec(SHORT_LOG, joined(&[LONG_LOG, LONG_DIFF, help])),
-            diff: spec(SHORT_DIFF, joined(&[LONG_DIFF, help])),
-            status: spec(
-                "sbvzu::",
-                &[
-                    "short",
-                    "branch",
-                    "show-stash",
-                    "porcelain?",
-                    "long",
-                    "verbose",
-                    "untracked-files?",
-                    "ignore-submodules?",
-                    "ignored?",
-                    "null",
-                    "column?",
-                    "no-column",
-                    "ahead-behind",
-                    "no-ahead-behind",
-                    "renames",
-                    "no-renames",
-                    "find-renames?",
-                    "help",
-                ],
-            ),
-            blame: spec(
-                "btL:lS:pM::C::sefnwc",
-                &[
-                    "root",
-                    "show-stats",
-                    "porcelain",
-                    "line-porcelain",
-                    "incremental",
-                    "encoding=",
-                    "contents=",
-                    "date=",
-                    "progress",
-                    "no-progress",
-                    "ignore-rev=",
-                    "ignore-revs-file=",
-                    "color-lines",
-                    "color-by-age",
-                    "minimal",
-                    "show-email",
-                    "show-name",
-                    "show-number",
-                    "abbrev?",
-                    "score-debug",
-                    "reverse",
-                    "first-parent",
-                    "since=",
-                    "help",
-                ],
-            ),
-            grep: spec(
-                "aiIrwvhHEGPFnlLO::zocpA:B:C:Wm:f:e:q0123456789",
-                &[
-                    "text",
-                    "textconv",
-                    "no-textconv",
-                    "ignore-case",
-                    "max-depth=",
-                    "recursive",
-                    "no-recursive",
-                    "word-regexp",
-                    "invert-match",
-                    "full-name",
-                    "extended-regexp",
-                    "basic-regexp",
-                    "perl-regexp",
-                    "fixed-strings",
-                    "line-number",
-                    "column",
-                    "files-with-matches",
-                    "name-only",
-                    "files-without-match",
-                    "open-files-in-pager?",
-                    "null",
-                    "only-matching",
-                    "count",
-                    "color?",
-                    "no-color",
-                    "break",
-                    "heading",
-                    "show-function",
-                    "after-context=",
-                    "before-context=",
-                    "context=",
-                    "function-context",
-                    "max-count=",
-                    "threads=",
-                    "and",
-                    "or",
-                    "not",
-                    "all-match",
-                    "quiet",
-                    "cached",
-                    "untracked",
-                    "no-index",
-                    "exclude-standard",
-                    "no-exclude-standard",
-                    "recurse-submodules",
-                    "help",
-                ],
-            ),
-            ls_files: spec(
-                "cdmoiskuztvfx:X:",
-                &[
-                    "cached",
-                    "deleted",
-                    "modified",
-                    "others",
-                    "ignored",
-                    "stage",
-                    "killed",
-                    "unmerged",
-                    "directory",
-                    "no-empty-directory",
-                    "eol",
-                    "full-name",
-                    "recurse-submodules",
-                    "abbrev?",
-                    "exclude=",
-                    "exclude-from=",
-                    "exclude-per-directory=",
-                    "exclude-standard",
-                    "error-unmatch",
-                    "with-tree=",
-                    "format=",
-                    "debug",
-                    "deduplicate",
-                    "sparse",
-                    "resolve-undo",
-                    "help",
-                ],
-            ),
-            ls_tree: spec(
-                "drtlz",
-                &[
-                    "long",
-                    "name-only",
-                    "name-status",
-                    "object-only",
-                    "full-name",
-                    "full-tree",
-                    "abbrev?",
-                    "format=",
-                    "help",
-                ],
-            ),
-            cat_file: spec(
-                "tsepZ",
-                &[
-                    "textconv",
-                    "filters",
-                    "path=",
-                    "batch?",
-                    "batch-check?",
-                    "batch-command?",
-                    "batch-all-objects",
-                    "buffer",
-                    "follow-symlinks",
-                    "unordered",
-                    "allow-unknown-type",
-                    "mailmap",
-                    "use-mailmap",
-                    "no-mailmap",
-                    "help",
-                ],
-            ),
-            rev_parse: spec(
-                "q",
-                &[
-                    "short?",
-                    "verify",
-                    "abbrev-ref?",
-                    "show-toplevel",
-                    "git-dir",
-                    "git-common-dir",
-                    "is-inside-work-tree",
-                    "is-inside-git-dir",
-                    "is-bare-repository",
-                    "absolute-git-dir",
-                    "show-prefix",
-                    "show-cdup",
-                    "symbolic",
-                    "symbolic-full-name",
-                    "all",
-                    "branches?",
-                    "tags?",
-                    "remotes?",
-                    "glob=",
-                    "default=",
-                    "quiet",
-                    "sq",
-                    "sq-quote",
-                    "local-env-vars",
-                    "path-format=",
-                    "show-object-format?",
-                    "show-ref-format",
-                    "git-path=",
-                    "show-superproject-working-tree",
-                    "shared-index-path",
-                    "since=",
-                    "until=",
-                    "before=",
-                    "after=",
-                    "revs-only",
-                    "no-revs",
-                    "flags",
-                    "no-flags",
-                    "prefix=",
-                    "not",
-                    "disambiguate=",
-                    "exclude=",
-                    "exclude-hidden=",
-                    "is-shallow-repository",
-                    "end-of-options",
-                    "help",
-                ],
-            ),
-            describe: spec(
-                "",
-                &[
-                    "all",
-                    "tags",
-                    "contains",
-                    "abbrev?",
-                    "candidates=",
-                    "exact-match",
-                    "debug",
-                    "long",
-                    "match=",
-                    "exclude=",
-                    "always",
-                    "first-parent",
-                    "dirty?",
-                    "broken?",
-                    "help",
-                ],
-            ),
-            shortlog: spec(
-                "sneccw::",
-                joined(&[LONG_LOG, &["group=", "committer", "summary", "numbered", "email", "format=", "help"]]),
-            ),
-            merge_base: spec("a", &["all", "octopus", "independent", "is-ancestor", "fork-point", "help"]),
-            name_rev: spec(
-                "",
-                &["tags", "refs=", "exclude=", "all", "annotate-stdin", "name-only", "no-undefined", "always", "help"],
-            ),
-            show_ref: spec(
-                "dsq",
-                &[
-                    "head",
-                    "heads",
-                    "branches",
-                    "tags",
-                    "dereference",
-                    "hash?",
-                    "verify",
-                    "abbrev?",
-                    "quiet",
-                    "exists",
-                    "help",
-                ],
-            ),
-            for_each_ref: spec(
-                "spq",
-                &[
-                    "count=",
-                    "shell",
-                    "perl",
-                    "python",
-                    "tcl",
-                    "sort=",
-                    "format=",
-                    "color?",
-                    "points-at=",
-                    "merged?",
-                    "no-merged?",
-                    "contains?",
-                    "no-contains?",
-                    "ignore-case",
-                    "omit-empty",
-                    "exclude=",
-                    "include-root-refs",
-                    "help",
-                ],
-            ),
-            count_objects: spec("vH", &["verbose", "human-readable", "help"]),
-            check_ignore: spec("qvnz", &["quiet", "verbose", "no-index", "non-matching", "stdin", "help"]),
-            words: spec("l", &["help", "build-options"]),
-        }
+    SPECS.get_or_init(|| Specs {
+        log: spec(SHORT_LOG, concat!(long_log!(), " ", long_diff!(), " help")),
+        diff: spec(SHORT_DIFF, concat!(long_diff!(), " help")),
+        status: spec(
+            "sbvzu::",
+            "short branch show-stash porcelain? long verbose untracked-files? ignore-submodules? ignored? null \
+                column? no-column ahead-behind no-ahead-behind renames no-renames find-renames? help",
+        ),
+        blame: spec(
+            "btL:lS:pM::C::sefnwc",
+            "root show-stats porcelain line-porcelain incremental encoding= contents= date= progress no-progress \
+                ignore-rev= ignore-revs-file= color-lines color-by-age minimal show-email show-name show-number \
+                abbrev? score-debug reverse first-parent since= help",
+        ),
+        grep: spec(
+            "aiIrwvhHEGPFnlLO::zocpA:B:C:Wm:f:e:q0123456789",
+            "text textconv no-textconv ignore-case max-depth= recursive no-recursive word-regexp invert-match \
+                full-name extended-regexp basic-regexp perl-regexp fixed-strings line-number column \
+                files-with-matches name-only files-without-match open-files-in-pager? null only-matching count \
+                color? no-color break heading show-function after-context= before-context= context= function-context \
+                max-count= threads= and or not all-match quiet cached untracked no-index exclude-standard \
+                no-exclude-standard recurse-submodules help",
+        ),
+        ls_files: spec(
+            "cdmoiskuztvfx:X:",
+            "cached deleted modified others ignored stage killed unmerged directory no-empty-directory eol \
+                full-name recurse-submodules abbrev? exclude= exclude-from= exclude-per-directory= exclude-standard \
+                error-unmatch with-tree= format= debug deduplicate sparse resolve-undo help",
+        ),
+        ls_tree: spec("drtlz", "long name-only name-status object-only full-name full-tree abbrev? format= help"),
+        cat_file: spec(
+            "tsepZ",
+            "textconv filters path= batch? batch-check? batch-command? batch-all-objects buffer follow-symlinks \
+                unordered allow-unknown-type mailmap use-mailmap no-mailmap help",
+        ),
+        rev_parse: spec(
+            "q",
+            "short? verify abbrev-ref? show-toplevel git-dir git-common-dir is-inside-work-tree is-inside-git-dir \
+                is-bare-repository absolute-git-dir show-prefix show-cdup symbolic symbolic-full-name all branches? \
+                tags? remotes? glob= default= quiet sq sq-quote local-env-vars path-format= show-object-format? \
+                show-ref-format git-path= show-superproject-working-tree shared-index-path since= until= before= \
+                after= revs-only no-revs flags no-flags prefix= not disambiguate= exclude= exclude-hidden= \
+                is-shallow-repository end-of-options help",
+        ),
+        describe: spec(
+            "",
+            "all tags contains abbrev? candidates= exact-match debug long match= exclude= always first-parent \
+                dirty? broken? help",
+        ),
+        shortlog: spec("sneccw::", concat!(long_log!(), " group= committer summary numbered email format= help")),
+        merge_base: spec("a", "all octopus independent is-ancestor fork-point help"),
+        name_rev: spec("", "tags refs= exclude= all annotate-stdin name-only no-undefined always help"),
+        show_ref: spec("dsq", "head heads branches tags dereference hash? verify abbrev? quiet exists help"),
+        for_each_ref: spec(
+            "spq",
+            "count= shell perl python tcl sort= format= color? points-at= merged? no-merged? contains? \
+                no-contains? ignore-case omit-empty exclude= include-root-refs help",
+        ),
+        count_objects: spec("vH", "verbose human-readable help"),
+        check_ignore: spec("qvnz", "quiet verbose no-index non-matching stdin help"),
+        words: spec("l", "help build-options"),
     })
 }
 
@@ -766,28 +356,8 @@ fn is_count(arg: &str) -> bool {
 fn branch(args: &[String]) -> Result<Reads, String> {
     let spec = spec(
         "arvli",
-        &[
-            "all",
-            "remotes",
-            "verbose",
-            "list",
-            "show-current",
-            "color?",
-            "no-color",
-            "column?",
-            "no-column",
-            "contains?",
-            "no-contains?",
-            "merged?",
-            "no-merged?",
-            "points-at=",
-            "ignore-case",
-            "sort=",
-            "format=",
-            "abbrev?",
-            "no-abbrev",
-            "omit-empty",
-        ],
+        "all remotes verbose list show-current color? no-color column? no-column contains? no-contains? \
+                merged? no-merged? points-at= ignore-case sort= format= abbrev? no-abbrev omit-empty",
     );
     let tokens = getopt::parse(&spec, "git branch", args)
         .map_err(|e| format!("{e}; `git branch` with it may change branches"))?;
@@ -803,21 +373,8 @@ fn branch(args: &[String]) -> Result<Reads, String> {
 fn tag(args: &[String]) -> Result<Reads, String> {
     let spec = spec(
         "ln::i",
-        &[
-            "list",
-            "contains?",
-            "no-contains?",
-            "points-at=",
-            "merged?",
-            "no-merged?",
-            "sort=",
-            "format=",
-            "color?",
-            "column?",
-            "no-column",
-            "ignore-case",
-            "omit-empty",
-        ],
+        "list contains? no-contains? points-at= merged? no-merged? sort= format= color? column? no-column \
+                ignore-case omit-empty",
     );
     let tokens =
         getopt::parse(&spec, "git tag", args).map_err(|e| format!("{e}; `git tag` with it may change tags"))?;
@@ -832,33 +389,9 @@ fn tag(args: &[String]) -> Result<Reads, String> {
 fn config(args: &[String]) -> Result<Reads, String> {
     let spec = spec(
         "lz",
-        &[
-            "get",
-            "get-all",
-            "get-regexp",
-            "get-urlmatch",
-            "list",
-            "show-origin",
-            "show-scope",
-            "name-only",
-            "null",
-            "type=",
-            "bool",
-            "int",
-            "bool-or-int",
-            "path",
-            "expiry-date",
-            "local",
-            "worktree",
-            "includes",
-            "no-includes",
-            "default=",
-            "all",
-            "regexp",
-            "value=",
-            "fixed-value",
-            "url=",
-        ],
+        "get get-all get-regexp get-urlmatch list show-origin show-scope name-only null type= bool int \
+                bool-or-int path expiry-date local worktree includes no-includes default= all regexp value= \
+                fixed-value url=",
     );
     let tokens = getopt::parse(&spec, "git config", args)
         .map_err(|e| format!("{e}; `git config` with it may set a value or read another file"))?;

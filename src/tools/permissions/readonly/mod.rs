@@ -11,6 +11,7 @@
 mod find;
 mod getopt;
 mod git;
+mod listing;
 mod programs;
 mod sed;
 mod small;

@@ -9,25 +9,8 @@ use super::getopt::{self, Spec, Token};
 
 const SPEC: Spec = Spec {
     short: "nrsuzEe:f:i::l:",
-    long: &[
-        "quiet",
-        "silent",
-        "debug",
-        "expression=",
-        "file=",
-        "in-place?",
-        "line-length=",
-        "null-data",
-        "zero-terminated",
-        "posix",
-        "regexp-extended",
-        "separate",
-        "sandbox",
-        "unbuffered",
-        "follow-symlinks",
-        "help",
-        "version",
-    ],
+    long: "quiet silent debug expression= file= in-place? line-length= null-data zero-terminated posix \
+        regexp-extended separate sandbox unbuffered follow-symlinks help version",
     abbreviations: true,
     permute: true,
 };

@@ -66,7 +66,7 @@ pub fn cd(args: &[String]) -> Result<Reads, String> {
 
 /// A program whose operands are names, with only these single-letter flags.
 pub fn words_only(name: &str, flags: &'static str, args: &[String]) -> Result<Reads, String> {
-    let spec = Spec { short: flags, long: &[], abbreviations: false, permute: true };
+    let spec = Spec { short: flags, long: "", abbreviations: false, permute: true };
     getopt::parse(&spec, name, args)?;
     Ok(Reads::default())
 }
@@ -154,39 +154,9 @@ pub fn ps(args: &[String]) -> Result<Reads, String> {
 pub fn pgrep(args: &[String]) -> Result<Reads, String> {
     let spec = Spec {
         short: "0acd:fF:g:G:ilnoOP:r:s:t:u:U:vwx",
-        long: &[
-            "count",
-            "delimiter=",
-            "full",
-            "pidfile=",
-            "pgroup=",
-            "group=",
-            "ignore-case",
-            "list-name",
-            "list-full",
-            "newest",
-            "oldest",
-            "older=",
-            "parent=",
-            "runstates=",
-            "session=",
-            "terminal=",
-            "euid=",
-            "uid=",
-            "inverse",
-            "lightweight",
-            "exact",
-            "ns=",
-            "nslist=",
-            "env=",
-            "cgroup=",
-            "signal=",
-            "help",
-            "version",
-            "require-handler",
-            "quiet",
-            "logpidfile",
-        ],
+        long: "count delimiter= full pidfile= pgroup= group= ignore-case list-name list-full newest oldest older= \
+            parent= runstates= session= terminal= euid= uid= inverse lightweight exact ns= nslist= env= cgroup= \
+            signal= help version require-handler quiet logpidfile",
         abbreviations: true,
         permute: true,
     };
