@@ -103,7 +103,10 @@ pub struct ToolContext {
 /// `file_read`) covers them: `grep` with `glob = ".e*"` does not read `.env` under
 /// `deny file_read(.env)`.
 #[derive(Clone, Default)]
-pub struct ReadDenials(Option<Arc<dyn Fn(&str, &std::path::Path) -> bool + Send + Sync>>);
+pub struct ReadDenials(Option<Arc<DeniesRead>>);
+
+/// Whether a deny rule keeps `tool` from reading `path`.
+type DeniesRead = dyn Fn(&str, &std::path::Path) -> bool + Send + Sync;
 
 impl ReadDenials {
     pub fn new(denies: impl Fn(&str, &std::path::Path) -> bool + Send + Sync + 'static) -> ReadDenials {

@@ -37,16 +37,13 @@ pub fn matches(pattern: &[PatternWord], words: &[Word]) -> bool {
                     stack.push((i, j + 1));
                 }
             }
-            Some(PatternWord::Literal(lit)) => {
-                if words.get(j).is_some_and(|w| w.literal && w.text == *lit) {
-                    stack.push((i + 1, j + 1));
-                }
+            Some(PatternWord::Literal(lit)) if words.get(j).is_some_and(|w| w.literal && w.text == *lit) => {
+                stack.push((i + 1, j + 1));
             }
-            Some(PatternWord::Glob(glob)) => {
-                if words.get(j).is_some_and(|w| w.literal && glob_word(glob, &w.text)) {
-                    stack.push((i + 1, j + 1));
-                }
+            Some(PatternWord::Glob(glob)) if words.get(j).is_some_and(|w| w.literal && glob_word(glob, &w.text)) => {
+                stack.push((i + 1, j + 1));
             }
+            Some(PatternWord::Literal(_) | PatternWord::Glob(_)) => {}
         }
     }
     false
@@ -80,12 +77,8 @@ pub fn could_match(pattern: &[PatternWord], words: &[Word]) -> bool {
             None => {}
             Some(PatternWord::Rest) => {
                 stack.push((i + 1, j, inside));
-                if multiple {
-                    // The `*` takes every word this one produces.
-                    stack.push((i, j + 1, false));
-                } else {
-                    stack.push((i, j + 1, false));
-                }
+                // The `*` takes this word (every word it produces, if it produces several).
+                stack.push((i, j + 1, false));
             }
             Some(rule_word) => {
                 let fits = match (rule_word, word) {

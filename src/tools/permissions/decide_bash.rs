@@ -183,10 +183,9 @@ impl Policy {
             }
         }
         // Files a command names, read or not, under a `file_read` deny rule.
-        if let Err(why) = &read_only
-            && let Some(d) = self.named_files_denied(part, &runs, &text, track)
+        if read_only.is_err()
+            && let Some(d) = self.named_files_denied(&runs, &text, track)
         {
-            let _ = why;
             return d;
         }
         if let (Mode::Plan, Err(why)) = (mode, &read_only) {
@@ -373,7 +372,7 @@ impl Policy {
 
     /// For a part that is not read-only: a file it names (any argument, of any program it
     /// runs) that a `file_read` deny rule covers. `cp .env x` and `awk 1 .en?` are refused.
-    fn named_files_denied(&self, part: &Part, runs: &[Invocation], text: &str, track: &Track) -> Option<PartDecision> {
+    fn named_files_denied(&self, runs: &[Invocation], text: &str, track: &Track) -> Option<PartDecision> {
         if !self.rules.has("file_read", Effect::Deny) {
             return None;
         }
@@ -401,7 +400,6 @@ impl Policy {
                 }
             }
         }
-        let _ = part;
         let paths = reads::resolve(&named, &self.root, &track.cwds);
         let repo = reads::repo_paths(&named, &self.root, &track.cwds);
         for p in paths.iter().chain(&repo) {

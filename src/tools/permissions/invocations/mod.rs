@@ -122,7 +122,7 @@ pub(super) fn after_options(args: &[Word], valued: &[&str]) -> Option<usize> {
         if !t.starts_with('-') || t == "-" {
             return Some(i);
         }
-        let takes_next = valued.iter().any(|v| *v == t);
+        let takes_next = valued.contains(&t);
         i += if takes_next { 2 } else { 1 };
     }
     Some(i)

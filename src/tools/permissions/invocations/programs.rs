@@ -299,12 +299,8 @@ pub(super) fn git(args: &[Word]) -> Inner {
             }
             let (key, val) = setting.split_once('=').unwrap_or((setting.as_str(), ""));
             let key = key.to_ascii_lowercase();
-            if key.starts_with("alias.") {
-                if let Some(shell) = val.strip_prefix('!') {
-                    scripts.push((key["alias.".len()..].to_string(), Some(shell.to_string())));
-                } else {
-                    scripts.push((key["alias.".len()..].to_string(), None));
-                }
+            if let Some(alias) = key.strip_prefix("alias.") {
+                scripts.push((alias.to_string(), val.strip_prefix('!').map(str::to_string)));
             } else if !GIT_HARMLESS_KEYS.iter().any(|k| key.starts_with(k)) {
                 return opaque(format!("`git -c {key}=…` can name a program git runs"));
             }

@@ -189,9 +189,9 @@ pub fn check(args: &[String], cx: &Context<'_>) -> Result<Reads, String> {
     Ok(reads)
 }
 
-fn subcommand_reads(sub: &String, sub_args: &[String]) -> Result<Reads, String> {
+fn subcommand_reads(sub: &str, sub_args: &[String]) -> Result<Reads, String> {
     let s = specs();
-    let (spec, shows) = match sub.as_str() {
+    let (spec, shows) = match sub {
         "log" | "whatchanged" | "rev-list" => (&s.log, Shows::ContentsWithPatch),
         "show" => (&s.log, Shows::Contents),
         "diff" | "diff-tree" | "diff-files" | "diff-index" => (&s.diff, Shows::Contents),

@@ -139,8 +139,8 @@ pub fn ps(args: &[String]) -> Result<Reads, String> {
                     return Err(format!("`ps -{f}` is an option cairn does not know"));
                 }
             }
-        } else if a.chars().all(|c| c.is_ascii_digit() || c == ',') {
-        } else if a.chars().all(|c| "auxwfjlrhHTmScvSnsX".contains(c)) {
+        } else if a.chars().all(|c| c.is_ascii_digit() || c == ',' || "auxwfjlrhHTmScvSnsX".contains(c)) {
+            // Process ids, or BSD-style options that only choose what is shown.
         } else if a.contains('e') && a.chars().all(|c| c.is_ascii_alphabetic()) {
             return Err("`ps e` shows the environment of every process, other programs' keys among it".into());
         } else {

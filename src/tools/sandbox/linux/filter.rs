@@ -65,13 +65,12 @@ pub fn filter(network: bool, read_only: bool) -> std::io::Result<Option<BpfProgr
     for call in MOUNTS {
         rules.insert(*call, Vec::new());
     }
-    let ioctl = |request: u64| -> Result<SeccompRule, seccompiler::BackendError> {
-        SeccompRule::new(vec![SeccompCondition::new(1, SeccompCmpArgLen::Dword, SeccompCmpOp::Eq, request)?])
+    // `Ioctl` is an unsigned long with glibc and an int with musl: the cast is needed there.
+    #[allow(clippy::unnecessary_cast)]
+    let ioctl = |request: libc::Ioctl| -> Result<SeccompRule, seccompiler::BackendError> {
+        SeccompRule::new(vec![SeccompCondition::new(1, SeccompCmpArgLen::Dword, SeccompCmpOp::Eq, request as u64)?])
     };
-    rules.insert(
-        libc::SYS_ioctl,
-        vec![ioctl(libc::TIOCSTI as u64).map_err(err)?, ioctl(libc::TIOCLINUX as u64).map_err(err)?],
-    );
+    rules.insert(libc::SYS_ioctl, vec![ioctl(libc::TIOCSTI).map_err(err)?, ioctl(libc::TIOCLINUX).map_err(err)?]);
     if !network {
         let not_unix =
             SeccompCondition::new(0, SeccompCmpArgLen::Dword, SeccompCmpOp::Ne, libc::AF_UNIX as u64).map_err(err)?;
