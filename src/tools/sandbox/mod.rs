@@ -300,9 +300,14 @@ fn read_only_inside(root: &Path, writable: &[PathBuf]) -> Vec<PathBuf> {
             out.push(dir.clone());
         }
     }
-    out.extend(scan.linked_outside);
+    // A package store linked into the project (pnpm) can make thousands: each is a mount, so
+    // past this many the rest stay writable (docs/permissions.md says so).
+    out.extend(scan.linked_outside.into_iter().take(MAX_LINK_BINDS));
     out
 }
+
+/// Files with a hard link outside the project mounted read-only at most, per command.
+const MAX_LINK_BINDS: usize = 10_000;
 
 /// Error messages a confined command prints when the sandbox stopped it.
 /// (`resource busy`: a file replaced by a rename where a read-only one is mounted.)
