@@ -22,6 +22,7 @@ mod memory;
 mod prompt;
 pub mod store;
 mod tools;
+mod trust;
 pub mod tui;
 
 pub use cli::{Cli, run};

@@ -5,6 +5,10 @@ use clap::Parser;
 fn main() -> ExitCode {
     // SAFETY: first thing, before the runtime or anything else can start a thread or a child.
     unsafe { cairn::config::take_keys_from_env() };
+    // Before any hook, server or command can start: none of them may read the keys from memory.
+    if let Err(e) = cairn::config::keep_memory_private() {
+        eprintln!("cairn: {e}; other processes of yours could read cairn's memory");
+    }
     let cli = cairn::Cli::parse();
     // A session will talk to a provider: have the TLS roots loaded meanwhile, off every loop.
     if cli.command.is_none() {

@@ -14,6 +14,7 @@ use crate::hooks::Hooks;
 use crate::mcp::{McpHub, McpReport};
 use crate::prompt::skills::{self, Skill};
 use crate::prompt::{CustomCommand, commands};
+use crate::trust::ProjectTrust;
 
 pub(super) struct Extensions {
     pub hub: McpHub,
@@ -30,18 +31,23 @@ pub(super) struct Extensions {
     pub waited_for_servers: bool,
 }
 
-/// The servers of every level, a later level replacing an earlier one of the same name.
+/// The servers of every level, a later level replacing an earlier one of the same name; the
+/// project's only in a trusted folder, and reading only the variables the user lets them.
 fn servers(
     config: &Config,
     root: &Path,
+    trust: &ProjectTrust,
     problems: &mut Vec<String>,
 ) -> (BTreeMap<String, McpServerConfig>, HooksConfig) {
     let mut servers = config.mcp_servers.clone();
     let mut hooks = config.hooks.clone();
+    if !trust.is_trusted() {
+        return (servers, hooks);
+    }
     match crate::config::load_project_settings(root) {
         Ok(project) => {
             for file in [&project.shared, &project.local] {
-                servers.extend(file.mcp_servers.clone());
+                servers.extend(file.mcp_servers.iter().map(|(n, s)| (n.clone(), s.clone().from_project(&config.mcp))));
                 hooks.extend(&file.hooks);
             }
         }
@@ -51,9 +57,15 @@ fn servers(
 }
 
 impl Extensions {
-    pub(super) fn load(config: &Config, root: &Path, user_dirs: &[PathBuf], events: Emitter) -> Extensions {
+    pub(super) fn load(
+        config: &Config,
+        root: &Path,
+        user_dirs: &[PathBuf],
+        trust: &ProjectTrust,
+        events: Emitter,
+    ) -> Extensions {
         let mut problems = Vec::new();
-        let (servers, hooks) = servers(config, root, &mut problems);
+        let (servers, hooks) = servers(config, root, trust, &mut problems);
         let report: crate::mcp::Reporter = Arc::new(move |report| match report {
             McpReport::Connected { .. } => {}
             McpReport::Failed { server, error } => events.notice(
@@ -73,8 +85,10 @@ impl Extensions {
             Arc::new(|name: &str| crate::config::env_var(name)),
             report,
         );
-        let (skills, skill_problems) = skills::discover(&skills::skill_dirs(root, user_dirs));
-        let (commands, command_problems) = commands::discover(&commands::command_dirs(root, user_dirs));
+        // An untrusted project's folders are not read: only the user's own count.
+        let project = trust.is_trusted().then_some(root);
+        let (skills, skill_problems) = skills::discover(&skills::skill_dirs(project, user_dirs));
+        let (commands, command_problems) = commands::discover(&commands::command_dirs(project, user_dirs));
         problems.extend(skill_problems.into_iter().map(|p| format!("skill {}: {}", p.path.display(), p.problem)));
         problems.extend(command_problems.into_iter().map(|p| format!("command {}: {}", p.path.display(), p.problem)));
         Extensions {
@@ -150,9 +164,9 @@ impl Extensions {
 
 /// Values of the environment variables the MCP servers' settings name, so they are kept out
 /// of everything stored (`${GITHUB_TOKEN}` in a header).
-pub(super) fn redact_server_variables(config: &Config, root: &Path, redactor: &mut Redactor) {
+pub(super) fn redact_server_variables(config: &Config, root: &Path, trust: &ProjectTrust, redactor: &mut Redactor) {
     let mut ignored = Vec::new();
-    let (servers, _) = servers(config, root, &mut ignored);
+    let (servers, _) = servers(config, root, trust, &mut ignored);
     for server in servers.values() {
         let texts = server
             .headers
@@ -161,7 +175,9 @@ pub(super) fn redact_server_variables(config: &Config, root: &Path, redactor: &m
             .chain(server.args.iter())
             .chain(server.url.iter())
             .chain(server.command.iter());
-        for name in texts.flat_map(|t| crate::mcp::variables(t)) {
+        // A variable a project's server may not read is not expanded, so there is nothing to
+        // keep out (and `${HOME}` in a repository's file must not redact every path).
+        for name in texts.flat_map(|t| crate::mcp::variables(t)).filter(|n| server.may_read(n)) {
             if let Some(value) = crate::config::env_var(&name) {
                 redactor.add("an MCP server's setting", value.trim());
             }

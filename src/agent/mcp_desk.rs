@@ -77,6 +77,10 @@ pub(super) struct McpDesk {
     pub budget_tokens: u64,
     pub startup_timeout_ms: u64,
     pub root: PathBuf,
+    /// What a project's servers may read of the environment (`[mcp] project_variables`).
+    pub mcp: crate::config::McpConfig,
+    /// The folder's trust: servers imported by the user's word join its record.
+    pub trust: crate::trust::ProjectTrust,
 }
 
 impl McpDesk {
@@ -195,8 +199,14 @@ impl McpDesk {
         }
         let path = write_servers(&self.root, &new)?;
         let names: Vec<String> = new.iter().map(|(n, _)| n.clone()).collect();
+        let written: Vec<String> =
+            names.iter().map(|n| format!(".cairn/settings.local.toml#mcp_servers.{n}")).collect();
+        if let Err(e) = self.trust.adopt(|item| written.contains(&item.id)) {
+            tracing::warn!(error = %e, "could not add the imported servers to the folder's trust");
+        }
         for (name, config) in new {
-            self.hub.add(&name, config);
+            // A repository's `.mcp.json` is the project's: it reads only what the user lets it.
+            self.hub.add(&name, config.from_project(&self.mcp));
         }
         Ok(format!("imported {} into {}; starting them now", names.join(", "), path.display()))
     }
@@ -208,25 +218,13 @@ fn write_servers(root: &Path, servers: &[(String, McpServerConfig)]) -> Result<P
     let path = local_settings_path(root);
     let dir = path.parent().ok_or("the settings path has no folder")?;
     std::fs::create_dir_all(dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
-    let text = match std::fs::read_to_string(&path) {
-        Ok(text) => text,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => String::new(),
-        Err(e) => return Err(format!("cannot read {}: {e}", path.display())),
-    };
+    let text = crate::config::read_for_edit(&path)?;
     crate::config::parse_settings(&text).map_err(|(line, _, m)| {
         format!("{}, line {line}: {m}; fix it, then import again (nothing was written)", path.display())
     })?;
     let mut doc: toml_edit::DocumentMut =
         text.parse().map_err(|e| format!("{} is not valid TOML: {e}", path.display()))?;
-    let table = doc
-        .entry("mcp_servers")
-        .or_insert_with(|| {
-            let mut t = toml_edit::Table::new();
-            t.set_implicit(true);
-            toml_edit::Item::Table(t)
-        })
-        .as_table_mut()
-        .ok_or_else(|| format!("{}: `mcp_servers` is not a table", path.display()))?;
+    let table = crate::config::table_for_edit(&mut doc, "mcp_servers", &path)?;
     for (name, server) in servers {
         let written = toml::to_string(server).map_err(|e| format!("cannot write server `{name}`: {e}"))?;
         let value: toml_edit::DocumentMut =

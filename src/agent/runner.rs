@@ -26,6 +26,9 @@ pub struct AgentHandle {
     pub custom_commands: Vec<super::events::CommandInfo>,
     /// The worker's task, watched so a front end notices when it ends unasked (a panic).
     pub worker: WorkerWatch,
+    /// The key values the agent keeps out of what it stores, for a front end to keep them out of
+    /// what it prints (stream-json shows tool output as it comes).
+    pub redactor: crate::config::Redactor,
 }
 
 /// The worker task of an agent; `None` once it has ended and been waited for.
@@ -73,7 +76,14 @@ impl AgentHandle {
         session: SessionInfo,
         worker: tokio::task::JoinHandle<()>,
     ) -> AgentHandle {
-        AgentHandle { commands, events, session, worker: WorkerWatch(Some(worker)), custom_commands: Vec::new() }
+        AgentHandle {
+            commands,
+            events,
+            session,
+            worker: WorkerWatch(Some(worker)),
+            custom_commands: Vec::new(),
+            redactor: Default::default(),
+        }
     }
 }
 
@@ -137,6 +147,7 @@ pub fn spawn(setup: AgentSetup) -> Result<AgentHandle, StoreError> {
     // As announced: a resume may have changed its mode or model.
     let session = worker.session_info().clone();
     let custom_commands = worker.command_list();
+    let redactor = worker.redactor().clone();
     let worker = tokio::spawn(worker.run(work_rx));
     tokio::spawn(router.run(commands_rx));
     Ok(AgentHandle {
@@ -145,6 +156,7 @@ pub fn spawn(setup: AgentSetup) -> Result<AgentHandle, StoreError> {
         session,
         worker: WorkerWatch(Some(worker)),
         custom_commands,
+        redactor,
     })
 }
 

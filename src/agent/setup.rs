@@ -54,4 +54,7 @@ pub struct AgentSetup {
     pub agent_types: Arc<crate::prompt::AgentTypes>,
     /// Asks the provider which models it serves (`/model`); `None` when it cannot be asked.
     pub model_lister: Option<super::models::ModelLister>,
+    /// Whether the project's files are in force: its hooks, MCP servers, commands, skills,
+    /// instruction files and allow rules load only when the folder is trusted.
+    pub trust: crate::trust::ProjectTrust,
 }

@@ -5,7 +5,9 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use crate::config::Config;
+use crate::prompt::{InstructionFile, InstructionScan};
 use crate::store::{ProjectId, Store};
+use crate::trust::ProjectTrust;
 
 #[derive(Clone)]
 pub(super) struct Workplace {
@@ -17,6 +19,8 @@ pub(super) struct Workplace {
     config: Arc<Config>,
     /// Canonical, so paths the tools resolve compare equal.
     truncations_dir: PathBuf,
+    /// Whether the project's files are in force (its instruction files among them).
+    trust: ProjectTrust,
 }
 
 impl Workplace {
@@ -27,11 +31,12 @@ impl Workplace {
         cwd: PathBuf,
         config: Config,
         truncations_dir: PathBuf,
+        trust: ProjectTrust,
     ) -> Workplace {
         // Created so it can be made canonical; a failure shows when a file is first saved there.
         let _ = std::fs::create_dir_all(&truncations_dir);
         let truncations_dir = truncations_dir.canonicalize().unwrap_or(truncations_dir);
-        Workplace { store, project, root, cwd, config: Arc::new(config), truncations_dir }
+        Workplace { store, project, root, cwd, config: Arc::new(config), truncations_dir, trust }
     }
 
     pub(super) fn store(&self) -> &Arc<Store> {
@@ -52,6 +57,24 @@ impl Workplace {
 
     pub(super) fn config(&self) -> &Config {
         &self.config
+    }
+
+    pub(super) fn trust(&self) -> &ProjectTrust {
+        &self.trust
+    }
+
+    /// The instruction files the model is given now: none in a folder the user has not trusted.
+    pub(super) fn instruction_files(&self) -> Vec<InstructionFile> {
+        if !self.trust.is_trusted() {
+            return Vec::new();
+        }
+        crate::prompt::read_instruction_files(&self.root, &self.cwd)
+    }
+
+    /// What the instruction files are and which were left out, with why (`/context`).
+    pub(super) fn instruction_scan(&self) -> InstructionScan {
+        let scan = crate::prompt::scan_instruction_files(&self.root, &self.cwd);
+        if self.trust.is_trusted() { scan } else { scan.untrusted() }
     }
 
     pub(super) fn truncations_dir(&self) -> &Path {

@@ -316,14 +316,25 @@ impl Checkpointer {
         let Delta { created, modified, removed, touched } = tree.rescan()?;
         let mut batch = Batch::default();
         let mut changed = Vec::new();
+        // A path both gone and new changed kind (a folder replaced by a link): one change, from
+        // what it was to what it is.
+        let mut removed: std::collections::BTreeMap<String, _> = removed.into_iter().collect();
         for rel in created {
+            let was = removed.remove(&rel);
+            let before = was.as_ref().map_or(PathState::Absent, state_of);
             let after = match tree.get(&rel) {
-                Some(e) if e.stamp.is_dir() => PathState::Dir,
+                Some(e) if e.stamp.is_dir() => {
+                    if was.is_some() {
+                        // What the manifest held for it (a file, a link) is not there any more.
+                        batch.removals.push(rel.clone());
+                    }
+                    PathState::Dir
+                }
                 Some(_) => batch.keep(tree, &rel, observe(&self.root, &rel, &self.rules)),
                 None => continue,
             };
-            if after != PathState::Absent {
-                changed.push(ChangedPath { path: rel, before: PathState::Absent, after });
+            if after != before {
+                changed.push(ChangedPath { path: rel, before, after });
             }
         }
         for (rel, old) in modified {

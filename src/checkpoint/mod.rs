@@ -6,6 +6,7 @@
 //! tools themselves. The decisions (what changed, what to restore) are pure (`scan` comparisons,
 //! `plan`); reading and writing files is kept to `observe`, `capture` and `restore`.
 
+mod beneath;
 mod capture;
 mod diff;
 mod observe;

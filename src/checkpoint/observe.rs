@@ -1,12 +1,11 @@
 //! Reading what a path holds now, as a checkpoint state plus the content to keep.
 
-use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
 
 use globset::{GlobBuilder, GlobSet, GlobSetBuilder};
 
+use super::beneath::Beneath;
 use super::stamp::Stamp;
-use super::walk;
 use crate::config::{CheckpointsConfig, Redactor};
 use crate::store::{NewBlob, PathState, Unkept};
 
@@ -54,24 +53,28 @@ pub struct Observed {
 }
 
 /// Read `rel` under `root`: a file's content (unless too large or never stored), a link's
-/// target, or just that it is a folder or absent.
+/// target, or just that it is a folder or absent. Reached name by name from the root without
+/// following links ([`Beneath`]): a path a link now leads elsewhere reads as absent.
 pub fn observe(root: &Path, rel: &str, rules: &KeepRules) -> Observed {
-    let path = walk::join(root, rel);
-    let meta = match std::fs::symlink_metadata(&path) {
-        Ok(meta) => meta,
-        Err(_) => return Observed { state: PathState::Absent, blob: None, stamp: None },
+    match Beneath::open(root) {
+        Ok(beneath) => observe_in(&beneath, rel, rules),
+        Err(_) => Observed { state: PathState::Absent, blob: None, stamp: None },
+    }
+}
+
+/// [`observe`] with the root already open.
+pub fn observe_in(beneath: &Beneath, rel: &str, rules: &KeepRules) -> Observed {
+    let Some(stamp) = beneath.stamp(rel) else {
+        return Observed { state: PathState::Absent, blob: None, stamp: None };
     };
-    let stamp = Stamp::of(&meta);
     let unkept = |reason| PathState::Unkept { reason, size: stamp.size, mtime_ns: stamp.mtime_ns };
     let (state, blob) = if stamp.is_dir() {
         (PathState::Dir, None)
     } else if stamp.is_symlink() {
-        match std::fs::read_link(&path) {
-            Ok(target) if rules.secrets.found_in(target.as_os_str().as_bytes()).is_some() => {
-                (unkept(Unkept::Secret), None)
-            }
+        match beneath.read_link(rel) {
+            Ok(target) if rules.secrets.found_in(&target).is_some() => (unkept(Unkept::Secret), None),
             Ok(target) => {
-                let blob = NewBlob::new(target.as_os_str().as_bytes().to_vec());
+                let blob = NewBlob::new(target);
                 (PathState::Symlink { hash: blob.hash }, Some(blob))
             }
             Err(_) => (unkept(Unkept::Unreadable), None),
@@ -83,7 +86,7 @@ pub fn observe(root: &Path, rel: &str, rules: &KeepRules) -> Observed {
     } else if stamp.size > rules.max_file_bytes {
         (unkept(Unkept::TooLarge), None)
     } else {
-        match std::fs::read(&path) {
+        match beneath.read(rel) {
             Ok(bytes) if rules.secrets.found_in(&bytes).is_some() => (unkept(Unkept::Secret), None),
             Ok(bytes) => {
                 let blob = NewBlob::new(bytes);

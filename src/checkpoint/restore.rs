@@ -2,14 +2,13 @@
 //! mark what was taken back.
 
 use std::collections::{BTreeSet, HashMap, HashSet};
-use std::io::Write;
-use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
 
 use serde::Serialize;
 
+use super::beneath::{Beneath, Reach};
 use super::capture::CheckpointError;
-use super::observe::{KeepRules, observe};
+use super::observe::{KeepRules, observe_in};
 use super::plan::{Action, PathNote, RewindPlan, Verdict, plan};
 use crate::config::{CheckpointsConfig, Redactor};
 use crate::store::{BlobContent, ContentHash, Store};
@@ -29,6 +28,9 @@ pub struct RewindReport {
     pub unrestorable: Vec<PathNote>,
     /// Could not be written (permissions, a folder that is not empty, …); left as they are.
     pub failed: Vec<PathNote>,
+    /// Reached through a link now (a folder on the way was replaced by one): skipped, so that
+    /// nothing outside the project is written or deleted.
+    pub outside: Vec<PathNote>,
 }
 
 impl RewindReport {
@@ -36,7 +38,7 @@ impl RewindReport {
     /// overwritten, with why.
     pub fn lines(&self) -> Vec<String> {
         let plural = |n: usize, one: &str, many: &str| format!("{n} {}", if n == 1 { one } else { many });
-        let left = self.unrestorable.len() + self.failed.len();
+        let left = self.unrestorable.len() + self.failed.len() + self.outside.len();
         let mut head = if self.restored.is_empty() && self.deleted.is_empty() {
             "no file needed restoring".to_string()
         } else {
@@ -58,13 +60,15 @@ impl RewindReport {
         let mut out = vec![head];
         out.extend(self.conflicts.iter().map(|n| format!("  conflict: {}", n.reason)));
         out.extend(self.overridden.iter().map(|n| format!("  overwritten: {}", n.reason)));
-        out.extend(self.unrestorable.iter().chain(&self.failed).map(|n| format!("  {}", n.reason)));
+        out.extend(
+            self.unrestorable.iter().chain(&self.failed).chain(&self.outside).map(|n| format!("  {}", n.reason)),
+        );
         out
     }
 
     /// Every path was put back (conflicts overwritten count as put back).
     pub fn complete(&self) -> bool {
-        self.conflicts.is_empty() && self.unrestorable.is_empty() && self.failed.is_empty()
+        self.conflicts.is_empty() && self.unrestorable.is_empty() && self.failed.is_empty() && self.outside.is_empty()
     }
 }
 
@@ -80,11 +84,13 @@ pub fn plan_code_rewind(
 ) -> Result<RewindPlan, CheckpointError> {
     let changes = store.checkpoint_changes(session, from_user_seq, None)?;
     let rules = KeepRules::new(config).map_err(CheckpointError::Config)?.keeping_out(secrets);
+    let beneath =
+        Beneath::open(root).map_err(|e| CheckpointError::Io(format!("cannot open {}: {e}", root.display())))?;
     let mut now = HashMap::new();
     let mut targets = Vec::new();
     for change in changes.iter().filter(|c| !c.reverted) {
         if !now.contains_key(&change.path) {
-            now.insert(change.path.clone(), observe(root, &change.path, &rules).state);
+            now.insert(change.path.clone(), observe_in(&beneath, &change.path, &rules).state);
             targets.extend(change.before.hash());
         }
     }
@@ -124,6 +130,8 @@ pub fn apply_code_rewind(
     plan: &RewindPlan,
     overwrite: &Overwrite,
 ) -> Result<RewindReport, CheckpointError> {
+    let beneath =
+        Beneath::open(root).map_err(|e| CheckpointError::Io(format!("cannot open {}: {e}", root.display())))?;
     let mut report = RewindReport::default();
     let mut done: HashSet<&str> = HashSet::new();
     let mut go = Vec::new();
@@ -145,11 +153,16 @@ pub fn apply_code_rewind(
     // Removals first (files, then folders deepest first), then folders, then contents, so a
     // path that changed kind is cleared before it is recreated.
     let depth = |p: &str| p.matches('/').count();
-    let fail = |report: &mut RewindReport, path: &str, e: String| {
-        report.failed.push(PathNote { path: path.to_string(), reason: format!("can't restore {path}: {e}") })
+    let fail = |report: &mut RewindReport, path: &str, e: Reach| match e {
+        Reach::Outside { .. } => {
+            report.outside.push(PathNote { path: path.to_string(), reason: format!("{path}: {e}") })
+        }
+        Reach::Io(e) => {
+            report.failed.push(PathNote { path: path.to_string(), reason: format!("can't restore {path}: {e}") })
+        }
     };
     for p in go.iter().filter(|p| p.action == Action::Delete) {
-        match remove_any(&root.join(&p.path)) {
+        match remove_any(&beneath, &p.path) {
             Ok(()) => {
                 report.deleted.push(p.path.clone());
                 done.insert(&p.path);
@@ -160,23 +173,25 @@ pub fn apply_code_rewind(
     let mut dirs: Vec<_> = go.iter().filter(|p| p.action == Action::RemoveDir).collect();
     dirs.sort_by_key(|p| std::cmp::Reverse(depth(&p.path)));
     for p in dirs {
-        match std::fs::remove_dir(root.join(&p.path)) {
+        match beneath.remove_dir(&p.path) {
             Ok(()) => {
                 report.deleted.push(p.path.clone());
                 done.insert(&p.path);
             }
-            Err(e) => fail(
+            Err(Reach::Io(e)) => fail(
                 &mut report,
                 &p.path,
-                format!("the folder could not be removed ({e}); it holds files cairn did not create"),
+                Reach::Io(std::io::Error::other(format!(
+                    "the folder could not be removed ({e}); it holds files cairn did not create"
+                ))),
             ),
+            Err(e) => fail(&mut report, &p.path, e),
         }
     }
     let mut dirs: Vec<_> = go.iter().filter(|p| p.action == Action::CreateDir).collect();
     dirs.sort_by_key(|p| depth(&p.path));
     for p in dirs {
-        let path = root.join(&p.path);
-        let result = clear_non_dir(&path).and_then(|()| std::fs::create_dir_all(&path).map_err(|e| e.to_string()));
+        let result = clear_non_dir(&beneath, &p.path).and_then(|()| beneath.create_dir_all(&p.path));
         match result {
             Ok(()) => {
                 report.restored.push(p.path.clone());
@@ -195,7 +210,7 @@ pub fn apply_code_rewind(
             }
             Action::Delete | Action::RemoveDir | Action::CreateDir => continue,
         };
-        match write_back(store, &root.join(&p.path), hash, mode, link) {
+        match write_back(store, &beneath, &p.path, hash, mode, link) {
             Ok(()) => {
                 report.restored.push(p.path.clone());
                 done.insert(&p.path);
@@ -213,61 +228,45 @@ pub fn apply_code_rewind(
     Ok(report)
 }
 
-fn remove_any(path: &Path) -> Result<(), String> {
-    match std::fs::symlink_metadata(path) {
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
-        Err(e) => Err(e.to_string()),
-        Ok(meta) if meta.is_dir() => std::fs::remove_dir(path).map_err(|e| e.to_string()),
-        Ok(_) => std::fs::remove_file(path).map_err(|e| e.to_string()),
+/// Remove what is at `rel`; a path a link now leads elsewhere is named, never deleted.
+fn remove_any(beneath: &Beneath, rel: &str) -> Result<(), Reach> {
+    match beneath.lookup(rel)? {
+        None => Ok(()),
+        Some(stamp) if stamp.is_dir() => beneath.remove_dir(rel),
+        Some(_) => beneath.remove_file(rel),
     }
 }
 
 /// A file or link where a folder must be: removed (it was recorded as cairn's change).
-fn clear_non_dir(path: &Path) -> Result<(), String> {
-    match std::fs::symlink_metadata(path) {
-        Ok(meta) if !meta.is_dir() => std::fs::remove_file(path).map_err(|e| e.to_string()),
-        Ok(_) | Err(_) => Ok(()),
+fn clear_non_dir(beneath: &Beneath, rel: &str) -> Result<(), Reach> {
+    match beneath.stamp(rel) {
+        Some(stamp) if !stamp.is_dir() => beneath.remove_file(rel),
+        Some(_) | None => Ok(()),
     }
 }
 
-fn write_back(store: &Store, path: &Path, hash: &ContentHash, mode: u32, link: bool) -> Result<(), String> {
-    let bytes = match store.blob_content(hash).map_err(|e| e.to_string())? {
+fn write_back(
+    store: &Store,
+    beneath: &Beneath,
+    rel: &str,
+    hash: &ContentHash,
+    mode: u32,
+    link: bool,
+) -> Result<(), Reach> {
+    let io = |e: String| Reach::Io(std::io::Error::other(e));
+    let bytes = match store.blob_content(hash).map_err(|e| io(e.to_string()))? {
         Some(BlobContent::Kept(bytes)) => bytes,
         Some(BlobContent::Dropped) => {
-            return Err("its content was dropped by the cap (checkpoints.max_store_mb)".into());
+            return Err(io("its content was dropped by the cap (checkpoints.max_store_mb)".into()));
         }
-        None => return Err("its content is not in the store".into()),
+        None => return Err(io("its content is not in the store".into())),
     };
-    if let Some(parent) = path.parent() {
-        std::fs::create_dir_all(parent).map_err(|e| format!("cannot create folder {}: {e}", parent.display()))?;
-    }
     // A folder cairn put where the file was: empty by now, unless someone else filled it.
-    if std::fs::symlink_metadata(path).is_ok_and(|m| m.is_dir()) {
-        std::fs::remove_dir(path).map_err(|e| format!("a folder is in the way ({e})"))?;
+    if beneath.stamp(rel).is_some_and(|s| s.is_dir()) {
+        beneath.remove_dir(rel).map_err(|e| io(format!("a folder is in the way ({e})")))?;
     }
     if link {
-        use std::os::unix::ffi::OsStrExt;
-        let target = std::ffi::OsStr::from_bytes(&bytes);
-        let _ = std::fs::remove_file(path);
-        return std::os::unix::fs::symlink(target, path).map_err(|e| e.to_string());
+        return beneath.symlink(&bytes, rel);
     }
-    write_atomically(path, &bytes, mode).map_err(|e| e.to_string())
-}
-
-/// Temp file beside the target, then rename: a reader never sees half a file.
-fn write_atomically(path: &Path, bytes: &[u8], mode: u32) -> std::io::Result<()> {
-    let dir = path.parent().unwrap_or_else(|| Path::new("."));
-    let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
-    let tmp = dir.join(format!(".{name}.cairn-rewind-{}-{:08x}", std::process::id(), fastrand::u32(..)));
-    let result = (|| {
-        let mut file = std::fs::OpenOptions::new().write(true).create_new(true).open(&tmp)?;
-        file.write_all(bytes)?;
-        file.sync_all()?;
-        std::fs::set_permissions(&tmp, std::fs::Permissions::from_mode(mode & 0o7777))?;
-        std::fs::rename(&tmp, path)
-    })();
-    if result.is_err() {
-        let _ = std::fs::remove_file(&tmp);
-    }
-    result
+    beneath.write_atomically(rel, &bytes, mode)
 }

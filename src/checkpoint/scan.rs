@@ -242,11 +242,21 @@ impl Tree {
         let mut delta = Delta::default();
         let mut relist = Vec::new();
         let mut gone = Vec::new();
+        let mut gone_dirs: HashSet<String> = HashSet::new();
         let mut watched_moved = Vec::new();
         let mut rewalk = false;
         for (rel, now) in keys.into_iter().zip(stamps) {
+            // What lies under a folder that is gone (replaced by a link, say) was stat-ed through
+            // what is there now: it goes with the folder as it was, not modified or listed again.
+            // (Keys come sorted: a folder before what it holds.)
+            if !gone_dirs.is_empty() && ancestors(&rel).any(|a| gone_dirs.contains(a)) {
+                continue;
+            }
             let Some(entry) = self.entries.get_mut(&rel) else { continue };
             let Some(stamp) = now.filter(|s| s.kind() == entry.stamp.kind()) else {
+                if entry.stamp.is_dir() || entry.track == Track::Watched {
+                    gone_dirs.insert(rel.clone());
+                }
                 gone.push(rel);
                 continue;
             };
@@ -281,7 +291,7 @@ impl Tree {
         }
         let mut budget = Budget::new(&self.limits);
         for dir in relist {
-            if !self.entries.contains_key(&dir) {
+            if !self.entries.contains_key(&dir) || !walk::plain_folders(&self.root, &dir) {
                 continue;
             }
             let listing = walk::list(&self.root, &dir, &self.limits.exclude);
@@ -416,6 +426,11 @@ impl Tree {
         }
         root.to_string()
     }
+}
+
+/// The folders holding `rel`, innermost first (not the root).
+fn ancestors(rel: &str) -> impl Iterator<Item = &str> {
+    rel.char_indices().rev().filter(|(_, c)| *c == '/').map(move |(i, _)| &rel[..i])
 }
 
 fn parent(rel: &str) -> Option<&str> {

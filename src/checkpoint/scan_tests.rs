@@ -142,3 +142,34 @@ fn a_tree_past_the_entry_limit_is_refused_with_the_setting_to_raise() {
     let err = Tree::walk(&root, ScanLimits { max_entries: 3, ..ScanLimits::default() }).unwrap_err();
     assert!(err.to_string().contains("checkpoints.max_scan_entries"), "{err}");
 }
+
+#[test]
+fn a_link_to_a_folder_outside_is_an_entry_never_walked_into() {
+    for limits in modes() {
+        let (_d, root) = project();
+        let outside = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(outside.path().join("sys")).unwrap();
+        std::fs::write(outside.path().join("stdio.h"), "outside\n").unwrap();
+        std::fs::write(outside.path().join("sys/types.h"), "outside\n").unwrap();
+        let mut tree = Tree::walk(&root, limits.clone()).unwrap();
+        tree.rescan().unwrap();
+        std::thread::sleep(std::time::Duration::from_millis(60));
+        tree.rescan().unwrap();
+
+        // A new link to an outside folder, and a tracked folder swapped for one.
+        std::os::unix::fs::symlink(outside.path(), root.join("inc")).unwrap();
+        std::fs::remove_dir_all(root.join("src/deep")).unwrap();
+        std::fs::write(outside.path().join("x.rs"), "same name as the file that was inside\n").unwrap();
+        std::os::unix::fs::symlink(outside.path(), root.join("src/deep")).unwrap();
+        let delta = tree.rescan().unwrap();
+        assert_eq!(names(&delta.created), ["inc", "src/deep"], "the links themselves, nothing behind them");
+        assert_eq!(paths(&delta.removed), ["src/deep", "src/deep/x.rs"], "as they were");
+        assert!(delta.modified.iter().all(|(p, _)| !p.starts_with("src/deep")), "{:?}", paths(&delta.modified));
+        assert!(tree.get("inc").unwrap().stamp.is_symlink());
+        assert!(tree.entries().all(|(p, _)| !p.starts_with("inc/") && !p.starts_with("src/deep/")));
+        // A rescan and a full walk keep it that way.
+        tree.rescan().unwrap();
+        let walked = Tree::walk(&root, limits).unwrap();
+        assert!(walked.entries().all(|(p, _)| !p.starts_with("inc/") && !p.starts_with("src/deep/")));
+    }
+}

@@ -30,6 +30,19 @@ impl Stamp {
         }
     }
 
+    /// The same from a raw `stat` (what `statat` returns, relative to a folder).
+    // The field types differ between platforms: the casts are widening or the identity.
+    #[allow(clippy::unnecessary_cast)]
+    pub fn of_stat(stat: &rustix::fs::Stat) -> Stamp {
+        Stamp {
+            size: stat.st_size as u64,
+            mtime_ns: (stat.st_mtime as i64).saturating_mul(1_000_000_000).saturating_add(stat.st_mtime_nsec as i64),
+            ctime_ns: (stat.st_ctime as i64).saturating_mul(1_000_000_000).saturating_add(stat.st_ctime_nsec as i64),
+            ino: stat.st_ino as u64,
+            mode: stat.st_mode as u32,
+        }
+    }
+
     pub fn is_file(&self) -> bool {
         self.mode & S_IFMT == S_IFREG
     }

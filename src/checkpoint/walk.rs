@@ -131,8 +131,20 @@ fn skipped(path: &Path, exclude: &[PathBuf]) -> bool {
         || exclude.iter().any(|e| path.starts_with(e))
 }
 
+/// Whether every name of `rel` (a path under `root`) is a folder itself, not a link to one: a
+/// path through a link is not inside the project, whatever it leads to.
+pub(super) fn plain_folders(root: &Path, rel: &str) -> bool {
+    let mut path = root.to_path_buf();
+    rel.split('/').filter(|n| !n.is_empty()).all(|name| {
+        path.push(name);
+        std::fs::symlink_metadata(&path).is_ok_and(|m| m.is_dir())
+    })
+}
+
 /// Walk `start` (relative; "" for the root) and everything under it that the `ignore` crate
-/// yields, then the ignored entries next to them. `start` itself is included.
+/// yields, then the ignored entries next to them. `start` itself is included. A link is an
+/// entry, never walked into: `ln -s /usr/include inc` adds `inc`, not what it points to (the
+/// walker would follow a link it starts from).
 pub(super) fn walk_from(
     root: &Path,
     start: &str,
@@ -140,6 +152,23 @@ pub(super) fn walk_from(
     budget: &mut Budget,
     limit_left: usize,
 ) -> Result<Walked, ScanError> {
+    if !start.is_empty() {
+        let nothing = Walked { found: Vec::new(), git_dirs: Vec::new() };
+        let parent = start.rsplit_once('/').map_or("", |(p, _)| p);
+        if !plain_folders(root, parent) {
+            return Ok(nothing);
+        }
+        let Ok(meta) = std::fs::symlink_metadata(join(root, start)) else { return Ok(nothing) };
+        let stamp = Stamp::of(&meta);
+        if !stamp.is_dir() {
+            let found = if stamp.is_other() {
+                Vec::new()
+            } else {
+                vec![Found { rel: start.to_string(), stamp, track: Track::Full }]
+            };
+            return Ok(Walked { found, git_dirs: Vec::new() });
+        }
+    }
     let exclude = limits.exclude.clone();
     let mut found = Vec::new();
     let mut dirs = Vec::new();

@@ -42,6 +42,10 @@ pub struct Cli {
     #[arg(long)]
     pub yes: bool,
 
+    /// Trust this folder: its hooks, MCP servers, commands, skills, instruction files and allow rules are used (recorded in config.toml)
+    #[arg(long)]
+    pub trust: bool,
+
     /// Headless output format
     #[arg(long, value_enum, default_value_t = OutputFormat::Text, value_name = "FORMAT")]
     pub output_format: OutputFormat,
@@ -256,6 +260,7 @@ mod tests {
             "--output-format",
             "stream-json",
             "--yes",
+            "--trust",
             "--max-turns",
             "3",
             "-C",
@@ -268,6 +273,7 @@ mod tests {
         assert_eq!(cli.common.mode, Some(Mode::Plan));
         assert_eq!(cli.output_format, OutputFormat::StreamJson);
         assert_eq!(cli.max_turns, 3);
+        assert!(cli.trust && cli.yes);
         assert!(Cli::try_parse_from(["cairn", "--resume", "--session", "x"]).is_err());
         let rules = Cli::try_parse_from([
             "cairn",

@@ -10,11 +10,19 @@ use super::error::CliError;
 use super::startup::Startup;
 use crate::agent::spawn;
 use crate::tools::ApprovalPolicy;
-use crate::tui::{App, ConnectError, Exit, FrameRequester, Theme, Tui, UserTheme};
+use crate::trust::TrustCheck;
+use crate::tui::{App, ConnectError, Exit, FrameRequester, Theme, TrustAnswer, Tui, UserTheme, ask_trust};
 
 pub async fn run(startup: &Startup, cli: &Cli) -> Result<ExitCode, CliError> {
+    // The folder's trust first: nothing of the project's runs before the user has answered.
+    let check = startup.trust_check()?;
     // A bad rule or settings file stops cairn here, before the screen is taken over.
-    let permissions = startup.permissions()?;
+    startup.permissions(check.provisional())?;
+    let pending = match check {
+        TrustCheck::Settled(trust) => Ok(trust),
+        TrustCheck::Ask(question) if cli.trust => Ok(question.trust().map_err(CliError::Failed)?),
+        TrustCheck::Ask(question) => Err(question),
+    };
     let (store, project) = startup.open_store()?;
     // An unknown --session fails here, before the screen is taken over.
     let session = startup.session_choice(&store, project, cli)?;
@@ -44,6 +52,40 @@ pub async fn run(startup: &Startup, cli: &Cli) -> Result<ExitCode, CliError> {
     if let Some(problem) = theme_problem {
         app.notice(crate::tui::NoticeKind::Warning, problem);
     }
+    let mut tui = Tui::enter().map_err(|e| {
+        CliError::Usage(format!(
+            "the full-screen interface needs a terminal ({e}); run a prompt headless with cairn -p \"…\" instead"
+        ))
+    })?;
+    let trust = match pending {
+        Ok(trust) => trust,
+        Err(question) => match ask_trust(&mut tui, app.theme(), &question).await {
+            Ok(TrustAnswer::Trust) => match question.trust() {
+                Ok(trust) => trust,
+                Err(e) => {
+                    tui.leave();
+                    return Err(CliError::Failed(e));
+                }
+            },
+            Ok(TrustAnswer::Decline) => question.decline(),
+            Ok(TrustAnswer::Quit) => {
+                tui.leave();
+                println!("cairn: you did not trust {}; nothing of it ran", startup.root.display());
+                return Ok(ExitCode::SUCCESS);
+            }
+            Err(e) => {
+                tui.leave();
+                return Err(CliError::Failed(format!("the terminal failed: {e}")));
+            }
+        },
+    };
+    let permissions = match startup.permissions(trust) {
+        Ok(p) => p,
+        Err(e) => {
+            tui.leave();
+            return Err(e);
+        }
+    };
     for notice in permissions.notices() {
         app.notice(crate::tui::NoticeKind::Warning, notice);
     }
@@ -53,11 +95,6 @@ pub async fn run(startup: &Startup, cli: &Cli) -> Result<ExitCode, CliError> {
         let setup = startup.agent_setup((store.clone(), project), provider, session, permissions, approval, None);
         spawn(setup).map_err(|e| ConnectError::Failed(e.to_string()))
     };
-    let mut tui = Tui::enter().map_err(|e| {
-        CliError::Usage(format!(
-            "the full-screen interface needs a terminal ({e}); run a prompt headless with cairn -p \"…\" instead"
-        ))
-    })?;
     let edit = |text: String| async move { super::editor::edit(&super::editor::editor_command(), &text).await };
     let exit = crate::tui::run(&mut tui, &mut app, connect, wake, edit).await;
     tui.leave();

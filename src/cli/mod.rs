@@ -10,6 +10,7 @@ mod interactive;
 mod mistyped;
 mod replay;
 mod rewind;
+mod runnable;
 mod startup;
 mod subcommands;
 

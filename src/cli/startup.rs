@@ -9,7 +9,8 @@ use super::args::{Cli, CommonArgs};
 use super::error::CliError;
 use crate::agent::{AgentSetup, SessionChoice};
 use crate::config::{
-    self, Config, Detected, ModelInfo, Paths, ProviderKind, ProviderOverrides, ResolvedProvider, WindowSource,
+    self, Config, Detected, ModelInfo, Paths, ProjectSettings, ProviderKind, ProviderOverrides, ResolvedProvider,
+    SandboxConfig, WindowSource,
 };
 use crate::llm::{AnthropicClient, OpenAiClient, OpenAiResponsesClient, Provider, ServedWindow};
 use crate::prompt::AgentTypes;
@@ -20,6 +21,7 @@ use crate::tools::sandbox::{self, SandboxMode};
 use crate::tools::task::Task;
 use crate::tools::todo::Todo;
 use crate::tools::{ApprovalPolicy, Registry, SandboxPolicy};
+use crate::trust::{NotTrusted, ProjectTrust, TrustCheck};
 
 pub struct Startup {
     pub paths: Paths,
@@ -43,11 +45,15 @@ pub struct Permissions {
     /// `.cairn/settings.local.toml`, `--allow`/`--deny`, and built-in.
     pub policy: Policy,
     pub sandbox: SandboxPolicy,
+    /// The folder's trust these were made for; in an untrusted folder it notes what of its
+    /// settings was held back, for the session to say.
+    pub trust: ProjectTrust,
 }
 
 impl Permissions {
     /// What to tell the user once at start: the sandbox cannot be enforced here, or a setting
-    /// of the committed project file was not applied.
+    /// of the committed project file was not applied. (What an untrusted folder's files did
+    /// not get, the session says when it starts: [`ProjectTrust::note`].)
     pub fn notices(&self) -> Vec<String> {
         let mut out: Vec<String> = sandbox::take_unavailable_notice(&self.sandbox).into_iter().collect();
         out.extend(self.sandbox.notes.iter().cloned());
@@ -106,12 +112,23 @@ impl Startup {
         })
     }
 
-    /// The permission rules and the sandbox, from the files and the flags. A settings file
+    /// The one trust check of the folder (every front end makes it before an agent starts).
+    pub fn trust_check(&self) -> Result<TrustCheck, CliError> {
+        Ok(crate::trust::check(&self.config, &self.paths.config_file, &self.root, &self.cwd)?)
+    }
+
+    /// The permission rules and the sandbox, from the files and the flags; in a folder the user
+    /// has not trusted, without the project's allow rules and sandbox widening. A settings file
     /// that cannot be read, or a rule that cannot be parsed, stops cairn with the file, the line
     /// and what to fix (exit 2).
-    pub fn permissions(&self) -> Result<Permissions, CliError> {
-        let settings = config::load_project_settings(&self.root)?;
+    pub fn permissions(&self, mut trust: ProjectTrust) -> Result<Permissions, CliError> {
+        let mut settings = config::load_project_settings(&self.root)?;
         let bad_rule = |e: permissions::RuleError| CliError::Usage(e.to_string());
+        // Every rule is parsed, so a bad one is reported whether or not it applies.
+        permissions::load_rules(&self.config, &self.paths.config_file, &settings).map_err(bad_rule)?;
+        if !trust.is_trusted() {
+            trust.note(hold_back_widening(&mut settings, &self.config.sandbox));
+        }
         let mut rules = permissions::load_rules(&self.config, &self.paths.config_file, &settings).map_err(bad_rule)?;
         for rule in &self.allow {
             rules.add_flag(Effect::Allow, rule).map_err(bad_rule)?;
@@ -120,7 +137,7 @@ impl Startup {
             rules.add_flag(Effect::Deny, rule).map_err(bad_rule)?;
         }
         let sandbox = SandboxPolicy::resolve(&self.config.sandbox, &settings, self.sandbox_flag);
-        Ok(Permissions { policy: Policy::new(rules, &self.root), sandbox })
+        Ok(Permissions { policy: Policy::new(rules, &self.root), sandbox, trust })
     }
 
     pub fn open_store(&self) -> Result<(Arc<Store>, ProjectId), CliError> {
@@ -213,7 +230,7 @@ impl Startup {
                 SessionChoice::New => None,
             })
             .unwrap_or(self.config.mode);
-        let agent_types = self.agent_types();
+        let agent_types = self.agent_types(&permissions.trust);
         AgentSetup {
             store,
             project,
@@ -236,12 +253,15 @@ impl Startup {
             user_dirs: self.paths.user_extension_dirs(),
             agent_types: Arc::new(agent_types),
             model_lister: Some(model_lister(&provider.resolved)),
+            trust: permissions.trust,
         }
     }
 
-    /// The agent types: built-in, the user's (`agents/` beside config.toml), the project's.
-    pub fn agent_types(&self) -> AgentTypes {
-        AgentTypes::load(&self.root, self.paths.config_file.parent().map(|d| d.join("agents")).as_deref())
+    /// The agent types: built-in, the user's (`agents/` beside config.toml), the project's (in
+    /// a trusted folder).
+    pub fn agent_types(&self, trust: &ProjectTrust) -> AgentTypes {
+        let project = trust.is_trusted().then_some(self.root.as_path());
+        AgentTypes::load(project, self.paths.config_file.parent().map(|d| d.join("agents")).as_deref())
     }
 
     /// The tools: the built-ins (`bash` in `sandbox`), `task` with these types, and `todo`.
@@ -270,7 +290,14 @@ impl Startup {
     }
 
     pub async fn headless(&self, cli: &Cli, prompt: String) -> Result<ExitCode, CliError> {
-        let permissions = self.permissions()?;
+        let check = self.trust_check()?;
+        // A bad rule or settings file is named first: it is what to fix, trusted or not.
+        self.permissions(check.provisional())?;
+        let trust = check.without_asking(cli.trust).map_err(|e| match e {
+            NotTrusted::Refused(why) => CliError::Usage(why),
+            NotTrusted::NotRecorded(why) => CliError::Failed(why),
+        })?;
+        let permissions = self.permissions(trust)?;
         for notice in permissions.notices() {
             eprintln!("cairn: {notice}");
         }
@@ -295,6 +322,38 @@ impl Startup {
             let _ = writeln!(std::io::stderr(), "cairn: {}", crate::conversation::strip_terminal_controls(&line));
         }
     }
+}
+
+/// An untrusted folder's settings as they may apply: no allow rule of the project's, and the
+/// project-local `[sandbox]` only where it tightens, as the committed file's. Returns what was
+/// held back, to say so.
+fn hold_back_widening(settings: &mut ProjectSettings, user: &SandboxConfig) -> Vec<String> {
+    let mut held = Vec::new();
+    let not_trusted = "the folder is not trusted (cairn --trust trusts it)";
+    for (file, path) in [(&mut settings.shared, &settings.shared_path), (&mut settings.local, &settings.local_path)] {
+        let allow = std::mem::take(&mut file.permissions.allow);
+        if !allow.is_empty() {
+            let rules: Vec<&str> = allow.iter().map(|r| r.text.as_str()).collect();
+            held.push(format!("{}: allow {} not applied: {not_trusted}", path.display(), rules.join(", ")));
+        }
+    }
+    let local = &mut settings.local.sandbox;
+    let path = settings.local_path.display();
+    if let Some(mode) = local.mode
+        && mode > user.mode.unwrap_or_default()
+    {
+        local.mode = None;
+        held.push(format!("{path}: sandbox mode {} not applied: {not_trusted}", mode.label()));
+    }
+    if local.network == Some(true) && user.network != Some(true) {
+        local.network = None;
+        held.push(format!("{path}: sandbox network = true not applied: {not_trusted}"));
+    }
+    if !local.writable_roots.is_empty() {
+        held.push(format!("{path}: sandbox writable_roots {:?} not applied: {not_trusted}", local.writable_roots));
+        local.writable_roots.clear();
+    }
+    held
 }
 
 /// Asks the resolved provider for its models (`/model`).

@@ -147,8 +147,12 @@ pub async fn doctor(startup: &Startup) -> Result<ExitCode, CliError> {
     }
     out.push_str(&super::rewind::doctor_section(startup, store.as_ref().ok()));
 
-    let mut ok = permissions_report(startup, &mut out);
-    instructions_report(startup, &mut out);
+    let trust = super::runnable::section(startup, &mut out);
+    let mut ok = trust.is_some();
+    if let Some(trust) = &trust {
+        ok &= permissions_report(startup, trust, &mut out);
+        instructions_report(startup, trust, &mut out);
+    }
 
     out.push_str("\nProvider\n");
     let env = crate::config::env_var;
@@ -207,8 +211,9 @@ pub async fn doctor(startup: &Startup) -> Result<ExitCode, CliError> {
 }
 
 /// The instruction files the prompt holds here, and those skipped with why.
-fn instructions_report(startup: &Startup, out: &mut String) {
+fn instructions_report(startup: &Startup, trust: &crate::trust::ProjectTrust, out: &mut String) {
     let scan = crate::prompt::scan_instruction_files(&startup.root, &startup.cwd);
+    let scan = if trust.is_trusted() { scan } else { scan.untrusted() };
     out.push_str("\nInstruction files\n");
     if scan.files.is_empty() && scan.skipped.is_empty() {
         out.push_str("  none (AGENTS.md or CLAUDE.md, from the project root down to here)\n");
@@ -253,10 +258,10 @@ fn model_facts(
 
 /// The sandbox and every permission rule in force, each with its level and where it is
 /// written. False when the settings or a rule cannot be read (the error says where).
-fn permissions_report(startup: &Startup, out: &mut String) -> bool {
+fn permissions_report(startup: &Startup, trust: &crate::trust::ProjectTrust, out: &mut String) -> bool {
     let line = |out: &mut String, k: &str, v: String| out.push_str(&format!("  {k:<18} {v}\n"));
     out.push_str("\nPermissions\n");
-    let permissions = match startup.permissions() {
+    let permissions = match startup.permissions(trust.clone()) {
         Ok(p) => p,
         Err(e) => {
             out.push_str(&format!("  {e}\n"));
@@ -270,7 +275,7 @@ fn permissions_report(startup: &Startup, out: &mut String) -> bool {
     };
     line(out, "enforced by", enforcement);
     line(out, "limits", permissions.sandbox.describe_limits());
-    for note in &permissions.sandbox.notes {
+    for note in permissions.sandbox.notes.iter().chain(permissions.trust.notes()) {
         line(out, "note", note.clone());
     }
     for (i, rule) in permissions.policy.rules.iter().enumerate() {

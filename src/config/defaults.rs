@@ -61,6 +61,8 @@ pub struct Config {
     /// The `todo` tool's task list.
     pub todo: TodoConfig,
     pub notify: NotifyConfig,
+    /// The folders the user trusts (`[trust."PATH"]`), written by cairn when they say yes.
+    pub trust: BTreeMap<String, super::trust::TrustEntry>,
 }
 
 /// How the terminal tells the user cairn needs them.

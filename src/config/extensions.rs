@@ -30,6 +30,10 @@ pub struct McpConfig {
     /// The session's first request waits this long at most for servers still starting, so
     /// their tools are in it rather than changing the tool list (and the cache) later.
     pub startup_wait_ms: u64,
+    /// The environment variables a project's servers (`.cairn/settings*.toml`, `/mcp import`)
+    /// may name as `${VAR}`. Nothing else expands for them: a repository's file cannot send
+    /// your tokens to its own server. Provider keys never expand for them, listed or not.
+    pub project_variables: Vec<String>,
 }
 
 impl Default for McpConfig {
@@ -43,6 +47,7 @@ impl Default for McpConfig {
             retry_after_ms: 10_000,
             // Most local servers answer within a second; a slow one joins later.
             startup_wait_ms: 3_000,
+            project_variables: Vec::new(),
         }
     }
 }
@@ -73,11 +78,30 @@ pub struct McpServerConfig {
     /// Off: configured but not started (switch it on in `/mcp`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub enabled: Option<bool>,
+    /// The variables its `${VAR}` may read: `None` for a server of the user's own config (any),
+    /// the user's `[mcp] project_variables` for a project's. Not written anywhere.
+    #[serde(skip)]
+    pub variables: Option<Vec<String>>,
 }
 
 impl McpServerConfig {
     pub fn is_enabled(&self) -> bool {
         self.enabled.unwrap_or(true)
+    }
+
+    /// Whether `${name}` may expand for this server.
+    pub fn may_read(&self, name: &str) -> bool {
+        match &self.variables {
+            None => true,
+            Some(listed) => !super::secrets::KEY_VARS.contains(&name) && listed.iter().any(|v| v == name),
+        }
+    }
+
+    /// The same server, as a project's: its `${VAR}` reads only what `config` lets a project's
+    /// server read.
+    pub fn from_project(mut self, config: &McpConfig) -> McpServerConfig {
+        self.variables = Some(config.project_variables.clone());
+        self
     }
 
     /// What is wrong with this server's table, if anything.
@@ -161,9 +185,9 @@ impl HooksConfig {
             && self.notification.is_empty()
     }
 
-    /// The first hook without a command, as `Event[n]`, for the error message.
-    pub fn problem(&self) -> Option<String> {
-        let events: [(&str, &[HookConfig]); 7] = [
+    /// Each event's name, as written in the file, with its hooks.
+    pub fn by_event(&self) -> [(&'static str, &[HookConfig]); 7] {
+        [
             ("PreToolUse", &self.pre_tool_use),
             ("PostToolUse", &self.post_tool_use),
             ("UserPromptSubmit", &self.user_prompt_submit),
@@ -171,8 +195,12 @@ impl HooksConfig {
             ("PreCompact", &self.pre_compact),
             ("SessionStart", &self.session_start),
             ("Notification", &self.notification),
-        ];
-        for (event, hooks) in events {
+        ]
+    }
+
+    /// The first hook without a command, as `Event[n]`, for the error message.
+    pub fn problem(&self) -> Option<String> {
+        for (event, hooks) in self.by_event() {
             for (i, hook) in hooks.iter().enumerate() {
                 if hook.command.trim().is_empty() {
                     return Some(format!("hooks.{event}[{}] has no `command`", i + 1));
@@ -238,6 +266,7 @@ pub fn parse_mcp_json(text: &str) -> Result<BTreeMap<String, McpServerConfig>, S
             url: s.url,
             headers: s.headers,
             enabled: None,
+            variables: None,
         };
         if let Some(problem) = server.problem() {
             return Err(format!("server `{name}` {problem}"));

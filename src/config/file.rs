@@ -2,6 +2,7 @@ use std::path::Path;
 
 use super::defaults::Config;
 use super::error::{ConfigError, key_at};
+use super::trust::TrustEntry;
 
 /// Load `path`; a missing file is the default config, a malformed one an error naming the line
 /// and key.
@@ -38,6 +39,14 @@ pub fn parse(text: &str) -> Result<Config, (usize, Option<String>, String)> {
     })?;
     config.permissions.locate(text);
     Ok(config)
+}
+
+/// The folder's entry as the file at `path` holds it now (another cairn may have written it
+/// since this one started).
+pub fn read_trust(path: &Path, root: &Path) -> Option<TrustEntry> {
+    let text = std::fs::read_to_string(path).ok()?;
+    let config = parse(&text).ok()?;
+    config.trust.get(&root.display().to_string()).cloned()
 }
 
 /// The 1-based line on which the dotted `key` is written (`table.key` under `[table]`).
@@ -156,6 +165,7 @@ fn validate_extensions(config: &Config) -> Result<(), Problem> {
 
 #[cfg(test)]
 mod tests {
+    use super::super::trust::record_trust;
     use super::*;
 
     #[test]
@@ -222,5 +232,40 @@ mod tests {
         let err = load(&path).unwrap_err().to_string();
         assert!(err.contains("line 2") && err.contains("tools.bash_timeout_ms"), "{err}");
         assert!(err.contains(&path.display().to_string()));
+    }
+
+    #[test]
+    fn an_entry_is_written_beside_what_the_file_holds_and_read_back() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("config.toml");
+        std::fs::write(&path, "# my settings\nmodel = \"m\"\n\n[tools]\nbash_timeout_ms = 5000\n").unwrap();
+        let root = std::path::Path::new("/home/me/code/app");
+        let mut entry = TrustEntry { at: "2026-01-02T03:04:05Z".into(), items: std::collections::BTreeMap::new() };
+        entry.items.insert(".cairn/settings.toml#hooks.SessionStart[1]".into(), "00aa11bb22cc33dd".into());
+        record_trust(&path, root, &entry).unwrap();
+        let text = std::fs::read_to_string(&path).unwrap();
+        assert!(text.starts_with("# my settings\nmodel = \"m\""), "{text}");
+        assert!(text.contains("[trust.\"/home/me/code/app\"]"), "{text}");
+        let config = parse(&text).unwrap();
+        assert_eq!(config.tools.bash_timeout_ms, 5000);
+        assert_eq!(config.trust[&root.display().to_string()], entry);
+        assert_eq!(read_trust(&path, root), Some(entry.clone()));
+
+        // Trusting again replaces the folder's entry, and leaves another folder's alone.
+        let other = std::path::Path::new("/srv/other");
+        record_trust(&path, other, &TrustEntry::default()).unwrap();
+        let changed = TrustEntry { at: "2026-02-02T00:00:00Z".into(), items: std::collections::BTreeMap::new() };
+        record_trust(&path, root, &changed).unwrap();
+        assert_eq!(read_trust(&path, root), Some(changed));
+        assert_eq!(read_trust(&path, other), Some(TrustEntry::default()));
+    }
+
+    #[test]
+    fn a_missing_file_is_created() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("sub/config.toml");
+        record_trust(&path, std::path::Path::new("/p"), &TrustEntry::default()).unwrap();
+        assert_eq!(read_trust(&path, std::path::Path::new("/p")), Some(TrustEntry::default()));
+        assert_eq!(read_trust(&path, std::path::Path::new("/q")), None);
     }
 }

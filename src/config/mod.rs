@@ -6,6 +6,7 @@
 
 mod checkpoints;
 mod defaults;
+mod edit;
 mod error;
 mod extensions;
 mod file;
@@ -17,17 +18,19 @@ mod provider;
 mod reasoning;
 mod secrets;
 mod subagents;
+mod trust;
 
 pub use checkpoints::CheckpointsConfig;
 pub use defaults::{
     CacheConfig, CacheTtl, CompactionConfig, Config, ContextConfig, MemoryConfig, NotifyConfig, NotifyMethod,
     RetryConfig, ToolsConfig,
 };
+pub use edit::{read_for_edit, table_for_edit};
 pub use error::ConfigError;
 pub use extensions::{
     HookConfig, HooksConfig, McpConfig, McpServerConfig, parse_mcp_json, read_mcp_json, valid_server_name,
 };
-pub use file::load;
+pub use file::{load, read_trust};
 pub use models::{
     CatalogModel, ModelInfo, ModelOverride, Prices, WindowSource, catalog, is_known_model, lookup_model, price_of,
 };
@@ -43,5 +46,6 @@ pub use provider::{
     model_info, resolve_provider,
 };
 pub use reasoning::{MIN_THINKING_BUDGET, ThinkingSetting, ThinkingSupport};
-pub use secrets::{KEY_VARS, Redactor, Secret, env_var, take_keys_from_env};
+pub use secrets::{KEY_VARS, Redactor, Secret, env_var, keep_memory_private, take_keys_from_env};
 pub use subagents::{SubagentsConfig, TodoConfig};
+pub use trust::{TrustEntry, record_trust};

@@ -33,6 +33,25 @@ pub unsafe fn take_keys_from_env() {
     let _ = TAKEN_KEYS.set(taken);
 }
 
+/// Marks cairn's process non-dumpable (`PR_SET_DUMPABLE` 0), where the provider keys live: no
+/// other process of the user's — a hook, an MCP server, a command the model runs — may read its
+/// memory through `/proc/<pid>/mem` or `process_vm_readv`, or attach to it with `ptrace` (only
+/// a process with `CAP_SYS_PTRACE`, such as root's, still may). It also keeps the keys out of
+/// core dumps. A child is dumpable again once it starts its own program: its memory is its own.
+/// Returns why it could not, where it could not.
+pub fn keep_memory_private() -> Result<(), String> {
+    #[cfg(target_os = "linux")]
+    {
+        // SAFETY: prctl(PR_SET_DUMPABLE) takes plain integers and changes a flag of this
+        // process only.
+        let rc = unsafe { libc::prctl(libc::PR_SET_DUMPABLE, 0, 0, 0, 0) };
+        if rc != 0 {
+            return Err(format!("PR_SET_DUMPABLE failed: {}", std::io::Error::last_os_error()));
+        }
+    }
+    Ok(())
+}
+
 /// A variable of cairn's environment: a provider key from where [`take_keys_from_env`] keeps
 /// it, anything else from the environment itself.
 pub fn env_var(name: &str) -> Option<String> {
@@ -146,6 +165,21 @@ impl Redactor {
         self.secrets.iter().find(|(s, _)| memchr::memmem::find(bytes, s.expose().as_bytes()).is_some()).map(|(_, n)| *n)
     }
 
+    /// Where the end of `text` may be the start of a key cut off by the end of a stream chunk:
+    /// `text[i..]` is a proper prefix of a key. `text.len()` when it cannot be.
+    pub fn unfinished_at(&self, text: &str) -> usize {
+        let longest = self.secrets.iter().map(|(s, _)| s.expose().len()).max().unwrap_or(0);
+        let from = text.len().saturating_sub(longest.saturating_sub(1));
+        (from..text.len())
+            .filter(|&i| text.is_char_boundary(i))
+            .find(|&i| {
+                self.secrets
+                    .iter()
+                    .any(|(s, _)| s.expose().len() > text.len() - i && s.expose().starts_with(&text[i..]))
+            })
+            .unwrap_or(text.len())
+    }
+
     pub fn redact_in_place(&self, text: &mut String) {
         if let Cow::Owned(redacted) = self.redact(text) {
             *text = redacted;
@@ -170,6 +204,16 @@ mod tests {
         assert!(matches!(r.redact("nothing here"), Cow::Borrowed(_)));
         assert_eq!(r.found_in(b"\x00bin key=sk-ant-123456789 "), Some("ANTHROPIC_API_KEY"));
         assert_eq!(r.found_in(b"sk-ant-12345678"), None);
+    }
+
+    #[test]
+    fn a_key_cut_by_a_chunk_end_is_found() {
+        let r = Redactor::for_key("ANTHROPIC_API_KEY", Some(&Secret::new("sk-ant-123456789")));
+        assert_eq!(r.unfinished_at("the key is sk-an"), 11);
+        assert_eq!(r.unfinished_at("the key is s"), 11);
+        assert_eq!(r.unfinished_at("the key is sk-ant-123456789"), 27, "a whole key is redacted, not held");
+        assert_eq!(r.unfinished_at("nothing é"), 10);
+        assert_eq!(Redactor::default().unfinished_at("sk-"), 3);
     }
 
     #[test]

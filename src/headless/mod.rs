@@ -28,7 +28,7 @@ pub async fn run(mut handle: AgentHandle, prompt: String, format: OutputFormat) 
         (None, Some(Ok(command))) => slash_work(command, &session_id, &handle.custom_commands)?,
         (None, None) => Work::Command(UserCommand::Submit(prompt)),
     };
-    let mut printer = Printer::new(format);
+    let mut printer = Printer::new(format, handle.redactor.clone());
     let command = match work {
         Work::Answer(text) => {
             let summary = TurnSummary { outcome: TurnOutcome::Completed { text }, stats: Default::default() };

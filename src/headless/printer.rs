@@ -68,20 +68,26 @@ pub(super) struct Printer {
     strip_stdout: bool,
     /// The same for the notices on stderr.
     strip_stderr: bool,
+    /// Key values, kept out of everything printed as they are out of everything stored.
+    redactor: crate::config::Redactor,
+    /// The end of the streamed answer and thinking that may be the start of a key, held until
+    /// the next chunk says whether it is.
+    held_text: String,
+    held_thinking: String,
 }
 
 /// A line on stderr. A closed terminal (after SIGHUP) makes the write fail; that loses only
 /// this line, never the run's bookkeeping, so the error is ignored.
 macro_rules! note {
     ($printer:expr, $($arg:tt)*) => {{
-        let line = format!($($arg)*);
+        let line = $printer.redactor.redact(&format!($($arg)*)).into_owned();
         let line = if $printer.strip_stderr { crate::conversation::strip_terminal_controls(&line) } else { line };
         let _ = writeln!(std::io::stderr(), "{line}");
     }};
 }
 
 impl Printer {
-    pub(super) fn new(format: OutputFormat) -> Printer {
+    pub(super) fn new(format: OutputFormat, redactor: crate::config::Redactor) -> Printer {
         use std::io::IsTerminal;
         let text = format == OutputFormat::Text;
         Printer {
@@ -89,15 +95,58 @@ impl Printer {
             out: std::io::stdout(),
             strip_stdout: text && std::io::stdout().is_terminal(),
             strip_stderr: text && std::io::stderr().is_terminal(),
+            redactor,
+            held_text: String::new(),
+            held_thinking: String::new(),
         }
     }
 
+    /// One JSON line, key values redacted (a key's characters need no escaping in JSON, so
+    /// the line holds them as the value did).
     fn line(&mut self, value: serde_json::Value) -> Result<(), HeadlessError> {
+        let text = value.to_string();
+        let text = self.redactor.redact(&text);
         let mut out = self.out.lock();
-        writeln!(out, "{value}").and_then(|()| out.flush()).map_err(write_failed)
+        writeln!(out, "{text}").and_then(|()| out.flush()).map_err(write_failed)
+    }
+
+    /// A streamed chunk added to what was held: what can be printed now, keys redacted, and the
+    /// end that may still become a key kept back.
+    fn release(redactor: &crate::config::Redactor, held: &mut String, chunk: &str) -> String {
+        held.push_str(chunk);
+        let redacted = redactor.redact(held).into_owned();
+        let at = redactor.unfinished_at(&redacted);
+        *held = redacted[at..].to_string();
+        redacted[..at].to_string()
+    }
+
+    /// What was held back, before any other line (a key cut off at the end is not a key).
+    fn flush_held(&mut self) -> Result<(), HeadlessError> {
+        for (kind, held) in [
+            ("assistant_delta", std::mem::take(&mut self.held_text)),
+            ("thinking_delta", std::mem::take(&mut self.held_thinking)),
+        ] {
+            if !held.is_empty() {
+                self.line(json!({"type": kind, "text": held}))?;
+            }
+        }
+        Ok(())
+    }
+
+    /// A streamed chunk of the answer or the thinking, as far as it cannot be part of a key.
+    fn delta(&mut self, thinking: bool, chunk: &str) -> Result<(), HeadlessError> {
+        let held = if thinking { &mut self.held_thinking } else { &mut self.held_text };
+        let out = Printer::release(&self.redactor, held, chunk);
+        let kind = if thinking { "thinking_delta" } else { "assistant_delta" };
+        if out.is_empty() { Ok(()) } else { self.line(json!({"type": kind, "text": out})) }
     }
 
     pub(super) fn event(&mut self, event: &AgentEvent) -> Result<(), HeadlessError> {
+        if self.format == OutputFormat::StreamJson
+            && !matches!(event, AgentEvent::TextDelta(_) | AgentEvent::ThinkingDelta(_))
+        {
+            self.flush_held()?;
+        }
         match self.format {
             OutputFormat::Json => Ok(()),
             OutputFormat::Text => {
@@ -155,8 +204,8 @@ impl Printer {
                 Ok(())
             }
             OutputFormat::StreamJson => match event {
-                AgentEvent::TextDelta(text) => self.line(json!({"type": "assistant_delta", "text": text})),
-                AgentEvent::ThinkingDelta(text) => self.line(json!({"type": "thinking_delta", "text": text})),
+                AgentEvent::TextDelta(text) => self.delta(false, text),
+                AgentEvent::ThinkingDelta(text) => self.delta(true, text),
                 AgentEvent::ToolStarted { call_id, tool, summary, arguments } => {
                     let arguments: serde_json::Value =
                         serde_json::from_str(arguments).unwrap_or_else(|_| json!(arguments));
@@ -249,10 +298,11 @@ impl Printer {
         summary: &TurnSummary,
     ) -> Result<(), HeadlessError> {
         let stats = &summary.stats;
+        self.flush_held()?;
         let result = HeadlessResult {
             kind: (self.format == OutputFormat::StreamJson).then_some("result"),
             session_id: session_id.to_string(),
-            result: summary.outcome.result_text(),
+            result: self.redactor.redact(&summary.outcome.result_text()).into_owned(),
             is_error: summary.outcome.is_error(),
             turns: stats.requests,
             mode: mode.to_string(),

@@ -82,6 +82,34 @@ pub struct Connected {
     pub closed: futures_util::future::BoxFuture<'static, String>,
 }
 
+/// A project's server that names a variable it may not read is not started at all: the
+/// value would reach its process, its URL or its headers.
+fn refuse_unlisted_variables(server: &McpServerConfig) -> Result<(), McpError> {
+    let texts = server
+        .command
+        .iter()
+        .chain(&server.args)
+        .chain(server.env.values())
+        .chain(&server.url)
+        .chain(server.headers.values());
+    for name in texts.flat_map(|t| super::expand::variables(t)) {
+        if server.may_read(&name) {
+            continue;
+        }
+        let why = if crate::config::KEY_VARS.contains(&name.as_str()) {
+            "a provider key never leaves cairn".to_string()
+        } else {
+            format!(
+                "a project's server reads only the variables your config.toml lists in [mcp] project_variables; add {name} there to let it"
+            )
+        };
+        return Err(McpError::Connection(format!(
+            "not started: it names ${{{name}}} in the project's settings, which is not expanded for it ({why})"
+        )));
+    }
+    Ok(())
+}
+
 fn client_info() -> ClientConfig {
     ClientConfig::new(ClientCapabilities::default(), Implementation::new("cairn", env!("CARGO_PKG_VERSION")))
 }
@@ -93,6 +121,7 @@ pub async fn connect(
     env: &(dyn Fn(&str) -> Option<String> + Send + Sync),
     http: &HttpClientFactory,
 ) -> Result<Connected, McpError> {
+    refuse_unlisted_variables(server)?;
     let running = match (&server.command, &server.url) {
         (Some(command), _) => {
             let mut cmd = tokio::process::Command::new(expand(command, env).map_err(McpError::Connection)?);

@@ -66,12 +66,15 @@ impl AgentTypes {
     }
 
     /// The built-ins, then the user's folder, `.claude/agents/` and `.cairn/agents/` of the
-    /// project (a later one of the same name replaces an earlier one).
-    pub fn load(root: &Path, user_dir: Option<&Path>) -> AgentTypes {
+    /// project (a later one of the same name replaces an earlier one). `root` is `None` in a
+    /// folder the user has not trusted: its files are not read.
+    pub fn load(root: Option<&Path>, user_dir: Option<&Path>) -> AgentTypes {
         let mut out = AgentTypes::builtin();
         let mut dirs: Vec<PathBuf> = user_dir.map(Path::to_path_buf).into_iter().collect();
-        dirs.push(root.join(".claude").join("agents"));
-        dirs.push(root.join(".cairn").join("agents"));
+        if let Some(root) = root {
+            dirs.push(root.join(".claude").join("agents"));
+            dirs.push(root.join(".cairn").join("agents"));
+        }
         for dir in dirs {
             let Ok(entries) = std::fs::read_dir(&dir) else { continue };
             let mut files: Vec<PathBuf> = entries
@@ -81,7 +84,7 @@ impl AgentTypes {
                 .collect();
             files.sort();
             for path in files {
-                let shown = path.strip_prefix(root).unwrap_or(&path).display().to_string();
+                let shown = root.and_then(|r| path.strip_prefix(r).ok()).unwrap_or(&path).display().to_string();
                 let stem = path.file_stem().and_then(|s| s.to_str()).unwrap_or("agent").to_string();
                 let parsed = std::fs::read_to_string(&path)
                     .map_err(|e| format!("cannot read it: {e}"))
@@ -233,7 +236,7 @@ mod tests {
         )
         .unwrap();
         std::fs::write(root.join(".cairn/agents/broken.md"), "no front matter").unwrap();
-        let types = AgentTypes::load(root, None);
+        let types = AgentTypes::load(Some(root), None);
         let reviewer = types.get("reviewer").unwrap();
         assert_eq!(reviewer.tools, ["file_read", "grep", "glob"]);
         assert_eq!((reviewer.model.clone(), reviewer.may_edit), (ModelChoice::Fast, false));

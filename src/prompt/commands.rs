@@ -33,9 +33,10 @@ pub struct CommandProblem {
 }
 
 /// The command folders, most specific first: a command found earlier hides one of the same
-/// name found later.
-pub fn command_dirs(root: &Path, user_dirs: &[PathBuf]) -> Vec<PathBuf> {
-    let mut dirs = vec![root.join(".cairn").join("commands"), root.join(".claude").join("commands")];
+/// name found later. `root` is `None` in a folder the user has not trusted.
+pub fn command_dirs(root: Option<&Path>, user_dirs: &[PathBuf]) -> Vec<PathBuf> {
+    let mut dirs: Vec<PathBuf> =
+        root.map(|r| vec![r.join(".cairn").join("commands"), r.join(".claude").join("commands")]).unwrap_or_default();
     dirs.extend(user_dirs.iter().map(|d| d.join("commands")));
     dirs
 }
@@ -179,7 +180,7 @@ mod tests {
         write(".claude/commands/frontend/test.md", "# Run the frontend tests\nnpm test $1");
         write(".cairn/commands/fix.md", "---\ndescription: cairn's own fix\n---\nOurs $1");
         write(".cairn/commands/bad name.md", "x");
-        let (commands, problems) = discover(&command_dirs(root, &[]));
+        let (commands, problems) = discover(&command_dirs(Some(root), &[]));
         let names: Vec<_> = commands.iter().map(|c| c.name.as_str()).collect();
         assert_eq!(names, ["fix", "frontend:test"]);
         assert_eq!(commands[0].description, "cairn's own fix", ".cairn comes before .claude");

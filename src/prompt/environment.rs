@@ -70,7 +70,12 @@ fn git_branch(root: &Path) -> Option<String> {
     } else {
         dot_git
     };
-    let head = std::fs::read_to_string(git_dir.join("HEAD")).ok()?;
+    let head_path = git_dir.join("HEAD");
+    // A FIFO or a device there would hold the session's start forever.
+    if !std::fs::metadata(&head_path).is_ok_and(|m| m.is_file() && m.len() < 4096) {
+        return None;
+    }
+    let head = std::fs::read_to_string(head_path).ok()?;
     let head = head.trim();
     match head.strip_prefix("ref: refs/heads/") {
         Some(branch) => Some(branch.to_string()),
@@ -79,18 +84,9 @@ fn git_branch(root: &Path) -> Option<String> {
 }
 
 fn git_status(root: &Path) -> Option<String> {
-    let out = std::process::Command::new("git")
-        .args(["status", "--short", "--untracked-files=normal"])
-        .current_dir(root)
-        .env("GIT_OPTIONAL_LOCKS", "0")
-        .stdin(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .output()
-        .ok()?;
-    if !out.status.success() {
-        return None;
-    }
-    let text = String::from_utf8_lossy(&out.stdout);
+    // Hardened: the repository's fsmonitor, hooks, filters and the like do not run.
+    let text =
+        super::git::run_git(root, &["status", "--short", "--untracked-files=normal", "--ignore-submodules=all"])?;
     let lines: Vec<&str> = text.lines().collect();
     let mut status = lines.iter().take(MAX_STATUS_LINES).copied().collect::<Vec<_>>().join("\n");
     if lines.len() > MAX_STATUS_LINES {

@@ -46,6 +46,8 @@ pub enum SkipReason {
     NotText,
     /// Could not be opened or read.
     Unreadable { error: String },
+    /// The folder is not trusted: its files do not instruct the model.
+    Untrusted,
 }
 
 impl std::fmt::Display for SkipReason {
@@ -58,6 +60,7 @@ impl std::fmt::Display for SkipReason {
             SkipReason::BrokenLink => f.write_str("is a link to nothing"),
             SkipReason::NotText => f.write_str("is not UTF-8 text"),
             SkipReason::Unreadable { error } => write!(f, "cannot be read: {error}"),
+            SkipReason::Untrusted => f.write_str("belongs to a folder you have not trusted (cairn --trust trusts it)"),
         }
     }
 }
@@ -73,6 +76,16 @@ impl std::fmt::Display for SkippedInstruction {
 pub struct InstructionScan {
     pub files: Vec<InstructionFile>,
     pub skipped: Vec<SkippedInstruction>,
+}
+
+impl InstructionScan {
+    /// The same scan in a folder the user has not trusted: every file left out, saying why.
+    pub fn untrusted(mut self) -> InstructionScan {
+        let files = std::mem::take(&mut self.files);
+        let left = files.into_iter().map(|f| SkippedInstruction { path: f.path, reason: SkipReason::Untrusted });
+        self.skipped.splice(0..0, left);
+        self
+    }
 }
 
 /// The instruction files that apply in `cwd`, shallowest first.

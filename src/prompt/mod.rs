@@ -11,6 +11,7 @@ mod arguments;
 pub mod commands;
 mod environment;
 mod frontmatter;
+mod git;
 mod instructions;
 pub mod skills;
 mod subagent;

@@ -32,9 +32,11 @@ pub struct SkillProblem {
 }
 
 /// The skill folders of a project and a user, most specific first: a skill found earlier
-/// hides one of the same name found later.
-pub fn skill_dirs(root: &Path, user_dirs: &[PathBuf]) -> Vec<PathBuf> {
-    let mut dirs = vec![root.join(".cairn").join("skills"), root.join(".claude").join("skills")];
+/// hides one of the same name found later. `root` is `None` in a folder the user has not
+/// trusted: only the user's folders count.
+pub fn skill_dirs(root: Option<&Path>, user_dirs: &[PathBuf]) -> Vec<PathBuf> {
+    let mut dirs: Vec<PathBuf> =
+        root.map(|r| vec![r.join(".cairn").join("skills"), r.join(".claude").join("skills")]).unwrap_or_default();
     dirs.extend(user_dirs.iter().map(|d| d.join("skills")));
     dirs
 }
@@ -172,7 +174,7 @@ mod tests {
             project.join(".cairn/skills/hidden/SKILL.md"),
             "---\ndescription: d\ndisable-model-invocation: true\n---\nx",
         );
-        let (skills, problems) = discover(&skill_dirs(&project, &[user]));
+        let (skills, problems) = discover(&skill_dirs(Some(&project), &[user]));
         assert!(problems.is_empty(), "{problems:?}");
         let names: Vec<_> = skills.iter().map(|s| s.name.as_str()).collect();
         assert_eq!(names, ["hidden", "pdf", "summarize"]);

@@ -17,6 +17,7 @@ pub enum KeyContext {
     HistorySearch,
     Search,
     PlanReady,
+    Trust,
 }
 
 impl KeyContext {
@@ -32,6 +33,7 @@ impl KeyContext {
             KeyContext::HistorySearch => "Searching prompt history (Ctrl+R)",
             KeyContext::Search => "Searching the transcript or a tool's output",
             KeyContext::PlanReady => "A plan is ready (after a plan-mode turn, prompt empty)",
+            KeyContext::Trust => "Trusting a folder (before anything of it runs)",
         }
     }
 }
@@ -139,6 +141,17 @@ pub enum SetupAction {
     Leave,
 }
 
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TrustAction {
+    Trust,
+    Decline,
+    Quit,
+    ScrollUp,
+    ScrollDown,
+    PageUp,
+    PageDown,
+}
+
 /// An action, by the context it belongs to.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Action {
@@ -152,6 +165,7 @@ pub enum Action {
     HistorySearch(HistorySearchAction),
     Search(SearchAction),
     Plan(PlanAction),
+    Trust(TrustAction),
 }
 
 impl Action {
@@ -167,6 +181,7 @@ impl Action {
             Action::HistorySearch(_) => KeyContext::HistorySearch,
             Action::Search(_) => KeyContext::Search,
             Action::Plan(_) => KeyContext::PlanReady,
+            Action::Trust(_) => KeyContext::Trust,
         }
     }
 }
@@ -354,6 +369,17 @@ pub const BINDINGS: &[Binding] = &[
     bind(&[key(K::Enter)], Action::Plan(PlanAction::CarryOut), "switch to edit mode and carry the plan out"),
     bind(&[ctrl('g')], Action::Plan(PlanAction::EditPlan), "open the plan in $EDITOR first"),
     bind(&[key(K::Esc)], Action::Plan(PlanAction::Dismiss), "keep planning (typing does too)"),
+    bind(&[ch('y')], Action::Trust(TrustAction::Trust), "trust the folder: its files are used, and the answer is kept"),
+    bind(
+        &[ch('n')],
+        Action::Trust(TrustAction::Decline),
+        "work without its files this time (nothing of them runs or is read)",
+    ),
+    bind(&[ch('q'), key(K::Esc), ctrl('c')], Action::Trust(TrustAction::Quit), "leave cairn; nothing ran"),
+    bind(&[key(K::Up), ch('k')], Action::Trust(TrustAction::ScrollUp), "scroll the list up"),
+    bind(&[key(K::Down), ch('j')], Action::Trust(TrustAction::ScrollDown), "scroll the list down"),
+    bind(&[key(K::PageUp)], Action::Trust(TrustAction::PageUp), "scroll a page up"),
+    bind(&[key(K::PageDown)], Action::Trust(TrustAction::PageDown), "scroll a page down"),
 ];
 
 /// Modifiers that matter for matching: a shifted character arrives as its own character, and
@@ -423,6 +449,9 @@ impl SearchAction {
 impl PlanAction {
     const FIRST: PlanAction = PlanAction::CarryOut;
 }
+impl TrustAction {
+    const FIRST: TrustAction = TrustAction::Trust;
+}
 
 typed_lookup!(global, Global, GlobalAction);
 typed_lookup!(composer, Composer, ComposerAction);
@@ -434,6 +463,7 @@ typed_lookup!(setup, Setup, SetupAction);
 typed_lookup!(history_search, HistorySearch, HistorySearchAction);
 typed_lookup!(search, Search, SearchAction);
 typed_lookup!(plan, Plan, PlanAction);
+typed_lookup!(trust, Trust, TrustAction);
 
 /// Letter bindings accept either case (Caps Lock should not disable `y`).
 fn ch_eq(bound: &Key, got: &Key) -> bool {

@@ -26,14 +26,17 @@ mod terminal;
 mod theme;
 mod todo_panel;
 mod transcript;
+mod trust_prompt;
 mod wrap;
 
 pub use app::App;
 pub(crate) use cells::NoticeKind;
 pub use completion::FileIndex;
 pub(crate) use frame::FrameRequester;
+pub(crate) use overlays::TrustAnswer;
 pub use render::draw;
 pub(crate) use run::{ConnectError, Exit, run};
 pub(crate) use terminal::Tui;
 pub use theme::Theme;
 pub(crate) use theme::UserTheme;
+pub(crate) use trust_prompt::ask_trust;

@@ -34,8 +34,9 @@ async fn a_claude_command_file_runs_as_slash_fix_with_its_arguments() {
         "---\ndescription: Fix an issue by number\nargument-hint: [issue] [area]\n---\nFix issue #$ARGUMENTS now.\nThe issue is $1, the area is \"$2\".\n",
     );
     let mock = MockLlm::start(Script::new().turn(Turn::text("fixed"))).await;
-    let out =
-        sandbox.run(Api::Anthropic, &mock, &["-p", "/fix 42 \"the parser\"", "--output-format", "stream-json"]).await;
+    let out = sandbox
+        .run(Api::Anthropic, &mock, &["-p", "/fix 42 \"the parser\"", "--trust", "--output-format", "stream-json"])
+        .await;
     assert!(out.status.success(), "{}", text(&out.stderr));
     let sent = user_texts(&mock.requests()[0]).join("\n");
     assert!(sent.contains("Fix issue #42 \"the parser\" now."), "{sent}");
@@ -72,7 +73,9 @@ async fn skills_are_listed_by_description_and_loaded_only_when_called() {
             .turn(Turn::text("released")),
     )
     .await;
-    let out = sandbox.run(Api::Anthropic, &mock, &["-p", "make a release", "--output-format", "stream-json"]).await;
+    let out = sandbox
+        .run(Api::Anthropic, &mock, &["-p", "make a release", "--trust", "--output-format", "stream-json"])
+        .await;
     assert!(out.status.success(), "{}", text(&out.stderr));
     let requests = mock.requests();
     let system = system_text(&requests[0]);
@@ -216,8 +219,9 @@ async fn a_command_includes_files_and_the_output_of_the_commands_its_allowed_too
     );
     let mock = MockLlm::start(Script::new().turn(Turn::text("reported"))).await;
     // Headless without --yes: the allowed `echo` runs, the `touch` is not approved.
-    let out =
-        sandbox.run(Api::Anthropic, &mock, &["-p", "/status the release", "--output-format", "stream-json"]).await;
+    let out = sandbox
+        .run(Api::Anthropic, &mock, &["-p", "/status the release", "--trust", "--output-format", "stream-json"])
+        .await;
     assert!(out.status.success(), "{}", text(&out.stderr));
     let sent = user_texts(&mock.requests()[0]).join("\n");
     assert!(sent.contains("Branch state: SHELL-SAID-42"), "{sent}");

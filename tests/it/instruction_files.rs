@@ -31,7 +31,7 @@ async fn instruction_files_outside_the_project_or_special_are_skipped() {
     std::fs::write(root.join("sub/deeper/AGENTS.md"), "Deeper rule: no unwrap.").unwrap();
 
     let mock = MockLlm::start(Script::new().turn(Turn::text("fine"))).await;
-    let mut cmd = sandbox.command(Api::Anthropic, &mock, &["-p", "hi", "--output-format", "json"]);
+    let mut cmd = sandbox.command(Api::Anthropic, &mock, &["-p", "hi", "--trust", "--output-format", "json"]);
     cmd.current_dir(root.join("sub/deeper"));
     // SAFETY: setrlimit is async-signal-safe and touches nothing but the child.
     unsafe {
@@ -69,6 +69,10 @@ async fn skipped_instruction_files_are_named_with_why_in_doctor_and_context() {
     std::fs::create_dir(root.join("sub")).unwrap();
     std::fs::write(root.join("sub/AGENTS.md"), "Sub rule.").unwrap();
 
+    // Trusted from where the instruction file is (at the root there is nothing to trust).
+    let none = MockLlm::start(Script::new()).await;
+    let mut trust = sandbox.command(Api::Anthropic, &none, &["-p", "/help", "--trust"]);
+    assert!(trust.current_dir(root.join("sub")).output().await.unwrap().status.success());
     let mut doctor = sandbox.bare_command(&["doctor"]);
     doctor.current_dir(root.join("sub"));
     let doctor = doctor.output().await.unwrap();

@@ -1,6 +1,7 @@
 #[path = "../support/mod.rs"]
 mod support;
 
+mod checkpoint_links;
 mod checkpoints;
 mod context_arguments;
 mod context_facts;
@@ -42,4 +43,6 @@ mod store_concurrency;
 mod stream_deadlines;
 mod subagents;
 mod todo_list;
+mod trust;
 mod tui_e2e;
+mod write_then_obey;

@@ -157,7 +157,8 @@ async fn instruction_files_reach_the_model_and_an_edit_reaches_the_next_request(
             .turn(Turn::text("Done.")),
     )
     .await;
-    let mut cmd = sandbox.command(Api::Anthropic, &mock, &["-p", "add a rule", "--yes", "--output-format", "json"]);
+    let mut cmd =
+        sandbox.command(Api::Anthropic, &mock, &["-p", "add a rule", "--yes", "--trust", "--output-format", "json"]);
     cmd.current_dir(sandbox.project.path().join("pkg"));
     let out = cmd.output().await.unwrap();
     assert!(out.status.success(), "{}", text(&out.stderr));

@@ -72,7 +72,7 @@ async fn a_git_log_rule_runs_the_pipeline_unasked_and_asks_for_what_follows() {
     )
     .await;
     // Headless without --yes: what asks is denied, and says what asked.
-    let out = sandbox.run(Api::Anthropic, &mock, &["-p", "look", "--output-format", "stream-json"]).await;
+    let out = sandbox.run(Api::Anthropic, &mock, &["-p", "look", "--trust", "--output-format", "stream-json"]).await;
     assert!(out.status.success(), "{}", text(&out.stderr));
     let results = results(&out);
     assert_eq!(results.len(), 2, "{results:#?}");
@@ -113,7 +113,7 @@ async fn a_deny_rule_beats_an_allow_at_another_level() {
         .run(
             Api::OpenAi,
             &mock,
-            &["-p", "go", "--yes", "--allow", "bash(touch denied.txt)", "--output-format", "stream-json"],
+            &["-p", "go", "--yes", "--trust", "--allow", "bash(touch denied.txt)", "--output-format", "stream-json"],
         )
         .await;
     assert!(out.status.success(), "{}", text(&out.stderr));
@@ -295,7 +295,9 @@ async fn with_the_network_off_curl_cannot_reach_a_loopback_server() {
     // Allowed in the project-local settings, the same command reaches it: the test can fail.
     sandbox.write(".cairn/settings.local.toml", "[sandbox]\nnetwork = true\n");
     let mock = MockLlm::start(script()).await;
-    let out = sandbox.run(Api::Anthropic, &mock, &args).await;
+    let out = sandbox
+        .run(Api::Anthropic, &mock, &["-p", "fetch", "--yes", "--trust", "--output-format", "stream-json"])
+        .await;
     let result = &results(&out)[0];
     assert!(result["content"].as_str().unwrap().contains("hello"), "{result}");
     assert_eq!(accepted.load(Ordering::SeqCst), 1);
@@ -308,6 +310,7 @@ async fn doctor_reports_the_sandbox_and_every_rule_with_its_place() {
         ".cairn/settings.toml",
         "[permissions]\nallow = [\"bash(cargo test *)\"]\n[sandbox]\nmode = \"full-access\"\n",
     );
+    sandbox.trust().await;
     let out = sandbox.bare_command(&["doctor", "--allow", "file_edit(src/)"]).output().await.unwrap();
     let report = text(&out.stdout);
     let config = sandbox.home.path().join("config.toml");

@@ -225,7 +225,7 @@ async fn a_subagent_cannot_start_its_own_by_default() {
             .turn(Turn::text("Done.")),
     )
     .await;
-    let out = sandbox.run(Api::Anthropic, &mock, &["-p", "go", "--output-format", "json"]).await;
+    let out = sandbox.run(Api::Anthropic, &mock, &["-p", "go", "--trust", "--output-format", "json"]).await;
     assert!(out.status.success(), "{}", text(&out.stderr));
     let children: Vec<RecordedRequest> = mock.requests().into_iter().filter(is_child).collect();
     assert_eq!(children.len(), 2, "no grandchild ran");

@@ -107,6 +107,14 @@ impl Sandbox {
         cmd
     }
 
+    /// Trust the project as its user would (`--trust`, on a run that asks the model nothing),
+    /// so what its files configure is in force for the next runs.
+    pub async fn trust(&self) {
+        let mock = MockLlm::start(super::mock_llm::Script::new()).await;
+        let out = self.run(Api::Anthropic, &mock, &["-p", "/help", "--trust"]).await;
+        assert!(out.status.success(), "trusting the project failed: {}", text(&out.stderr));
+    }
+
     pub async fn run(&self, api: Api, mock: &MockLlm, args: &[&str]) -> Output {
         let out = self.command(api, mock, args).output().await.unwrap();
         if std::env::var_os("CAIRN_TEST_VERBOSE").is_some() {

@@ -127,10 +127,7 @@ impl Worker {
                 session_usd: self.books.spend.session(),
                 last_request_usd: self.books.spend.last_request(),
             },
-            instruction_files: crate::agent::InstructionFilesReport::of(&crate::prompt::scan_instruction_files(
-                self.place.root(),
-                self.place.cwd(),
-            )),
+            instruction_files: crate::agent::InstructionFilesReport::of(&self.place.instruction_scan()),
         }
     }
 }

@@ -84,12 +84,12 @@ impl Worker {
         let model =
             ModelSlot::new(setup.provider, setup.provider_kind, setup.model, setup.window_override, &setup.config);
         let mut redactor = setup.redactor;
-        super::extensions::redact_server_variables(&setup.config, &setup.root, &mut redactor);
+        super::extensions::redact_server_variables(&setup.config, &setup.root, &setup.trust, &mut redactor);
         let session =
             SessionState::load(setup.store.clone(), session, &setup.config.context, redactor, link.emitter(), None)?;
         let todo = TaskList::load(setup.store.clone(), session.id(), session.redactor().clone(), link.emitter());
         let delegation = subagent::Delegation::main(setup.agent_types, setup.config.subagents.max_parallel);
-        let ext = Extensions::load(&setup.config, &setup.root, &setup.user_dirs, link.emitter());
+        let ext = Extensions::load(&setup.config, &setup.root, &setup.user_dirs, &setup.trust, link.emitter());
         ext.hub.start();
         let section = ToolSection::new(
             setup.registry,
@@ -98,8 +98,15 @@ impl Worker {
             setup.config.mcp.tool_budget_tokens,
             setup.config.context.chars_per_token,
         );
-        let place =
-            Workplace::new(setup.store, setup.project, setup.root, setup.cwd, setup.config, setup.truncations_dir);
+        let place = Workplace::new(
+            setup.store,
+            setup.project,
+            setup.root,
+            setup.cwd,
+            setup.config,
+            setup.truncations_dir,
+            setup.trust.clone(),
+        );
         let checkpoints = start_checkpoints(&place, session.id(), session.redactor(), &link);
         let mut worker = Worker {
             cache: CacheWatch::new(place.config().cache.ttl),
@@ -120,6 +127,10 @@ impl Worker {
         };
         worker.settle_loaded_session()?;
         Ok(worker)
+    }
+
+    pub(super) fn redactor(&self) -> &crate::config::Redactor {
+        self.session.redactor()
     }
 
     pub(super) fn session_info(&self) -> &SessionInfo {
@@ -253,6 +264,9 @@ impl Worker {
         self.link.emit(AgentEvent::Commands(self.reach.ext.command_list()));
         for problem in std::mem::take(&mut self.reach.ext.problems) {
             self.link.notice(NoticeLevel::Warning, problem);
+        }
+        for note in self.place.trust().notes() {
+            self.link.notice(NoticeLevel::Warning, note.clone());
         }
         for warning in &self.reach.delegation.types().warnings {
             self.link.notice(NoticeLevel::Warning, warning.clone());
@@ -411,6 +425,8 @@ impl Worker {
             budget_tokens: self.place.config().mcp.tool_budget_tokens,
             startup_timeout_ms: self.place.config().mcp.startup_timeout_ms,
             root: self.place.root().to_path_buf(),
+            mcp: self.place.config().mcp.clone(),
+            trust: self.place.trust().clone(),
         }
     }
 

@@ -236,6 +236,14 @@ impl Worker {
             }
             Answer::Project(rules) => match self.tools.allow_for_project(&rules) {
                 Ok(path) => {
+                    // The user's own act: the next start does not ask about these rules again.
+                    let written: Vec<String> = rules
+                        .iter()
+                        .map(|r| format!(".cairn/settings.local.toml#permissions.allow:{}", r.text()))
+                        .collect();
+                    if let Err(e) = self.place.trust().adopt(|item| written.contains(&item.id)) {
+                        tracing::warn!(error = %e, "could not add the rules to the folder's trust");
+                    }
                     let shown = path.strip_prefix(self.place.root()).unwrap_or(&path).display().to_string();
                     Ruling::new(
                         "user",

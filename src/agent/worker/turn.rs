@@ -171,7 +171,7 @@ impl Worker {
         &self,
         mode: Mode,
     ) -> (Vec<crate::conversation::SystemBlock>, Vec<crate::conversation::ToolSpec>) {
-        let instructions = prompt::read_instruction_files(self.place.root(), self.place.cwd());
+        let instructions = self.place.instruction_files();
         self.system_and_tools_with(mode, &instructions)
     }
 
@@ -246,7 +246,7 @@ impl Worker {
         }
         let status = self.context_status();
         self.link.emit(AgentEvent::Context(status));
-        let instructions = prompt::read_instruction_files(self.place.root(), self.place.cwd());
+        let instructions = self.place.instruction_files();
         self.cache.instructions_are(prompt::fingerprint(&instructions));
         let (system, tools) = self.system_and_tools_with(mode, &instructions);
         if self.tools.section().changed_since_last_request() {

@@ -13,6 +13,7 @@ mod rewind;
 mod sessions;
 mod setup;
 mod text;
+mod trust;
 
 pub use approval::{ApprovalDialog, reason_editor};
 pub use context::{ContextView, level_style};
@@ -24,6 +25,7 @@ pub use rewind::RewindView;
 pub use sessions::SessionsView;
 pub use setup::render_setup;
 pub use text::TextView;
+pub use trust::{TrustAnswer, TrustView};
 
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
