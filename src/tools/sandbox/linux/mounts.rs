@@ -154,6 +154,10 @@ impl Plan {
         // SAFETY: unshare, open, write, close and mount only take pointers to the strings the
         // plan owns, which live until exec.
         unsafe {
+            // cairn keeps itself non-dumpable, which makes /proc/self of this child root's and
+            // its uid_map unwritable for anyone else. The child is about to exec (which resets
+            // the flag anyway) and holds nothing of its own yet.
+            check(libc::prctl(libc::PR_SET_DUMPABLE, 1, 0, 0, 0))?;
             check(libc::unshare(libc::CLONE_NEWUSER | libc::CLONE_NEWNS))?;
             // Needed before gid_map for an unprivileged user; harmless for root.
             let _ = write_file(c"/proc/self/setgroups", c"deny");
