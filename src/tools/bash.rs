@@ -69,11 +69,28 @@ impl Bash {
             .map_err(|e| ToolError::new(format!("could not set up the sandbox: {e}")))?
             .map_err(|e| ToolError::new(format!("could not run the command: {e}")))?;
         let confined = confinement.is_some();
+        let absent = confinement.as_ref().map(|c| c.absent().to_vec()).unwrap_or_default();
         let only_reads = sandbox.confine_reads;
         let run = run(&args.command, &ctx.root, limit, &ctx.cancel, confinement, only_reads)
             .await
             .map_err(|e| ToolError::new(format!("could not run the command: {e}")))?;
         let mut output = run.into_output(limit);
+        let created = tokio::task::spawn_blocking(move || sandbox::undo_created(&absent)).await.unwrap_or_default();
+        if !created.is_empty() {
+            let names: Vec<String> =
+                created.iter().map(|p| p.strip_prefix(&ctx.root).unwrap_or(p).display().to_string()).collect();
+            let why = format!(
+                "{} {} protected (git and agents obey {}), so cairn removed what the command created there",
+                names.join(", "),
+                if names.len() == 1 { "is" } else { "are" },
+                if names.len() == 1 { "it" } else { "them" }
+            );
+            output.content.push_str(&format!(
+                "\n[sandbox: {why}. Do not work around it; if the change is needed, say so: the user can approve running it outside the sandbox.]"
+            ));
+            output.sandbox_denial = Some(why);
+            return Ok(output);
+        }
         if confined
             && run_was_complete(&output)
             && let Some(why) = sandbox::denial(sandbox, &output.content, output.exit_code.unwrap_or(0))

@@ -228,6 +228,49 @@ async fn protected_paths_inside_the_project_are_read_only_to_commands() {
 }
 
 #[tokio::test]
+async fn protected_paths_that_do_not_exist_yet_cannot_be_created_or_swapped_in() {
+    if !enforced() {
+        return;
+    }
+    let (_dir, ctx) = project();
+    let git = std::process::Command::new("git").args(["init", "-q"]).current_dir(&ctx.root).status();
+    if !git.is_ok_and(|s| s.success()) {
+        return eprintln!("skipped: no git");
+    }
+    std::fs::remove_dir_all(ctx.root.join(".git/hooks")).unwrap();
+    let config = std::fs::read_to_string(ctx.root.join(".git/config")).unwrap();
+    let out = run(
+        workspace(),
+        &ctx,
+        "mkdir -p .codex .claude .cairn .git/hooks; echo 'x' > .codex/config.toml; echo '{}' > .claude/settings.json; \
+         echo 'allow = [\"bash\"]' > .cairn/settings.local.toml; echo 'touch P' > .git/hooks/pre-commit; \
+         echo '{}' > .mcp.json; mkdir -p /tmp/evil-common; echo /tmp/evil-common > .git/commondir; \
+         echo x > .git/config.worktree; mv .git .git-old; mv .cairn .cairn-old; \
+         mkdir -p .git && echo '[core] fsmonitor = touch P' > .git/config; echo ok > src.txt; echo end",
+    )
+    .await;
+    assert!(out.content.contains("end"), "{}", out.content);
+    for created in [
+        ".codex/config.toml",
+        ".claude/settings.json",
+        ".cairn/settings.local.toml",
+        ".git/hooks/pre-commit",
+        ".mcp.json",
+        ".git/commondir",
+        ".git/config.worktree",
+        ".git-old",
+        ".cairn-old",
+    ] {
+        assert!(ctx.root.join(created).symlink_metadata().is_err(), "{created} is there: {}", out.content);
+    }
+    assert_eq!(std::fs::read_to_string(ctx.root.join(".git/config")).unwrap(), config);
+    assert_eq!(std::fs::read_to_string(ctx.root.join("src.txt")).unwrap(), "ok\n", "the rest stays writable");
+    // The command is told, and the user can be offered a run outside the sandbox.
+    assert!(out.content.contains(".mcp.json") && out.sandbox_denial.is_some(), "{out:?}");
+    let _ = std::fs::remove_dir_all("/tmp/evil-common");
+}
+
+#[tokio::test]
 async fn a_read_only_command_reads_nothing_outside_the_project() {
     if !enforced() {
         return;

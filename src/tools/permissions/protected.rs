@@ -54,20 +54,88 @@ pub fn is_bare_repository(dir: &Path) -> bool {
     dir.join("HEAD").is_file() && dir.join("objects").is_dir() && dir.join("refs").is_dir()
 }
 
-/// The protected paths of the project that exist now, to be mounted read-only for commands:
-/// the settings folders, the project's git configuration (and a linked worktree's), and the
-/// git folders of nested and bare repositories `scan` found.
-pub fn existing(root: &Path, nested_git_dirs: &[PathBuf]) -> Vec<PathBuf> {
-    let mut out: Vec<PathBuf> =
-        SETTINGS.iter().map(|s| root.join(s)).filter(|p| p.symlink_metadata().is_ok()).collect();
-    let mut git_dirs = vec![root.join(".git")];
-    git_dirs.extend(nested_git_dirs.iter().cloned());
-    for dir in git_dirs {
-        if dir.is_dir() {
-            out.extend(GIT_ENTRIES.iter().map(|e| dir.join(e)).filter(|p| p.symlink_metadata().is_ok()));
+/// Protected folders at the top of the project: created empty where missing before a command
+/// that may write runs, so the read-only mount has something to cover (a command could
+/// otherwise create `.claude/settings.json` where no `.claude/` was yet). Empty folders leave
+/// git's status as it was.
+const SETTINGS_DIRS: &[&str] = &[".cairn", ".claude", ".codex"];
+
+/// Entries of a git folder that are folders, created empty where missing, as git itself does.
+const GIT_DIRS: &[&str] = &["hooks", "info", "modules", "objects/info", "worktrees"];
+
+/// How commands are kept from the protected paths of a project, for the sandbox.
+#[derive(Debug, Default)]
+pub struct Guard {
+    /// Mounted read-only.
+    pub read_only: Vec<PathBuf>,
+    /// Git folders bound onto themselves: a mount point cannot be renamed away, so
+    /// `mv .git x && mkdir .git` cannot swap in a configuration of the command's own.
+    pub pinned: Vec<PathBuf>,
+    /// Protected files that do not exist (`.mcp.json`, `.git/commondir`, …): nothing can be
+    /// mounted on them, so one a command creates is removed after it, and named.
+    pub absent: Vec<PathBuf>,
+}
+
+/// The guard for the project at `root` with the git folders of nested and bare repositories
+/// `nested_git_dirs` (a bare one is mounted read-only whole by the caller). Creates the
+/// protected folders that are missing (empty), so they can be mounted.
+pub fn guard(root: &Path, nested_git_dirs: &[PathBuf]) -> Guard {
+    let mut out = Guard::default();
+    for name in SETTINGS_DIRS {
+        let path = root.join(name);
+        if path.symlink_metadata().is_err() {
+            let _ = std::fs::create_dir(&path);
+        }
+        if path.symlink_metadata().is_ok() {
+            out.read_only.push(path);
         }
     }
+    let mcp = root.join(".mcp.json");
+    if mcp.symlink_metadata().is_ok() {
+        out.read_only.push(mcp)
+    } else {
+        out.absent.push(mcp)
+    }
+    let dot_git = root.join(".git");
+    // A linked worktree's `.git` is a file naming the git folder (outside the project, so
+    // read-only already): the file itself must not be rewritten to name another.
+    if dot_git.symlink_metadata().is_ok_and(|m| !m.is_dir()) {
+        out.read_only.push(dot_git.clone());
+    }
+    let mut git_dirs = vec![dot_git];
+    git_dirs.extend(nested_git_dirs.iter().cloned());
+    for dir in git_dirs.into_iter().filter(|d| d.symlink_metadata().is_ok_and(|m| m.is_dir())) {
+        for entry in GIT_DIRS {
+            let path = dir.join(entry);
+            if path.symlink_metadata().is_err() {
+                let _ = std::fs::create_dir(&path);
+            }
+        }
+        for entry in GIT_ENTRIES {
+            let path = dir.join(entry);
+            if path.symlink_metadata().is_ok() {
+                out.read_only.push(path);
+            } else {
+                out.absent.push(path);
+            }
+        }
+        out.pinned.push(dir);
+    }
     out
+}
+
+/// Remove what a command created at `absent` paths (a file, or a folder with what is in it;
+/// links not followed); the paths it removed.
+pub fn remove_created(absent: &[PathBuf]) -> Vec<PathBuf> {
+    let mut removed = Vec::new();
+    for path in absent {
+        let Ok(meta) = path.symlink_metadata() else { continue };
+        let gone = if meta.is_dir() { std::fs::remove_dir_all(path) } else { std::fs::remove_file(path) };
+        if gone.is_ok() {
+            removed.push(path.clone());
+        }
+    }
+    removed
 }
 
 #[cfg(test)]

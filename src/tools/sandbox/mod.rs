@@ -30,6 +30,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 pub use crate::config::SandboxMode;
 use crate::config::{ProjectSettings, SandboxConfig};
+use crate::tools::permissions::protected::Guard;
 
 /// What sandboxed commands may do.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -242,13 +243,17 @@ pub fn take_unavailable_notice(policy: &SandboxPolicy) -> Option<String> {
 
 /// What a child process is confined with; built in the parent (it allocates and opens files),
 /// applied in the child after fork (where only async-signal-safe calls are allowed).
-pub struct Confinement(os::Confinement);
+pub struct Confinement {
+    os: os::Confinement,
+    /// Protected files that did not exist when it was built: see [`undo_created`].
+    absent: Vec<PathBuf>,
+}
 
 impl Confinement {
     /// The confinement for `policy` with the project at `root`, or `None` for full access or
     /// where the system cannot enforce it. Where commands may write in the project, it is
-    /// scanned first (hard links out of it, nested repositories): slow on a huge tree, so call
-    /// it off the async threads.
+    /// scanned first (hard links out of it, nested repositories) and its missing protected
+    /// folders are created empty: slow on a huge tree, so call it off the async threads.
     pub fn build(policy: &SandboxPolicy, root: &Path) -> std::io::Result<Option<Confinement>> {
         if !policy.is_enforced() {
             return Ok(None);
@@ -258,14 +263,26 @@ impl Confinement {
             .filter_map(|d| std::fs::canonicalize(d).ok())
             .filter(|d| d.is_dir())
             .collect();
-        let read_only = if writable.is_empty() { Vec::new() } else { read_only_inside(root, &writable) };
-        Ok(os::Confinement::build(policy, root, &writable, &read_only)?.map(Confinement))
+        let guard = if writable.is_empty() { Guard::default() } else { read_only_inside(root, &writable) };
+        let os = os::Confinement::build(policy, root, &writable, &guard.read_only, &guard.pinned)?;
+        Ok(os.map(|os| Confinement { os, absent: guard.absent }))
     }
 
     /// Restrict the calling process. Only for the child between fork and exec.
     pub fn apply(&mut self) -> std::io::Result<()> {
-        self.0.apply()
+        self.os.apply()
     }
+
+    /// Protected files that did not exist when it was built, for [`undo_created`].
+    pub fn absent(&self) -> &[PathBuf] {
+        &self.absent
+    }
+}
+
+/// Of `absent` (see [`Confinement::absent`]), the protected files a command created (nothing
+/// could be mounted on them), removed once it ended; their paths, for the message.
+pub fn undo_created(absent: &[PathBuf]) -> Vec<PathBuf> {
+    crate::tools::permissions::protected::remove_created(absent)
 }
 
 /// Folders sandboxed commands may write in workspace-write: the project, the temp dirs and
@@ -288,21 +305,21 @@ fn writable_dirs(policy: &SandboxPolicy, root: &Path) -> Vec<PathBuf> {
 /// What commands may not write inside the writable roots: the project's protected paths
 /// (git configuration and hooks, of nested and bare repositories too; `.cairn/`, `.claude/`,
 /// `.codex/`, `.mcp.json`), and files with a hard link outside the project.
-fn read_only_inside(root: &Path, writable: &[PathBuf]) -> Vec<PathBuf> {
+fn read_only_inside(root: &Path, writable: &[PathBuf]) -> Guard {
     if !writable.iter().any(|w| root.starts_with(w)) {
-        return Vec::new();
+        return Guard::default();
     }
     let scan = scan::scan(root);
-    let mut out = crate::tools::permissions::protected::existing(root, &scan.git_dirs);
+    let mut out = crate::tools::permissions::protected::guard(root, &scan.git_dirs);
     for dir in &scan.git_dirs {
         // A bare repository's own files are its git folder.
         if dir.file_name().is_some_and(|n| n != ".git") {
-            out.push(dir.clone());
+            out.read_only.push(dir.clone());
         }
     }
     // A package store linked into the project (pnpm) can make thousands: each is a mount, so
     // past this many the rest stay writable (docs/permissions.md says so).
-    out.extend(scan.linked_outside.into_iter().take(MAX_LINK_BINDS));
+    out.read_only.extend(scan.linked_outside.into_iter().take(MAX_LINK_BINDS));
     out
 }
 
@@ -342,7 +359,7 @@ pub fn denial(policy: &SandboxPolicy, output: &str, exit_code: i32) -> Option<St
         let what = match policy.mode {
             SandboxMode::ReadOnly => "the sandbox (read-only) lets commands write nowhere",
             SandboxMode::WorkspaceWrite | SandboxMode::FullAccess => {
-                "the sandbox (workspace-write) lets commands write only inside the project and the temp dirs"
+                "the sandbox (workspace-write) lets commands write only inside the project and the temp dirs, and not its protected paths (git configuration and hooks, .cairn/, .claude/, .codex/, .mcp.json)"
             }
         };
         return Some(what.to_string());

@@ -16,6 +16,7 @@ impl Confinement {
         _root: &Path,
         _writable: &[PathBuf],
         _read_only: &[PathBuf],
+        _pinned: &[PathBuf],
     ) -> std::io::Result<Option<Confinement>> {
         Ok(None)
     }

@@ -224,6 +224,9 @@ async fn sandbox_gaps(runner: Runner) {
         ".cairn/settings.local.toml",
         ".claude/settings.json",
         ".mcp.json",
+        ".codex/config.toml",
+        ".git/commondir",
+        ".git/config.worktree",
         "sub/.git/config",
         "vendor.git/config",
     ]

@@ -49,7 +49,7 @@ fn namespaces() -> Result<(), String> {
     static PROBED: OnceLock<Result<(), String>> = OnceLock::new();
     PROBED
         .get_or_init(|| {
-            let plan = mounts::Plan::new(Path::new("/"), &[], &[]).map_err(|e| e.to_string())?;
+            let plan = mounts::Plan::new(Path::new("/"), &[], &[], &[]).map_err(|e| e.to_string())?;
             let mut probe = std::process::Command::new("/bin/sh");
             probe.args(["-c", "exit 0"]).stdin(std::process::Stdio::null()).stderr(std::process::Stdio::null());
             // SAFETY: the plan is applied in the forked child with system calls only.
@@ -84,18 +84,19 @@ pub struct Confinement {
 
 impl Confinement {
     /// `writable`: the folders the command may write (existing, canonical); `read_only`: paths
-    /// inside them it may not.
+    /// inside them it may not; `pinned`: folders inside them it may not move or remove.
     pub fn build(
         policy: &SandboxPolicy,
         root: &Path,
         writable: &[PathBuf],
         read_only: &[PathBuf],
+        pinned: &[PathBuf],
     ) -> std::io::Result<Option<Confinement>> {
         let ruleset = rules::ruleset(policy, root, writable)
             .map_err(|e| std::io::Error::other(format!("cannot set up the sandbox: {e}")))?;
         let read_only_sandbox = policy.mode == super::SandboxMode::ReadOnly;
         let seccomp = filter::filter(policy.network, read_only_sandbox)?;
-        let mounts = if has_namespaces() { Some(mounts::Plan::new(root, writable, read_only)?) } else { None };
+        let mounts = if has_namespaces() { Some(mounts::Plan::new(root, writable, read_only, pinned)?) } else { None };
         let limits = limits::Limits::new(policy.max_processes, policy.memory_limit_mb, mounts.is_some());
         Ok(Some(Confinement { ruleset: Some(ruleset), seccomp, mounts, limits }))
     }

@@ -101,6 +101,8 @@ pub struct Plan {
     gid_map: CString,
     /// Bound onto themselves, writable as they are.
     writable: Vec<CString>,
+    /// Bound onto themselves as they are, so they cannot be renamed or removed (a git folder).
+    pinned: Vec<CString>,
     /// Bound onto themselves and made read-only, with the flags to keep.
     read_only_binds: Vec<(CString, c_ulong)>,
     /// Remounted read-only; `true` where a failure is tolerated.
@@ -109,8 +111,8 @@ pub struct Plan {
 
 impl Plan {
     /// The plan for a command whose writable roots are `writable` (existing folders,
-    /// canonical) and that must not write `read_only` (inside them).
-    pub fn new(cwd: &Path, writable: &[PathBuf], read_only: &[PathBuf]) -> std::io::Result<Plan> {
+    /// canonical) and that must not write `read_only` nor move `pinned` (inside them).
+    pub fn new(cwd: &Path, writable: &[PathBuf], read_only: &[PathBuf], pinned: &[PathBuf]) -> std::io::Result<Plan> {
         let mounts = mount_points()?;
         // SAFETY: getuid and getgid cannot fail.
         let (uid, gid) = unsafe { (libc::getuid(), libc::getgid()) };
@@ -144,6 +146,7 @@ impl Plan {
             uid_map: CString::new(map(uid)).map_err(std::io::Error::other)?,
             gid_map: CString::new(map(gid)).map_err(std::io::Error::other)?,
             writable: writable.iter().map(|p| c(p)).collect::<Result<_, _>>()?,
+            pinned: pinned.iter().map(|p| c(p)).collect::<Result<_, _>>()?,
             read_only_binds: read_only.iter().map(|p| Ok((c(p)?, flags_at(p)))).collect::<std::io::Result<_>>()?,
             remount,
         })
@@ -178,6 +181,15 @@ impl Plan {
                     libc::MS_BIND | libc::MS_REC,
                     std::ptr::null(),
                 ))?;
+            }
+            for dir in &self.pinned {
+                // Before the read-only binds inside it, which it would otherwise cover; one that
+                // went away since the plan was made has nothing to pin.
+                if libc::mount(dir.as_ptr(), dir.as_ptr(), std::ptr::null(), libc::MS_BIND, std::ptr::null()) != 0
+                    && std::io::Error::last_os_error().raw_os_error() != Some(libc::ENOENT)
+                {
+                    return Err(std::io::Error::last_os_error());
+                }
             }
             for (path, flags) in &self.read_only_binds {
                 // A path that went away since the plan was made has nothing to protect.
