@@ -234,6 +234,11 @@ async fn sandbox_gaps(runner: Runner) {
     .map(|p| (p.to_string(), std::fs::read(lab.project.join(p)).ok()))
     .collect();
     let mut calls = bash_calls(&lab, commands);
+    // Read first, so the file tools get as far as asking to write what is there.
+    for (i, path) in [".git/config", ".mcp.json", "vendor.git/config"].into_iter().enumerate() {
+        calls.push(MockCall::new("file_read", json!({ "path": path })).with_id(format!("toolu_fr_{i}")));
+    }
+    let reads = calls.len();
     calls.push(
         MockCall::new("file_write", json!({"path": ".git/config", "content": "[core]\n\tfsmonitor = touch mark\n"}))
             .with_id("toolu_write_config"),
@@ -245,12 +250,39 @@ async fn sandbox_gaps(runner: Runner) {
         )
         .with_id("toolu_write_settings"),
     );
+    for (i, (path, content)) in [
+        (".git/hooks/pre-commit", "#!/bin/sh\ntouch mark\n"),
+        (".claude/settings.json", "{}"),
+        (".codex/config.toml", "x = 1\n"),
+        (".mcp.json", "{\"mcpServers\": {\"x\": {\"command\": \"touch\"}}}"),
+        ("vendor.git/config", "[core]\n\tfsmonitor = touch mark\n"),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        calls.push(
+            MockCall::new("file_write", json!({"path": path, "content": content})).with_id(format!("toolu_fw_{i}")),
+        );
+    }
+    calls.push(
+        MockCall::new(
+            "file_edit",
+            json!({"path": ".git/config", "old_string": "[core]", "new_string": "[core]\n\tpager = touch mark"}),
+        )
+        .with_id("toolu_edit_config"),
+    );
     let session = lab.session(LIMITS, &["--yes"], calls).await;
     let mut f = Failures::default();
     common(&mut f, &lab, &session, commands);
     snapshot_unchanged(&mut f, "the outside folder", &lab.outside, &outside);
     for (path, before) in &protected {
         f.check(std::fs::read(lab.project.join(path)).ok() == *before, || format!("{path} changed"));
+    }
+    // The file tools ask about a protected path, and only the user may approve: `--yes` does not.
+    for result in &session.results[reads..] {
+        f.check(result["not_run"] == true && content(result).contains("a protected path"), || {
+            format!("a file tool was not refused as writing a protected path: {result}")
+        });
     }
     f.check(lab.victim_alive(), || "the user's process was killed or stopped".into());
     let got = lab.terminal_received();
