@@ -377,10 +377,32 @@ impl Policy {
             return None;
         }
         let mut named = Vec::new();
+        let refuse = |why: String| {
+            let rule = self.rules.iter().find(|x| x.effect == Effect::Deny && x.rule.names_tool("file_read"))?;
+            Some(PartDecision {
+                text: text.to_string(),
+                permission: Permission::Deny,
+                decided_by: DecidedBy::rule(rule),
+                why: format!(
+                    "`bash` was not run: in `{text}`, {why}, so cairn cannot tell whether it reads what the rule `{}` ({}) denies. Do not retry it or work around it; name the files to read, or ask the user.",
+                    rule.rule,
+                    rule.level.label()
+                ),
+                needs_user: false,
+            })
+        };
         for run in runs {
             let Invocation::Argv { words, .. } = run else { continue };
-            if words.first().is_some_and(|w| matches!(w.text.as_str(), "echo" | "printf")) {
+            let base = words.first().map(|w| program_base(&w.text)).unwrap_or("");
+            if matches!(base, "echo" | "printf") {
                 continue;
+            }
+            // Searchers that read every file under the folder they run in.
+            if RECURSIVE_SEARCHERS.contains(&base) {
+                return refuse(format!("`{base}` reads every file under the folder"));
+            }
+            if let Some(w) = words.iter().skip(1).find(|w| !w.literal) {
+                return refuse(format!("its argument `{}` is computed when it runs", w.text));
             }
             for w in words.iter().skip(1).filter(|w| w.literal) {
                 let values = match &w.pattern {
@@ -390,8 +412,14 @@ impl Policy {
                     None => vec![w.text.clone()],
                 };
                 for v in values {
-                    let v =
-                        v.split_once('=').filter(|(k, _)| k.starts_with('-')).map_or(v.as_str(), |(_, value)| value);
+                    // `--file=.env`, and `if=.env` as dd writes it.
+                    let v = v
+                        .split_once('=')
+                        .filter(|(k, _)| {
+                            k.starts_with('-')
+                                || (!k.is_empty() && k.chars().all(|c| c.is_ascii_alphanumeric() || c == '_'))
+                        })
+                        .map_or(v.as_str(), |(_, value)| value);
                     // `git show HEAD:.env`: the path after the revision.
                     let v = v.rsplit_once(':').filter(|(rev, _)| !rev.contains('/')).map_or(v, |(_, path)| path);
                     if !v.is_empty() && !v.starts_with('-') {
@@ -471,6 +499,10 @@ impl Policy {
         PartDecision { needs_user: d.needs_user, ..verdict(d.permission, d.decided_by, why) }
     }
 }
+
+/// Programs that search every file under the folder they run in when given no path, and that
+/// cairn's read-only set does not know (grep -r and rg it follows itself).
+const RECURSIVE_SEARCHERS: &[&str] = &["ag", "ack", "ack-grep", "pt", "sift", "ucg", "ugrep", "rga", "ripgrep-all"];
 
 /// The program a deny rule matched, as the message shows it.
 fn shown(words: &[Word], part: &str) -> String {

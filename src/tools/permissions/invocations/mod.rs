@@ -6,6 +6,7 @@
 //! code in another language (`python -c`), a script read from standard input, a git alias the
 //! repository defines — is an [`Invocation::Opaque`]: a deny rule could match it.
 
+mod options;
 mod programs;
 
 use programs::{awk, env, find, git, interpreter, shell_inner, xargs};
@@ -56,6 +57,9 @@ fn follow(env: Vec<String>, words: Vec<Word>, nesting: usize, wrappers: usize, o
     if env.iter().any(|e| e.starts_with("PATH=")) {
         out.push(Invocation::Opaque("PATH set before it changes which program its name runs".into()));
     }
+    if let Some(name) = env.iter().filter_map(|e| e.split_once('=').map(|(n, _)| n)).find(|n| names_program(n)) {
+        out.push(Invocation::Opaque(format!("`{name}` set before it names a program or code the command may run")));
+    }
     let name = words[0].clone();
     out.push(Invocation::Argv { env, words: words.clone() });
     if !name.is_plain() {
@@ -77,6 +81,46 @@ fn follow(env: Vec<String>, words: Vec<Word>, nesting: usize, wrappers: usize, o
         Inner::Script(text) => script(&text, nesting + 1, out),
         Inner::Opaque(why) => out.push(Invocation::Opaque(why)),
     }
+}
+
+/// A variable that names a program, a command line or code another program runs (`GIT_EDITOR`,
+/// `GIT_SSH_COMMAND`, `PAGER`, `LD_PRELOAD`, `BASH_ENV`, …).
+fn names_program(name: &str) -> bool {
+    const EXACT: &[&str] = &[
+        "BASH_ENV",
+        "ENV",
+        "PS4",
+        "PROMPT_COMMAND",
+        "SHELLOPTS",
+        "BASHOPTS",
+        "IFS",
+        "CDPATH",
+        "BROWSER",
+        "LESSOPEN",
+        "LESSCLOSE",
+        "GIT_EXTERNAL_DIFF",
+        "GIT_EXEC_PATH",
+        "GIT_DIR",
+        "GIT_WORK_TREE",
+        "GIT_COMMON_DIR",
+        "GIT_TEMPLATE_DIR",
+        "PERL5OPT",
+        "PERL5LIB",
+        "PYTHONSTARTUP",
+        "PYTHONPATH",
+        "NODE_OPTIONS",
+        "RUBYOPT",
+        "MAKEFLAGS",
+        "TAR_OPTIONS",
+        "RSYNC_RSH",
+        "TERMINAL",
+    ];
+    const SUFFIXES: &[&str] = &["EDITOR", "PAGER", "_COMMAND", "_CMD", "ASKPASS", "SHELL", "_SSH"];
+    EXACT.contains(&name)
+        || SUFFIXES.iter().any(|s| name.ends_with(s))
+        || name.starts_with("LD_")
+        || name.starts_with("GIT_CONFIG")
+        || name.contains("SSH")
 }
 
 /// Every program an inline script runs.
@@ -270,7 +314,7 @@ fn inner(base: &str, args: &[Word]) -> Inner {
         | "pipx" | "dbus-run-session" | "ssh" | "vim" | "nvim" | "emacs" | "make" | "just" => {
             opaque(format!("`{base}` runs commands given in its arguments in ways cairn does not follow"))
         }
-        _ => Inner::Nothing,
+        _ => options::runs_by_option(base, args).unwrap_or(Inner::Nothing),
     }
 }
 

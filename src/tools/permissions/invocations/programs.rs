@@ -336,7 +336,7 @@ pub(super) fn git(args: &[Word]) -> Inner {
                 "`git {t}` is no git command: it may be an alias the repository defines, or another program"
             ));
         }
-        return Inner::Nothing;
+        return super::options::git_subcommand(t, &args[i + 1..]);
     }
     Inner::Nothing
 }

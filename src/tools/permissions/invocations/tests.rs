@@ -97,3 +97,58 @@ fn plain_commands_run_only_themselves() {
     assert_eq!(runs("python3 script.py"), ["python3 script.py"]);
     assert_eq!(runs("git -c color.ui=never status"), ["git -c color.ui=never status"]);
 }
+
+#[test]
+fn options_that_name_a_program_are_followed() {
+    for command in [
+        "fd -x rm",
+        "fd . --exec rm {} ;",
+        "fd -X rm",
+        "rg --pre rm x",
+        "rg --pre=rm x",
+        "sort --compress-program=rm a",
+        "sort --co=rm a",
+        "sort --compress-program rm a",
+        "tar -I rm -cf x a",
+        "tar cIf rm x a",
+        "tar --to-command='rm f' -xf x",
+        "tar --checkpoint=1 --checkpoint-action=exec='rm f' -cf x a",
+        "man -P 'rm f' ls",
+        "rsync -e 'rm f' a b",
+        "zip -T -TT 'rm f' x a",
+        "socat - EXEC:'rm f'",
+        "nc -e rm host 1",
+        "tmux new-session 'rm f'",
+        "at now",
+        "git submodule foreach --recursive 'rm f'",
+        "git bisect run rm f",
+        "git rebase --exec 'rm f' HEAD~1",
+        "git rebase --ex='rm f' HEAD~1",
+        "git rebase -x'rm f' HEAD~1",
+        "git difftool --extcmd='rm f'",
+        "git difftool -x 'rm f'",
+        "git fetch --upload-pack='rm f' .",
+        "git clone -u 'rm f' . ../x",
+        "git grep -O'rm f' x",
+        "git send-email --to-cmd='rm f' x",
+        "GIT_EDITOR='rm f' git commit",
+        "GIT_SEQUENCE_EDITOR='rm f' git rebase -i",
+        "GIT_SSH_COMMAND='rm f' git fetch",
+        "GIT_EXTERNAL_DIFF='rm f' git diff",
+        "LD_PRELOAD=./x.so ls",
+        "PAGER='rm f' man ls",
+    ] {
+        assert!(runs_rm(command), "{command}: {:?}", runs(command));
+    }
+    // Options that look alike but run nothing.
+    for command in [
+        "git show --cc HEAD",
+        "git log --exit-code",
+        "git grep -O alpha",
+        "git log -t",
+        "sort -o out a",
+        "tar -czf x a",
+    ] {
+        assert!(!runs_rm(command) && runs(command).len() == 1, "{command}: {:?}", runs(command));
+    }
+}
