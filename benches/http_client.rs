@@ -21,7 +21,7 @@ fn main() {
         rustls_native_certs::load_certs_from_paths(Some(&bundle), None).certs.len()
     );
     // Build the shared setup once, as the warm-up thread does before the first client.
-    cairn::llm::build_client("https://api.anthropic.com").expect("a client");
+    cairn::net::build_client("https://api.anthropic.com").expect("a client");
     let mut c = Criterion::default().configure_from_args().sample_size(50);
     c.bench_function("roots: bundle and folder", |b| b.iter(|| black_box(rustls_native_certs::load_native_certs())));
     c.bench_function("roots: bundle only", |b| {
@@ -31,7 +31,7 @@ fn main() {
         b.iter(|| black_box(reqwest::Client::builder().build().expect("a client")))
     });
     c.bench_function("client: cairn build_client", |b| {
-        b.iter(|| black_box(cairn::llm::build_client("https://api.anthropic.com").expect("a client")))
+        b.iter(|| black_box(cairn::net::build_client("https://api.anthropic.com").expect("a client")))
     });
     c.final_summary();
 }

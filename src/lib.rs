@@ -1,7 +1,7 @@
 //! cairn: a terminal coding assistant whose core strength is context management.
 //!
 //! The modules are layered (a module imports only from layers below it); the table and the
-//! module map are in docs/ARCHITECTURE.md, and `tests/it/layers.rs` holds the code to them.
+//! module map are in docs/ARCHITECTURE.md, and `tests/it/layers/` holds the code to them.
 //!
 //! Public are what the binary, the integration tests and the benches drive directly: the
 //! shared types and config, the context pipeline, the model clients, the store, the agent's
@@ -19,6 +19,7 @@ mod hooks;
 pub mod llm;
 mod mcp;
 mod memory;
+pub mod net;
 mod prompt;
 pub mod store;
 mod tools;

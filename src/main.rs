@@ -12,7 +12,7 @@ fn main() -> ExitCode {
     let cli = cairn::Cli::parse();
     // A session will talk to a provider: have the TLS roots loaded meanwhile, off every loop.
     if cli.command.is_none() {
-        cairn::llm::warm_up_tls();
+        cairn::net::warm_up_tls();
     }
     let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
         Ok(rt) => rt,

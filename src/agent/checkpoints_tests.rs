@@ -72,7 +72,7 @@ impl Rig {
             cancel: CancellationToken::new(),
             memory: None,
             subagents: None,
-            todo: None,
+            task_list: None,
             denied: Default::default(),
         };
         Rig { _dirs: (project, data), root, store, session: session.id, checkpoints, ctx, calls: 0, events }

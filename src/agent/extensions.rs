@@ -81,7 +81,7 @@ impl Extensions {
             config.mcp.clone(),
             servers,
             root.to_path_buf(),
-            Arc::new(|url: &str| crate::llm::build_client(url).map_err(|e| e.to_string())),
+            Arc::new(|url: &str| crate::net::build_client(url).map_err(|e| e.to_string())),
             Arc::new(|name: &str| crate::config::env_var(name)),
             report,
         );

@@ -10,6 +10,7 @@ use serde::Serialize;
 use super::tool_section::spec_tokens;
 use crate::config::{McpServerConfig, local_settings_path, read_mcp_json};
 use crate::conversation::ToolSpec;
+use crate::conversation::tool_names::TOOL_SEARCH;
 use crate::mcp::{McpHub, ServerState};
 use crate::tools::Tool;
 use crate::tools::mcp::tools_of;
@@ -168,7 +169,7 @@ impl McpDesk {
         McpPanel {
             pending: servers.iter().any(|s| s.state == "starting"),
             follow_up: false,
-            offered_as: if tokens > self.budget_tokens { "tool_search" } else { "listed" },
+            offered_as: if tokens > self.budget_tokens { TOOL_SEARCH } else { "listed" },
             servers,
             tokens,
             budget_tokens: self.budget_tokens,

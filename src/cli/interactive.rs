@@ -52,6 +52,9 @@ pub async fn run(startup: &Startup, cli: &Cli) -> Result<ExitCode, CliError> {
     if let Some(problem) = theme_problem {
         app.notice(crate::tui::NoticeKind::Warning, problem);
     }
+    if let Some(problem) = user_keys(startup.paths.config_file.parent()) {
+        app.notice(crate::tui::NoticeKind::Warning, problem);
+    }
     let mut tui = Tui::enter().map_err(|e| {
         CliError::Usage(format!(
             "the full-screen interface needs a terminal ({e}); run a prompt headless with cairn -p \"…\" instead"
@@ -111,6 +114,22 @@ pub async fn run(startup: &Startup, cli: &Cli) -> Result<ExitCode, CliError> {
         Ok(Exit::Failed(message)) => Err(CliError::Failed(message)),
         Err(e) => Err(CliError::Failed(format!("the terminal failed: {e}"))),
     }
+}
+
+/// The user's `keys.toml` in the config folder put in force; what was wrong with it, if anything
+/// (the default keys stay).
+fn user_keys(dir: Option<&Path>) -> Option<String> {
+    let path = dir?.join("keys.toml");
+    if !path.is_file() {
+        return None;
+    }
+    let text = match std::fs::read_to_string(&path) {
+        Ok(text) => text,
+        Err(e) => return Some(format!("could not read {} ({e}); using the default keys", path.display())),
+    };
+    crate::tui::install_user_keys(Some(&text))
+        .err()
+        .map(|e| format!("{} {e}; using the default keys (docs/keys.md names every action)", path.display()))
 }
 
 /// The user theme `name` in the config folder's `themes/`, read for the interface.

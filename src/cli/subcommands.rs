@@ -319,7 +319,7 @@ async fn reachability(base_url: &str, kind: crate::config::ProviderKind) -> Stri
             format!("{base_url}/models")
         }
     };
-    let client = match crate::llm::build_client(base_url) {
+    let client = match crate::net::build_client(base_url) {
         Ok(c) => c,
         Err(e) => return format!("no: {e}"),
     };

@@ -199,7 +199,7 @@ impl Printer {
                     | AgentEvent::RewindPlanned(_)
                     | AgentEvent::Rewound(_)
                     | AgentEvent::Subagent { .. }
-                    | AgentEvent::Todo(_) => {}
+                    | AgentEvent::TaskList(_) => {}
                 }
                 Ok(())
             }
@@ -248,7 +248,7 @@ impl Printer {
                     self.line(value)
                 }
                 AgentEvent::Rewound(Ok(outcome)) => self.line(json!({"type": "rewind", "outcome": outcome})),
-                AgentEvent::Todo(list) => {
+                AgentEvent::TaskList(list) => {
                     let c = list.counts();
                     self.line(json!({
                         "type": "todo", "items": list.items,

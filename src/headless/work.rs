@@ -72,7 +72,7 @@ pub(super) fn answer_of(event: &AgentEvent) -> Option<Result<String, HeadlessErr
         | AgentEvent::TurnFinished(_)
         | AgentEvent::Settled(_)
         | AgentEvent::Subagent { .. }
-        | AgentEvent::Todo(_) => return None,
+        | AgentEvent::TaskList(_) => return None,
     })
 }
 

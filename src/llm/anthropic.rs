@@ -1,22 +1,22 @@
-//! The Anthropic Messages API client: sends the request body (built in `anthropic_body`) and
-//! reads the streamed events back into a [`ChatResponse`].
+//! The Anthropic Messages API's wire: the request body (built in `anthropic_body`) with its
+//! headers, and the reader of the streamed events into a [`ChatResponse`]. The client around it
+//! is the one every wire shares (`client`).
 //!
 //! One call is one HTTP request; retries belong to `retry`. Never logs headers or the key.
 
 use std::collections::BTreeMap;
 use std::sync::Mutex;
 
-use futures_util::future::BoxFuture;
 use reqwest::header::{HeaderMap, HeaderValue};
 use serde_json::Value;
 use tokio::sync::mpsc::UnboundedSender;
-use tokio_util::sync::CancellationToken;
 
 use super::anthropic_body::{self, BodyCache};
+use super::client::{Client, Wire};
 use super::endpoint::{Endpoint, KeyHeader, StreamReader};
 use super::http::{self, Api, ClientSetupError};
 use super::sse::SseEvent;
-use super::{ChatRequest, ChatResponse, LlmError, Provider, StopReason, StreamEvent};
+use super::{ChatRequest, ChatResponse, LlmError, StopReason, StreamEvent};
 use crate::config::{ProviderKind, RetryConfig, Secret};
 use crate::conversation::{Block, Message, Role, Thinking, ThinkingSource, ToolCall, Usage};
 
@@ -24,17 +24,12 @@ const API: Api = Api { provider: "Anthropic", key_var: "ANTHROPIC_API_KEY" };
 const API_VERSION: &str = "2023-06-01";
 
 /// Talks to `{base}/v1/messages`.
-pub struct AnthropicClient {
-    endpoint: Endpoint,
+pub type AnthropicClient = Client<Anthropic>;
+
+/// The Messages API on the wire.
+pub struct Anthropic {
     /// The messages of recent requests as serialised, so each is written once.
     body_cache: Mutex<BodyCache>,
-}
-
-/// The endpoint and whether there is a key; never the key, nor the cached bodies.
-impl std::fmt::Debug for AnthropicClient {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("AnthropicClient").field("endpoint", &self.endpoint).finish()
-    }
 }
 
 impl AnthropicClient {
@@ -45,45 +40,36 @@ impl AnthropicClient {
         api_key: Option<Secret>,
         retry: &RetryConfig,
     ) -> Result<AnthropicClient, ClientSetupError> {
-        Ok(AnthropicClient {
-            endpoint: Endpoint::new(base_url, "/v1/messages", API, api_key.as_ref(), KeyHeader::XApiKey, retry)?,
-            body_cache: Mutex::default(),
-        })
+        let endpoint = Endpoint::new(base_url, "/v1/messages", API, api_key.as_ref(), KeyHeader::XApiKey, retry)?;
+        Ok(Client::speaking(endpoint, Anthropic { body_cache: Mutex::default() }))
+    }
+}
+
+impl Wire for Anthropic {
+    const CLIENT: &'static str = "AnthropicClient";
+    type Decoder = StreamState;
+
+    fn kind(&self) -> ProviderKind {
+        ProviderKind::Anthropic
     }
 
-    async fn run(
-        &self,
-        request: &ChatRequest,
-        events: &UnboundedSender<StreamEvent>,
-        cancel: &CancellationToken,
-    ) -> Result<ChatResponse, LlmError> {
-        let encoded = {
-            let mut cache = self.body_cache.lock().unwrap_or_else(|p| p.into_inner());
-            anthropic_body::encode(request, &mut cache, self.endpoint.take_buffer())
-        };
+    fn encode(&self, request: &ChatRequest, buffer: Vec<u8>) -> (Vec<u8>, HeaderMap) {
+        let mut cache = self.body_cache.lock().unwrap_or_else(|p| p.into_inner());
+        let encoded = anthropic_body::encode(request, &mut cache, buffer);
         let mut headers = HeaderMap::new();
         headers.insert("anthropic-version", HeaderValue::from_static(API_VERSION));
         if encoded.interleaved {
             headers.insert("anthropic-beta", HeaderValue::from_static(anthropic_body::INTERLEAVED_THINKING_BETA));
         }
-        let mut state = StreamState::new(&request.model);
-        self.endpoint.stream(headers, encoded.body, &mut state, events, cancel).await?;
-        state.finish(self.endpoint.url(), &request.model)
-    }
-}
-
-impl Provider for AnthropicClient {
-    fn stream<'a>(
-        &'a self,
-        request: &'a ChatRequest,
-        events: &'a UnboundedSender<StreamEvent>,
-        cancel: &'a CancellationToken,
-    ) -> BoxFuture<'a, Result<ChatResponse, LlmError>> {
-        Box::pin(async move { self.run(request, events, cancel).await.map_err(|e| self.endpoint.redacted(e)) })
+        (encoded.body, headers)
     }
 
-    fn kind(&self) -> ProviderKind {
-        ProviderKind::Anthropic
+    fn decoder(&self, request: &ChatRequest) -> StreamState {
+        StreamState::new(&request.model)
+    }
+
+    fn finish(&self, state: StreamState, url: &str, request: &ChatRequest) -> Result<ChatResponse, LlmError> {
+        state.finish(url, &request.model)
     }
 
     fn honours_cache_control(&self, _model: &str) -> bool {
@@ -113,7 +99,7 @@ enum PartialBlock {
 }
 
 /// Everything received so far of one response.
-struct StreamState {
+pub struct StreamState {
     model: String,
     usage: Usage,
     blocks: BTreeMap<u64, PartialBlock>,

@@ -23,7 +23,7 @@ pub(super) enum KeyHeader {
 }
 
 /// A wire's reader of one streamed response.
-pub(super) trait StreamReader {
+pub trait StreamReader {
     /// Takes one event; `Ok(true)` once the response is complete.
     fn handle(&mut self, event: &SseEvent, events: &UnboundedSender<StreamEvent>) -> Result<bool, LlmError>;
 
@@ -32,7 +32,7 @@ pub(super) trait StreamReader {
     fn progress(&self) -> u64;
 }
 
-pub(super) struct Endpoint {
+pub struct Endpoint {
     http: reqwest::Client,
     url: String,
     key: Option<(HeaderName, HeaderValue)>,

@@ -7,6 +7,7 @@
 mod anthropic;
 mod anthropic_body;
 mod cache_analytics;
+mod client;
 mod discovery;
 mod endpoint;
 mod error;
@@ -22,11 +23,11 @@ mod retry;
 mod sse;
 mod wire_cache;
 
+pub use crate::net::ClientSetupError;
 pub use anthropic::AnthropicClient;
 pub use cache_analytics::{BreakKind, CacheBreak, CacheCounts, CacheTracker, Fingerprint, fingerprint};
 pub use discovery::{ProbeResult, ServedWindow, discover_model, probe_local};
 pub use error::{LlmError, is_context_length_message};
-pub use http::{ClientSetupError, build_client, build_client_with, warm_up_tls};
 pub use model_list::list_models;
 pub use openai::OpenAiClient;
 pub use openai_responses::OpenAiResponsesClient;

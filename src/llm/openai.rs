@@ -1,6 +1,7 @@
-//! The OpenAI-compatible chat completions client (OpenAI, OpenRouter, Ollama, llama-server,
-//! vLLM, LM Studio): builds the request body and reads the streamed chunks back into a
-//! [`ChatResponse`], normalising usage so cached tokens are not counted twice.
+//! The OpenAI-compatible chat completions wire (OpenAI, OpenRouter, Ollama, llama-server, vLLM,
+//! LM Studio): the request body (built in `openai_body`), and the reader of the streamed chunks
+//! into a [`ChatResponse`], normalising usage so cached tokens are not counted twice. The client
+//! around it is the one every wire shares (`client`).
 //!
 //! One call is one HTTP request; retries belong to `retry`. Never logs headers or the key.
 
@@ -11,13 +12,13 @@ use futures_util::future::BoxFuture;
 use reqwest::header::HeaderMap;
 use serde_json::Value;
 use tokio::sync::mpsc::UnboundedSender;
-use tokio_util::sync::CancellationToken;
 
+use super::client::{Client, Wire};
 use super::endpoint::{Endpoint, KeyHeader, StreamReader};
 use super::http::{self, Api, ClientSetupError};
 use super::openai_body::{self, BodyCache, Dialect};
 use super::sse::SseEvent;
-use super::{ChatRequest, ChatResponse, LlmError, Provider, ServedWindow, StopReason, StreamEvent};
+use super::{ChatRequest, ChatResponse, LlmError, ServedWindow, StopReason, StreamEvent};
 use crate::config::{ProviderKind, RetryConfig, Secret};
 use crate::conversation::{Block, Message, Role, ToolCall, Usage};
 
@@ -28,8 +29,10 @@ const OFFICIAL_HOST: &str = "api.openai.com";
 const OPENROUTER_HOST: &str = "openrouter.ai";
 
 /// Talks to `{base}/chat/completions`.
-pub struct OpenAiClient {
-    endpoint: Endpoint,
+pub type OpenAiClient = Client<ChatCompletions>;
+
+/// Chat completions on the wire, as the official endpoint or a compatible server speaks them.
+pub struct ChatCompletions {
     /// `…/v1`, for the server's own endpoints beside it.
     base: String,
     /// The messages of recent requests as serialised, so each is written once.
@@ -42,13 +45,6 @@ pub struct OpenAiClient {
     cache_control: Option<bool>,
 }
 
-/// The endpoint and whether there is a key; never the key, nor the cached bodies.
-impl std::fmt::Debug for OpenAiClient {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("OpenAiClient").field("endpoint", &self.endpoint).finish()
-    }
-}
-
 impl OpenAiClient {
     /// `base_url` like `https://api.openai.com/v1` or `http://127.0.0.1:11434/v1`. Without a
     /// key no `Authorization` header is sent (local servers need none).
@@ -59,65 +55,58 @@ impl OpenAiClient {
         let openrouter = host.as_deref() == Some(OPENROUTER_HOST);
         let provider = if official { "OpenAI" } else { "the OpenAI-compatible server" };
         let api = Api { provider, key_var: KEY_VAR };
-        Ok(OpenAiClient {
-            endpoint: Endpoint::new(base, "/chat/completions", api, api_key.as_ref(), KeyHeader::Bearer, retry)?,
+        let endpoint = Endpoint::new(base, "/chat/completions", api, api_key.as_ref(), KeyHeader::Bearer, retry)?;
+        let wire = ChatCompletions {
             base: base.to_string(),
             body_cache: Mutex::default(),
             api,
             official,
             openrouter,
             cache_control: None,
-        })
+        };
+        Ok(Client::speaking(endpoint, wire))
     }
 
     /// Says whether the endpoint honours `cache_control` breakpoints (`cache_control` in
     /// config.toml); unset, only OpenRouter's Anthropic models are given them.
     pub fn with_cache_control(mut self, honoured: Option<bool>) -> OpenAiClient {
-        self.cache_control = honoured;
+        self.wire.cache_control = honoured;
         self
-    }
-
-    async fn run(
-        &self,
-        request: &ChatRequest,
-        events: &UnboundedSender<StreamEvent>,
-        cancel: &CancellationToken,
-    ) -> Result<ChatResponse, LlmError> {
-        let body = {
-            let mut cache = self.body_cache.lock().unwrap_or_else(|p| p.into_inner());
-            let dialect = Dialect { official: self.official };
-            openai_body::encode(request, dialect, &mut cache, self.endpoint.take_buffer())
-        };
-        let mut state = StreamState::new(&request.model, self.api);
-        self.endpoint.stream(HeaderMap::new(), body, &mut state, events, cancel).await?;
-        state.finish(self.endpoint.url())
     }
 }
 
-impl Provider for OpenAiClient {
-    fn stream<'a>(
-        &'a self,
-        request: &'a ChatRequest,
-        events: &'a UnboundedSender<StreamEvent>,
-        cancel: &'a CancellationToken,
-    ) -> BoxFuture<'a, Result<ChatResponse, LlmError>> {
-        Box::pin(async move { self.run(request, events, cancel).await.map_err(|e| self.endpoint.redacted(e)) })
-    }
+impl Wire for ChatCompletions {
+    const CLIENT: &'static str = "OpenAiClient";
+    type Decoder = StreamState;
 
     fn kind(&self) -> ProviderKind {
         ProviderKind::Openai
+    }
+
+    fn encode(&self, request: &ChatRequest, buffer: Vec<u8>) -> (Vec<u8>, HeaderMap) {
+        let mut cache = self.body_cache.lock().unwrap_or_else(|p| p.into_inner());
+        let dialect = Dialect { official: self.official };
+        (openai_body::encode(request, dialect, &mut cache, buffer), HeaderMap::new())
+    }
+
+    fn decoder(&self, request: &ChatRequest) -> StreamState {
+        StreamState::new(&request.model, self.api)
+    }
+
+    fn finish(&self, state: StreamState, url: &str, _request: &ChatRequest) -> Result<ChatResponse, LlmError> {
+        state.finish(url)
     }
 
     fn honours_cache_control(&self, model: &str) -> bool {
         self.cache_control.unwrap_or(self.openrouter && model.to_ascii_lowercase().starts_with("anthropic/"))
     }
 
-    fn served_window<'a>(&'a self, model: &'a str) -> BoxFuture<'a, ServedWindow> {
+    fn served_window<'a>(&'a self, endpoint: &'a Endpoint, model: &'a str) -> BoxFuture<'a, ServedWindow> {
         Box::pin(async move {
             if self.official {
                 return ServedWindow::Unknown;
             }
-            super::discovery::served_window(self.endpoint.http(), &self.base, self.endpoint.key(), model).await
+            super::discovery::served_window(endpoint.http(), &self.base, endpoint.key(), model).await
         })
     }
 }
@@ -134,7 +123,7 @@ struct PartialCall {
 }
 
 /// Everything received so far of one response.
-struct StreamState {
+pub struct StreamState {
     api: Api,
     model: String,
     text: String,

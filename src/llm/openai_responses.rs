@@ -1,6 +1,7 @@
-//! The OpenAI Responses API client (`POST {base}/responses`): sends the body built in
-//! `responses_body` and reads the streamed events back into a [`ChatResponse`] — text, function
-//! calls, and reasoning items (their summary shown, their encrypted content kept to send back).
+//! The OpenAI Responses API's wire (`POST {base}/responses`): the body built in
+//! `responses_body`, and the reader of the streamed events into a [`ChatResponse`] — text,
+//! function calls, and reasoning items (their summary shown, their encrypted content kept to
+//! send back). The client around it is the one every wire shares (`client`).
 //!
 //! A response is complete only at `response.completed` (or `response.incomplete`, when it hit
 //! the output cap); a stream that ends before is discarded and retried like any transient
@@ -10,34 +11,28 @@
 use std::collections::BTreeMap;
 use std::sync::Mutex;
 
-use futures_util::future::BoxFuture;
 use reqwest::header::HeaderMap;
 use serde_json::Value;
 use tokio::sync::mpsc::UnboundedSender;
-use tokio_util::sync::CancellationToken;
 
+use super::client::{Client, Wire};
 use super::endpoint::{Endpoint, KeyHeader, StreamReader};
 use super::http::{self, Api, ClientSetupError};
 use super::responses_body::{self, BodyCache};
 use super::sse::SseEvent;
-use super::{ChatRequest, ChatResponse, LlmError, Provider, StopReason, StreamEvent};
+use super::{ChatRequest, ChatResponse, LlmError, StopReason, StreamEvent};
 use crate::config::{ProviderKind, RetryConfig, Secret};
 use crate::conversation::{Block, Message, Role, Thinking, ThinkingSource, ToolCall, Usage};
 
 const API: Api = Api { provider: "OpenAI", key_var: "OPENAI_API_KEY" };
 
 /// Talks to `{base}/responses`.
-pub struct OpenAiResponsesClient {
-    endpoint: Endpoint,
+pub type OpenAiResponsesClient = Client<Responses>;
+
+/// The Responses API on the wire.
+pub struct Responses {
     /// The messages of recent requests as serialised, so each is written once.
     body_cache: Mutex<BodyCache>,
-}
-
-/// The endpoint and whether there is a key; never the key, nor the cached bodies.
-impl std::fmt::Debug for OpenAiResponsesClient {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("OpenAiResponsesClient").field("endpoint", &self.endpoint).finish()
-    }
 }
 
 impl OpenAiResponsesClient {
@@ -47,40 +42,30 @@ impl OpenAiResponsesClient {
         api_key: Option<Secret>,
         retry: &RetryConfig,
     ) -> Result<OpenAiResponsesClient, ClientSetupError> {
-        Ok(OpenAiResponsesClient {
-            endpoint: Endpoint::new(base_url, "/responses", API, api_key.as_ref(), KeyHeader::Bearer, retry)?,
-            body_cache: Mutex::default(),
-        })
-    }
-
-    async fn run(
-        &self,
-        request: &ChatRequest,
-        events: &UnboundedSender<StreamEvent>,
-        cancel: &CancellationToken,
-    ) -> Result<ChatResponse, LlmError> {
-        let body = {
-            let mut cache = self.body_cache.lock().unwrap_or_else(|p| p.into_inner());
-            responses_body::encode(request, &mut cache, self.endpoint.take_buffer())
-        };
-        let mut state = StreamState::new(&request.model);
-        self.endpoint.stream(HeaderMap::new(), body, &mut state, events, cancel).await?;
-        state.finish(self.endpoint.url(), &request.model)
+        let endpoint = Endpoint::new(base_url, "/responses", API, api_key.as_ref(), KeyHeader::Bearer, retry)?;
+        Ok(Client::speaking(endpoint, Responses { body_cache: Mutex::default() }))
     }
 }
 
-impl Provider for OpenAiResponsesClient {
-    fn stream<'a>(
-        &'a self,
-        request: &'a ChatRequest,
-        events: &'a UnboundedSender<StreamEvent>,
-        cancel: &'a CancellationToken,
-    ) -> BoxFuture<'a, Result<ChatResponse, LlmError>> {
-        Box::pin(async move { self.run(request, events, cancel).await.map_err(|e| self.endpoint.redacted(e)) })
-    }
+impl Wire for Responses {
+    const CLIENT: &'static str = "OpenAiResponsesClient";
+    type Decoder = StreamState;
 
     fn kind(&self) -> ProviderKind {
         ProviderKind::OpenaiResponses
+    }
+
+    fn encode(&self, request: &ChatRequest, buffer: Vec<u8>) -> (Vec<u8>, HeaderMap) {
+        let mut cache = self.body_cache.lock().unwrap_or_else(|p| p.into_inner());
+        (responses_body::encode(request, &mut cache, buffer), HeaderMap::new())
+    }
+
+    fn decoder(&self, request: &ChatRequest) -> StreamState {
+        StreamState::new(&request.model)
+    }
+
+    fn finish(&self, state: StreamState, url: &str, request: &ChatRequest) -> Result<ChatResponse, LlmError> {
+        state.finish(url, &request.model)
     }
 }
 
@@ -106,7 +91,7 @@ enum Item {
 }
 
 /// Everything received so far of one response.
-struct StreamState {
+pub struct StreamState {
     model: String,
     items: BTreeMap<u64, Item>,
     usage: Usage,

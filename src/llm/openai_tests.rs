@@ -4,6 +4,7 @@ use tokio::sync::mpsc::unbounded_channel;
 use super::*;
 use crate::conversation::ToolResult;
 use crate::conversation::{SystemBlock, ToolSpec};
+use crate::llm::Provider;
 use crate::llm::openai_body::{Dialect, encode, request_body};
 
 const SERVER: Api = Api { provider: "the OpenAI-compatible server", key_var: KEY_VAR };

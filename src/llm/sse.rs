@@ -18,7 +18,7 @@ use super::LlmError;
 
 /// One event: its name (empty when the server sent none) and its data lines joined.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub(crate) struct SseEvent {
+pub struct SseEvent {
     pub event: String,
     pub data: String,
 }

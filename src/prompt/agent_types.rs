@@ -8,14 +8,17 @@
 use std::path::{Path, PathBuf};
 
 use crate::conversation::Mode;
+use crate::conversation::tool_names::{
+    BASH, FILE_EDIT, FILE_READ, FILE_WRITE, GLOB, GREP, MEMORY_SAVE, MEMORY_SEARCH, TASK, TODO, WEB_FETCH,
+};
 
 const EXPLORE: &str = include_str!("../../assets/prompts/agents/explore.md");
 const GENERAL: &str = include_str!("../../assets/prompts/agents/general.md");
 
 /// The tools a type gets when its file names none: reading, searching, read-only commands.
-pub const READ_ONLY_TOOLS: &[&str] = &["file_read", "glob", "grep", "bash", "web_fetch", "memory_search"];
+pub const READ_ONLY_TOOLS: &[&str] = &[FILE_READ, GLOB, GREP, BASH, WEB_FETCH, MEMORY_SEARCH];
 /// Tools that change files: a type naming one may edit (when the session is in edit mode).
-const WRITE_TOOLS: &[&str] = &["file_write", "file_edit"];
+const WRITE_TOOLS: &[&str] = &[FILE_WRITE, FILE_EDIT];
 /// The type a `task` call without `agent_type` starts.
 pub const DEFAULT_TYPE: &str = "general";
 
@@ -120,17 +123,17 @@ impl AgentTypes {
 /// Claude Code's tool names, for `.claude/agents/` files.
 fn cairn_tool(name: &str) -> Option<&'static str> {
     Some(match name.trim() {
-        "file_read" | "Read" => "file_read",
-        "glob" | "Glob" | "LS" => "glob",
-        "grep" | "Grep" => "grep",
-        "file_write" | "Write" => "file_write",
-        "file_edit" | "Edit" | "MultiEdit" => "file_edit",
-        "bash" | "Bash" => "bash",
-        "web_fetch" | "WebFetch" => "web_fetch",
-        "memory_search" => "memory_search",
-        "memory_save" => "memory_save",
-        "todo" | "TodoWrite" => "todo",
-        "task" | "Task" => "task",
+        FILE_READ | "Read" => FILE_READ,
+        GLOB | "Glob" | "LS" => GLOB,
+        GREP | "Grep" => GREP,
+        FILE_WRITE | "Write" => FILE_WRITE,
+        FILE_EDIT | "Edit" | "MultiEdit" => FILE_EDIT,
+        BASH | "Bash" => BASH,
+        WEB_FETCH | "WebFetch" => WEB_FETCH,
+        MEMORY_SEARCH => MEMORY_SEARCH,
+        MEMORY_SAVE => MEMORY_SAVE,
+        TODO | "TodoWrite" => TODO,
+        TASK | "Task" => TASK,
         _ => return None,
     })
 }

@@ -15,6 +15,7 @@ mod git;
 mod instructions;
 pub mod skills;
 mod subagent;
+mod task_list;
 
 pub use agent_types::{AgentType, AgentTypes, DEFAULT_TYPE, ModelChoice};
 pub use commands::CustomCommand;
@@ -23,7 +24,8 @@ pub use instructions::{
     InstructionFile, InstructionScan, fingerprint, read_instruction_files, render_instructions, scan_instruction_files,
 };
 pub use skills::Skill;
-pub use subagent::{subagent_section, todo_tail};
+pub use subagent::subagent_section;
+pub use task_list::task_list_tail;
 
 use crate::conversation::Mode;
 use crate::conversation::SystemBlock;

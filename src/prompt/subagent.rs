@@ -1,12 +1,8 @@
-//! The two texts of delegation and planning: a subagent's role with its parent brief (part of
-//! its system prompt, fixed for its life), and the task list that travels after the last cache
-//! breakpoint of every request.
+//! A subagent's role with its parent brief: part of its system prompt, fixed for its life.
 
 use super::agent_types::AgentType;
-use crate::conversation::TodoList;
 
 const SUBAGENT: &str = include_str!("../../assets/prompts/subagent.md");
-const TODO_NOTE: &str = include_str!("../../assets/prompts/todo.md");
 
 /// A subagent's section of the system prompt: how a subagent works, its type's prompt, and
 /// the parent brief (what the parent is doing and the job it handed over).
@@ -24,18 +20,9 @@ pub fn subagent_section(agent: &AgentType, brief: &str, report_limit: usize) -> 
         .replace("{brief}", brief.trim())
 }
 
-/// The task list as the model reads it after the last breakpoint; `None` when there is none.
-pub fn todo_tail(list: &TodoList) -> Option<String> {
-    if list.is_empty() {
-        return None;
-    }
-    Some(format!("{}\n{}", TODO_NOTE.trim_end(), list.render().trim_end()))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::conversation::{TodoItem, TodoStatus};
     use crate::prompt::AgentTypes;
 
     #[test]
@@ -45,14 +32,5 @@ mod tests {
         assert!(text.contains("## Your type: explore") && text.contains("fixing the parser"));
         assert!(text.contains("9000 characters") && text.contains("You only read"));
         assert!(!text.contains('{'), "every placeholder is filled: {text}");
-    }
-
-    #[test]
-    fn an_empty_list_sends_nothing() {
-        assert_eq!(todo_tail(&TodoList::default()), None);
-        let list = TodoList {
-            items: vec![TodoItem { id: "1".into(), text: "read".into(), status: TodoStatus::Pending, parent: None }],
-        };
-        assert!(todo_tail(&list).unwrap().ends_with("- [ ] 1: read"));
     }
 }

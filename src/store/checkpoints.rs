@@ -10,6 +10,7 @@ use serde::Serialize;
 
 use super::blobs::{self, ContentHash, NewBlob, now_ms};
 use super::{ProjectId, Store, StoreError, StoredMessage, now_rfc3339};
+use crate::conversation::TurnInfo;
 
 /// Why the content of a path that existed was not kept.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
@@ -196,21 +197,6 @@ pub struct ManifestDelta {
     pub project: ProjectId,
     pub upserts: Vec<ManifestEntry>,
     pub removals: Vec<String>,
-}
-
-/// A turn as `/rewind` and `cairn rewind --to N` number it.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
-pub struct TurnInfo {
-    /// 1-based among the turns still in the conversation.
-    pub number: u32,
-    pub user_seq: i64,
-    /// The prompt's first non-empty line.
-    pub prompt: String,
-    pub created_at: String,
-    /// Paths the turn changed that no code rewind has put back.
-    pub files_changed: u64,
-    /// Paths the turn changed that a code rewind put back.
-    pub files_reverted: u64,
 }
 
 /// Messages a conversation rewind took out of what is sent (inclusive seqs).

@@ -1,29 +1,7 @@
 use rusqlite::{OptionalExtension, Row, params};
-use serde::Serialize;
 
 use super::{ProjectId, Store, StoreError, now_rfc3339};
-use crate::conversation::{MemoryKind, RetentionClass};
-
-/// A stored memory. A global memory has no project.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
-pub struct MemoryRecord {
-    pub id: i64,
-    #[serde(rename = "type")]
-    pub kind: MemoryKind,
-    pub class: RetentionClass,
-    pub pinned: bool,
-    pub title: String,
-    pub content: String,
-    pub global: bool,
-    pub session_id: Option<String>,
-    pub created_at: String,
-    pub updated_at: String,
-    /// UTC, RFC 3339; working memories expire.
-    pub expires_at: Option<String>,
-    /// Who approved it being global (a global save always needs someone): "you, in the
-    /// approval dialog", "--yes", "you, in /memories". `None` for a project memory.
-    pub approved_by: Option<String>,
-}
+use crate::conversation::{MemoryKind, MemoryRecord, RetentionClass};
 
 pub struct NewMemory<'a> {
     /// `None` for a global memory.

@@ -1,7 +1,7 @@
 use rusqlite::{OptionalExtension, params};
 
 use super::{Store, StoreError, now_rfc3339};
-use crate::conversation::{Block, Message, Role};
+use crate::conversation::{Block, Message, Role, ToolDisplay};
 
 /// A message as stored: its row id, its position in the session, and when it completed.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -10,17 +10,6 @@ pub struct StoredMessage {
     pub seq: i64,
     pub message: Message,
     pub created_at: String,
-}
-
-/// What a transcript shows of a recorded call besides its result.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct ToolDisplay {
-    pub diff: Option<String>,
-    pub duration_ms: u64,
-    pub not_run: bool,
-    /// The approval line: what allowed or refused the call (`None` for calls recorded before
-    /// cairn kept it, and for calls nothing had to decide).
-    pub decided_by: Option<String>,
 }
 
 /// The full, untruncated record of one tool call.

@@ -21,20 +21,22 @@ mod usage;
 mod usage_report;
 mod vocabulary;
 
+/// The records the store reads and writes, kept with the shared types every layer shows.
+pub use crate::conversation::{MemoryRecord, SessionSummary, ToolDisplay, TurnInfo};
 pub use blobs::{BlobContent, CapReport, CheckpointSpace, ContentHash, NewBlob};
 pub use checkpoints::{
     CaptureBatch, ChangeRecord, EarlierSummary, ManifestDelta, ManifestEntry, NewChange, PathState, RewoundRange,
-    TurnChanges, TurnInfo, Unkept, is_rewound,
+    TurnChanges, Unkept, is_rewound,
 };
 pub use context::CompactionRecord;
 pub use error::StoreError;
 pub use lock::SessionLock;
-pub use memories::{MemoryRecord, NewMemory};
-pub use messages::{StoredMessage, ToolDisplay, ToolRecord};
+pub use memories::NewMemory;
+pub use messages::{StoredMessage, ToolRecord};
 pub use projects::ProjectId;
 pub use search::{MessageHit, searchable_text};
 pub use segments::SegmentRow;
-pub use sessions::{NewSession, SessionInfo, SessionSummary};
+pub use sessions::{NewSession, SessionInfo};
 pub use usage::UsageTotals;
 pub use usage_report::{DailyUsage, LoggedCompaction, UsageRow};
 

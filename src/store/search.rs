@@ -1,8 +1,9 @@
 use rusqlite::params;
 use serde::Serialize;
 
-use super::memories::{MemoryRecord, memory_from_row};
+use super::memories::memory_from_row;
 use super::{ProjectId, Store, StoreError};
+use crate::conversation::MemoryRecord;
 use crate::conversation::{Block, Message, Role};
 
 /// A past message that matched a search.

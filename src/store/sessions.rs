@@ -3,7 +3,7 @@ use serde::Serialize;
 
 use super::{ProjectId, Store, StoreError, now_rfc3339};
 use crate::config::ProviderKind;
-use crate::conversation::Mode;
+use crate::conversation::{Mode, SessionSummary};
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct SessionInfo {
@@ -16,26 +16,6 @@ pub struct SessionInfo {
     pub mode: Mode,
     pub created_at: String,
     pub updated_at: String,
-}
-
-/// A session as listed by `cairn sessions` and the picker.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
-pub struct SessionSummary {
-    pub id: String,
-    pub title: String,
-    pub started_at: String,
-    pub last_active_at: String,
-    pub message_count: u64,
-    /// Prompt tokens of the last request: what the context held when the session was left.
-    pub tokens: u64,
-    pub model: String,
-    pub mode: Mode,
-    /// The last user or assistant text, cut to one line.
-    pub last_message: String,
-    /// A subagent's session: the session whose `task` call started it. Listed right after it.
-    pub parent: Option<String>,
-    /// A subagent's session: the agent type it ran as (`explore`, `general`, …).
-    pub agent_type: Option<String>,
 }
 
 pub struct NewSession<'a> {

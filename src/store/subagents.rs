@@ -43,13 +43,13 @@ impl Store {
     }
 
     /// Keep a session's task list (JSON), so a resume shows it again.
-    pub fn set_session_todo(&self, id: &str, json: &str) -> Result<(), StoreError> {
+    pub fn set_session_task_list(&self, id: &str, json: &str) -> Result<(), StoreError> {
         self.execute("UPDATE sessions SET todo = ?2 WHERE id = ?1", params![id, json])?;
         Ok(())
     }
 
     /// A session's task list as last kept, if it has one.
-    pub fn session_todo(&self, id: &str) -> Result<Option<String>, StoreError> {
+    pub fn session_task_list(&self, id: &str) -> Result<Option<String>, StoreError> {
         Ok(self
             .conn()
             .query_row("SELECT todo FROM sessions WHERE id = ?1", params![id], |r| r.get(0))
@@ -99,8 +99,8 @@ mod tests {
         let store = Store::open_in_memory().unwrap();
         let p = store.project(std::path::Path::new("/tmp/p")).unwrap();
         let s = store.create_session(p, new()).unwrap();
-        assert_eq!(store.session_todo(&s.id).unwrap(), None);
-        store.set_session_todo(&s.id, "[1]").unwrap();
-        assert_eq!(store.session_todo(&s.id).unwrap().as_deref(), Some("[1]"));
+        assert_eq!(store.session_task_list(&s.id).unwrap(), None);
+        store.set_session_task_list(&s.id, "[1]").unwrap();
+        assert_eq!(store.session_task_list(&s.id).unwrap().as_deref(), Some("[1]"));
     }
 }

@@ -21,6 +21,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::sandbox::{self, Confinement, SandboxPolicy};
 use super::{Access, Prepared, Tool, ToolContext, ToolError, ToolOutput, parse_args};
+use crate::conversation::tool_names::BASH;
 
 /// Between SIGTERM and SIGKILL: time for the command to clean up after itself.
 const TERM_GRACE: Duration = Duration::from_millis(2_000);
@@ -119,7 +120,7 @@ const SHAPE: &str = r#"{"command": "cargo test", "timeout_ms"?: milliseconds}"#;
 
 impl Tool for Bash {
     fn name(&self) -> &'static str {
-        "bash"
+        BASH
     }
 
     fn description(&self) -> &'static str {

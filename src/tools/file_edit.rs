@@ -10,6 +10,7 @@ use serde_json::json;
 
 use super::file_write::{apply, current_text, prepared_change};
 use super::{Access, FileChange, Prepared, Tool, ToolContext, ToolError, ToolOutput, parse_args, resolve_path};
+use crate::conversation::tool_names::FILE_EDIT;
 
 /// Line numbers listed when `old_string` is ambiguous.
 const LISTED_MATCHES: usize = 5;
@@ -29,7 +30,7 @@ const SHAPE: &str =
 
 impl Tool for FileEdit {
     fn name(&self) -> &'static str {
-        "file_edit"
+        FILE_EDIT
     }
 
     fn description(&self) -> &'static str {

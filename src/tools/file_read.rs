@@ -10,6 +10,7 @@ use std::borrow::Cow;
 use std::io::Read;
 use std::path::Path;
 
+use crate::conversation::tool_names::FILE_READ;
 use futures_util::FutureExt;
 use futures_util::future::BoxFuture;
 use serde::Deserialize;
@@ -42,7 +43,7 @@ const SHAPE: &str = r#"{"path": "src/main.rs", "offset"?: 1-based first line, "l
 
 impl Tool for FileRead {
     fn name(&self) -> &'static str {
-        "file_read"
+        FILE_READ
     }
 
     fn description(&self) -> &'static str {

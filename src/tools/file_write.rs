@@ -12,6 +12,7 @@ use super::{
     Access, FileChange, FileTracker, Prepared, ProjectPath, Tool, ToolContext, ToolError, ToolOutput, parse_args,
     resolve_path,
 };
+use crate::conversation::tool_names::FILE_WRITE;
 
 pub struct FileWrite;
 
@@ -25,7 +26,7 @@ const SHAPE: &str = r#"{"path": "src/new.rs", "content": "the whole file"}"#;
 
 impl Tool for FileWrite {
     fn name(&self) -> &'static str {
-        "file_write"
+        FILE_WRITE
     }
 
     fn description(&self) -> &'static str {

@@ -12,6 +12,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::file_read::prepared_path;
 use super::{Access, Prepared, ProjectPath, Tool, ToolContext, ToolError, ToolOutput, parse_args, resolve_path};
+use crate::conversation::tool_names::GLOB;
 
 pub struct Glob;
 
@@ -25,7 +26,7 @@ const SHAPE: &str = r#"{"pattern": "**/*.rs", "path"?: "folder to search, defaul
 
 impl Tool for Glob {
     fn name(&self) -> &'static str {
-        "glob"
+        GLOB
     }
 
     fn description(&self) -> &'static str {

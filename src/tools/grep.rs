@@ -14,6 +14,7 @@ use tokio_util::sync::CancellationToken;
 use super::file_read::{cut_line, prepared_path};
 use super::glob::{PathPattern, display_path, walk};
 use super::{Access, Prepared, ProjectPath, Tool, ToolContext, ToolError, ToolOutput, parse_args, resolve_path};
+use crate::conversation::tool_names::GREP;
 
 /// Matching lines longer than this are cut.
 const MAX_LINE_CHARS: usize = 500;
@@ -33,7 +34,7 @@ const SHAPE: &str =
 
 impl Tool for Grep {
     fn name(&self) -> &'static str {
-        "grep"
+        GREP
     }
 
     fn description(&self) -> &'static str {

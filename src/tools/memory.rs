@@ -8,6 +8,7 @@ use serde::Deserialize;
 use serde_json::json;
 
 use super::{Access, Prepared, Tool, ToolContext, ToolError, ToolOutput, parse_args};
+use crate::conversation::tool_names::{MEMORY_SAVE, MEMORY_SEARCH};
 use crate::conversation::{MemoryKind, RetentionClass};
 
 /// A memory the model asked to save.
@@ -71,7 +72,7 @@ fn memory(ctx: &ToolContext) -> Result<&dyn MemoryAccess, ToolError> {
 
 impl Tool for MemorySave {
     fn name(&self) -> &'static str {
-        "memory_save"
+        MEMORY_SAVE
     }
 
     fn description(&self) -> &'static str {
@@ -136,7 +137,7 @@ impl Tool for MemorySave {
 
 impl Tool for MemorySearch {
     fn name(&self) -> &'static str {
-        "memory_search"
+        MEMORY_SEARCH
     }
 
     fn description(&self) -> &'static str {

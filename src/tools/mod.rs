@@ -42,7 +42,7 @@ pub use registry::Registry;
 pub use sandbox::SandboxPolicy;
 pub use summary::summary_of;
 pub use task::{Subagents, TaskRequest};
-pub use todo::TodoBoard;
+pub use todo::TaskBoard;
 pub use tracker::{FileTracker, Fingerprinter};
 
 use std::path::PathBuf;
@@ -94,7 +94,7 @@ pub struct ToolContext {
     /// allowed (not past the depth limit).
     pub subagents: Option<Arc<dyn Subagents>>,
     /// The session's task list, for the `todo` tool.
-    pub todo: Option<Arc<dyn TodoBoard>>,
+    pub task_list: Option<Arc<dyn TaskBoard>>,
     /// Files the deny rules keep from reading tools: `grep` and `glob` skip them.
     pub denied: ReadDenials,
 }

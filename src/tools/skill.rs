@@ -9,6 +9,7 @@ use serde::Deserialize;
 use serde_json::json;
 
 use super::{Access, Prepared, Tool, ToolContext, ToolError, ToolOutput, parse_args};
+use crate::conversation::tool_names::SKILL;
 use crate::prompt::skills::{self, Skill};
 
 pub struct SkillTool {
@@ -40,7 +41,7 @@ const SHAPE: &str = "{\"name\": \"pdf\"}";
 
 impl Tool for SkillTool {
     fn name(&self) -> &'static str {
-        "skill"
+        SKILL
     }
 
     fn description(&self) -> &'static str {
@@ -63,7 +64,7 @@ impl Tool for SkillTool {
     }
 
     fn prepare(&self, args: &serde_json::Value, _ctx: &ToolContext) -> Result<Prepared, ToolError> {
-        let args: Args = parse_args("skill", args, SHAPE)?;
+        let args: Args = parse_args(SKILL, args, SHAPE)?;
         let skill = self.find(&args.name)?;
         Ok(Prepared::new(format!("load the skill {}", skill.name)))
     }
@@ -75,7 +76,7 @@ impl Tool for SkillTool {
         _ctx: &'a ToolContext,
     ) -> BoxFuture<'a, Result<ToolOutput, ToolError>> {
         Box::pin(async move {
-            let args: Args = parse_args("skill", args, SHAPE)?;
+            let args: Args = parse_args(SKILL, args, SHAPE)?;
             let skill = self.find(&args.name)?;
             skills::load(skill, args.arguments.as_deref().unwrap_or("")).map(ToolOutput::text).map_err(ToolError::new)
         })

@@ -7,6 +7,7 @@ use std::path::Path;
 use serde_json::Value;
 
 use super::resolve_path;
+use crate::conversation::tool_names::{BASH, FILE_EDIT, FILE_READ, FILE_WRITE, GLOB, GREP, MEMORY_SAVE, MEMORY_SEARCH};
 
 /// The summary `prepare` would give `tool` for `arguments`; `None` when the arguments do not
 /// parse or the tool is not a built-in one.
@@ -15,25 +16,25 @@ pub fn summary_of(tool: &str, arguments: &str, root: &Path) -> Option<String> {
     let text = |key: &str| args.get(key).and_then(Value::as_str);
     let path = |key: &str| resolve_path(root, text(key).unwrap_or("."));
     Some(match tool {
-        "file_read" | "file_write" | "file_edit" => resolve_path(root, text("path")?).display,
-        "bash" => format!("$ {}", text("command")?),
-        "grep" => {
+        FILE_READ | FILE_WRITE | FILE_EDIT => resolve_path(root, text("path")?).display,
+        BASH => format!("$ {}", text("command")?),
+        GREP => {
             let mut summary = format!("{} in {}", text("pattern")?, path("path").display);
             if let Some(glob) = text("glob") {
                 summary.push_str(&format!(" ({glob})"));
             }
             summary
         }
-        "glob" => {
+        GLOB => {
             let base = path("path");
             let pattern = text("pattern")?;
             if base.display == "." { pattern.to_string() } else { format!("{pattern} in {}", base.display) }
         }
-        "memory_save" => {
+        MEMORY_SAVE => {
             let scope = if text("scope") == Some("global") { "global " } else { "" };
             format!("{scope}{}: {}", text("type")?, text("title")?.trim())
         }
-        "memory_search" => text("query")?.trim().to_string(),
+        MEMORY_SEARCH => text("query")?.trim().to_string(),
         _ => return None,
     })
 }

@@ -8,9 +8,8 @@ use serde::Deserialize;
 use serde_json::json;
 
 use super::{Access, Prepared, Tool, ToolContext, ToolError, ToolOutput, parse_args};
+use crate::conversation::tool_names::TASK;
 use crate::prompt::{AgentTypes, DEFAULT_TYPE};
-
-pub const NAME: &str = "task";
 
 /// The job the model handed over.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -48,7 +47,7 @@ impl Task {
     }
 
     fn request(&self, args: &serde_json::Value) -> Result<TaskRequest, ToolError> {
-        let a: Args = parse_args(NAME, args, SHAPE)?;
+        let a: Args = parse_args(TASK, args, SHAPE)?;
         if a.description.trim().is_empty() || a.prompt.trim().is_empty() {
             return Err(ToolError::new(
                 "task: `description` and `prompt` must not be empty; the prompt is the subagent's whole brief",
@@ -73,7 +72,7 @@ impl Task {
 
 impl Tool for Task {
     fn name(&self) -> &'static str {
-        NAME
+        TASK
     }
 
     fn description(&self) -> &'static str {

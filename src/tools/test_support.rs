@@ -18,7 +18,7 @@ pub fn project() -> (tempfile::TempDir, ToolContext) {
         cancel: CancellationToken::new(),
         memory: None,
         subagents: None,
-        todo: None,
+        task_list: None,
         denied: Default::default(),
     };
     (dir, ctx)

@@ -1,5 +1,5 @@
 //! `todo`: the model's task list — a tree of work items, each pending, in progress or done.
-//! The list is the session's ([`TodoBoard`], which the agent provides): kept with it, sent after
+//! The list is the session's ([`TaskBoard`], which the agent provides): kept with it, sent after
 //! the last cache breakpoint of every request, shown to the user as a checklist.
 
 use futures_util::FutureExt;
@@ -8,14 +8,13 @@ use serde::Deserialize;
 use serde_json::json;
 
 use super::{Access, Prepared, Tool, ToolContext, ToolError, ToolOutput, parse_args};
-use crate::conversation::{TodoItem, TodoList};
-
-pub const NAME: &str = "todo";
+use crate::conversation::tool_names::TODO;
+use crate::conversation::{TaskItem, TaskList};
 
 /// Where the list lives.
-pub trait TodoBoard: Send + Sync {
+pub trait TaskBoard: Send + Sync {
     /// Replace the session's list; the answer is what the model is told.
-    fn replace(&self, list: TodoList) -> Result<String, String>;
+    fn replace(&self, list: TaskList) -> Result<String, String>;
 }
 
 pub struct Todo {
@@ -27,22 +26,22 @@ impl Todo {
         Todo { max_items }
     }
 
-    fn list(&self, args: &serde_json::Value) -> Result<TodoList, ToolError> {
-        let a: Args = parse_args(NAME, args, SHAPE)?;
-        TodoList::checked(a.items, self.max_items).map_err(|e| ToolError::new(format!("todo: {e}")))
+    fn list(&self, args: &serde_json::Value) -> Result<TaskList, ToolError> {
+        let a: Args = parse_args(TODO, args, SHAPE)?;
+        TaskList::checked(a.items, self.max_items).map_err(|e| ToolError::new(format!("todo: {e}")))
     }
 }
 
 #[derive(Deserialize)]
 struct Args {
-    items: Vec<TodoItem>,
+    items: Vec<TaskItem>,
 }
 
 const SHAPE: &str = r#"{"items": [{"id": "1", "text": "…", "status": "pending"|"in_progress"|"done", "parent"?: "id of another item"}]}"#;
 
 impl Tool for Todo {
     fn name(&self) -> &'static str {
-        NAME
+        TODO
     }
 
     fn description(&self) -> &'static str {
@@ -90,7 +89,7 @@ impl Tool for Todo {
     ) -> BoxFuture<'a, Result<ToolOutput, ToolError>> {
         async move {
             let list = self.list(args)?;
-            let board = ctx.todo.as_deref().ok_or_else(|| ToolError::new("todo: no task list in this session"))?;
+            let board = ctx.task_list.as_deref().ok_or_else(|| ToolError::new("todo: no task list in this session"))?;
             Ok(ToolOutput::text(board.replace(list).map_err(ToolError::new)?))
         }
         .boxed()

@@ -7,17 +7,16 @@
 
 use futures_util::future::BoxFuture;
 use serde::Deserialize;
-use serde_json::json;
+use serde_json::{Value, json};
 
 use super::mcp::{McpTool, tools_of};
 use super::{Access, Prepared, Tool, ToolContext, ToolError, ToolOutput, parse_args};
-use crate::conversation::ToolSpec;
+use crate::conversation::tool_names::{TOOL_CALL, TOOL_SEARCH};
+use crate::conversation::{ToolCall, ToolSpec};
 use crate::mcp::McpHub;
 
 /// Matches returned by one search at most: enough to choose from, few enough to stay small.
 const MAX_MATCHES: usize = 5;
-
-pub const TOOL_CALL: &str = "tool_call";
 
 pub struct ToolSearch {
     hub: McpHub,
@@ -48,6 +47,40 @@ pub fn tool_call_spec() -> ToolSpec {
             "required": ["name", "arguments"]
         }),
     }
+}
+
+/// The name of the tool a call runs: the one `tool_call` names, or its own.
+pub fn called_name(call: &ToolCall) -> String {
+    match resolve_tool_call(call) {
+        Ok(Some(inner)) => inner.name,
+        Ok(None) | Err(_) => call.name.clone(),
+    }
+}
+
+/// A `tool_call` as the call of the tool it names (same id, so its result answers it);
+/// `None` for any other call; `Err` with the message for the model when it is malformed.
+pub fn resolve_tool_call(call: &ToolCall) -> Result<Option<ToolCall>, String> {
+    if call.name != TOOL_CALL {
+        return Ok(None);
+    }
+    let args = call.parsed_arguments().map_err(|e| format!("`tool_call` was not run: its {e}."))?;
+    let Some(name) = args.get("name").and_then(Value::as_str).map(str::trim).filter(|n| !n.is_empty()) else {
+        return Err("`tool_call` needs `name`: the full name tool_search gave (mcp__SERVER__TOOL).".into());
+    };
+    if name == TOOL_CALL {
+        return Err("`tool_call` cannot call itself; give the name of the tool to run.".into());
+    }
+    let arguments = match args.get("arguments") {
+        None | Some(Value::Null) => json!({}),
+        Some(v @ Value::Object(_)) => v.clone(),
+        // Some models send the arguments as a JSON string.
+        Some(Value::String(s)) => match serde_json::from_str::<Value>(s) {
+            Ok(v @ Value::Object(_)) => v,
+            _ => return Err(format!("`tool_call`: `arguments` for `{name}` must be a JSON object")),
+        },
+        Some(_) => return Err(format!("`tool_call`: `arguments` for `{name}` must be a JSON object")),
+    };
+    Ok(Some(ToolCall { id: call.id.clone(), name: name.to_string(), arguments: arguments.to_string() }))
 }
 
 /// The words of `text`: lower-case runs of letters and digits.
@@ -100,7 +133,7 @@ fn describe(tool: &McpTool) -> String {
 
 impl Tool for ToolSearch {
     fn name(&self) -> &'static str {
-        "tool_search"
+        TOOL_SEARCH
     }
 
     fn description(&self) -> &'static str {
@@ -167,5 +200,23 @@ impl Tool for ToolSearch {
                 shown.join("\n\n")
             )))
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tool_call_becomes_the_call_it_names() {
+        let call = ToolCall::new("t1", "tool_call", r#"{"name": "mcp__gh__issue", "arguments": {"n": 1}}"#);
+        let inner = resolve_tool_call(&call).unwrap().unwrap();
+        assert_eq!((inner.id.as_str(), inner.name.as_str()), ("t1", "mcp__gh__issue"));
+        assert_eq!(inner.arguments, r#"{"n":1}"#);
+        let stringly = ToolCall::new("t2", "tool_call", r#"{"name": "x", "arguments": "{\"a\": 2}"}"#);
+        assert_eq!(resolve_tool_call(&stringly).unwrap().unwrap().arguments, r#"{"a":2}"#);
+        assert!(resolve_tool_call(&ToolCall::new("t3", "tool_call", "{}")).unwrap_err().contains("needs `name`"));
+        assert!(resolve_tool_call(&ToolCall::new("t4", "bash", "{}")).unwrap().is_none());
+        assert_eq!(called_name(&call), "mcp__gh__issue");
     }
 }

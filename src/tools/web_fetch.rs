@@ -12,6 +12,7 @@ use serde::Deserialize;
 use serde_json::json;
 
 use super::{Access, Prepared, Tool, ToolContext, ToolError, ToolOutput, parse_args};
+use crate::conversation::tool_names::WEB_FETCH;
 
 pub struct WebFetch;
 
@@ -126,7 +127,7 @@ fn matches_for(prompt: &str, page: &str) -> Vec<String> {
 
 impl Tool for WebFetch {
     fn name(&self) -> &'static str {
-        "web_fetch"
+        WEB_FETCH
     }
 
     fn description(&self) -> &'static str {
@@ -239,7 +240,7 @@ struct Fetched {
 const MAX_REDIRECTS: usize = 10;
 
 async fn fetch(url: reqwest::Url, max_bytes: usize) -> Result<Fetched, ToolError> {
-    let client = crate::llm::build_client_with(url.as_str(), reqwest::redirect::Policy::none())
+    let client = crate::net::build_client_with(url.as_str(), reqwest::redirect::Policy::none())
         .map_err(|e| ToolError::new(format!("web_fetch: {e}")))?;
     let mut current = url.clone();
     let mut hops = 0;

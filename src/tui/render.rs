@@ -13,8 +13,8 @@ use super::completion::CompletionKind;
 use super::keys::{self, Action, CompletionAction, ComposerAction, GlobalAction, HistorySearchAction, PlanAction};
 use super::overlays::render_setup;
 use super::status::mode_style;
+use super::task_list_panel;
 use super::theme::Theme;
-use super::todo_panel;
 use super::wrap::{truncate, truncate_spans};
 
 /// Queued prompts listed above the composer at most.
@@ -46,8 +46,8 @@ pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
     let queued = app.pending().len().min(QUEUE_ROWS) as u16
         + u16::from(app.pending().len() > QUEUE_ROWS)
         + u16::from(app.plan_ready().is_some());
-    let tasks = if app.todo_panel_shown() { todo_panel::height(app.todo(), area.height) } else { 0 };
-    let [mut transcript, todo, queue, composer, status] = Layout::vertical([
+    let tasks = if app.task_list_panel_shown() { task_list_panel::height(app.task_list(), area.height) } else { 0 };
+    let [mut transcript, task_list, queue, composer, status] = Layout::vertical([
         Constraint::Min(1),
         Constraint::Length(tasks),
         Constraint::Length(queued),
@@ -77,7 +77,7 @@ pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
         app.transcript().view(theme).render(transcript, buf);
     }
     if tasks > 0 {
-        todo_panel::render(app.todo(), todo, buf, theme);
+        task_list_panel::render(app.task_list(), task_list, buf, theme);
     }
     if let (Some(bar), Some(row)) = (app.search(), search_row) {
         bar.render(row, buf, theme);

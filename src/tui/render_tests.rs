@@ -297,21 +297,21 @@ fn expanded_tool_output() {
 /// under the checklist panel of the agent's task list.
 fn subagents_and_task_list() -> App {
     use crate::agent::{SubagentEvent, SubagentOutcome, ToolFinished};
-    use crate::conversation::{Block, Message, Role, TodoItem, TodoList, TodoStatus, ToolCall};
+    use crate::conversation::{Block, Message, Role, TaskItem, TaskList, TaskStatus, ToolCall};
     let mut app = app();
     app.on_agent_event(AgentEvent::TurnStarted { prompt: "where are parse_x and render_y used?".into() });
-    let item = |id: &str, text: &str, status, parent: Option<&str>| TodoItem {
+    let item = |id: &str, text: &str, status, parent: Option<&str>| TaskItem {
         id: id.into(),
         text: text.into(),
         status,
         parent: parent.map(String::from),
     };
-    app.on_agent_event(AgentEvent::Todo(TodoList {
+    app.on_agent_event(AgentEvent::TaskList(TaskList {
         items: vec![
-            item("1", "find the users of parse_x and render_y", TodoStatus::InProgress, None),
-            item("1a", "parse_x", TodoStatus::Done, Some("1")),
-            item("1b", "render_y", TodoStatus::InProgress, Some("1")),
-            item("2", "report the call sites", TodoStatus::Pending, None),
+            item("1", "find the users of parse_x and render_y", TaskStatus::InProgress, None),
+            item("1a", "parse_x", TaskStatus::Done, Some("1")),
+            item("1b", "render_y", TaskStatus::InProgress, Some("1")),
+            item("2", "report the call sites", TaskStatus::Pending, None),
         ],
     }));
     let args = |d: &str, p: &str| format!(r#"{{"description": "{d}", "prompt": "{p}", "agent_type": "explore"}}"#);

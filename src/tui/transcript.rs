@@ -105,6 +105,13 @@ impl Transcript {
         self.highlight = None;
     }
 
+    /// Empties the transcript, handing back its cells.
+    pub fn take(&mut self) -> Vec<Cell> {
+        let cells = std::mem::take(&mut self.entries).into_iter().map(|e| e.cell).collect();
+        self.clear();
+        cells
+    }
+
     /// Every row that contains `query` (ignoring case), top to bottom, as (cell, row); a cell
     /// whose text matches but no single row does (the words wrap apart, the output is
     /// folded) is found at its first row. Only matching cells are laid out.

@@ -45,4 +45,5 @@ mod subagents;
 mod todo_list;
 mod trust;
 mod tui_e2e;
+mod tui_key_file;
 mod write_then_obey;

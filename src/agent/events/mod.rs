@@ -310,5 +310,5 @@ pub enum AgentEvent {
         event: SubagentEvent,
     },
     /// The session's task list changed (the `todo` tool, or a session loaded with one).
-    Todo(crate::conversation::TodoList),
+    TaskList(crate::conversation::TaskList),
 }

@@ -9,6 +9,7 @@ use tokio_util::sync::CancellationToken;
 use super::Worker;
 use crate::agent::events::Attachment;
 use crate::agent::recap::ATTACHMENT_OPEN as OPEN;
+use crate::conversation::tool_names::{FILE_READ, GLOB};
 use crate::conversation::{Block, ToolCall};
 use crate::tools::{ToolContext, resolve_path};
 
@@ -56,7 +57,7 @@ impl Worker {
             cancel: cancel.clone(),
             memory: None,
             subagents: None,
-            todo: None,
+            task_list: None,
             denied: Default::default(),
         };
         let limits = self.truncation_limits();
@@ -86,9 +87,9 @@ impl Worker {
             }
             let folder = path.absolute.is_dir();
             let (tool, args) = if folder {
-                ("glob", serde_json::json!({"pattern": "*", "path": path.display}))
+                (GLOB, serde_json::json!({"pattern": "*", "path": path.display}))
             } else {
-                ("file_read", serde_json::json!({"path": path.display}))
+                (FILE_READ, serde_json::json!({"path": path.display}))
             };
             let shown_path = path.display.replace('"', "'");
             let label = if folder { format!("{}/", shown_path.trim_end_matches('/')) } else { shown_path };

@@ -2,60 +2,24 @@
 //! the arguments in, each `` !`command` `` replaced by its output (run as `bash` would be, with
 //! the user's approval unless the command's `allowed-tools` allow it), each `@path` of the
 //! project appended, then sent as the prompt — with the command's `model` for that turn.
-//! Also `tool_call`, which names the MCP tool it calls.
 
-use serde_json::{Value, json};
+use serde_json::json;
 use tokio_util::sync::CancellationToken;
 
 use super::Worker;
-use super::dispatch::{Cleared, Gate, execute};
-use super::permit::Ruling;
+use super::dispatch::{Cleared, Gate, Ruling, execute};
 use crate::agent::approvals::{Approval, Question};
 use crate::agent::events::{ApprovalKind, NoticeLevel, TurnOutcome, TurnSummary};
 use crate::conversation::ToolCall;
+use crate::conversation::tool_names::BASH;
 use crate::prompt::commands::{self, CustomCommand, file_mentions, shell_spans};
 use crate::prompt::skills;
 use crate::tools::permissions::{Call, Choices, DecidedBy, Effect, Permission, Policy, Rules};
-use crate::tools::tool_search::TOOL_CALL;
 use crate::tools::{Access, resolve_path};
 
 /// A file included with `@path` is cut here: the prompt is for instructions, and the model
 /// can read the rest.
 const MAX_INCLUDE_BYTES: usize = 100_000;
-
-/// The name of the tool a call runs: the one `tool_call` names, or its own.
-pub(super) fn called_name(call: &ToolCall) -> String {
-    match resolve_tool_call(call) {
-        Ok(Some(inner)) => inner.name,
-        Ok(None) | Err(_) => call.name.clone(),
-    }
-}
-
-/// A `tool_call` as the call of the tool it names (same id, so its result answers it);
-/// `None` for any other call; `Err` with the message for the model when it is malformed.
-pub(super) fn resolve_tool_call(call: &ToolCall) -> Result<Option<ToolCall>, String> {
-    if call.name != TOOL_CALL {
-        return Ok(None);
-    }
-    let args = call.parsed_arguments().map_err(|e| format!("`tool_call` was not run: its {e}."))?;
-    let Some(name) = args.get("name").and_then(Value::as_str).map(str::trim).filter(|n| !n.is_empty()) else {
-        return Err("`tool_call` needs `name`: the full name tool_search gave (mcp__SERVER__TOOL).".into());
-    };
-    if name == TOOL_CALL {
-        return Err("`tool_call` cannot call itself; give the name of the tool to run.".into());
-    }
-    let arguments = match args.get("arguments") {
-        None | Some(Value::Null) => json!({}),
-        Some(v @ Value::Object(_)) => v.clone(),
-        // Some models send the arguments as a JSON string.
-        Some(Value::String(s)) => match serde_json::from_str::<Value>(s) {
-            Ok(v @ Value::Object(_)) => v,
-            _ => return Err(format!("`tool_call`: `arguments` for `{name}` must be a JSON object")),
-        },
-        Some(_) => return Err(format!("`tool_call`: `arguments` for `{name}` must be a JSON object")),
-    };
-    Ok(Some(ToolCall { id: call.id.clone(), name: name.to_string(), arguments: arguments.to_string() }))
-}
 
 /// Claude Code's tool names in `allowed-tools`, as cairn's permission rules.
 fn allowed_rule(text: &str) -> String {
@@ -74,10 +38,10 @@ enum Runnable {
 
 impl Worker {
     fn find_runnable(&self, name: &str, args: &str) -> Option<Result<Runnable, String>> {
-        if let Some(command) = self.reach.ext.commands.iter().find(|c| c.name == name) {
+        if let Some(command) = self.ext.commands.iter().find(|c| c.name == name) {
             return Some(Ok(Runnable::Command(command.clone())));
         }
-        let skill = self.reach.ext.skills.iter().find(|s| s.user_invocable && s.name == name)?;
+        let skill = self.ext.skills.iter().find(|s| s.user_invocable && s.name == name)?;
         Some(skills::load(skill, args).map(Runnable::Skill))
     }
 
@@ -147,16 +111,16 @@ impl Worker {
         cancel: &CancellationToken,
     ) -> String {
         let registry = self.tools.registry();
-        let Some(bash) = registry.get("bash") else { return format!("[not run: no bash tool for `{shell}`]") };
+        let Some(bash) = registry.get(BASH) else { return format!("[not run: no bash tool for `{shell}`]") };
         let args = json!({"command": shell});
-        let call = ToolCall::new(format!("command-{command}-{index}"), "bash", args.to_string());
+        let call = ToolCall::new(format!("command-{command}-{index}"), BASH, args.to_string());
         let ctx = self.tool_context(cancel);
         let prepared = match bash.prepare(&args, &ctx) {
             Ok(p) => p,
             Err(e) => return format!("[not run: {}]", e.0),
         };
         let mode = self.link.mode();
-        let bash_call = Call { tool: "bash", access: Access::Execute, args: &args, paths: &[] };
+        let bash_call = Call { tool: BASH, access: Access::Execute, args: &args, paths: &[] };
         let by_command = allowed.decide(mode, &bash_call);
         let pre_allowed =
             by_command.permission == Permission::Allow && matches!(by_command.decided_by, DecidedBy::Rule(_));
@@ -228,16 +192,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn tool_call_becomes_the_call_it_names() {
-        let call = ToolCall::new("t1", "tool_call", r#"{"name": "mcp__gh__issue", "arguments": {"n": 1}}"#);
-        let inner = resolve_tool_call(&call).unwrap().unwrap();
-        assert_eq!((inner.id.as_str(), inner.name.as_str()), ("t1", "mcp__gh__issue"));
-        assert_eq!(inner.arguments, r#"{"n":1}"#);
-        let stringly = ToolCall::new("t2", "tool_call", r#"{"name": "x", "arguments": "{\"a\": 2}"}"#);
-        assert_eq!(resolve_tool_call(&stringly).unwrap().unwrap().arguments, r#"{"a":2}"#);
-        assert!(resolve_tool_call(&ToolCall::new("t3", "tool_call", "{}")).unwrap_err().contains("needs `name`"));
-        assert!(resolve_tool_call(&ToolCall::new("t4", "bash", "{}")).unwrap().is_none());
-        assert_eq!(called_name(&call), "mcp__gh__issue");
+    fn allowed_tools_name_claude_code_tools_as_cairn_rules() {
         assert_eq!(allowed_rule("Bash(git add:*)"), "bash(git add:*)");
     }
 }

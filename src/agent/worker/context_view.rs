@@ -16,7 +16,7 @@ impl Worker {
         let cpt = self.place.config().context.chars_per_token;
         let (system, tools) = self.system_and_tools(mode);
         // The task list travels with every request, after the system prompt's cached part.
-        let tail = self.books.todo.tail().map_or(0, |t| t.len());
+        let tail = self.task_list.tail().map_or(0, |t| t.len());
         let system: usize = system.iter().map(|b| b.text.len()).sum::<usize>() + tail;
         let tools: usize =
             tools.iter().map(|t| t.name.len() + t.description.len() + t.input_schema.to_string().len()).sum();
@@ -42,7 +42,7 @@ impl Worker {
             level: self.budget().level(tokens),
             compacting: self.background.compacting(),
             cache_hit_rate: self.cache.hit_rate(),
-            cost_usd: self.books.spend.session(),
+            cost_usd: self.spend.session(),
         }
     }
 
@@ -124,8 +124,8 @@ impl Worker {
             },
             segments,
             cost: crate::agent::events::CostReport {
-                session_usd: self.books.spend.session(),
-                last_request_usd: self.books.spend.last_request(),
+                session_usd: self.spend.session(),
+                last_request_usd: self.spend.last_request(),
             },
             instruction_files: crate::agent::InstructionFilesReport::of(&self.place.instruction_scan()),
         }

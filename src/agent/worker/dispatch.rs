@@ -10,15 +10,15 @@ use futures_util::future::join_all;
 use tokio_util::sync::CancellationToken;
 
 use super::Worker;
-use super::permit::Ruling;
-use crate::agent::approvals::{Approval, Question};
+use crate::agent::approvals::{Approval, Question, Refuser};
 use crate::agent::checkpoints::Capture;
 use crate::agent::events::{AgentEvent, ApprovalKind, ToolFinished, TurnStats};
 use crate::checkpoint::CallKind;
 use crate::context::{TruncationLimits, turn_overflow};
 use crate::conversation::{Message, ToolCall, ToolResult};
 use crate::store::ToolRecord;
-use crate::tools::permissions::Choices;
+use crate::tools::permissions::{Choices, DecidedBy, Decision, Permission};
+use crate::tools::tool_search::called_name;
 use crate::tools::{Access, Prepared, SandboxPolicy, Tool, ToolContext, ToolOutput};
 
 /// A call that passed every gate and will run.
@@ -32,6 +32,48 @@ pub(super) struct Cleared<'r> {
     /// A context of its own (a memory save carrying who approved it).
     pub ctx: Option<ToolContext>,
     pub ruling: Ruling,
+}
+
+/// What allowed or refused a call.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub(super) struct Ruling {
+    /// Headless `decided_by`: a rule, `read-only set`, `mode`, `user`, `user: --yes`, `sandbox`.
+    pub by: Option<String>,
+    /// The transcript's approval line; `None` where the mode's defaults let a call through.
+    pub line: Option<String>,
+}
+
+impl Ruling {
+    pub(super) fn new(by: impl Into<String>, line: impl Into<String>) -> Ruling {
+        Ruling { by: Some(by.into()), line: Some(line.into()) }
+    }
+
+    /// The policy allowed or refused the call by itself.
+    pub(super) fn of_policy(d: &Decision) -> Ruling {
+        let by = d.decided_by.short();
+        let line = match (d.permission, &d.decided_by) {
+            (Permission::Allow, DecidedBy::Rule(rule)) => Some(format!("allowed by rule: {rule}")),
+            (Permission::Allow, DecidedBy::ReadOnlySet) => Some("allowed: read-only command".to_string()),
+            (Permission::Allow, DecidedBy::Mode(_) | DecidedBy::Unparsable) => None,
+            (Permission::Deny | Permission::Ask, DecidedBy::Rule(rule)) => Some(format!("refused by rule: {rule}")),
+            (Permission::Deny | Permission::Ask, DecidedBy::Mode(mode)) => Some(format!("refused by {mode} mode")),
+            (Permission::Deny | Permission::Ask, DecidedBy::ReadOnlySet) => Some("refused".to_string()),
+            (Permission::Deny | Permission::Ask, DecidedBy::Unparsable) => {
+                Some("refused: the command could not be parsed".to_string())
+            }
+        };
+        Ruling { by: Some(by), line }
+    }
+
+    /// A call that asked was refused.
+    pub(super) fn refused(by: Refuser, asked_by: &DecidedBy) -> Ruling {
+        match by {
+            Refuser::User => Ruling::new("user", "denied by you"),
+            Refuser::Headless => {
+                Ruling::new(asked_by.short(), format!("denied: headless without --yes (asked by {})", asked_by.label()))
+            }
+        }
+    }
 }
 
 /// The result of a call, before it is stored.
@@ -84,9 +126,8 @@ impl Worker {
     pub(super) async fn dispatch(&mut self, calls: &[ToolCall], cancel: &CancellationToken, stats: &mut TurnStats) {
         let registry = self.tools.registry().clone();
         let ctx = self.tool_context(cancel);
-        let concurrent = |call: &ToolCall| {
-            registry.access_of(&super::commands::called_name(call)).is_none_or(|access| access.is_read_only())
-        };
+        let concurrent =
+            |call: &ToolCall| registry.access_of(&called_name(call)).is_none_or(|access| access.is_read_only());
         let limits = self.truncation_limits();
         let cap = TruncationLimits::turn_cap(&self.place.config().context, &self.budget());
         let mut sent_so_far = 0usize;
@@ -98,7 +139,7 @@ impl Worker {
             for call in &calls[i..end] {
                 gated.push(self.gate(call, &registry, &ctx, cancel, stats).await);
             }
-            let capture = self.reach.checkpoints.capture();
+            let capture = self.checkpoints.capture();
             let ran = join_all(gated.into_iter().map(|g| execute(g, &ctx, Some(&capture)))).await;
             let mut outcomes = Vec::with_capacity(ran.len());
             for (mut outcome, rerun) in ran {
@@ -131,7 +172,7 @@ impl Worker {
             memory: Some(std::sync::Arc::new(self.memory_access())),
             // Set per call, for `task` calls only (see `delegation_context`).
             subagents: None,
-            todo: Some(std::sync::Arc::new(self.books.todo.clone())),
+            task_list: Some(std::sync::Arc::new(self.task_list.clone())),
             denied: self.tools.policy().read_denials(),
         }
     }

@@ -12,6 +12,7 @@ use tokio_util::sync::CancellationToken;
 use super::Worker;
 use crate::agent::events::NoticeLevel;
 use crate::agent::link::Emitter;
+use crate::conversation::tool_names::{BASH, FILE_EDIT, FILE_READ, FILE_WRITE, GLOB, GREP, WEB_FETCH};
 use crate::conversation::{Mode, ToolCall};
 use crate::hooks::{HookEvent, HookOutcome, Hooks, Verdict};
 use crate::tools::permissions::{Call, DecidedBy, Effect, Permission, Policy, Rules};
@@ -21,13 +22,13 @@ use crate::tools::{Access, ProjectPath};
 /// `allowed-tools` of its command files work here.
 pub(super) fn tool_alias(name: &str) -> &str {
     match name {
-        "Bash" => "bash",
-        "Read" => "file_read",
-        "Write" => "file_write",
-        "Edit" | "MultiEdit" => "file_edit",
-        "Glob" => "glob",
-        "Grep" => "grep",
-        "WebFetch" => "web_fetch",
+        "Bash" => BASH,
+        "Read" => FILE_READ,
+        "Write" => FILE_WRITE,
+        "Edit" | "MultiEdit" => FILE_EDIT,
+        "Glob" => GLOB,
+        "Grep" => GREP,
+        "WebFetch" => WEB_FETCH,
         other => other,
     }
 }
@@ -113,19 +114,19 @@ impl Worker {
         paths: &[ProjectPath],
         cancel: &CancellationToken,
     ) -> PreTool {
-        if self.reach.ext.hooks.is_empty() {
+        if self.ext.hooks.is_empty() {
             return PreTool::Go { args, rewritten: false, allowed: None };
         }
         let root = self.place.root().to_path_buf();
         let matches = |m: &str| hook_matches(m, &root, &Call { tool: &call.name, access, args: &args, paths });
-        let hooks = self.reach.ext.hooks.matching(HookEvent::PreToolUse, &matches);
+        let hooks = self.ext.hooks.matching(HookEvent::PreToolUse, &matches);
         let mut args = args.clone();
         let mut rewritten = false;
         let mut allowed = None;
         let events = self.link.emitter();
         for hook in hooks {
             let input = self.hook_input(json!({"tool_name": call.name, "tool_input": args}));
-            let outcome = self.reach.ext.hooks.run_one(HookEvent::PreToolUse, &hook, input, cancel).await;
+            let outcome = self.ext.hooks.run_one(HookEvent::PreToolUse, &hook, input, cancel).await;
             let answer = &outcome.answer;
             match answer.verdict {
                 Some(Verdict::Deny) => {
@@ -163,7 +164,7 @@ impl Worker {
         sent: String,
         cancel: &CancellationToken,
     ) -> String {
-        if self.reach.ext.hooks.is_empty() {
+        if self.ext.hooks.is_empty() {
             return sent;
         }
         let args = call.parsed_arguments().unwrap_or(Value::Null);
@@ -175,7 +176,7 @@ impl Worker {
             "tool_response": {"content": output, "is_error": is_error},
         }));
         let events = self.link.emitter();
-        let outcomes = run_all(&self.reach.ext.hooks, HookEvent::PostToolUse, input, &matches, cancel).await;
+        let outcomes = run_all(&self.ext.hooks, HookEvent::PostToolUse, input, &matches, cancel).await;
         let mut sent = sent;
         for outcome in &outcomes {
             let mut said = Vec::new();
@@ -197,15 +198,15 @@ impl Worker {
     /// UserPromptSubmit: the prompt with what the hooks add, or why it was blocked.
     pub(super) async fn prompt_hooks(&mut self, prompt: String, cancel: &CancellationToken) -> Result<String, String> {
         let mut prompt = prompt;
-        if let Some(context) = self.reach.ext.take_session_context() {
+        if let Some(context) = self.ext.take_session_context() {
             prompt.push_str(&format!("\n\n[Context from a SessionStart hook]\n{context}"));
         }
-        if self.reach.ext.hooks.is_empty() {
+        if self.ext.hooks.is_empty() {
             return Ok(prompt);
         }
         let input = self.hook_input(json!({"prompt": prompt}));
         let events = self.link.emitter();
-        let outcomes = run_all(&self.reach.ext.hooks, HookEvent::UserPromptSubmit, input, &|_| true, cancel).await;
+        let outcomes = run_all(&self.ext.hooks, HookEvent::UserPromptSubmit, input, &|_| true, cancel).await;
         for outcome in &outcomes {
             if outcome.answer.verdict == Some(Verdict::Deny) {
                 let reason = outcome.answer.reason.clone().unwrap_or_else(|| "no reason given".into());
@@ -223,12 +224,12 @@ impl Worker {
 
     /// Stop: a hook's reason to go on (fed to the model), or `None` to end the turn.
     pub(super) async fn stop_hooks(&mut self, already_continued: bool, cancel: &CancellationToken) -> Option<String> {
-        if self.reach.ext.hooks.is_empty() {
+        if self.ext.hooks.is_empty() {
             return None;
         }
         let input = self.hook_input(json!({"stop_hook_active": already_continued}));
         let events = self.link.emitter();
-        let outcomes = run_all(&self.reach.ext.hooks, HookEvent::Stop, input, &|_| true, cancel).await;
+        let outcomes = run_all(&self.ext.hooks, HookEvent::Stop, input, &|_| true, cancel).await;
         for outcome in &outcomes {
             if outcome.answer.verdict == Some(Verdict::Deny) {
                 let reason = outcome.answer.reason.clone().unwrap_or_else(|| "a Stop hook asked to go on".into());
@@ -242,16 +243,16 @@ impl Worker {
 
     /// SessionStart: what the hooks print is shown and kept for the session's first prompt.
     pub(super) async fn session_start_hooks(&mut self, source: &str) {
-        if self.reach.ext.hooks.is_empty() {
+        if self.ext.hooks.is_empty() {
             return;
         }
         let input = self.hook_input(json!({"source": source}));
         let events = self.link.emitter();
         let cancel = CancellationToken::new();
-        let outcomes = run_all(&self.reach.ext.hooks, HookEvent::SessionStart, input, &|_| true, &cancel).await;
+        let outcomes = run_all(&self.ext.hooks, HookEvent::SessionStart, input, &|_| true, &cancel).await;
         for outcome in &outcomes {
             let said = outcome.answer.additional_context.as_ref().map(|context| {
-                self.reach.ext.add_session_context(context);
+                self.ext.add_session_context(context);
                 format!("added {} characters of context for the first prompt", context.len())
             });
             show(&events, HookEvent::SessionStart, outcome, said);
@@ -261,10 +262,10 @@ impl Worker {
     /// Notification: cairn needs the user (an approval, a finished turn). Runs in the
     /// background: a slow notifier never holds the agent.
     pub(super) fn notify_hooks(&self, message: String) {
-        if self.reach.ext.hooks.is_empty() {
+        if self.ext.hooks.is_empty() {
             return;
         }
-        let hooks = self.reach.ext.hooks.clone();
+        let hooks = self.ext.hooks.clone();
         let events = self.link.emitter();
         let input = self.hook_input(json!({"message": message}));
         tokio::spawn(async move {
@@ -280,7 +281,7 @@ impl Worker {
         &self,
         trigger: &'static str,
     ) -> impl std::future::Future<Output = Result<(), String>> + Send + 'static {
-        let hooks = self.reach.ext.hooks.clone();
+        let hooks = self.ext.hooks.clone();
         let events = self.link.emitter();
         let input = self.hook_input(json!({"trigger": trigger, "custom_instructions": ""}));
         async move {

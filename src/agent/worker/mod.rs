@@ -8,7 +8,6 @@ mod context_view;
 mod dispatch;
 mod hooks;
 mod memory;
-mod parts;
 mod permit;
 mod rewind;
 mod segments;
@@ -25,7 +24,7 @@ use std::sync::Arc;
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
-use parts::{Books, Limits, Reach};
+use subagent::Delegation;
 
 use super::approvals::{ApprovalDesk, ApprovalGate};
 use super::background::Background;
@@ -40,7 +39,7 @@ use super::models::ModelDirectory;
 use super::session_state::SessionState;
 use super::setup::AgentSetup;
 use super::spend::Spend;
-use super::task_list::TaskList;
+use super::task_list::SessionTaskList;
 use super::tool_section::ToolSection;
 use super::toolbox::Toolbox;
 use super::workplace::Workplace;
@@ -64,12 +63,21 @@ pub(super) struct Worker {
     background: Background,
     tools: Toolbox,
     link: Link,
-    /// Checkpoints, extensions and subagents: what the agent reaches beyond the session.
-    reach: Reach,
-    /// What the session has cost, and its task list.
-    books: Books,
-    /// The models `/model` may switch to, and the most requests per prompt.
-    limits: Limits,
+    /// The session's file checkpoints; replaced with the session.
+    checkpoints: Checkpoints,
+    /// MCP servers, hooks, skills and custom commands.
+    ext: Extensions,
+    /// Subagents: this worker's depth, the agent types, the running ones' slots, and (for a
+    /// subagent) its role.
+    delegation: Delegation,
+    /// What the session has cost.
+    spend: Spend,
+    /// The session's task list.
+    task_list: SessionTaskList,
+    /// The models `/model` may switch to.
+    models: ModelDirectory,
+    /// Most model requests per prompt.
+    max_turns: Option<u32>,
 }
 
 impl Worker {
@@ -87,8 +95,9 @@ impl Worker {
         super::extensions::redact_server_variables(&setup.config, &setup.root, &setup.trust, &mut redactor);
         let session =
             SessionState::load(setup.store.clone(), session, &setup.config.context, redactor, link.emitter(), None)?;
-        let todo = TaskList::load(setup.store.clone(), session.id(), session.redactor().clone(), link.emitter());
-        let delegation = subagent::Delegation::main(setup.agent_types, setup.config.subagents.max_parallel);
+        let task_list =
+            SessionTaskList::load(setup.store.clone(), session.id(), session.redactor().clone(), link.emitter());
+        let delegation = Delegation::main(setup.agent_types, setup.config.subagents.max_parallel);
         let ext = Extensions::load(&setup.config, &setup.root, &setup.user_dirs, &setup.trust, link.emitter());
         ext.hub.start();
         let section = ToolSection::new(
@@ -121,9 +130,13 @@ impl Worker {
                 setup.sandbox,
             ),
             link,
-            reach: Reach { checkpoints, ext, delegation },
-            books: Books { spend, todo },
-            limits: Limits { models, max_turns: setup.max_turns },
+            checkpoints,
+            ext,
+            delegation,
+            spend,
+            task_list,
+            models,
+            max_turns: setup.max_turns,
         };
         worker.settle_loaded_session()?;
         Ok(worker)
@@ -144,8 +157,7 @@ impl Worker {
         self.replace_session(info)?;
         self.tools.new_session();
         if switching {
-            self.reach.checkpoints =
-                start_checkpoints(&self.place, self.session.id(), self.session.redactor(), &self.link);
+            self.checkpoints = start_checkpoints(&self.place, self.session.id(), self.session.redactor(), &self.link);
         }
         Ok(())
     }
@@ -163,8 +175,12 @@ impl Worker {
             Some(&self.session),
         )?;
         self.background.abort_compaction();
-        self.books.todo =
-            TaskList::load(self.place.store().clone(), session.id(), session.redactor().clone(), self.link.emitter());
+        self.task_list = SessionTaskList::load(
+            self.place.store().clone(),
+            session.id(),
+            session.redactor().clone(),
+            self.link.emitter(),
+        );
         self.session = session;
         self.cache = CacheWatch::new(config.cache.ttl);
         self.settle_loaded_session()
@@ -175,7 +191,7 @@ impl Worker {
     fn settle_loaded_session(&mut self) -> Result<(), StoreError> {
         self.price_context();
         let per_model = self.place.store().usage_by_model(self.session.id())?;
-        self.books.spend.load(&per_model);
+        self.spend.load(&per_model);
         self.calibrate_from_store()?;
         self.dedup_if_cache_is_cold()?;
         self.release_summarised();
@@ -255,20 +271,20 @@ impl Worker {
             recap,
         });
         // Also when empty: a session switched to has its own list, or none.
-        self.link.emit(AgentEvent::Todo(self.books.todo.get()));
+        self.link.emit(AgentEvent::TaskList(self.task_list.get()));
         let status = self.context_status();
         self.link.emit(AgentEvent::Context(status));
         if let Some((level, text)) = self.model.window_notice() {
             self.link.notice(level, text);
         }
-        self.link.emit(AgentEvent::Commands(self.reach.ext.command_list()));
-        for problem in std::mem::take(&mut self.reach.ext.problems) {
+        self.link.emit(AgentEvent::Commands(self.ext.command_list()));
+        for problem in std::mem::take(&mut self.ext.problems) {
             self.link.notice(NoticeLevel::Warning, problem);
         }
         for note in self.place.trust().notes() {
             self.link.notice(NoticeLevel::Warning, note.clone());
         }
-        for warning in &self.reach.delegation.types().warnings {
+        for warning in &self.delegation.types().warnings {
             self.link.notice(NoticeLevel::Warning, warning.clone());
         }
     }
@@ -288,7 +304,7 @@ impl Worker {
             &times,
             &usage,
             &compactions,
-            self.books.spend.pricing(),
+            self.spend.pricing(),
             self.place.config().context.chars_per_token,
             self.place.root(),
         )
@@ -365,7 +381,7 @@ impl Worker {
                     let breakdown = self.describe_context();
                     self.link.emit(AgentEvent::ContextBreakdown(breakdown));
                 }
-                UserCommand::SetModel(name) => match self.limits.models.check(&name).await {
+                UserCommand::SetModel(name) => match self.models.check(&name).await {
                     Ok(()) => self.switch_model(&name),
                     Err(refusal) => self.link.emit(AgentEvent::ModelRefused { name, known: refusal.known }),
                 },
@@ -420,7 +436,7 @@ impl Worker {
     /// What the router needs to answer `/mcp` by itself.
     pub(super) fn mcp_desk(&self) -> super::mcp_desk::McpDesk {
         super::mcp_desk::McpDesk {
-            hub: self.reach.ext.hub.clone(),
+            hub: self.ext.hub.clone(),
             chars_per_token: self.place.config().context.chars_per_token,
             budget_tokens: self.place.config().mcp.tool_budget_tokens,
             startup_timeout_ms: self.place.config().mcp.startup_timeout_ms,
@@ -431,7 +447,7 @@ impl Worker {
     }
 
     pub(super) fn command_list(&self) -> Vec<super::events::CommandInfo> {
-        self.reach.ext.command_list()
+        self.ext.command_list()
     }
 
     /// Keep the mode and model with the session.
@@ -446,7 +462,7 @@ impl Worker {
         }
         self.price_context();
         self.cache.expect_break(format!("the model changed to {name}"));
-        self.limits.models.set_current(name);
+        self.models.set_current(name);
         self.save_session_settings();
         self.link.emit(AgentEvent::ModelChanged { model: self.model.name().to_string(), window: self.model.window() });
         let status = self.context_status();
@@ -484,7 +500,7 @@ impl Worker {
             store: self.place.store().clone(),
             session: self.session.id().to_string(),
             tally: self.background.tally(),
-            pricing: self.books.spend.pricing().clone(),
+            pricing: self.spend.pricing().clone(),
         };
         self.model.auxiliary(cancel, recorder)
     }

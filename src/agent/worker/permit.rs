@@ -1,63 +1,23 @@
 //! Whether one tool call may run: the permission policy decides allow, ask or deny from the
 //! mode, the rules of every level and (for `bash`) each part of the command line; an ask goes to
 //! the approval gate, and a rule the user chose there is remembered. Every answer carries a
-//! [`Ruling`]: what decided, for headless `decided_by` and the transcript's approval line.
+//! [`Ruling`] (kept with the call's outcome in `dispatch`): what decided, for headless
+//! `decided_by` and the transcript's approval line.
 
 use std::sync::Arc;
 
 use tokio_util::sync::CancellationToken;
 
 use super::Worker;
-use super::dispatch::{Cleared, Gate, INTERRUPTED_BEFORE_RUN, Outcome};
+use super::dispatch::{Cleared, Gate, INTERRUPTED_BEFORE_RUN, Outcome, Ruling};
 use super::hooks::PreTool;
-use crate::agent::approvals::{Answer, Approval, Question, Refuser};
+use crate::agent::approvals::{Answer, Approval, Question};
 use crate::agent::events::{AgentEvent, ApprovalKind, NoticeLevel, TurnStats};
 use crate::conversation::{Mode, ToolCall};
 use crate::mcp::ServerState;
-use crate::tools::permissions::{Call, DecidedBy, Decision, Permission, Rule};
+use crate::tools::permissions::{Call, DecidedBy, Permission, Rule};
+use crate::tools::tool_search::resolve_tool_call;
 use crate::tools::{Access, Registry, ToolContext};
-
-/// What allowed or refused a call.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub(super) struct Ruling {
-    /// Headless `decided_by`: a rule, `read-only set`, `mode`, `user`, `user: --yes`, `sandbox`.
-    pub by: Option<String>,
-    /// The transcript's approval line; `None` where the mode's defaults let a call through.
-    pub line: Option<String>,
-}
-
-impl Ruling {
-    fn new(by: impl Into<String>, line: impl Into<String>) -> Ruling {
-        Ruling { by: Some(by.into()), line: Some(line.into()) }
-    }
-
-    /// The policy allowed or refused the call by itself.
-    pub(super) fn of_policy(d: &Decision) -> Ruling {
-        let by = d.decided_by.short();
-        let line = match (d.permission, &d.decided_by) {
-            (Permission::Allow, DecidedBy::Rule(rule)) => Some(format!("allowed by rule: {rule}")),
-            (Permission::Allow, DecidedBy::ReadOnlySet) => Some("allowed: read-only command".to_string()),
-            (Permission::Allow, DecidedBy::Mode(_) | DecidedBy::Unparsable) => None,
-            (Permission::Deny | Permission::Ask, DecidedBy::Rule(rule)) => Some(format!("refused by rule: {rule}")),
-            (Permission::Deny | Permission::Ask, DecidedBy::Mode(mode)) => Some(format!("refused by {mode} mode")),
-            (Permission::Deny | Permission::Ask, DecidedBy::ReadOnlySet) => Some("refused".to_string()),
-            (Permission::Deny | Permission::Ask, DecidedBy::Unparsable) => {
-                Some("refused: the command could not be parsed".to_string())
-            }
-        };
-        Ruling { by: Some(by), line }
-    }
-
-    /// A call that asked was refused.
-    pub(super) fn refused(by: Refuser, asked_by: &DecidedBy) -> Ruling {
-        match by {
-            Refuser::User => Ruling::new("user", "denied by you"),
-            Refuser::Headless => {
-                Ruling::new(asked_by.short(), format!("denied: headless without --yes (asked by {})", asked_by.label()))
-            }
-        }
-    }
-}
 
 /// `bash(git push), bash(git push *)`.
 pub(super) fn rule_list(rules: &[Rule]) -> String {
@@ -78,7 +38,7 @@ impl Worker {
             return Gate::Done(Box::new(Outcome::not_run(call, call.name.clone(), INTERRUPTED_BEFORE_RUN.into())));
         }
         // `tool_call` names the tool it calls: from here on it is that tool's call.
-        let resolved = match super::commands::resolve_tool_call(call) {
+        let resolved = match resolve_tool_call(call) {
             Ok(resolved) => resolved,
             Err(message) => return Gate::Done(Box::new(Outcome::not_run(call, call.name.clone(), message))),
         };
@@ -143,9 +103,7 @@ impl Worker {
             // Saved full outputs are cairn's own files, and truncation notices send the model
             // to them: reading them is as free as reading the project. So are skills' files.
             for path in &mut prepared.paths {
-                if path.absolute.starts_with(self.place.truncations_dir())
-                    || self.reach.ext.is_skill_file(&path.absolute)
-                {
+                if path.absolute.starts_with(self.place.truncations_dir()) || self.ext.is_skill_file(&path.absolute) {
                     path.inside_project = true;
                 }
             }
@@ -270,7 +228,6 @@ impl Worker {
     fn server_not_ready(&self, name: &str) -> Option<String> {
         let rest = name.strip_prefix("mcp__")?;
         let server = self
-            .reach
             .ext
             .hub
             .servers()

@@ -8,9 +8,9 @@ use serde_json::json;
 use tokio_util::sync::CancellationToken;
 
 use super::Worker;
-use super::dispatch::{Cleared, Gate, execute};
-use super::permit::Ruling;
+use super::dispatch::{Cleared, Gate, Ruling, execute};
 use crate::agent::events::{AgentEvent, NoticeLevel, ToolFinished, TurnOutcome, TurnStats, TurnSummary};
+use crate::conversation::tool_names::BASH;
 use crate::conversation::{Message, Mode, ToolCall};
 use crate::tools::Access;
 use crate::tools::permissions::{Call, Permission};
@@ -27,7 +27,7 @@ impl Worker {
         self.link.emit(AgentEvent::TurnStarted { prompt: typed });
         let args = json!({ "command": command });
         let call =
-            ToolCall::new(format!("user-shell-{}", chrono::Utc::now().timestamp_micros()), "bash", args.to_string());
+            ToolCall::new(format!("user-shell-{}", chrono::Utc::now().timestamp_micros()), BASH, args.to_string());
         // Ask mode takes the model's tools away, not the user's shell: it is judged as in edit
         // mode. Plan mode keeps its promise that nothing changes.
         let mode = match self.link.mode() {
@@ -35,7 +35,7 @@ impl Worker {
             Mode::Edit | Mode::Ask => Mode::Edit,
         };
         let decision =
-            self.tools.policy().decide(mode, &Call { tool: "bash", access: Access::Execute, args: &args, paths: &[] });
+            self.tools.policy().decide(mode, &Call { tool: BASH, access: Access::Execute, args: &args, paths: &[] });
         let ruling = match decision.permission {
             Permission::Allow => Ruling::of_policy(&decision),
             Permission::Ask => Ruling { by: Some("user".into()), line: Some("run by you (typed with !)".into()) },
@@ -65,7 +65,7 @@ impl Worker {
         };
         let registry = self.tools.registry().clone();
         let ctx = self.tool_context(&cancel);
-        let prepared = match registry.get("bash").map(|bash| (bash, bash.prepare(&args, &ctx))) {
+        let prepared = match registry.get(BASH).map(|bash| (bash, bash.prepare(&args, &ctx))) {
             Some((bash, Ok(prepared))) => (bash, prepared),
             Some((_, Err(e))) => return TurnSummary { outcome: TurnOutcome::Failed { error: e.0 }, stats },
             None => {

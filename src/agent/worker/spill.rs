@@ -8,6 +8,7 @@ use std::path::{Path, PathBuf};
 use super::Worker;
 use crate::context::{Spill, TruncationLimits, plan_cut, render_cut};
 use crate::conversation::ToolCall;
+use crate::conversation::tool_names::FILE_READ;
 use crate::store::Store;
 
 fn safe_name(s: &str) -> String {
@@ -57,7 +58,7 @@ impl Worker {
     }
 
     fn reads_a_spill_file(&self, call: &ToolCall) -> bool {
-        if call.name != "file_read" {
+        if call.name != FILE_READ {
             return false;
         }
         let Ok(args) = call.parsed_arguments() else { return false };

@@ -13,7 +13,6 @@ use tokio::sync::{Semaphore, mpsc};
 use tokio_util::sync::CancellationToken;
 
 use super::Worker;
-use super::parts::{Books, Limits, Reach};
 use crate::agent::auxiliary::UsageTally;
 use crate::agent::background::Background;
 use crate::agent::cache_watch::CacheWatch;
@@ -21,15 +20,17 @@ use crate::agent::checkpoints::Checkpoints;
 use crate::agent::events::{
     AgentEvent, ApprovalRequest, NoticeLevel, SubagentEvent, SubagentOutcome, TurnOutcome, TurnSummary,
 };
+use crate::agent::extensions::Extensions;
 use crate::agent::link::{Emitter, Link};
 use crate::agent::model_slot::ModelSlot;
 use crate::agent::models::ModelDirectory;
 use crate::agent::session_state::SessionState;
 use crate::agent::spend::{Spend, add_cost};
-use crate::agent::task_list::TaskList;
+use crate::agent::task_list::SessionTaskList;
 use crate::agent::toolbox::Toolbox;
 use crate::agent::workplace::Workplace;
 use crate::config::{Pricing, Redactor};
+use crate::conversation::tool_names::TASK;
 use crate::conversation::{Role, ToolCall, clip};
 use crate::prompt::{AgentType, AgentTypes, ModelChoice};
 use crate::store::NewSession;
@@ -63,16 +64,16 @@ impl Delegation {
 impl Worker {
     /// The role and parent brief of a subagent's system prompt.
     pub(super) fn subagent_role(&self) -> Option<&str> {
-        self.reach.delegation.role.as_ref().map(|(_, text)| text.as_str())
+        self.delegation.role.as_ref().map(|(_, text)| text.as_str())
     }
 
     /// The protected context's line about who is working.
     pub(super) fn agent_line(&self) -> String {
-        match &self.reach.delegation.role {
-            None => format!("main agent (depth {})", self.reach.delegation.depth),
+        match &self.delegation.role {
+            None => format!("main agent (depth {})", self.delegation.depth),
             Some((agent_type, _)) => format!(
                 "subagent `{agent_type}` (depth {}), working on one job for a parent agent; your last message is your report",
-                self.reach.delegation.depth
+                self.delegation.depth
             ),
         }
     }
@@ -80,31 +81,31 @@ impl Worker {
     /// The context a `task` call runs with: a launcher for one subagent, bound to this call.
     /// `None` for other tools, and past the depth limit (the call then says it cannot start one).
     pub(super) fn delegation_context(&self, call: &ToolCall, ctx: &ToolContext) -> Option<ToolContext> {
-        if call.name != crate::tools::task::NAME {
+        if call.name != TASK {
             return None;
         }
         let config = self.place.config();
-        if self.reach.delegation.depth >= config.subagents.max_depth {
+        if self.delegation.depth >= config.subagents.max_depth {
             return Some(ToolContext { subagents: None, ..ctx.clone() });
         }
         let launcher = Launcher {
             call_id: call.id.clone(),
             place: self.place.clone(),
             model: self.model.clone(),
-            models: self.limits.models.clone(),
-            pricing: self.books.spend.pricing().clone(),
+            models: self.models.clone(),
+            pricing: self.spend.pricing().clone(),
             tools: self.tools.clone(),
-            ext: self.reach.ext.for_subagent(),
+            ext: self.ext.for_subagent(),
             link: self.link.clone(),
             redactor: self.session.redactor().clone(),
             parent_session: self.session.id().to_string(),
             brief: self.parent_brief(),
-            depth: self.reach.delegation.depth + 1,
-            types: self.reach.delegation.types.clone(),
-            slots: self.reach.delegation.slots.clone(),
+            depth: self.delegation.depth + 1,
+            types: self.delegation.types.clone(),
+            slots: self.delegation.slots.clone(),
             tally: self.background.tally(),
             cancel: ctx.cancel.clone(),
-            checkpoints: self.reach.checkpoints.for_subagent(),
+            checkpoints: self.checkpoints.for_subagent(),
         };
         Some(ToolContext { subagents: Some(Arc::new(launcher)), ..ctx.clone() })
     }
@@ -125,9 +126,9 @@ impl Worker {
         let quoted: String =
             clip(request.trim(), BRIEF_REQUEST_CHARS).lines().map(|l| format!("> {l}\n")).collect::<String>();
         let mut brief = format!("The user's request the parent is working on:\n\n{quoted}\n");
-        let todo = self.books.todo.get();
-        if !todo.is_empty() {
-            brief.push_str(&format!("The parent's task list:\n\n{}\n", todo.render()));
+        let task_list = self.task_list.get();
+        if !task_list.is_empty() {
+            brief.push_str(&format!("The parent's task list:\n\n{}\n", task_list.render()));
         }
         brief.push_str(&self.protected_context());
         brief
@@ -143,7 +144,7 @@ struct Launcher {
     models: ModelDirectory,
     pricing: Pricing,
     tools: Toolbox,
-    ext: super::super::extensions::Extensions,
+    ext: Extensions,
     link: Link,
     redactor: Redactor,
     parent_session: String,
@@ -241,7 +242,7 @@ impl Launcher {
             .iter()
             .filter(|t| registry.get(t).is_some())
             // No grandchildren past the depth limit.
-            .filter(|t| *t != crate::tools::task::NAME || self.depth < config.subagents.max_depth)
+            .filter(|t| *t != TASK || self.depth < config.subagents.max_depth)
             .cloned()
             .collect();
         let label = format!("subagent {} · {}", agent.name, request.description);
@@ -261,7 +262,7 @@ impl Launcher {
                 .map_err(|e| format!("task: could not open the subagent's session: {e}"))?;
         let brief = format!("The job the parent handed you, in a few words: {}\n\n{}", request.description, self.brief);
         let role = crate::prompt::subagent_section(agent, &brief, config.subagents.report_max_chars);
-        let todo = TaskList::load(store, session.id(), self.redactor.clone(), events);
+        let task_list = SessionTaskList::load(store, session.id(), self.redactor.clone(), events);
         // Built in the order the fields were always built.
         let cache = CacheWatch::new(config.cache.ttl);
         let checkpoints = self.checkpoints.for_subagent();
@@ -283,9 +284,13 @@ impl Launcher {
             background: Background::default(),
             tools,
             link,
-            reach: Reach { checkpoints, ext, delegation },
-            books: Books { spend, todo },
-            limits: Limits { models, max_turns: Some(config.subagents.max_turns) },
+            checkpoints,
+            ext,
+            delegation,
+            spend,
+            task_list,
+            models,
+            max_turns: Some(config.subagents.max_turns),
         })
     }
 }
@@ -377,7 +382,7 @@ async fn forward(mut events: mpsc::UnboundedReceiver<AgentEvent>, parent: Emitte
             | AgentEvent::Library(_)
             | AgentEvent::RewindPlanned(_)
             | AgentEvent::Rewound(_)
-            | AgentEvent::Todo(_) => continue,
+            | AgentEvent::TaskList(_) => continue,
             // A grandchild's progress reaches the front end as it is.
             nested @ AgentEvent::Subagent { .. } => nested,
         };

@@ -50,7 +50,7 @@ impl Worker {
         let mut message = images.message;
         message.content.extend(attached);
         self.session.persist(message, None);
-        self.reach.checkpoints.begin_turn(self.session.last_seq());
+        self.checkpoints.begin_turn(self.session.last_seq());
         self.auto_recall(self.session.last_seq(), &prompt);
         let mut overflow_retried = false;
         let mut stop_hook_rounds = 0;
@@ -58,7 +58,7 @@ impl Worker {
             if self.session.has_failed() {
                 break TurnOutcome::Failed { error: String::new() };
             }
-            if let Some(limit) = self.limits.max_turns
+            if let Some(limit) = self.max_turns
                 && stats.requests >= limit
             {
                 break TurnOutcome::MaxTurns { limit };
@@ -95,7 +95,7 @@ impl Worker {
             stats.all_requests += 1;
             stats.usage.add(&response.usage);
             self.record_response(&response, prepared.raw_tokens);
-            stats.cost_usd = add_cost(stats.cost_usd, self.books.spend.request(&response.model, &response.usage));
+            stats.cost_usd = add_cost(stats.cost_usd, self.spend.request(&response.model, &response.usage));
             if let Some((level, text)) = self.model.learn_served_window().await {
                 self.link.notice(level, text);
             }
@@ -149,7 +149,7 @@ impl Worker {
         stats.usage.add(&tally.usage);
         stats.all_requests += tally.requests;
         stats.cost_usd = add_cost(stats.cost_usd, tally.cost_usd);
-        self.books.spend.add(tally.cost_usd);
+        self.spend.add(tally.cost_usd);
     }
 
     /// Store the assistant message and its usage; calibrate the estimate on the usage.
@@ -193,7 +193,7 @@ impl Worker {
             instructions,
             environment: &environment,
             recall: None,
-            skills: &self.reach.ext.skills_listing,
+            skills: &self.ext.skills_listing,
             role: self.subagent_role(),
         };
         (prompt::build(&parts), self.tools.specs(mode))
@@ -275,7 +275,7 @@ impl Worker {
             tools,
             max_tokens,
             cache,
-            tail: self.books.todo.tail(),
+            tail: self.task_list.tail(),
             reasoning,
             images: self.model.takes_images(),
         };
@@ -286,11 +286,11 @@ impl Worker {
     /// The first prompt waits a little for MCP servers still starting, so their tools are in
     /// the first request instead of changing the tool list (and the cache) one request later.
     async fn wait_for_starting_servers(&mut self, cancel: &CancellationToken) {
-        if std::mem::replace(&mut self.reach.ext.waited_for_servers, true) {
+        if std::mem::replace(&mut self.ext.waited_for_servers, true) {
             return;
         }
         let wait = std::time::Duration::from_millis(self.place.config().mcp.startup_wait_ms);
-        self.reach.ext.hub.settled(wait, cancel).await;
+        self.ext.hub.settled(wait, cancel).await;
     }
 
     /// Why no request can fit: the system prompt and tools alone fill the window. A server

@@ -42,7 +42,7 @@ pub fn scan(root: &Path) -> Scan {
                     if dir != root {
                         out.git_dirs.push(path.clone());
                     }
-                } else if super::super::permissions::protected::is_bare_repository(&path) {
+                } else if crate::tools::permissions::protected::is_bare_repository(&path) {
                     out.git_dirs.push(path.clone());
                 }
                 stack.push(path);

@@ -2,10 +2,10 @@
 //! already decided everything these events report.
 
 use super::history::{compacted_text, trigger_text, turn_summary_text};
-use super::{Activity, App, PlanReady};
+use super::{Activity, App, OpenSession, PlanReady};
 use crate::agent::{AgentEvent, CompactionEvent, NoticeLevel, ToolFinished, TurnOutcome, TurnSummary, UserCommand};
+use crate::conversation::tool_names::TASK;
 use crate::conversation::{Message, Mode, format_tokens};
-use crate::tools::task::NAME as TASK;
 use crate::tui::cells::{
     AssistantCell, Cell, NoticeKind, SubagentStatus, ThinkingCell, ToolCell, ToolStatus, UserCell,
 };
@@ -30,15 +30,22 @@ impl App {
     pub fn on_agent_event(&mut self, event: AgentEvent) {
         match event {
             AgentEvent::SessionReady { session, resumed, history, tool_display, mode, model, window, recap } => {
-                self.transcript.clear();
-                self.streaming = None;
+                // What was said before the first session (a theme or keys.toml refused, a
+                // settings file's warning) stays, below the session's history.
+                let said_before = if self.session.open.is_none() {
+                    self.transcript.take()
+                } else {
+                    self.transcript.clear();
+                    Vec::new()
+                };
+                self.turn.streaming = None;
                 self.approvals.clear();
-                self.retry = None;
+                self.turn.retry = None;
                 self.search = None;
-                self.plan_ready = None;
-                self.mode = mode;
-                self.model = model;
-                self.window = window;
+                self.plan.ready = None;
+                self.session.mode = mode;
+                self.session.model = model;
+                self.session.window = window;
                 self.load_history(&history, &tool_display, &recap);
                 if resumed {
                     let title = if session.title.is_empty() { "untitled".to_string() } else { session.title.clone() };
@@ -47,13 +54,14 @@ impl App {
                         format!("resumed session {} · {title} · {} messages", session.id, history.len()),
                     );
                 }
-                self.session = Some(session);
-                self.session_stored = resumed;
-                self.trim_after_context = true;
+                for cell in said_before {
+                    self.transcript.push(cell);
+                }
+                self.session.open = Some(OpenSession { id: session.id, stored: resumed });
+                self.session.trim_after_context = true;
             }
             AgentEvent::SessionStored(session) => {
-                self.session = Some(session);
-                self.session_stored = true;
+                self.session.open = Some(OpenSession { id: session.id, stored: true });
             }
             AgentEvent::Attached(items) => {
                 if let Some(i) = self.transcript.rposition(|c| matches!(c, Cell::User(_))) {
@@ -65,23 +73,23 @@ impl App {
                 }
             }
             AgentEvent::Queued { prompt } => {
-                if !self.pending.contains(&prompt) {
-                    self.pending.push(prompt);
+                if !self.agent.pending.contains(&prompt) {
+                    self.agent.pending.push(prompt);
                 }
             }
             AgentEvent::TurnStarted { prompt } => {
-                if let Some(i) = self.pending.iter().position(|p| *p == prompt) {
-                    self.pending.remove(i);
+                if let Some(i) = self.agent.pending.iter().position(|p| *p == prompt) {
+                    self.agent.pending.remove(i);
                 }
                 self.end_stream();
-                self.plan_ready = None;
-                self.retry = None;
+                self.plan.ready = None;
+                self.turn.retry = None;
                 self.transcript.push(Cell::User(UserCell::new(prompt)));
-                self.attempt_from = self.transcript.len();
+                self.turn.attempt_from = self.transcript.len();
                 self.transcript.follow();
-                self.busy = true;
-                self.turn_started = Some(self.now);
-                self.activity = Activity::Thinking;
+                self.turn.busy = true;
+                self.turn.started = Some(self.now);
+                self.turn.activity = Activity::Thinking;
             }
             AgentEvent::TextDelta(text) => {
                 self.end_thinking();
@@ -91,7 +99,7 @@ impl App {
             AgentEvent::ToolCallStreaming { call_id, tool } => {
                 self.end_thinking();
                 self.end_stream();
-                self.activity = Activity::PreparingTool(tool.clone());
+                self.turn.activity = Activity::PreparingTool(tool.clone());
                 if tool == TASK {
                     self.subagent_cell(&call_id);
                 } else {
@@ -100,7 +108,7 @@ impl App {
             }
             AgentEvent::Retrying { attempt, max_attempts, delay, reason } => {
                 self.discard_attempt();
-                self.activity = Activity::Retrying { attempt, max_attempts, until: self.now + delay };
+                self.turn.activity = Activity::Retrying { attempt, max_attempts, until: self.now + delay };
                 let text = format!(
                     "{reason} — retrying in {} (attempt {attempt} of {max_attempts})",
                     crate::tui::cells::format_duration(delay)
@@ -112,11 +120,11 @@ impl App {
                 self.on_assistant_message(&message)
             }
             AgentEvent::ToolStarted { call_id, tool, .. } if tool == TASK => {
-                self.activity = Activity::Tool(tool);
+                self.turn.activity = Activity::Tool(tool);
                 self.update_subagent(&call_id, |s| s.status = SubagentStatus::Running);
             }
             AgentEvent::ToolStarted { call_id, tool, summary, .. } => {
-                self.activity = Activity::Tool(tool.clone());
+                self.turn.activity = Activity::Tool(tool.clone());
                 let i = self.tool_cell(&call_id, &tool);
                 self.transcript.update(i, |c| {
                     if let Cell::Tool(t) = c {
@@ -126,10 +134,10 @@ impl App {
                 });
             }
             AgentEvent::ApprovalRequested(request) => {
-                self.activity = Activity::Approval(request.tool.clone());
+                self.turn.activity = Activity::Approval(request.tool.clone());
                 // The transcript above the dialog ends with its latest line: what asked.
                 self.transcript.follow();
-                if self.notify.approvals {
+                if self.terminal.notify.approvals {
                     self.notify_user(&format!("{} waits for your approval", request.tool));
                 }
                 // A subagent's call shows in its cell; the main agent's in its own.
@@ -158,14 +166,14 @@ impl App {
             AgentEvent::Context(status) => {
                 // The agent follows a loaded session with its figures, after freeing what it
                 // needed to compute them: the moment to give freed memory back.
-                if std::mem::take(&mut self.trim_after_context) {
+                if std::mem::take(&mut self.session.trim_after_context) {
                     release_freed_memory();
                 }
-                self.window = status.window;
-                if !status.compacting && matches!(self.activity, Activity::Compacting { .. }) && !self.busy {
-                    self.activity = Activity::Idle;
+                self.session.window = status.window;
+                if !status.compacting && matches!(self.turn.activity, Activity::Compacting { .. }) && !self.turn.busy {
+                    self.turn.activity = Activity::Idle;
                 }
-                self.context = Some(status);
+                self.session.context = Some(status);
             }
             AgentEvent::Compaction(event) => self.on_compaction(event),
             AgentEvent::ContextBreakdown(breakdown) => {
@@ -175,7 +183,7 @@ impl App {
                     self.overlay = Some(Overlay::Context(ContextView { breakdown: Some(breakdown) }));
                 }
             }
-            AgentEvent::ModeChanged(mode) => self.mode = mode,
+            AgentEvent::ModeChanged(mode) => self.session.mode = mode,
             AgentEvent::ModelRefused { name, known } => self.notice(
                 NoticeKind::Error,
                 format!(
@@ -190,8 +198,8 @@ impl App {
             }
             AgentEvent::ModelChanged { model, window } => {
                 self.notice(NoticeKind::Info, format!("model is now {model} ({} token window)", format_tokens(window)));
-                self.model = model;
-                self.window = window;
+                self.session.model = model;
+                self.session.window = window;
             }
             AgentEvent::Notice { level, text } => {
                 let kind = match level {
@@ -204,7 +212,7 @@ impl App {
             AgentEvent::TurnFinished(summary) => self.on_turn_finished(summary),
             AgentEvent::Library(answer) => self.on_library(answer),
             AgentEvent::Commands(list) => {
-                self.custom_commands = list.clone();
+                self.agent.custom_commands = list.clone();
                 self.composer.set_custom_commands(list);
             }
             AgentEvent::Mcp(panel) => match &mut self.overlay {
@@ -228,20 +236,20 @@ impl App {
             }
             AgentEvent::Rewound(result) => self.on_rewound(result),
             AgentEvent::Subagent { call_id, event } => self.on_subagent(&call_id, event),
-            AgentEvent::Todo(list) => self.on_todo(list),
+            AgentEvent::TaskList(list) => self.on_task_list(list),
             // Only headless asks the agent to settle.
             AgentEvent::Settled(_) => {}
         }
     }
 
     fn on_delta(&mut self, text: &str) {
-        self.activity = Activity::Streaming;
-        let i = match self.streaming {
+        self.turn.activity = Activity::Streaming;
+        let i = match self.turn.streaming {
             Some(i) => i,
             None => {
                 self.transcript.push(Cell::Assistant(AssistantCell::streaming()));
                 let i = self.transcript.len() - 1;
-                self.streaming = Some(i);
+                self.turn.streaming = Some(i);
                 i
             }
         };
@@ -294,9 +302,9 @@ impl App {
 
     /// A retry voids what the failed attempt streamed: its text and its half-written calls.
     fn discard_attempt(&mut self) {
-        self.streaming = None;
+        self.turn.streaming = None;
         let mut i = self.transcript.len();
-        while i > self.attempt_from {
+        while i > self.turn.attempt_from {
             i -= 1;
             let void = match self.transcript.get(i) {
                 Some(Cell::Assistant(_) | Cell::Thinking(_)) => true,
@@ -312,9 +320,9 @@ impl App {
 
     fn on_assistant_message(&mut self, message: &Message) {
         let text = message.text();
-        let streamed = (self.attempt_from..self.transcript.len())
+        let streamed = (self.turn.attempt_from..self.transcript.len())
             .any(|i| matches!(self.transcript.get(i), Some(Cell::Assistant(_))));
-        let thought = (self.attempt_from..self.transcript.len())
+        let thought = (self.turn.attempt_from..self.transcript.len())
             .any(|i| matches!(self.transcript.get(i), Some(Cell::Thinking(_))));
         self.end_thinking();
         self.end_stream();
@@ -340,9 +348,9 @@ impl App {
                 }
             });
         }
-        self.attempt_from = self.transcript.len();
-        if self.busy {
-            self.activity = Activity::Thinking;
+        self.turn.attempt_from = self.transcript.len();
+        if self.turn.busy {
+            self.turn.activity = Activity::Thinking;
         }
     }
 
@@ -358,9 +366,9 @@ impl App {
                 // The report as the model got it (a refusal, when it never ran).
                 s.set_report(&f.content);
             });
-            self.attempt_from = self.transcript.len();
-            if self.busy {
-                self.activity = Activity::Thinking;
+            self.turn.attempt_from = self.transcript.len();
+            if self.turn.busy {
+                self.turn.activity = Activity::Thinking;
             }
             return;
         }
@@ -388,15 +396,16 @@ impl App {
             }
         });
         self.approvals.retain(|a| a.request.call_id != f.call_id);
-        self.attempt_from = self.transcript.len();
-        if self.busy {
-            self.activity = Activity::Thinking;
+        self.turn.attempt_from = self.transcript.len();
+        if self.turn.busy {
+            self.turn.activity = Activity::Thinking;
         }
     }
 
     /// One retry notice per request, updated in place with the latest attempt.
     fn show_retry(&mut self, text: String, attempt: u32, max_attempts: u32, reason: String) {
         let live = self
+            .turn
             .retry
             .as_ref()
             .map(|r| r.0)
@@ -410,13 +419,13 @@ impl App {
             None => self.notice(NoticeKind::Retry, text),
         }
         let index = live.unwrap_or(self.transcript.len() - 1);
-        self.retry = Some((index, attempt, max_attempts, reason));
+        self.turn.retry = Some((index, attempt, max_attempts, reason));
     }
 
     /// The request that was being retried ended — answered, or the turn ended without an
     /// answer (`outcome`): its notice says how.
     fn settle_retry(&mut self, outcome: Option<&TurnOutcome>) {
-        let Some((i, attempt, max_attempts, reason)) = self.retry.take() else { return };
+        let Some((i, attempt, max_attempts, reason)) = self.turn.retry.take() else { return };
         let text = match outcome {
             None | Some(TurnOutcome::Completed { .. }) => format!("{reason} — answered on attempt {attempt}"),
             Some(TurnOutcome::Interrupted { .. } | TurnOutcome::MaxTurns { .. }) => {
@@ -439,8 +448,8 @@ impl App {
             CompactionEvent::Started { trigger: t, tokens_before } => {
                 // The notice below says it better than "compaction requested".
                 self.flash = None;
-                self.compacting = Some(None);
-                self.activity = Activity::Compacting { chunk: None };
+                self.turn.compacting = Some(None);
+                self.turn.activity = Activity::Compacting { chunk: None };
                 self.notice(
                     NoticeKind::Compaction,
                     format!(
@@ -451,16 +460,16 @@ impl App {
                 );
             }
             CompactionEvent::Progress { chunk, chunks } => {
-                self.compacting = Some(Some((chunk, chunks)));
-                self.activity = Activity::Compacting { chunk: Some((chunk, chunks)) };
+                self.turn.compacting = Some(Some((chunk, chunks)));
+                self.turn.activity = Activity::Compacting { chunk: Some((chunk, chunks)) };
             }
             CompactionEvent::Finished { trigger: t, tokens_before, tokens_after, summary_tokens } => {
-                self.compacting = None;
+                self.turn.compacting = None;
                 self.end_compaction_activity();
                 self.notice(NoticeKind::Compaction, compacted_text(t, tokens_before, tokens_after, summary_tokens));
             }
             CompactionEvent::Failed { trigger: t, error } => {
-                self.compacting = None;
+                self.turn.compacting = None;
                 self.end_compaction_activity();
                 self.notice(NoticeKind::Error, format!("compaction failed ({}): {error}", trigger(t)));
             }
@@ -468,25 +477,25 @@ impl App {
     }
 
     fn end_compaction_activity(&mut self) {
-        if matches!(self.activity, Activity::Compacting { .. }) {
-            self.activity = if self.busy { Activity::Thinking } else { Activity::Idle };
+        if matches!(self.turn.activity, Activity::Compacting { .. }) {
+            self.turn.activity = if self.turn.busy { Activity::Thinking } else { Activity::Idle };
         }
     }
 
     fn on_turn_finished(&mut self, summary: TurnSummary) {
-        let streamed = self.streaming;
+        let streamed = self.turn.streaming;
         self.end_stream();
         self.settle_retry(Some(&summary.outcome));
-        let elapsed = self.turn_started.take().map(|t| self.now.duration_since(t));
-        self.busy = false;
-        self.activity = Activity::Idle;
+        let elapsed = self.turn.started.take().map(|t| self.now.duration_since(t));
+        self.turn.busy = false;
+        self.turn.activity = Activity::Idle;
         self.approvals.clear();
         // Calls that never got an answer (the turn ended first) are not left spinning.
         self.close_open_calls();
         match summary.outcome {
             TurnOutcome::Completed { text } => {
-                if self.mode == Mode::Plan && !text.trim().is_empty() {
-                    self.plan_ready = Some(PlanReady { plan: text, edited: false });
+                if self.session.mode == Mode::Plan && !text.trim().is_empty() {
+                    self.plan.ready = Some(PlanReady { plan: text, edited: false });
                 }
             }
             TurnOutcome::Interrupted { partial } => {
@@ -515,7 +524,7 @@ impl App {
         if stats.all_requests > 0 {
             self.notice(NoticeKind::TurnEnd, turn_summary_text(elapsed, &stats));
         }
-        if elapsed.is_some_and(|e| e.as_secs() >= self.notify.after_secs) {
+        if elapsed.is_some_and(|e| e.as_secs() >= self.terminal.notify.after_secs) {
             self.notify_user("the turn is done");
         }
     }

@@ -4,6 +4,7 @@ use super::*;
 use crate::agent::{ApprovalRequest, CompactionTrigger, ContextReport, ContextStatus, TurnStats};
 use crate::context::BudgetLevel;
 use crate::conversation::{Block, Mode, ToolCall};
+use crate::tui::app::fixture::{new_session_ready, session_info};
 use crate::tui::completion::FileIndex;
 use crate::tui::theme::Theme;
 
@@ -36,15 +37,15 @@ fn finished(outcome: TurnOutcome) -> AgentEvent {
 fn streamed_text_grows_one_cell_and_the_stored_message_ends_it() {
     let mut app = app();
     app.on_agent_event(AgentEvent::TurnStarted { prompt: "hi".into() });
-    assert!(app.busy);
-    assert_eq!(app.activity, Activity::Thinking);
+    assert!(app.turn.busy);
+    assert_eq!(app.turn.activity, Activity::Thinking);
     app.on_agent_event(AgentEvent::TextDelta("Hel".into()));
     app.on_agent_event(AgentEvent::TextDelta("lo".into()));
-    assert_eq!(app.activity, Activity::Streaming);
+    assert_eq!(app.turn.activity, Activity::Streaming);
     app.on_agent_event(AgentEvent::AssistantMessage(Message::assistant("Hello")));
     app.on_agent_event(finished(TurnOutcome::Completed { text: "Hello".into() }));
     assert_eq!(texts(&app), ["user: hi", "assistant: Hello"]);
-    assert!(!app.busy);
+    assert!(!app.turn.busy);
     assert!(matches!(app.transcript.get(1), Some(Cell::Assistant(a)) if !a.streaming));
 }
 
@@ -66,7 +67,7 @@ fn a_retry_discards_the_failed_attempts_text_and_says_why() {
     assert_eq!(t[1], "notice Retry: overloaded (529) — retrying in 2.0s (attempt 2 of 8)");
     assert_eq!(t[2], "assistant: Fresh answer");
     assert_eq!(t.len(), 3);
-    assert!(matches!(app.activity, Activity::Streaming));
+    assert!(matches!(app.turn.activity, Activity::Streaming));
 }
 
 #[test]
@@ -95,7 +96,7 @@ fn a_tool_call_goes_from_preparing_to_approval_to_done() {
         task: None,
     }));
     assert_eq!(app.approvals.len(), 1);
-    assert_eq!(app.activity, Activity::Approval("file_edit".into()));
+    assert_eq!(app.turn.activity, Activity::Approval("file_edit".into()));
     app.on_agent_event(AgentEvent::ToolStarted {
         call_id: "c1".into(),
         tool: "file_edit".into(),
@@ -161,7 +162,7 @@ fn an_interrupt_marks_the_partial_answer() {
     app.on_agent_event(AgentEvent::TextDelta("Half an ans".into()));
     app.on_agent_event(finished(TurnOutcome::Interrupted { partial: "Half an ans".into() }));
     assert_eq!(texts(&app), ["user: long", "assistant: Half an ans [interrupted]"]);
-    assert_eq!(app.activity, Activity::Idle);
+    assert_eq!(app.turn.activity, Activity::Idle);
 }
 
 #[test]
@@ -169,10 +170,10 @@ fn queued_prompts_are_listed_until_their_turn_starts() {
     let mut app = app();
     app.on_agent_event(AgentEvent::TurnStarted { prompt: "first".into() });
     app.on_agent_event(AgentEvent::Queued { prompt: "second".into() });
-    assert_eq!(app.pending, ["second"]);
+    assert_eq!(app.agent.pending, ["second"]);
     app.on_agent_event(finished(TurnOutcome::Completed { text: String::new() }));
     app.on_agent_event(AgentEvent::TurnStarted { prompt: "second".into() });
-    assert!(app.pending.is_empty());
+    assert!(app.agent.pending.is_empty());
     assert_eq!(texts(&app), ["user: first", "user: second"]);
 }
 
@@ -183,16 +184,16 @@ fn failures_and_compaction_become_notices_with_figures() {
         trigger: CompactionTrigger::Manual,
         tokens_before: 150_000,
     }));
-    assert!(app.compacting.is_some());
+    assert!(app.turn.compacting.is_some());
     app.on_agent_event(AgentEvent::Compaction(CompactionEvent::Progress { chunk: 2, chunks: 5 }));
-    assert_eq!(app.activity, Activity::Compacting { chunk: Some((2, 5)) });
+    assert_eq!(app.turn.activity, Activity::Compacting { chunk: Some((2, 5)) });
     app.on_agent_event(AgentEvent::Compaction(CompactionEvent::Finished {
         trigger: CompactionTrigger::Manual,
         tokens_before: 150_000,
         tokens_after: 32_400,
         summary_tokens: 4_100,
     }));
-    assert!(app.compacting.is_none());
+    assert!(app.turn.compacting.is_none());
     app.on_agent_event(finished(TurnOutcome::Failed { error: "the provider is unreachable".into() }));
     let t = texts(&app);
     assert_eq!(t[0], "notice Compaction: compacting 150k tokens (/compact) — you can keep working");
@@ -247,7 +248,7 @@ fn a_resumed_session_shows_its_history_with_tool_results() {
     assert!(t[2].contains("duration: 1.2s"), "the call's duration comes with the session: {}", t[2]);
     assert_eq!(t[3], "assistant: Partial [interrupted]");
     assert_eq!(t[4], "notice Info: resumed session abc123 · what is here? · 4 messages");
-    assert_eq!(app.mode, Mode::Plan);
+    assert_eq!(app.session.mode, Mode::Plan);
     assert!(app.composer.history_prev(), "the session's prompts are in the history");
     assert_eq!(app.composer.text(), "what is here?");
 }
@@ -264,7 +265,7 @@ fn the_context_status_is_kept_as_reported() {
         cost_usd: None,
     };
     app.on_agent_event(AgentEvent::Context(status));
-    assert_eq!(app.context, Some(status));
+    assert_eq!(app.session.context, Some(status));
 }
 
 #[test]
@@ -379,29 +380,21 @@ fn a_resumed_session_shows_the_cells_the_live_one_did() {
 #[test]
 fn a_new_session_is_named_at_exit_only_once_it_is_stored() {
     let mut app = app();
-    let info = crate::store::SessionInfo {
-        id: "draft1".into(),
-        project: crate::store::ProjectId(1),
-        title: String::new(),
-        provider: crate::config::ProviderKind::Anthropic,
-        model: "m".into(),
-        mode: Mode::Edit,
-        created_at: String::new(),
-        updated_at: String::new(),
-    };
-    app.on_agent_event(AgentEvent::SessionReady {
-        session: info.clone(),
-        resumed: false,
-        history: Vec::new(),
-        tool_display: Default::default(),
-        mode: Mode::Edit,
-        model: "m".into(),
-        window: 200_000,
-        recap: Default::default(),
-    });
+    app.on_agent_event(new_session_ready("draft1"));
     assert!(app.stored_session().is_none());
-    app.on_agent_event(AgentEvent::SessionStored(info));
+    app.on_agent_event(AgentEvent::SessionStored(session_info("draft1")));
     assert_eq!(app.stored_session().map(|s| s.id.as_str()), Some("draft1"));
+}
+
+#[test]
+fn a_warning_given_before_the_first_session_stays_and_a_switch_clears_the_screen() {
+    let mut app = app();
+    app.notice(NoticeKind::Warning, "keys.toml line 3: bad; using the default keys");
+    app.on_agent_event(new_session_ready("first"));
+    assert_eq!(texts(&app), ["notice Warning: keys.toml line 3: bad; using the default keys"]);
+    app.notice(NoticeKind::Info, "said in the first session");
+    app.on_agent_event(new_session_ready("second"));
+    assert!(texts(&app).is_empty(), "{:?}", texts(&app));
 }
 
 #[test]

@@ -31,7 +31,7 @@ impl App {
     }
 
     pub(crate) fn set_context(&mut self, status: ContextStatus) {
-        self.context = Some(status);
+        self.session.context = Some(status);
     }
 
     pub(crate) fn set_files(&mut self, files: FileIndex) {
@@ -58,10 +58,10 @@ pub fn app_with(theme: Theme) -> App {
     let (tx, rx) = tokio::sync::mpsc::unbounded_channel::<UserCommand>();
     std::mem::forget(rx);
     app.connect(tx);
-    app.project_root = "/home/dev/projects/shop".into();
-    app.model = "claude-sonnet-4-5".into();
-    app.window = 200_000;
-    app.context = Some(ContextStatus {
+    app.session.project_root = "/home/dev/projects/shop".into();
+    app.session.model = "claude-sonnet-4-5".into();
+    app.session.window = 200_000;
+    app.session.context = Some(ContextStatus {
         tokens: 96_400,
         window: 200_000,
         level: BudgetLevel::Ok,
@@ -257,6 +257,34 @@ pub fn approval_on(mut app: App, diff: Option<&str>, tool: &str, summary: &str, 
 
 pub fn now() -> chrono::DateTime<chrono::Utc> {
     chrono::DateTime::parse_from_rfc3339("2026-11-20T12:00:00Z").unwrap().with_timezone(&chrono::Utc)
+}
+
+/// A session as the agent announces it: untitled, in edit mode, on model `m`.
+pub fn session_info(id: &str) -> crate::store::SessionInfo {
+    crate::store::SessionInfo {
+        id: id.into(),
+        project: crate::store::ProjectId(1),
+        title: String::new(),
+        provider: crate::config::ProviderKind::Anthropic,
+        model: "m".into(),
+        mode: crate::conversation::Mode::Edit,
+        created_at: String::new(),
+        updated_at: String::new(),
+    }
+}
+
+/// A new session, empty, ready on screen.
+pub fn new_session_ready(id: &str) -> AgentEvent {
+    AgentEvent::SessionReady {
+        session: session_info(id),
+        resumed: false,
+        history: Vec::new(),
+        tool_display: Default::default(),
+        mode: crate::conversation::Mode::Edit,
+        model: "m".into(),
+        window: 200_000,
+        recap: Default::default(),
+    }
 }
 
 pub fn summary(id: &str, title: &str, ago: &str, count: u64, tokens: u64, last: &str) -> SessionSummary {

@@ -8,9 +8,8 @@ use std::time::Duration;
 
 use super::App;
 use crate::agent::{CompactionTrigger, HistoryMark, HistoryRecap, TurnStats};
-use crate::conversation::{Block, Message, Role, format_tokens};
-use crate::store::ToolDisplay;
-use crate::tools::task::NAME as TASK;
+use crate::conversation::tool_names::TASK;
+use crate::conversation::{Block, Message, Role, ToolDisplay, format_tokens};
 use crate::tui::cells::{AssistantCell, Cell, NoticeCell, NoticeKind, SubagentStatus, ToolCell, ToolStatus, UserCell};
 
 /// The quiet line under a finished turn: time, requests, tokens, cache share, cost — the same

@@ -5,20 +5,24 @@
 use ratatui::crossterm::event::{KeyEvent, KeyEventKind, MouseButton, MouseEvent, MouseEventKind};
 
 use super::{Activity, App, Phase};
-use crate::agent::{ApprovalDecision, LibraryRequest, UserCommand};
+use crate::agent::{LibraryRequest, UserCommand};
 use crate::tui::cells::Cell;
 use crate::tui::completion::CompletionKind;
-use crate::tui::keys::{
-    self, Action, ApprovalAction, CompletionAction, ComposerAction, GlobalAction, OverlayAction, PlanAction,
-    ReasonAction,
-};
-use crate::tui::overlays::{Overlay, TextView, ViewKey, ViewOutcome, reason_editor};
+use crate::tui::keys::{self, Action, CompletionAction, ComposerAction, GlobalAction, OverlayAction, PlanAction};
+use crate::tui::overlays::{Overlay, TextView, ViewKey, ViewOutcome};
 use crate::tui::search::SearchBar;
 
 use super::search_input::typed_char;
 
 /// Rows one wheel notch scrolls.
 const WHEEL_ROWS: usize = 3;
+
+/// What a key's outcome is about: the view on screen, or the first approval dialog.
+#[derive(Clone, Copy)]
+enum Shown {
+    Overlay,
+    Approval,
+}
 
 impl App {
     pub fn on_key(&mut self, key: KeyEvent) {
@@ -97,7 +101,7 @@ impl App {
                         self.composer.input(key, &self.files);
                     }
                 }
-                ComposerAction::OpenEditor => self.editor_request = Some(self.composer.text()),
+                ComposerAction::OpenEditor => self.terminal.editor = Some(self.composer.text()),
                 ComposerAction::DeleteToLineStart => self.composer.delete_to_line_start(&self.files),
                 ComposerAction::Undo => self.composer.undo(&self.files),
                 ComposerAction::SearchHistory => self.composer.start_history_search(),
@@ -134,22 +138,22 @@ impl App {
                 } else if self.quit_armed() {
                     self.quit = true;
                 } else {
-                    if self.busy {
+                    if self.turn.busy {
                         self.send(UserCommand::Interrupt);
                     }
                     self.ctrl_c_at = Some(self.now);
                 }
             }
             GlobalAction::Interrupt => {
-                if self.busy {
+                if self.turn.busy {
                     self.send(UserCommand::Interrupt);
                     self.flash("interrupting…");
                 }
             }
             GlobalAction::CycleMode => {
-                let next = self.mode.next();
-                if self.agent.is_some() {
-                    self.mode = next;
+                let next = self.session.mode.next();
+                if self.agent.queue.is_some() {
+                    self.session.mode = next;
                     self.send(UserCommand::SetMode(next));
                 } else {
                     self.flash("still connecting to the model provider…");
@@ -183,8 +187,8 @@ impl App {
                 self.flash(if expand { "tool output expanded" } else { "tool output collapsed" });
             }
             GlobalAction::ToggleTaskList => {
-                self.todo_panel = !self.todo_panel;
-                let text = match (self.todo_panel, self.todo.is_empty()) {
+                self.task_list_panel = !self.task_list_panel;
+                let text = match (self.task_list_panel, self.session.task_list.is_empty()) {
                     (true, false) => "task list shown",
                     (true, true) => "the task list shows when the agent starts one",
                     (false, _) => "task list hidden",
@@ -205,14 +209,14 @@ impl App {
                 match answer {
                     Some(text) => {
                         self.flash(format!("copied the last answer ({} characters)", text.chars().count()));
-                        self.clipboard = Some(text);
+                        self.terminal.clipboard = Some(text);
                     }
                     None => self.flash("no answer to copy yet"),
                 }
             }
             GlobalAction::ToggleMouse => {
-                self.mouse_capture = !self.mouse_capture;
-                self.flash(if self.mouse_capture {
+                self.terminal.mouse_capture = !self.terminal.mouse_capture;
+                self.flash(if self.terminal.mouse_capture {
                     "the wheel scrolls the transcript again".to_string()
                 } else {
                     format!(
@@ -221,7 +225,7 @@ impl App {
                     )
                 });
             }
-            GlobalAction::Redraw => self.repaint = true,
+            GlobalAction::Redraw => self.terminal.repaint = true,
             GlobalAction::SearchTranscript => {
                 self.composer.dismiss_completion();
                 self.search = Some(SearchBar::default());
@@ -240,7 +244,7 @@ impl App {
             return;
         };
         let (call_id, title) = (tool.call_id.clone(), format!("{}  {}", tool.tool, tool.summary));
-        let Some(session) = self.session.as_ref().map(|s| s.id.clone()) else { return };
+        let Some(session) = self.session.open.as_ref().map(|s| s.id.clone()) else { return };
         if self.ask_library(LibraryRequest::ToolOutput { session, call_id: call_id.clone() }) {
             self.overlay = Some(Overlay::Text(TextView::output(title, call_id)));
         }
@@ -248,123 +252,33 @@ impl App {
 
     /// A key while a plan waits to be carried out (the prompt empty).
     fn plan_key(&mut self, action: PlanAction) {
-        let Some(ready) = self.plan_ready.clone() else { return };
+        let Some(ready) = self.plan.ready.clone() else { return };
         match action {
             PlanAction::CarryOut => {
-                if self.agent.is_none() {
+                if self.agent.queue.is_none() {
                     self.flash("still connecting to the model provider…");
                     return;
                 }
-                self.plan_ready = None;
-                self.mode = crate::conversation::Mode::Edit;
-                self.busy = true;
-                self.activity = Activity::Thinking;
-                self.turn_started.get_or_insert(self.now);
+                self.plan.ready = None;
+                self.session.mode = crate::conversation::Mode::Edit;
+                self.turn.busy = true;
+                self.turn.activity = Activity::Thinking;
+                self.turn.started.get_or_insert(self.now);
                 self.send(UserCommand::CarryOutPlan { edited: ready.edited.then_some(ready.plan) });
             }
             PlanAction::EditPlan => {
-                self.editing_plan = true;
-                self.editor_request = Some(ready.plan);
+                self.plan.editing = true;
+                self.terminal.editor = Some(ready.plan);
             }
-            PlanAction::Dismiss => self.plan_ready = None,
+            PlanAction::Dismiss => self.plan.ready = None,
         }
     }
 
+    /// A key for the approval dialog on screen: the dialog handles it, the app does what it asks.
     fn approval_key(&mut self, key: KeyEvent, global: Option<GlobalAction>) {
         let Some(dialog) = self.approvals.front_mut() else { return };
-        if let Some(reason) = &mut dialog.reason {
-            match keys::reason(&key) {
-                Some(ReasonAction::Confirm) => {
-                    let text = reason.lines().join(" ").trim().to_string();
-                    let reason = (!text.is_empty()).then_some(text);
-                    self.answer(ApprovalDecision::Deny { reason });
-                }
-                Some(ReasonAction::Cancel) => dialog.reason = None,
-                None if global == Some(GlobalAction::ClearOrQuit) => dialog.reason = None,
-                None => {
-                    reason.input(key);
-                }
-            }
-            return;
-        }
-        let action = keys::approval(&key);
-        let answering = matches!(
-            action,
-            Some(
-                ApprovalAction::Approve
-                    | ApprovalAction::ApproveForSession
-                    | ApprovalAction::ApproveForProject
-                    | ApprovalAction::Deny
-            )
-        );
-        if answering && dialog.guard_until.is_some_and(|until| self.now < until) {
-            self.flash("this dialog opened while you were typing; press the key again to answer it");
-            return;
-        }
-        match action {
-            Some(ApprovalAction::Approve) => self.answer(ApprovalDecision::Approve),
-            // Nothing to remember (a global memory, a re-run outside the sandbox): not offered.
-            Some(ApprovalAction::ApproveForSession | ApprovalAction::ApproveForProject) if !dialog.offers_rules() => {
-                self.flash("nothing to remember for this call: y approves it once")
-            }
-            Some(ApprovalAction::ApproveForSession) => {
-                let prefix = dialog.prefix;
-                self.answer(ApprovalDecision::ApproveForSession { prefix })
-            }
-            Some(ApprovalAction::ApproveForProject) => {
-                let prefix = dialog.prefix;
-                self.answer(ApprovalDecision::ApproveForProject { prefix })
-            }
-            Some(ApprovalAction::TogglePrefix) if dialog.offers_prefix() => dialog.prefix = !dialog.prefix,
-            Some(ApprovalAction::TogglePrefix) => {}
-            Some(ApprovalAction::Deny) => dialog.reason = Some(reason_editor(&self.theme)),
-            Some(ApprovalAction::ToggleDiffView) => dialog.side_by_side = !dialog.side_by_side,
-            Some(ApprovalAction::ScrollUp) => dialog.scroll_by(-1),
-            Some(ApprovalAction::ScrollDown) => dialog.scroll_by(1),
-            None => match global {
-                Some(GlobalAction::PageUp) => dialog.scroll_by(-10),
-                Some(GlobalAction::PageDown) => dialog.scroll_by(10),
-                Some(
-                    a @ (GlobalAction::Interrupt
-                    | GlobalAction::ClearOrQuit
-                    | GlobalAction::CycleMode
-                    | GlobalAction::Redraw),
-                ) => self.global(a),
-                // The transcript stays put while a dialog is up.
-                Some(
-                    GlobalAction::LineUp
-                    | GlobalAction::LineDown
-                    | GlobalAction::Top
-                    | GlobalAction::FollowTail
-                    | GlobalAction::ToggleToolOutput
-                    | GlobalAction::ToggleTaskList
-                    | GlobalAction::CopyAnswer
-                    | GlobalAction::ToggleMouse
-                    | GlobalAction::SearchTranscript
-                    | GlobalAction::ShowToolOutput,
-                )
-                | None => {}
-            },
-        }
-    }
-
-    fn answer(&mut self, decision: ApprovalDecision) {
-        if let Some(dialog) = self.approvals.pop_front() {
-            let rules = dialog.shown_rules().join(", ");
-            let text = match &decision {
-                ApprovalDecision::Approve => format!("approved {} {}", dialog.request.tool, dialog.request.summary),
-                ApprovalDecision::ApproveForSession { .. } => format!("approved; for this session: {rules}"),
-                ApprovalDecision::ApproveForProject { .. } => {
-                    format!("approved; saving {rules} to .cairn/settings.local.toml")
-                }
-                ApprovalDecision::Deny { .. } => format!("denied {} {}", dialog.request.tool, dialog.request.summary),
-            };
-            self.flash(text);
-            self.send(UserCommand::Approval { id: dialog.request.id, decision });
-            if self.busy {
-                self.activity = Activity::Thinking;
-            }
-        }
+        let outcome = dialog.on_key(key, global, self.now, &self.theme);
+        self.follow(outcome, Shown::Approval);
     }
 
     /// A key for the view on screen: the view handles it, the app does what it asks.
@@ -380,24 +294,37 @@ impl App {
             (None, Some(_) | None) => ViewKey::Other,
         };
         let Some(overlay) = &mut self.overlay else { return };
-        match overlay.on_key(view_key) {
+        let outcome = overlay.on_key(view_key);
+        self.follow(outcome, Shown::Overlay);
+    }
+
+    /// What a view or the approval dialog asked for after a key.
+    fn follow(&mut self, outcome: ViewOutcome, shown: Shown) {
+        match outcome {
             ViewOutcome::Stay => {}
-            ViewOutcome::Close => self.overlay = None,
+            ViewOutcome::Say(text) => self.flash(text),
+            ViewOutcome::Global(action) => self.global(action),
+            ViewOutcome::Close => self.close(shown),
             ViewOutcome::CloseSaying(text) => {
-                self.overlay = None;
+                self.close(shown);
                 self.flash(text);
+            }
+            ViewOutcome::CloseSending { command, saying } => {
+                self.close(shown);
+                self.flash(saying);
+                self.send(command);
             }
             ViewOutcome::Ask(request) => {
                 self.ask_library(request);
             }
             ViewOutcome::Mcp(request) => self.send(UserCommand::Mcp(request)),
             ViewOutcome::SetModel(name) => {
-                self.overlay = None;
+                self.close(shown);
                 self.send(UserCommand::SetModel(name));
             }
             ViewOutcome::Resume(id) => {
-                self.overlay = None;
-                if self.busy {
+                self.close(shown);
+                if self.turn.busy {
                     let interrupt = keys::hint(Action::Global(GlobalAction::Interrupt));
                     self.flash(format!("wait for the turn to finish (or {interrupt}), then resume"));
                 } else {
@@ -411,12 +338,25 @@ impl App {
         }
     }
 
+    fn close(&mut self, shown: Shown) {
+        match shown {
+            Shown::Overlay => self.overlay = None,
+            Shown::Approval => {
+                self.approvals.pop_front();
+                // The dialog is answered: the turn goes on.
+                if self.turn.busy {
+                    self.turn.activity = Activity::Thinking;
+                }
+            }
+        }
+    }
+
     pub(crate) fn on_paste(&mut self, text: &str) {
-        if let Some(reason) = self.approvals.front_mut().and_then(|d| d.reason.as_mut()) {
-            reason.insert_str(text.replace(['\n', '\r'], " "));
+        if let Some(dialog) = self.approvals.front_mut() {
+            dialog.on_paste(text);
             return;
         }
-        if self.approvals.is_empty() && self.overlay.is_none() && !matches!(self.phase, Phase::Setup { .. }) {
+        if self.overlay.is_none() && !matches!(self.phase, Phase::Setup { .. }) {
             self.composer.paste(text, &self.files);
         }
     }

@@ -2,8 +2,9 @@ use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use tokio::sync::mpsc;
 
 use super::*;
-use crate::agent::ApprovalRequest;
+use crate::agent::{ApprovalDecision, ApprovalRequest};
 use crate::conversation::Mode;
+use crate::tui::app::fixture::session_info;
 use crate::tui::cells::NoticeCell;
 use crate::tui::completion::FileIndex;
 use crate::tui::theme::Theme;
@@ -55,7 +56,7 @@ fn typing_while_busy_queues_visibly() {
     app.on_agent_event(crate::agent::AgentEvent::TurnStarted { prompt: "first".into() });
     typed(&mut app, "next please");
     press(&mut app, KeyCode::Enter);
-    assert_eq!(app.pending, ["next please"]);
+    assert_eq!(app.agent.pending, ["next please"]);
     assert_eq!(sent(&mut rx), [UserCommand::Submit("next please".into())]);
 }
 
@@ -63,9 +64,9 @@ fn typing_while_busy_queues_visibly() {
 fn shift_tab_cycles_modes_through_the_agent() {
     let (mut app, mut rx) = connected();
     app.on_key(KeyEvent::new(KeyCode::BackTab, KeyModifiers::SHIFT));
-    assert_eq!(app.mode, Mode::Plan);
+    assert_eq!(app.session.mode, Mode::Plan);
     app.on_key(KeyEvent::new(KeyCode::BackTab, KeyModifiers::SHIFT));
-    assert_eq!(app.mode, Mode::Ask);
+    assert_eq!(app.session.mode, Mode::Ask);
     assert_eq!(sent(&mut rx), [UserCommand::SetMode(Mode::Plan), UserCommand::SetMode(Mode::Ask)]);
 }
 
@@ -338,18 +339,18 @@ fn up_on_the_first_line_recalls_the_last_prompt() {
 fn alt_c_copies_the_last_answer_and_f2_frees_the_mouse() {
     let (mut app, _rx) = connected();
     app.on_key(KeyEvent::new(KeyCode::Char('c'), KeyModifiers::ALT));
-    assert_eq!(app.clipboard, None);
+    assert_eq!(app.terminal.clipboard, None);
     assert_eq!(app.flash_text(), Some("no answer to copy yet"));
     app.on_agent_event(crate::agent::AgentEvent::TurnStarted { prompt: "q".into() });
     app.on_agent_event(crate::agent::AgentEvent::TextDelta("the **answer**".into()));
     app.on_key(KeyEvent::new(KeyCode::Char('c'), KeyModifiers::ALT));
-    assert_eq!(app.clipboard.as_deref(), Some("the **answer**"));
+    assert_eq!(app.terminal.clipboard.as_deref(), Some("the **answer**"));
     assert!(app.composer.is_empty(), "Alt+C is not typed");
-    assert!(app.mouse_capture);
+    assert!(app.terminal.mouse_capture);
     press(&mut app, KeyCode::F(2));
-    assert!(!app.mouse_capture);
+    assert!(!app.terminal.mouse_capture);
     press(&mut app, KeyCode::F(2));
-    assert!(app.mouse_capture);
+    assert!(app.terminal.mouse_capture);
 }
 
 #[test]
@@ -498,16 +499,7 @@ fn ctrl_f_finds_text_in_the_transcript_and_jumps_between_matches() {
 fn alt_o_opens_the_whole_output_of_the_newest_tool_call_and_slash_searches_it() {
     use crate::agent::{AgentEvent, LibraryAnswer, LibraryRequest, ToolFinished};
     let (mut app, mut rx) = connected();
-    app.on_agent_event(AgentEvent::SessionStored(crate::store::SessionInfo {
-        id: "abc".into(),
-        project: crate::store::ProjectId(1),
-        title: String::new(),
-        provider: crate::config::ProviderKind::Anthropic,
-        model: "m".into(),
-        mode: Mode::Edit,
-        created_at: String::new(),
-        updated_at: String::new(),
-    }));
+    app.on_agent_event(AgentEvent::SessionStored(session_info("abc")));
     app.on_agent_event(AgentEvent::ToolFinished(ToolFinished {
         call_id: "c1".into(),
         tool: "bash".into(),
@@ -565,12 +557,12 @@ fn a_finished_plan_is_carried_out_in_edit_mode_with_one_key() {
     app.editor_returned(Ok("1. Change cart.rs only".into()));
     press(&mut app, KeyCode::Enter);
     assert_eq!(sent(&mut rx), [UserCommand::CarryOutPlan { edited: Some("1. Change cart.rs only".into()) }]);
-    assert_eq!(app.mode, Mode::Edit);
-    assert!(app.plan_ready.is_none());
+    assert_eq!(app.session.mode, Mode::Edit);
+    assert!(app.plan.ready.is_none());
     // An answer in edit mode is no plan.
     app.on_agent_event(AgentEvent::TurnFinished(TurnSummary {
         outcome: TurnOutcome::Completed { text: "done".into() },
         stats: Default::default(),
     }));
-    assert!(app.plan_ready.is_none());
+    assert!(app.plan.ready.is_none());
 }

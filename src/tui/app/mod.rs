@@ -12,15 +12,15 @@ pub(crate) mod fixture;
 mod history;
 mod input;
 mod search_input;
+mod state;
 mod subagents;
 mod submit;
 
 use tokio::sync::mpsc::UnboundedSender;
 
-use crate::agent::{ContextStatus, UserCommand};
+use crate::agent::UserCommand;
 use crate::config::{NotifyConfig, NotifyMethod};
 use crate::conversation::Mode;
-use crate::store::SessionInfo;
 pub(crate) use crate::tui::activity::Activity;
 use crate::tui::cells::{Cell, NoticeCell, NoticeKind};
 use crate::tui::completion::FileIndex;
@@ -30,6 +30,8 @@ use crate::tui::search::SearchBar;
 use crate::tui::status::StatusLine;
 use crate::tui::theme::Theme;
 use crate::tui::transcript::Transcript;
+pub use state::PlanReady;
+use state::{AgentLink, OpenSession, PlanView, SessionView, TerminalRequests, TurnView};
 
 /// How long a second Ctrl+C still counts as "twice".
 pub const QUIT_WINDOW: Duration = Duration::from_secs(2);
@@ -54,76 +56,34 @@ pub struct App {
     composer: Composer,
     files: FileIndex,
     phase: Phase,
-    mode: Mode,
-    model: String,
-    window: u64,
-    context: Option<ContextStatus>,
-    /// A session was just loaded; freed memory is returned at the next context report.
-    trim_after_context: bool,
-    activity: Activity,
-    /// When the running turn started (for the spinner's clock).
-    turn_started: Option<Instant>,
-    busy: bool,
-    /// A compaction runs in the background (independent of turns).
-    compacting: Option<Option<(u32, u32)>>,
+    /// The session on screen.
+    session: SessionView,
+    /// The turn in flight.
+    turn: TurnView,
     overlay: Option<Overlay>,
     /// Approval requests; the first is on screen.
     approvals: VecDeque<ApprovalDialog>,
-    /// Prompts sent while the agent was busy (or not yet connected), oldest first.
-    pending: Vec<String>,
-    agent: Option<UnboundedSender<UserCommand>>,
-    session: Option<SessionInfo>,
-    /// The session on screen is in the store (a new one is not until its first message).
-    session_stored: bool,
-    /// The retry notice of the request in flight, updated in place: its cell, the attempt,
-    /// the attempts allowed, and why.
-    retry: Option<(usize, u32, u32, String)>,
     /// Searching the transcript (Ctrl+F, or `/` while scrolled back).
     search: Option<SearchBar>,
-    /// A plan-mode turn ended with this plan: Enter carries it out in edit mode.
-    plan_ready: Option<PlanReady>,
-    /// The editor (Ctrl+G) is writing the plan, not the prompt.
-    editing_plan: bool,
-    notify: NotifyConfig,
-    /// Bytes for the terminal that ring the bell or raise a notification, once.
-    notification: Option<String>,
-    project_root: String,
-    /// The assistant cell being streamed into.
-    streaming: Option<usize>,
-    /// Cells from this index on belong to the model request in flight (a retry removes them).
-    attempt_from: usize,
+    plan: PlanView,
+    agent: AgentLink,
+    terminal: TerminalRequests,
+    /// Every tool call's output is expanded (Ctrl+O).
     expand_all: bool,
+    /// The task list panel is wanted (Ctrl+T hides and shows it); drawn when there is a list.
+    task_list_panel: bool,
+    /// When Ctrl+C was pressed on an empty prompt: a second press soon after quits.
     ctrl_c_at: Option<Instant>,
-    flash: Option<(String, Instant)>,
-    quit: bool,
-    /// Ctrl+L: the next frame rewrites every cell.
-    repaint: bool,
     /// When a key last edited the prompt (a dialog opening then guards its answer keys).
     last_typed: Option<Instant>,
-    /// Text to put on the clipboard at the next chance (Alt+C).
-    clipboard: Option<String>,
-    /// Ctrl+G: the prompt to hand to the user's editor; the event loop suspends the screen.
-    editor_request: Option<String>,
-    /// The terminal reports the mouse (wheel scrolling); off lets the terminal select text.
-    mouse_capture: bool,
-    /// The agent's task list (the `todo` tool's), for the checklist panel.
-    todo: crate::conversation::TodoList,
-    /// The checklist panel is wanted (Ctrl+T hides and shows it); drawn when there is a list.
-    todo_panel: bool,
+    /// The status line's message, and when it was set.
+    flash: Option<(String, Instant)>,
+    /// The user asked to leave.
+    quit: bool,
     /// The time frames are drawn at (set before each draw; fixed in tests).
     now: Instant,
     /// When the interface started: the spinner's phase when nothing is timed.
     epoch: Instant,
-    /// The custom commands and skills the agent found, for `/` completion and `/help`.
-    custom_commands: Vec<crate::agent::CommandInfo>,
-}
-
-/// A plan waiting to be carried out.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct PlanReady {
-    pub plan: String,
-    /// The user changed it in the editor: it is sent along.
-    pub edited: bool,
 }
 
 impl App {
@@ -136,54 +96,32 @@ impl App {
             composer,
             files,
             phase: Phase::Starting,
-            mode: Mode::Edit,
-            model: String::new(),
-            window: 0,
-            context: None,
-            trim_after_context: false,
-            activity: Activity::Connecting,
-            turn_started: None,
-            busy: false,
-            compacting: None,
+            session: SessionView::default(),
+            turn: TurnView::default(),
             overlay: None,
             approvals: VecDeque::new(),
-            pending: Vec::new(),
-            agent: None,
-            session: None,
-            session_stored: false,
-            retry: None,
             search: None,
-            plan_ready: None,
-            editing_plan: false,
-            notify: NotifyConfig::default(),
-            notification: None,
-            project_root: String::new(),
-            streaming: None,
-            attempt_from: 0,
+            plan: PlanView::default(),
+            agent: AgentLink::default(),
+            terminal: TerminalRequests::default(),
             expand_all: false,
+            task_list_panel: true,
             ctrl_c_at: None,
+            last_typed: None,
             flash: None,
             quit: false,
-            repaint: false,
-            last_typed: None,
-            clipboard: None,
-            editor_request: None,
-            mouse_capture: true,
-            todo: crate::conversation::TodoList::default(),
-            todo_panel: true,
             now,
             epoch: now,
-            custom_commands: Vec::new(),
         }
     }
 
     /// The agent is running: send what was typed while connecting.
     pub fn connect(&mut self, commands: UnboundedSender<UserCommand>) {
         self.phase = Phase::Ready;
-        if self.activity == Activity::Connecting {
-            self.activity = Activity::Idle;
+        if self.turn.activity == Activity::Connecting {
+            self.turn.activity = Activity::Idle;
         }
-        for prompt in &self.pending {
+        for prompt in &self.agent.pending {
             let command = match crate::agent::parse_shell(prompt) {
                 Some(Ok(shell)) => shell,
                 Some(Err(_)) | None => UserCommand::Submit(prompt.clone()),
@@ -191,24 +129,24 @@ impl App {
             // A closed channel is reported by `send` below, on the next command.
             let _ = commands.send(command);
         }
-        self.agent = Some(commands);
+        self.agent.queue = Some(commands);
     }
 
     /// A prompt given on the command line: sent as soon as the agent is there.
     pub(crate) fn send_first(&mut self, prompt: String) {
         self.composer.remember([prompt.clone()]);
-        self.pending.push(prompt);
+        self.agent.pending.push(prompt);
     }
 
     /// How to tell the user cairn needs them (`[notify]`).
     pub(crate) fn set_notifications(&mut self, notify: NotifyConfig) {
-        self.notify = notify;
+        self.terminal.notify = notify;
     }
 
     /// Ring or notify, as configured: `title` says what happened.
     pub(crate) fn notify_user(&mut self, message: &str) {
         let clean: String = message.chars().filter(|c| !c.is_control() && *c != ';').collect();
-        self.notification = match self.notify.method {
+        self.terminal.notification = match self.terminal.notify.method {
             NotifyMethod::Off => None,
             NotifyMethod::Bell => Some("\x07".to_string()),
             NotifyMethod::Osc9 => Some(format!("\x1b]9;cairn: {clean}\x1b\\")),
@@ -218,17 +156,17 @@ impl App {
 
     /// What to write to the terminal to ring or notify, once.
     pub(crate) fn take_notification(&mut self) -> Option<String> {
-        self.notification.take()
+        self.terminal.notification.take()
     }
 
     /// No provider: show the setup screen.
     pub(crate) fn setup_needed(&mut self, message: String) {
         self.phase = Phase::Setup { message };
-        self.activity = Activity::Idle;
+        self.turn.activity = Activity::Idle;
     }
 
     pub(crate) fn send(&mut self, command: UserCommand) {
-        match &self.agent {
+        match &self.agent.queue {
             Some(agent) => {
                 if agent.send(command).is_err() {
                     self.notice(
@@ -261,7 +199,7 @@ impl App {
 
     /// The streamed text is complete (or void): later deltas start a new cell.
     pub(crate) fn end_stream(&mut self) {
-        if let Some(i) = self.streaming.take() {
+        if let Some(i) = self.turn.streaming.take() {
             self.transcript.update(i, |c| {
                 if let Cell::Assistant(a) = c {
                     a.streaming = false;
@@ -273,21 +211,21 @@ impl App {
     /// Whether something on screen moves by itself (spinner, clocks), so frames are needed
     /// even without input.
     pub(crate) fn animating(&self) -> bool {
-        self.busy
-            || self.compacting.is_some()
-            || matches!(self.activity, Activity::Connecting | Activity::Retrying { .. })
+        self.turn.busy
+            || self.turn.compacting.is_some()
+            || matches!(self.turn.activity, Activity::Connecting | Activity::Retrying { .. })
             || self.flash_text().is_some()
             || self.quit_armed()
     }
 
     /// The project the welcome screen names.
     pub(crate) fn show_project(&mut self, root: String) {
-        self.project_root = root;
+        self.session.project_root = root;
     }
 
     /// The mode asked for on the command line, shown until the agent confirms it.
     pub(crate) fn start_in(&mut self, mode: Mode) {
-        self.mode = mode;
+        self.session.mode = mode;
     }
 
     /// Frames are drawn at this time (the loop sets it before each; tests fix it).
@@ -307,26 +245,26 @@ impl App {
 
     /// Ctrl+L asked for every cell to be written again; asking clears it.
     pub(crate) fn take_repaint(&mut self) -> bool {
-        std::mem::take(&mut self.repaint)
+        std::mem::take(&mut self.terminal.repaint)
     }
 
     /// Text for the clipboard (Alt+C), once.
     pub(crate) fn take_clipboard(&mut self) -> Option<String> {
-        self.clipboard.take()
+        self.terminal.clipboard.take()
     }
 
     /// The prompt to hand to the user's editor (Ctrl+G), once.
     pub(crate) fn take_editor_request(&mut self) -> Option<String> {
-        self.editor_request.take()
+        self.terminal.editor.take()
     }
 
     /// The editor is closed: its text becomes the prompt (or the plan to carry out), or what
     /// was there stays and the reason is shown.
     pub(crate) fn editor_returned(&mut self, edited: Result<String, String>) {
-        let plan = std::mem::take(&mut self.editing_plan);
+        let plan = std::mem::take(&mut self.plan.editing);
         match edited {
             Ok(text) if plan => {
-                if let Some(ready) = &mut self.plan_ready
+                if let Some(ready) = &mut self.plan.ready
                     && text.trim() != ready.plan.trim()
                 {
                     ready.plan = text;
@@ -340,7 +278,7 @@ impl App {
     }
 
     pub(crate) fn mouse_capture(&self) -> bool {
-        self.mouse_capture
+        self.terminal.mouse_capture
     }
 
     pub(crate) fn phase(&self) -> &Phase {
@@ -348,13 +286,13 @@ impl App {
     }
 
     /// The session on screen, once the agent has opened one.
-    pub(crate) fn session(&self) -> Option<&SessionInfo> {
-        self.session.as_ref()
+    pub(crate) fn session(&self) -> Option<&OpenSession> {
+        self.session.open.as_ref()
     }
 
     /// The session on screen if it is in the store: the one to name when leaving.
-    pub(crate) fn stored_session(&self) -> Option<&SessionInfo> {
-        self.session.as_ref().filter(|_| self.session_stored)
+    pub(crate) fn stored_session(&self) -> Option<&OpenSession> {
+        self.session.open.as_ref().filter(|s| s.stored)
     }
 
     /// The transcript search, while it is open.
@@ -364,7 +302,7 @@ impl App {
 
     /// The plan waiting to be carried out, if the prompt is empty (typing hides the offer).
     pub(crate) fn plan_ready(&self) -> Option<&PlanReady> {
-        self.plan_ready.as_ref().filter(|_| self.composer.is_empty())
+        self.plan.ready.as_ref().filter(|_| self.composer.is_empty())
     }
 
     pub(crate) fn theme(&self) -> &Theme {
@@ -390,39 +328,39 @@ impl App {
 
     /// Prompts waiting for the agent, oldest first.
     pub(crate) fn pending(&self) -> &[String] {
-        &self.pending
+        &self.agent.pending
     }
 
     pub(crate) fn project_root(&self) -> &str {
-        &self.project_root
+        &self.session.project_root
     }
 
     pub(crate) fn busy(&self) -> bool {
-        self.busy
+        self.turn.busy
     }
 
     pub(crate) fn mode(&self) -> Mode {
-        self.mode
+        self.session.mode
     }
 
     /// The status line's facts, as they are this frame.
     pub(crate) fn status_line(&self) -> StatusLine<'_> {
         StatusLine {
             theme: &self.theme,
-            mode: self.mode,
-            model: &self.model,
-            activity: &self.activity,
-            compacting: self.compacting,
-            busy: self.busy,
-            turn_started: self.turn_started,
+            mode: self.session.mode,
+            model: &self.session.model,
+            activity: &self.turn.activity,
+            compacting: self.turn.compacting,
+            busy: self.turn.busy,
+            turn_started: self.turn.started,
             epoch: self.epoch,
             now: self.now,
             flash: self.flash_text(),
             quit_armed: self.quit_armed(),
-            mouse_capture: self.mouse_capture,
-            context: self.context,
+            mouse_capture: self.terminal.mouse_capture,
+            context: self.session.context,
             ready: matches!(self.phase, Phase::Ready),
-            window: self.window,
+            window: self.session.window,
         }
     }
 }

@@ -1,9 +1,9 @@
 //! What a subagent's progress and the task list change on screen: the `task` call's cell (its
-//! type, job, current call, tokens, transcript and report) and the checklist panel.
+//! type, job, current call, tokens, transcript and report) and the task list panel.
 
 use super::App;
 use crate::agent::{SubagentEvent, SubagentOutcome};
-use crate::conversation::TodoList;
+use crate::conversation::TaskList;
 use crate::tui::cells::{Cell, EntryState, SubagentCell, SubagentEntry, SubagentStatus};
 
 impl App {
@@ -87,18 +87,18 @@ impl App {
     }
 
     /// The agent's task list changed.
-    pub(super) fn on_todo(&mut self, list: TodoList) {
-        self.todo = list;
+    pub(super) fn on_task_list(&mut self, list: TaskList) {
+        self.session.task_list = list;
     }
 
     /// The task list as the panel shows it.
-    pub(crate) fn todo(&self) -> &TodoList {
-        &self.todo
+    pub(crate) fn task_list(&self) -> &TaskList {
+        &self.session.task_list
     }
 
-    /// Whether the checklist panel is on screen: there is a list and the user has not hidden it.
-    pub(crate) fn todo_panel_shown(&self) -> bool {
-        self.todo_panel && !self.todo.is_empty()
+    /// Whether the task list panel is on screen: there is a list and the user has not hidden it.
+    pub(crate) fn task_list_panel_shown(&self) -> bool {
+        self.task_list_panel && !self.session.task_list.is_empty()
     }
 }
 

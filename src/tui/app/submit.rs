@@ -14,7 +14,7 @@ pub(super) const USAGE_DAYS: u32 = 30;
 impl App {
     /// A rewind changes files and the conversation: never under a running turn.
     fn idle_for(&mut self, what: &str) -> bool {
-        if self.busy {
+        if self.turn.busy {
             let interrupt = keys::hint(Action::Global(GlobalAction::Interrupt));
             self.flash(format!("wait for the turn to finish (or {interrupt}), then {what}"));
             return false;
@@ -37,7 +37,7 @@ impl App {
             }
             return;
         }
-        match parse_slash_with(&text, &self.custom_commands) {
+        match parse_slash_with(&text, &self.agent.custom_commands) {
             Some(Err(message)) => self.flash(message),
             Some(Ok(command)) => {
                 self.composer.take();
@@ -54,14 +54,14 @@ impl App {
     /// is busy or still connecting.
     fn send_work(&mut self, typed: String, command: UserCommand) {
         self.transcript.follow();
-        if self.busy || self.agent.is_none() {
-            self.pending.push(typed);
+        if self.turn.busy || self.agent.queue.is_none() {
+            self.agent.pending.push(typed);
         }
-        if self.agent.is_some() {
-            self.busy = true;
-            if self.activity == Activity::Idle {
-                self.activity = Activity::Thinking;
-                self.turn_started.get_or_insert(self.now);
+        if self.agent.queue.is_some() {
+            self.turn.busy = true;
+            if self.turn.activity == Activity::Idle {
+                self.turn.activity = Activity::Thinking;
+                self.turn.started.get_or_insert(self.now);
             }
             self.send(command);
         }
@@ -81,12 +81,12 @@ impl App {
             SlashCommand::Resume(Some(id)) => self.send(UserCommand::ResumeSession(id)),
             SlashCommand::New => self.send(UserCommand::NewSession),
             SlashCommand::Mode(mode) => {
-                self.mode = mode;
+                self.session.mode = mode;
                 self.send(UserCommand::SetMode(mode));
             }
             SlashCommand::Model(Some(name)) => self.send(UserCommand::SetModel(name)),
             SlashCommand::Model(None) => {
-                if self.agent.is_some() {
+                if self.agent.queue.is_some() {
                     self.overlay = Some(Overlay::Models(ModelsView::default()));
                     self.send(UserCommand::ListModels);
                 } else {
@@ -104,20 +104,20 @@ impl App {
             }
             SlashCommand::Rewind => self.open_rewind(),
             SlashCommand::Undo => {
-                if self.idle_for("undo") && self.agent.is_some() {
+                if self.idle_for("undo") && self.agent.queue.is_some() {
                     self.send(UserCommand::Undo);
-                } else if self.agent.is_none() {
+                } else if self.agent.queue.is_none() {
                     self.flash("still connecting to the model provider…");
                 }
             }
-            SlashCommand::Diff(target) => match self.session.as_ref().map(|s| s.id.clone()) {
+            SlashCommand::Diff(target) => match self.session.open.as_ref().map(|s| s.id.clone()) {
                 Some(session) => {
                     self.ask_library(LibraryRequest::Diff { session, target });
                 }
                 None => self.flash("no session yet: nothing has changed"),
             },
             SlashCommand::Help => {
-                self.overlay = Some(Overlay::Help(HelpView { scroll: 0, custom: self.custom_commands.clone() }))
+                self.overlay = Some(Overlay::Help(HelpView { scroll: 0, custom: self.agent.custom_commands.clone() }))
             }
             SlashCommand::Quit => self.quit = true,
             SlashCommand::Mcp(request) => {
@@ -136,7 +136,7 @@ impl App {
     /// Ask the agent's library for something; a view waiting for the answer opens only when
     /// the agent is there to answer.
     pub(super) fn ask_library(&mut self, request: LibraryRequest) -> bool {
-        if self.agent.is_none() {
+        if self.agent.queue.is_none() {
             self.flash("still connecting to the model provider…");
             return false;
         }
@@ -146,7 +146,7 @@ impl App {
 
     fn open_sessions(&mut self) {
         if self.ask_library(LibraryRequest::Sessions) {
-            let current = self.session.as_ref().map(|s| s.id.clone());
+            let current = self.session.open.as_ref().map(|s| s.id.clone());
             self.overlay = Some(Overlay::Sessions(SessionsView {
                 items: Vec::new(),
                 selected: 0,
@@ -162,7 +162,7 @@ impl App {
         if !self.idle_for("rewind") {
             return;
         }
-        let Some(session) = self.session.as_ref().map(|s| s.id.clone()) else {
+        let Some(session) = self.session.open.as_ref().map(|s| s.id.clone()) else {
             self.flash("no session yet: there is nothing to rewind");
             return;
         };

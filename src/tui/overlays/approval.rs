@@ -5,14 +5,19 @@
 //! reason back to the model. The same dialog asks whether to run a command the sandbox stopped
 //! again outside it.
 
+use std::time::Instant;
+
 use ratatui::buffer::Buffer;
+use ratatui::crossterm::event::KeyEvent;
 use ratatui::layout::Rect;
 use ratatui::style::Style;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, BorderType, Borders, Clear, Widget};
 use ratatui_textarea::TextArea;
 
-use crate::agent::{ApprovalKind, ApprovalRequest};
+use super::ViewOutcome;
+use crate::agent::{ApprovalDecision, ApprovalKind, ApprovalRequest, UserCommand};
+use crate::conversation::tool_names::BASH;
 use crate::tui::diff::Diff;
 use crate::tui::highlight;
 use crate::tui::keys::{self, Action, ApprovalAction, GlobalAction, ReasonAction};
@@ -128,6 +133,108 @@ impl ApprovalDialog {
         self.scroll = self.scroll.saturating_add_signed(delta);
     }
 
+    /// A key while the dialog is on screen. The dialog handles its own keys — the answers, the
+    /// rule shown, the preview, the reason being typed — and says what the app is to do: an
+    /// answer closes it and sends the agent the decision; the keys that stop, quit, switch
+    /// the mode or repaint are the app's.
+    pub fn on_key(&mut self, key: KeyEvent, global: Option<GlobalAction>, now: Instant, theme: &Theme) -> ViewOutcome {
+        if let Some(reason) = &mut self.reason {
+            match keys::reason(&key) {
+                Some(ReasonAction::Confirm) => {
+                    let text = reason.lines().join(" ").trim().to_string();
+                    let reason = (!text.is_empty()).then_some(text);
+                    return self.answer(ApprovalDecision::Deny { reason });
+                }
+                Some(ReasonAction::Cancel) => self.reason = None,
+                None if global == Some(GlobalAction::ClearOrQuit) => self.reason = None,
+                None => {
+                    reason.input(key);
+                }
+            }
+            return ViewOutcome::Stay;
+        }
+        let action = keys::approval(&key);
+        let answering = matches!(
+            action,
+            Some(
+                ApprovalAction::Approve
+                    | ApprovalAction::ApproveForSession
+                    | ApprovalAction::ApproveForProject
+                    | ApprovalAction::Deny
+            )
+        );
+        if answering && self.guard_until.is_some_and(|until| now < until) {
+            return ViewOutcome::Say(
+                "this dialog opened while you were typing; press the key again to answer it".into(),
+            );
+        }
+        match action {
+            Some(ApprovalAction::Approve) => return self.answer(ApprovalDecision::Approve),
+            // Nothing to remember (a global memory, a re-run outside the sandbox): not offered.
+            Some(ApprovalAction::ApproveForSession | ApprovalAction::ApproveForProject) if !self.offers_rules() => {
+                return ViewOutcome::Say("nothing to remember for this call: y approves it once".into());
+            }
+            Some(ApprovalAction::ApproveForSession) => {
+                return self.answer(ApprovalDecision::ApproveForSession { prefix: self.prefix });
+            }
+            Some(ApprovalAction::ApproveForProject) => {
+                return self.answer(ApprovalDecision::ApproveForProject { prefix: self.prefix });
+            }
+            Some(ApprovalAction::TogglePrefix) if self.offers_prefix() => self.prefix = !self.prefix,
+            Some(ApprovalAction::TogglePrefix) => {}
+            Some(ApprovalAction::Deny) => self.reason = Some(reason_editor(theme)),
+            Some(ApprovalAction::ToggleDiffView) => self.side_by_side = !self.side_by_side,
+            Some(ApprovalAction::ScrollUp) => self.scroll_by(-1),
+            Some(ApprovalAction::ScrollDown) => self.scroll_by(1),
+            None => match global {
+                Some(GlobalAction::PageUp) => self.scroll_by(-10),
+                Some(GlobalAction::PageDown) => self.scroll_by(10),
+                Some(
+                    a @ (GlobalAction::Interrupt
+                    | GlobalAction::ClearOrQuit
+                    | GlobalAction::CycleMode
+                    | GlobalAction::Redraw),
+                ) => return ViewOutcome::Global(a),
+                // The transcript stays put while a dialog is up.
+                Some(
+                    GlobalAction::LineUp
+                    | GlobalAction::LineDown
+                    | GlobalAction::Top
+                    | GlobalAction::FollowTail
+                    | GlobalAction::ToggleToolOutput
+                    | GlobalAction::ToggleTaskList
+                    | GlobalAction::CopyAnswer
+                    | GlobalAction::ToggleMouse
+                    | GlobalAction::SearchTranscript
+                    | GlobalAction::ShowToolOutput,
+                )
+                | None => {}
+            },
+        }
+        ViewOutcome::Stay
+    }
+
+    /// Text pasted while the dialog is up: into the reason being typed, on one line.
+    pub fn on_paste(&mut self, text: &str) {
+        if let Some(reason) = &mut self.reason {
+            reason.insert_str(text.replace(['\n', '\r'], " "));
+        }
+    }
+
+    /// The answer: the dialog closes, the agent gets the decision, the status line says it.
+    fn answer(&self, decision: ApprovalDecision) -> ViewOutcome {
+        let (r, rules) = (&self.request, self.shown_rules().join(", "));
+        let saying = match &decision {
+            ApprovalDecision::Approve => format!("approved {} {}", r.tool, r.summary),
+            ApprovalDecision::ApproveForSession { .. } => format!("approved; for this session: {rules}"),
+            ApprovalDecision::ApproveForProject { .. } => {
+                format!("approved; saving {rules} to .cairn/settings.local.toml")
+            }
+            ApprovalDecision::Deny { .. } => format!("denied {} {}", r.tool, r.summary),
+        };
+        ViewOutcome::CloseSending { command: UserCommand::Approval { id: r.id, decision }, saying }
+    }
+
     pub fn render(&self, area: Rect, buf: &mut Buffer, theme: &Theme) {
         Clear.render(area, buf);
         let r = &self.request;
@@ -207,7 +314,7 @@ impl ApprovalDialog {
             None => match &r.kind {
                 // A command's reason is about its parts (`git push` is not read-only); a file
                 // tool's is what it does (creates notes.txt).
-                ApprovalKind::Call if r.tool == "bash" => {
+                ApprovalKind::Call if r.tool == BASH => {
                     vec![Span::styled(format!("Asks because {}.", r.reason), theme.dim)]
                 }
                 ApprovalKind::Call => vec![Span::styled(format!("This call {}.", r.reason), theme.dim)],

@@ -5,7 +5,7 @@ use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
 
 use super::{ViewKey, ViewOutcome, footer, frame, view_area};
-use crate::tui::keys::{self, Action, BINDINGS, KeyContext, OverlayAction};
+use crate::tui::keys::{self, Action, KeyContext, OverlayAction};
 use crate::tui::theme::Theme;
 use crate::tui::wrap::{Para, truncate_spans, wrap_paras};
 
@@ -40,23 +40,12 @@ impl HelpView {
     }
 }
 
-const ORDER: &[KeyContext] = &[
-    KeyContext::Global,
-    KeyContext::Composer,
-    KeyContext::Completion,
-    KeyContext::Approval,
-    KeyContext::DenyReason,
-    KeyContext::Overlay,
-    KeyContext::HistorySearch,
-    KeyContext::Search,
-    KeyContext::PlanReady,
-];
-
 /// Every line of the help text at `width`, descriptions wrapped under their column.
 pub fn help_lines(theme: &Theme, width: u16, custom: &[crate::agent::CommandInfo]) -> Vec<Line<'static>> {
     let mut out = Vec::new();
     // The key column fits the longest entry, so no description runs into its keys.
-    let col = BINDINGS
+    let bindings = keys::active().bindings();
+    let col = bindings
         .iter()
         .map(|b| keys::describe_keys(b).chars().count())
         .chain(crate::agent::COMMANDS.iter().map(|(n, a, _)| n.len() + a.len() + 1))
@@ -93,10 +82,11 @@ pub fn help_lines(theme: &Theme, width: u16, custom: &[crate::agent::CommandInfo
     for (usage, what) in crate::agent::SHELL_PREFIXES {
         out.extend(row(usage.to_string(), what));
     }
-    for context in ORDER {
+    // Not the setup and trust screens: they come before the session, where /help is not typed.
+    for context in KeyContext::ALL.into_iter().filter(|c| !matches!(c, KeyContext::Setup | KeyContext::Trust)) {
         out.push(Line::default());
         out.push(Line::from(Span::styled(context.title(), theme.heading2)));
-        for b in BINDINGS.iter().filter(|b| b.context() == *context) {
+        for b in bindings.iter().filter(|b| b.context() == context) {
             out.extend(row(keys::describe_keys(b), b.help));
         }
     }

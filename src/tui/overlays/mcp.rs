@@ -8,6 +8,7 @@ use ratatui::text::{Line, Span};
 use super::{ViewKey, ViewOutcome, footer, frame, moved, view_area};
 use crate::agent::{McpPanel, McpRequest, McpServerInfo};
 use crate::conversation::format_tokens;
+use crate::conversation::tool_names::TOOL_SEARCH;
 use crate::tui::keys::{Action, OverlayAction};
 use crate::tui::theme::Theme;
 use crate::tui::wrap::truncate_spans;
@@ -65,7 +66,7 @@ impl McpView {
                 theme.dim,
             )));
         }
-        let how = if panel.offered_as == "tool_search" {
+        let how = if panel.offered_as == TOOL_SEARCH {
             format!(
                 "{} of tool schemas, over the {} budget: the model gets tool_search and loads what it needs",
                 format_tokens(panel.tokens),

@@ -9,7 +9,7 @@ use ratatui::widgets::{Paragraph, Widget, Wrap};
 
 use super::{ViewKey, ViewOutcome, age, footer, frame, moved, view_area, window};
 use crate::agent::LibraryRequest;
-use crate::store::MemoryRecord;
+use crate::conversation::MemoryRecord;
 use crate::tui::keys::{Action, OverlayAction};
 use crate::tui::theme::Theme;
 use crate::tui::wrap::truncate_spans;

@@ -15,7 +15,7 @@ mod setup;
 mod text;
 mod trust;
 
-pub use approval::{ApprovalDialog, reason_editor};
+pub use approval::ApprovalDialog;
 pub use context::{ContextView, level_style};
 pub use help::HelpView;
 pub use mcp::McpView;
@@ -32,9 +32,9 @@ use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, BorderType, Borders, Clear, Widget};
 
-use super::keys::{self, Action, OverlayAction};
+use super::keys::{self, Action, GlobalAction, OverlayAction};
 use super::theme::Theme;
-use crate::agent::{LibraryRequest, McpRequest, RewindScope};
+use crate::agent::{LibraryRequest, McpRequest, RewindScope, UserCommand};
 use crate::checkpoint::Overwrite;
 
 /// A view over the transcript.
@@ -60,14 +60,23 @@ pub enum ViewKey {
     Other,
 }
 
-/// What a view asks of the app after a key.
-#[derive(Clone, Debug, PartialEq, Eq)]
+/// What a view (or the approval dialog) asks of the app after a key.
+#[derive(Clone, Debug, PartialEq)]
 pub enum ViewOutcome {
     /// The view changed itself, or nothing happened.
     Stay,
+    /// Stay, and say this on the status line.
+    Say(String),
     Close,
     /// Close, and say why nothing else happened.
     CloseSaying(&'static str),
+    /// Close, send the agent this command, and say what was sent (the approval dialog's answer).
+    CloseSending {
+        command: UserCommand,
+        saying: String,
+    },
+    /// The key is the app's own: handle it as this action (a dialog lets Esc stop the turn).
+    Global(GlobalAction),
     /// Ask the agent's library (pin, move, forget a memory).
     Ask(LibraryRequest),
     /// Close, and switch to this session.

@@ -12,7 +12,7 @@ use ratatui::text::{Line, Span};
 use super::{ViewKey, ViewOutcome, age, footer, frame, moved, view_area, window};
 use crate::agent::{RewindPreview, RewindScope};
 use crate::checkpoint::Overwrite;
-use crate::store::TurnInfo;
+use crate::conversation::TurnInfo;
 use crate::tui::keys::{Action, OverlayAction};
 use crate::tui::theme::Theme;
 use crate::tui::wrap::{Para, truncate, truncate_spans, wrap_paras};

@@ -6,8 +6,7 @@ use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
 
 use super::{ViewKey, ViewOutcome, age, footer, frame, moved, view_area, window};
-use crate::conversation::format_tokens;
-use crate::store::SessionSummary;
+use crate::conversation::{SessionSummary, format_tokens};
 use crate::tui::keys::{Action, OverlayAction};
 use crate::tui::theme::Theme;
 use crate::tui::wrap::{truncate, truncate_spans};

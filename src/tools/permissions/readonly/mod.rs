@@ -140,7 +140,7 @@ fn command(part: &Part, cx: &Context<'_>) -> Result<Reads, String> {
         | "go" | "mvn" | "gradle" | "bundle" | "pip" | "uv" => Err(format!(
             "`{base}` reads project files that choose which programs it runs (toolchain files, scripts, configuration)"
         )),
-        other => match programs::program(other) {
+        other => match program(other) {
             Some(program) => table(program, other, &args),
             None => Err(format!("`{other}` is not in the read-only command set")),
         },
@@ -161,6 +161,11 @@ fn safe_environment(assignment: &str) -> Result<(), String> {
 }
 
 /// `/usr/bin/cat`: a program of the system, named by its path.
+/// The table entry for `name`, if it has one.
+fn program(name: &str) -> Option<&'static programs::Program> {
+    programs::PROGRAMS.iter().chain(listing::LISTING).find(|p| p.names.contains(&name))
+}
+
 fn system_program(name: &str, base: &str) -> Result<(), String> {
     let resolved = std::fs::canonicalize(name).ok();
     let system = resolved.as_deref().is_some_and(|p| {

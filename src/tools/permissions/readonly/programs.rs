@@ -443,8 +443,3 @@ pub const PROGRAMS: &[Program] = &[
         ..BASE
     },
 ];
-
-/// The table entry for `name`, if it has one.
-pub fn program(name: &str) -> Option<&'static Program> {
-    PROGRAMS.iter().chain(super::listing::LISTING).find(|p| p.names.contains(&name))
-}

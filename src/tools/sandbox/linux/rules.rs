@@ -13,7 +13,7 @@ use landlock::{
     RulesetCreatedAttr, Scope, path_beneath_rules,
 };
 
-use super::super::{SandboxMode, SandboxPolicy};
+use crate::tools::sandbox::{SandboxMode, SandboxPolicy};
 
 /// The newest Landlock ABI whose rights cairn asks for; older kernels enforce what they know
 /// (best effort), newer ones are fine with it.

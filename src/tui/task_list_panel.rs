@@ -1,4 +1,4 @@
-//! The checklist panel: the agent's task list (its `todo` tool) above the prompt, one row an
+//! The task list panel: the agent's task list (its `todo` tool) above the prompt, one row an
 //! item, indented under its parent. When the list is longer than the panel, the rows around the
 //! first unfinished item are shown.
 
@@ -11,11 +11,11 @@ use ratatui::widgets::{Block, BorderType, Borders, Widget};
 use super::keys::{self, Action, GlobalAction};
 use super::theme::Theme;
 use super::wrap::truncate_spans;
-use crate::conversation::{TodoList, TodoStatus};
+use crate::conversation::{TaskList, TaskStatus};
 
 /// Rows the panel takes at most, borders included, on a screen `screen_rows` high: a third of it,
 /// never more than twelve.
-pub fn height(list: &TodoList, screen_rows: u16) -> u16 {
+pub fn height(list: &TaskList, screen_rows: u16) -> u16 {
     if list.is_empty() {
         return 0;
     }
@@ -23,7 +23,7 @@ pub fn height(list: &TodoList, screen_rows: u16) -> u16 {
     wanted.min((screen_rows / 3).max(3)).min(12)
 }
 
-pub fn render(list: &TodoList, area: Rect, buf: &mut Buffer, theme: &Theme) {
+pub fn render(list: &TaskList, area: Rect, buf: &mut Buffer, theme: &Theme) {
     if area.height < 3 || list.is_empty() {
         return;
     }
@@ -47,18 +47,18 @@ pub fn render(list: &TodoList, area: Rect, buf: &mut Buffer, theme: &Theme) {
     let tree = list.tree();
     let rows = inner.height as usize;
     // Start a little before the first unfinished item, so what is next is always in view.
-    let first_open = tree.iter().position(|(_, item)| item.status != TodoStatus::Done).unwrap_or(0);
+    let first_open = tree.iter().position(|(_, item)| item.status != TaskStatus::Done).unwrap_or(0);
     let start = first_open.saturating_sub(1).min(tree.len().saturating_sub(rows));
     for (row, (depth, item)) in tree.iter().skip(start).take(rows).enumerate() {
         let (mark, style) = match item.status {
-            TodoStatus::Done => ("✓", theme.tool_ok),
-            TodoStatus::InProgress => ("◐", theme.accent),
-            TodoStatus::Pending => ("○", theme.dim),
+            TaskStatus::Done => ("✓", theme.tool_ok),
+            TaskStatus::InProgress => ("◐", theme.accent),
+            TaskStatus::Pending => ("○", theme.dim),
         };
         let text_style = match item.status {
-            TodoStatus::Done => theme.faint.add_modifier(Modifier::CROSSED_OUT),
-            TodoStatus::InProgress => theme.text.add_modifier(Modifier::BOLD),
-            TodoStatus::Pending => theme.text,
+            TaskStatus::Done => theme.faint.add_modifier(Modifier::CROSSED_OUT),
+            TaskStatus::InProgress => theme.text.add_modifier(Modifier::BOLD),
+            TaskStatus::Pending => theme.text,
         };
         let spans = vec![
             Span::raw(format!(" {}", "  ".repeat(*depth))),
@@ -73,21 +73,21 @@ pub fn render(list: &TodoList, area: Rect, buf: &mut Buffer, theme: &Theme) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::conversation::TodoItem;
+    use crate::conversation::TaskItem;
 
-    fn list(n: usize) -> TodoList {
+    fn list(n: usize) -> TaskList {
         let items = (0..n)
-            .map(|i| TodoItem {
+            .map(|i| TaskItem {
                 id: i.to_string(),
                 text: format!("step {i}"),
-                status: if i < n / 2 { TodoStatus::Done } else { TodoStatus::Pending },
+                status: if i < n / 2 { TaskStatus::Done } else { TaskStatus::Pending },
                 parent: None,
             })
             .collect();
-        TodoList { items }
+        TaskList { items }
     }
 
-    fn draw(list: &TodoList, w: u16, h: u16) -> Vec<String> {
+    fn draw(list: &TaskList, w: u16, h: u16) -> Vec<String> {
         let theme = Theme::fallback(true);
         let mut buf = Buffer::empty(Rect::new(0, 0, w, h));
         render(list, buf.area, &mut buf, &theme);
@@ -102,6 +102,6 @@ mod tests {
         assert!(rows[5].contains("Ctrl+T hides"), "{rows:?}");
         assert_eq!(height(&list(20), 40), 12);
         assert_eq!(height(&list(2), 40), 4);
-        assert_eq!(height(&TodoList::default(), 40), 0);
+        assert_eq!(height(&TaskList::default(), 40), 0);
     }
 }

@@ -6,29 +6,29 @@ use serde::{Deserialize, Serialize};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
-pub enum TodoStatus {
+pub enum TaskStatus {
     Pending,
     InProgress,
     Done,
 }
 
-impl TodoStatus {
-    /// The checkbox both the model and the checklist panel read.
+impl TaskStatus {
+    /// The checkbox both the model and the task list panel read.
     pub fn mark(self) -> &'static str {
         match self {
-            TodoStatus::Pending => "[ ]",
-            TodoStatus::InProgress => "[~]",
-            TodoStatus::Done => "[x]",
+            TaskStatus::Pending => "[ ]",
+            TaskStatus::InProgress => "[~]",
+            TaskStatus::Done => "[x]",
         }
     }
 }
 
 /// One work item. `parent` names another item's `id`; items without one are top level.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub struct TodoItem {
+pub struct TaskItem {
     pub id: String,
     pub text: String,
-    pub status: TodoStatus,
+    pub status: TaskStatus,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub parent: Option<String>,
 }
@@ -36,19 +36,19 @@ pub struct TodoItem {
 /// The whole list, in the order the model gave it (children keep their order under their
 /// parent).
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct TodoList {
-    pub items: Vec<TodoItem>,
+pub struct TaskList {
+    pub items: Vec<TaskItem>,
 }
 
 /// Counts by status, for headers like `Tasks 2/5`.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct TodoCounts {
+pub struct TaskCounts {
     pub pending: usize,
     pub in_progress: usize,
     pub done: usize,
 }
 
-impl TodoCounts {
+impl TaskCounts {
     pub fn total(&self) -> usize {
         self.pending + self.in_progress + self.done
     }
@@ -57,11 +57,11 @@ impl TodoCounts {
 /// Longest item text kept: an item is a line of a checklist, not a document.
 const MAX_TEXT_CHARS: usize = 300;
 
-impl TodoList {
+impl TaskList {
     /// A list the model sent, checked: ids unique and non-empty, texts non-empty, every parent
     /// an item of the list, no item its own ancestor, at most `max_items`. The error says what
     /// to send instead.
-    pub fn checked(items: Vec<TodoItem>, max_items: usize) -> Result<TodoList, String> {
+    pub fn checked(items: Vec<TaskItem>, max_items: usize) -> Result<TaskList, String> {
         if items.len() > max_items {
             return Err(format!(
                 "the list has {} items; keep it to {max_items} or fewer (merge small steps, drop finished detail)",
@@ -109,27 +109,27 @@ impl TodoList {
                 }
             }
         }
-        Ok(TodoList { items })
+        Ok(TaskList { items })
     }
 
     pub fn is_empty(&self) -> bool {
         self.items.is_empty()
     }
 
-    pub fn counts(&self) -> TodoCounts {
-        let mut c = TodoCounts::default();
+    pub fn counts(&self) -> TaskCounts {
+        let mut c = TaskCounts::default();
         for item in &self.items {
             match item.status {
-                TodoStatus::Pending => c.pending += 1,
-                TodoStatus::InProgress => c.in_progress += 1,
-                TodoStatus::Done => c.done += 1,
+                TaskStatus::Pending => c.pending += 1,
+                TaskStatus::InProgress => c.in_progress += 1,
+                TaskStatus::Done => c.done += 1,
             }
         }
         c
     }
 
     /// Items in tree order with their depth: each item followed by its children.
-    pub fn tree(&self) -> Vec<(usize, &TodoItem)> {
+    pub fn tree(&self) -> Vec<(usize, &TaskItem)> {
         let mut out = Vec::with_capacity(self.items.len());
         let known = |id: &str| self.items.iter().any(|o| o.id == id);
         for root in self.items.iter().filter(|i| i.parent.as_deref().is_none_or(|p| !known(p))) {
@@ -138,7 +138,7 @@ impl TodoList {
         out
     }
 
-    fn walk<'a>(&'a self, item: &'a TodoItem, depth: usize, out: &mut Vec<(usize, &'a TodoItem)>) {
+    fn walk<'a>(&'a self, item: &'a TaskItem, depth: usize, out: &mut Vec<(usize, &'a TaskItem)>) {
         // A checked list has no cycles; the bound keeps an unchecked one finite.
         if depth > self.items.len() {
             return;
@@ -170,18 +170,18 @@ impl TodoList {
 mod tests {
     use super::*;
 
-    fn item(id: &str, status: TodoStatus, parent: Option<&str>) -> TodoItem {
-        TodoItem { id: id.into(), text: format!("step {id}"), status, parent: parent.map(String::from) }
+    fn item(id: &str, status: TaskStatus, parent: Option<&str>) -> TaskItem {
+        TaskItem { id: id.into(), text: format!("step {id}"), status, parent: parent.map(String::from) }
     }
 
     #[test]
     fn a_tree_renders_children_under_their_parent_in_order() {
-        let list = TodoList::checked(
+        let list = TaskList::checked(
             vec![
-                item("1", TodoStatus::Done, None),
-                item("2", TodoStatus::InProgress, None),
-                item("1.1", TodoStatus::Done, Some("1")),
-                item("2.1", TodoStatus::Pending, Some("2")),
+                item("1", TaskStatus::Done, None),
+                item("2", TaskStatus::InProgress, None),
+                item("1.1", TaskStatus::Done, Some("1")),
+                item("2.1", TaskStatus::Pending, Some("2")),
             ],
             50,
         )
@@ -192,19 +192,19 @@ mod tests {
 
     #[test]
     fn bad_lists_are_refused_with_what_to_fix() {
-        let dup = TodoList::checked(vec![item("1", TodoStatus::Pending, None), item("1", TodoStatus::Done, None)], 50);
+        let dup = TaskList::checked(vec![item("1", TaskStatus::Pending, None), item("1", TaskStatus::Done, None)], 50);
         assert!(dup.unwrap_err().contains("used twice"));
-        let orphan = TodoList::checked(vec![item("2", TodoStatus::Pending, Some("9"))], 50);
+        let orphan = TaskList::checked(vec![item("2", TaskStatus::Pending, Some("9"))], 50);
         assert!(orphan.unwrap_err().contains("not in the list"));
-        let cycle = TodoList::checked(
-            vec![item("a", TodoStatus::Pending, Some("b")), item("b", TodoStatus::Pending, Some("a"))],
+        let cycle = TaskList::checked(
+            vec![item("a", TaskStatus::Pending, Some("b")), item("b", TaskStatus::Pending, Some("a"))],
             50,
         );
         assert!(cycle.unwrap_err().contains("own ancestor"));
-        let long = TodoList::checked((0..5).map(|i| item(&i.to_string(), TodoStatus::Pending, None)).collect(), 4);
+        let long = TaskList::checked((0..5).map(|i| item(&i.to_string(), TaskStatus::Pending, None)).collect(), 4);
         assert!(long.unwrap_err().contains("4 or fewer"));
-        let blank = TodoList::checked(
-            vec![TodoItem { id: " ".into(), text: "x".into(), status: TodoStatus::Done, parent: None }],
+        let blank = TaskList::checked(
+            vec![TaskItem { id: " ".into(), text: "x".into(), status: TaskStatus::Done, parent: None }],
             4,
         );
         assert!(blank.unwrap_err().contains("empty id"));
@@ -213,8 +213,8 @@ mod tests {
     #[test]
     fn the_list_round_trips_through_json_as_the_tool_sends_it() {
         let json = r#"[{"id":"1","text":"read","status":"in_progress"},{"id":"1.1","text":"x","status":"pending","parent":"1"}]"#;
-        let items: Vec<TodoItem> = serde_json::from_str(json).unwrap();
-        let list = TodoList::checked(items, 50).unwrap();
+        let items: Vec<TaskItem> = serde_json::from_str(json).unwrap();
+        let list = TaskList::checked(items, 50).unwrap();
         assert_eq!(serde_json::to_string(&list.items).unwrap(), json);
     }
 }

@@ -1,0 +1,161 @@
+//! The default keys: every action with the keys it has until the user's `keys.toml` says
+//! otherwise, and what `/help` says it does.
+
+use ratatui::crossterm::event::KeyModifiers;
+
+use super::{
+    Action, ApprovalAction, Binding, CompletionAction, ComposerAction, GlobalAction, HistorySearchAction, K, Key,
+    OverlayAction, PlanAction, ReasonAction, SearchAction, SetupAction, TrustAction, alt, bind, ch, ctrl, key, shift,
+};
+
+pub const BINDINGS: &[Binding] = &[
+    bind(
+        &[ctrl('c')],
+        Action::Global(GlobalAction::ClearOrQuit),
+        "clear the prompt; on an empty prompt interrupt, twice quits",
+    ),
+    bind(
+        &[key(K::Esc)],
+        Action::Global(GlobalAction::Interrupt),
+        "interrupt the running turn (the partial answer is kept)",
+    ),
+    bind(
+        &[shift(K::BackTab), key(K::BackTab)],
+        Action::Global(GlobalAction::CycleMode),
+        "cycle modes edit → plan → ask",
+    ),
+    bind(&[key(K::PageUp)], Action::Global(GlobalAction::PageUp), "scroll the transcript up a page"),
+    bind(&[key(K::PageDown)], Action::Global(GlobalAction::PageDown), "scroll the transcript down a page"),
+    bind(
+        &[shift(K::Up), Key { code: K::Up, mods: KeyModifiers::CONTROL }],
+        Action::Global(GlobalAction::LineUp),
+        "scroll up a line",
+    ),
+    bind(
+        &[shift(K::Down), Key { code: K::Down, mods: KeyModifiers::CONTROL }],
+        Action::Global(GlobalAction::LineDown),
+        "scroll down a line",
+    ),
+    bind(
+        &[Key { code: K::Home, mods: KeyModifiers::CONTROL }],
+        Action::Global(GlobalAction::Top),
+        "jump to the start of the session",
+    ),
+    bind(
+        &[key(K::End), Key { code: K::End, mods: KeyModifiers::CONTROL }],
+        Action::Global(GlobalAction::FollowTail),
+        "return to the live tail",
+    ),
+    bind(
+        &[ctrl('o')],
+        Action::Global(GlobalAction::ToggleToolOutput),
+        "expand or collapse every tool call's output, subagent and the model's thinking (click one to toggle it)",
+    ),
+    bind(
+        &[ctrl('t')],
+        Action::Global(GlobalAction::ToggleTaskList),
+        "hide or show the task list panel (the agent keeps the list with its todo tool)",
+    ),
+    bind(
+        &[alt(K::Char('c'))],
+        Action::Global(GlobalAction::CopyAnswer),
+        "copy the last answer to the clipboard (OSC 52, works over SSH)",
+    ),
+    bind(
+        &[key(K::F(2))],
+        Action::Global(GlobalAction::ToggleMouse),
+        "free the mouse to select text natively; again to scroll with the wheel",
+    ),
+    bind(&[ctrl('l')], Action::Global(GlobalAction::Redraw), "repaint the screen"),
+    bind(
+        &[ctrl('f'), ch('/')],
+        Action::Global(GlobalAction::SearchTranscript),
+        "search the transcript (/ while scrolled back)",
+    ),
+    bind(
+        &[alt(K::Char('o'))],
+        Action::Global(GlobalAction::ShowToolOutput),
+        "the whole output of the newest tool call on screen, scrollable",
+    ),
+    bind(&[key(K::Enter)], Action::Composer(ComposerAction::Submit), "send (queued if the agent is busy)"),
+    bind(&[shift(K::Enter), ctrl('j'), alt(K::Enter)], Action::Composer(ComposerAction::Newline), "insert a newline"),
+    bind(&[key(K::Up)], Action::Composer(ComposerAction::HistoryPrev), "previous prompt (on the first line)"),
+    bind(&[key(K::Down)], Action::Composer(ComposerAction::HistoryNext), "next prompt (on the last line)"),
+    bind(
+        &[ctrl('g')],
+        Action::Composer(ComposerAction::OpenEditor),
+        "write the prompt in $VISUAL or $EDITOR; it comes back here to send",
+    ),
+    bind(&[ctrl('u')], Action::Composer(ComposerAction::DeleteToLineStart), "delete to the start of the line"),
+    bind(&[ctrl('z')], Action::Composer(ComposerAction::Undo), "undo the last edit"),
+    bind(&[ctrl('r')], Action::Composer(ComposerAction::SearchHistory), "search earlier prompts"),
+    bind(&[key(K::Up), ctrl('p')], Action::Completion(CompletionAction::Prev), "previous suggestion"),
+    bind(&[key(K::Down), ctrl('n')], Action::Completion(CompletionAction::Next), "next suggestion"),
+    bind(&[key(K::Tab)], Action::Completion(CompletionAction::Accept), "take the suggestion"),
+    bind(
+        &[key(K::Enter)],
+        Action::Completion(CompletionAction::Run),
+        "take it; a command that needs nothing more runs",
+    ),
+    bind(&[key(K::Esc)], Action::Completion(CompletionAction::Dismiss), "close the list"),
+    bind(&[ch('y')], Action::Approval(ApprovalAction::Approve), "approve this call once"),
+    bind(
+        &[ch('a')],
+        Action::Approval(ApprovalAction::ApproveForSession),
+        "approve it, and for the rest of the session what the rule shown covers (never every call of the tool)",
+    ),
+    bind(
+        &[ch('p')],
+        Action::Approval(ApprovalAction::ApproveForProject),
+        "approve it, and save the rule shown for this project (.cairn/settings.local.toml)",
+    ),
+    bind(
+        &[key(K::Tab)],
+        Action::Approval(ApprovalAction::TogglePrefix),
+        "switch the rule shown between exactly this call and its broader prefix (git push *, src/)",
+    ),
+    bind(&[ch('n')], Action::Approval(ApprovalAction::Deny), "deny, with an optional reason for the model"),
+    bind(&[ch('d')], Action::Approval(ApprovalAction::ToggleDiffView), "toggle unified and side-by-side diff"),
+    bind(&[key(K::Up), ch('k')], Action::Approval(ApprovalAction::ScrollUp), "scroll the preview up"),
+    bind(&[key(K::Down), ch('j')], Action::Approval(ApprovalAction::ScrollDown), "scroll the preview down"),
+    bind(&[key(K::Enter)], Action::Reason(ReasonAction::Confirm), "deny and send the reason"),
+    bind(&[key(K::Esc)], Action::Reason(ReasonAction::Cancel), "back to the dialog"),
+    bind(&[key(K::Esc), ch('q')], Action::Overlay(OverlayAction::Close), "close (in /rewind: one step back)"),
+    bind(&[key(K::Up), ch('k')], Action::Overlay(OverlayAction::Prev), "previous item"),
+    bind(&[key(K::Down), ch('j')], Action::Overlay(OverlayAction::Next), "next item"),
+    bind(
+        &[key(K::Enter)],
+        Action::Overlay(OverlayAction::Open),
+        "open: resume the session, view the memory, choose in /rewind",
+    ),
+    bind(&[ch('p')], Action::Overlay(OverlayAction::TogglePin), "pin or unpin the memory"),
+    bind(
+        &[ch('g')],
+        Action::Overlay(OverlayAction::ToggleGlobal),
+        "make the memory global (every project) or this project's own",
+    ),
+    bind(&[ch('d'), key(K::Delete)], Action::Overlay(OverlayAction::Delete), "delete the memory (press twice)"),
+    bind(&[ch('/')], Action::Overlay(OverlayAction::Search), "search the output"),
+    bind(&[ch('q'), key(K::Esc), key(K::Enter)], Action::Setup(SetupAction::Leave), "leave cairn"),
+    bind(&[ctrl('r'), key(K::Up)], Action::HistorySearch(HistorySearchAction::Older), "an older match"),
+    bind(&[ctrl('s'), key(K::Down)], Action::HistorySearch(HistorySearchAction::Newer), "a newer match"),
+    bind(&[key(K::Enter), key(K::Tab)], Action::HistorySearch(HistorySearchAction::Accept), "take it into the prompt"),
+    bind(&[key(K::Esc), ctrl('g')], Action::HistorySearch(HistorySearchAction::Cancel), "back to the prompt as it was"),
+    bind(&[key(K::Enter), key(K::Up)], Action::Search(SearchAction::Older), "the previous (older) match"),
+    bind(&[key(K::Down)], Action::Search(SearchAction::Newer), "the next (newer) match"),
+    bind(&[key(K::Esc)], Action::Search(SearchAction::Close), "close the search, staying where it is"),
+    bind(&[key(K::Enter)], Action::Plan(PlanAction::CarryOut), "switch to edit mode and carry the plan out"),
+    bind(&[ctrl('g')], Action::Plan(PlanAction::EditPlan), "open the plan in $EDITOR first"),
+    bind(&[key(K::Esc)], Action::Plan(PlanAction::Dismiss), "keep planning (typing does too)"),
+    bind(&[ch('y')], Action::Trust(TrustAction::Trust), "trust the folder: its files are used, and the answer is kept"),
+    bind(
+        &[ch('n')],
+        Action::Trust(TrustAction::Decline),
+        "work without its files this time (nothing of them runs or is read)",
+    ),
+    bind(&[ch('q'), key(K::Esc), ctrl('c')], Action::Trust(TrustAction::Quit), "leave cairn; nothing ran"),
+    bind(&[key(K::Up), ch('k')], Action::Trust(TrustAction::ScrollUp), "scroll the list up"),
+    bind(&[key(K::Down), ch('j')], Action::Trust(TrustAction::ScrollDown), "scroll the list down"),
+    bind(&[key(K::PageUp)], Action::Trust(TrustAction::PageUp), "scroll a page up"),
+    bind(&[key(K::PageDown)], Action::Trust(TrustAction::PageDown), "scroll a page down"),
+];
