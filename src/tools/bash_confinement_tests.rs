@@ -245,7 +245,7 @@ async fn protected_paths_that_do_not_exist_yet_cannot_be_created_or_swapped_in()
         "mkdir -p .codex .claude .cairn .git/hooks; echo 'x' > .codex/config.toml; echo '{}' > .claude/settings.json; \
          echo 'allow = [\"bash\"]' > .cairn/settings.local.toml; echo 'touch P' > .git/hooks/pre-commit; \
          echo '{}' > .mcp.json; mkdir -p /tmp/evil-common; echo /tmp/evil-common > .git/commondir; \
-         echo x > .git/config.worktree; mv .git .git-old; mv .cairn .cairn-old; \
+         echo x > .git/config.worktree; mv .git .git-old; \
          mkdir -p .git && echo '[core] fsmonitor = touch P' > .git/config; echo ok > src.txt; echo end",
     )
     .await;
@@ -259,7 +259,7 @@ async fn protected_paths_that_do_not_exist_yet_cannot_be_created_or_swapped_in()
         ".git/commondir",
         ".git/config.worktree",
         ".git-old",
-        ".cairn-old",
+        ".codex",
     ] {
         assert!(ctx.root.join(created).symlink_metadata().is_err(), "{created} is there: {}", out.content);
     }

@@ -54,10 +54,7 @@ pub fn is_bare_repository(dir: &Path) -> bool {
     dir.join("HEAD").is_file() && dir.join("objects").is_dir() && dir.join("refs").is_dir()
 }
 
-/// Protected folders at the top of the project: created empty where missing before a command
-/// that may write runs, so the read-only mount has something to cover (a command could
-/// otherwise create `.claude/settings.json` where no `.claude/` was yet). Empty folders leave
-/// git's status as it was.
+/// Protected folders at the top of the project.
 const SETTINGS_DIRS: &[&str] = &[".cairn", ".claude", ".codex"];
 
 /// Entries of a git folder that are folders, created empty where missing, as git itself does.
@@ -71,30 +68,25 @@ pub struct Guard {
     /// Git folders bound onto themselves: a mount point cannot be renamed away, so
     /// `mv .git x && mkdir .git` cannot swap in a configuration of the command's own.
     pub pinned: Vec<PathBuf>,
-    /// Protected files that do not exist (`.mcp.json`, `.git/commondir`, …): nothing can be
-    /// mounted on them, so one a command creates is removed after it, and named.
+    /// Protected paths that do not exist (`.claude/`, `.mcp.json`, `.git/commondir`, …):
+    /// nothing can be mounted on them, so one a command creates is removed after it, and named.
     pub absent: Vec<PathBuf>,
 }
 
 /// The guard for the project at `root` with the git folders of nested and bare repositories
-/// `nested_git_dirs` (a bare one is mounted read-only whole by the caller). Creates the
-/// protected folders that are missing (empty), so they can be mounted.
+/// `nested_git_dirs` (a bare one is mounted read-only whole by the caller). Creates the folders
+/// of a git folder that are missing (empty, as git itself would), so they can be mounted.
 pub fn guard(root: &Path, nested_git_dirs: &[PathBuf]) -> Guard {
     let mut out = Guard::default();
-    for name in SETTINGS_DIRS {
+    // Those that are missing are not created (they would show in the user's project and in
+    // what /undo takes back): one a command creates is removed after it, like a file.
+    for name in SETTINGS_DIRS.iter().chain(&[".mcp.json"]) {
         let path = root.join(name);
-        if path.symlink_metadata().is_err() {
-            let _ = std::fs::create_dir(&path);
-        }
         if path.symlink_metadata().is_ok() {
             out.read_only.push(path);
+        } else {
+            out.absent.push(path);
         }
-    }
-    let mcp = root.join(".mcp.json");
-    if mcp.symlink_metadata().is_ok() {
-        out.read_only.push(mcp)
-    } else {
-        out.absent.push(mcp)
     }
     let dot_git = root.join(".git");
     // A linked worktree's `.git` is a file naming the git folder (outside the project, so

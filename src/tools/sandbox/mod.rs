@@ -252,8 +252,8 @@ pub struct Confinement {
 impl Confinement {
     /// The confinement for `policy` with the project at `root`, or `None` for full access or
     /// where the system cannot enforce it. Where commands may write in the project, it is
-    /// scanned first (hard links out of it, nested repositories) and its missing protected
-    /// folders are created empty: slow on a huge tree, so call it off the async threads.
+    /// scanned first (hard links out of it, nested repositories) and the missing folders of its
+    /// git folders are created empty: slow on a huge tree, so call it off the async threads.
     pub fn build(policy: &SandboxPolicy, root: &Path) -> std::io::Result<Option<Confinement>> {
         if !policy.is_enforced() {
             return Ok(None);
@@ -279,7 +279,7 @@ impl Confinement {
     }
 }
 
-/// Of `absent` (see [`Confinement::absent`]), the protected files a command created (nothing
+/// Of `absent` (see [`Confinement::absent`]), the protected paths a command created (nothing
 /// could be mounted on them), removed once it ended; their paths, for the message.
 pub fn undo_created(absent: &[PathBuf]) -> Vec<PathBuf> {
     crate::tools::permissions::protected::remove_created(absent)
