@@ -17,6 +17,7 @@ pub mod conversation;
 mod headless;
 mod hooks;
 pub mod llm;
+pub mod local;
 mod mcp;
 mod memory;
 pub mod net;

@@ -25,6 +25,7 @@ mod events;
 mod extensions;
 mod library;
 mod link;
+mod local_site;
 mod mcp_desk;
 mod model_slot;
 mod models;

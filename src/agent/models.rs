@@ -26,6 +26,8 @@ pub(super) struct ModelDirectory {
     lister: Option<ModelLister>,
     overrides: BTreeMap<String, ModelOverride>,
     current: Arc<Mutex<String>>,
+    /// The llama-server cairn runs, whose model and window the list shows.
+    local: Option<Arc<crate::local::LocalServer>>,
 }
 
 impl ModelDirectory {
@@ -35,7 +37,13 @@ impl ModelDirectory {
         overrides: BTreeMap<String, ModelOverride>,
         current: &str,
     ) -> ModelDirectory {
-        ModelDirectory { kind, lister, overrides, current: Arc::new(Mutex::new(current.to_string())) }
+        ModelDirectory { kind, lister, overrides, current: Arc::new(Mutex::new(current.to_string())), local: None }
+    }
+
+    /// The list shows `server` and its model with the window it serves.
+    pub(super) fn with_local_server(mut self, server: Option<Arc<crate::local::LocalServer>>) -> ModelDirectory {
+        self.local = server;
+        self
     }
 
     pub(super) fn set_current(&self, name: &str) {
@@ -60,7 +68,17 @@ impl ModelDirectory {
             Ok(names) => (names, None),
             Err(e) => (Vec::new(), Some(e)),
         };
-        ModelList { current: self.current(), models: self.choices(&listed), provider_error }
+        let local_server = self.local.as_ref().map(|s| s.info());
+        let mut models = self.choices(&listed);
+        if let (Some(server), Some(info)) = (&self.local, &local_server) {
+            for m in models.iter_mut().filter(|m| m.name == server.model_name()) {
+                if let Some(window) = info.window {
+                    m.window = window;
+                    m.window_assumed = false;
+                }
+            }
+        }
+        ModelList { current: self.current(), models, provider_error, local_server }
     }
 
     fn choices(&self, listed: &[String]) -> Vec<ModelChoice> {

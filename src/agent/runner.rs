@@ -128,7 +128,8 @@ pub fn spawn(setup: AgentSetup) -> Result<AgentHandle, StoreError> {
         setup.model_lister.clone(),
         setup.config.models.clone(),
         &setup.model.name,
-    );
+    )
+    .with_local_server(setup.local_server.clone());
     let library = Library::new(setup.store.clone(), setup.project)
         .with_pricing(crate::config::Pricing::from_config(&setup.config));
     let mut worker =

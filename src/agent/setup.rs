@@ -54,6 +54,10 @@ pub struct AgentSetup {
     pub agent_types: Arc<crate::prompt::AgentTypes>,
     /// Asks the provider which models it serves (`/model`); `None` when it cannot be asked.
     pub model_lister: Option<super::models::ModelLister>,
+    /// The llama-server cairn runs (`--local`): its news and its facts for `/model`.
+    pub local_server: Option<Arc<crate::local::LocalServer>>,
+    /// The server's own tokenizer (a llama-server), for exact token counts.
+    pub tokenizer: Option<crate::local::Tokenizer>,
     /// Whether the project's files are in force: its hooks, MCP servers, commands, skills,
     /// instruction files and allow rules load only when the folder is trusted.
     pub trust: crate::trust::ProjectTrust,

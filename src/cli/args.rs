@@ -78,6 +78,10 @@ pub struct CommonArgs {
     #[arg(long, global = true, value_name = "URL")]
     pub base_url: Option<String>,
 
+    /// Run a GGUF model on a llama-server cairn starts (a .gguf file, a folder of them, or a name in [local] model's folder)
+    #[arg(long, global = true, value_name = "MODEL")]
+    pub local: Option<String>,
+
     /// Context window in tokens (overrides the model's known window)
     #[arg(long, global = true, value_name = "TOKENS", value_parser = clap::value_parser!(u64).range(4096..))]
     pub context_window: Option<u64>,

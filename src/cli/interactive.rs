@@ -55,43 +55,39 @@ pub async fn run(startup: &Startup, cli: &Cli) -> Result<ExitCode, CliError> {
     if let Some(problem) = user_keys(startup.paths.config_file.parent()) {
         app.notice(crate::tui::NoticeKind::Warning, problem);
     }
-    let mut tui = Tui::enter().map_err(|e| {
-        CliError::Usage(format!(
-            "the full-screen interface needs a terminal ({e}); run a prompt headless with cairn -p \"…\" instead"
-        ))
-    })?;
+    // The screen is taken over for the trust question only when there is one.
+    let mut asked: Option<Tui> = None;
     let trust = match pending {
         Ok(trust) => trust,
-        Err(question) => match ask_trust(&mut tui, app.theme(), &question).await {
-            Ok(TrustAnswer::Trust) => match question.trust() {
-                Ok(trust) => trust,
-                Err(e) => {
+        Err(question) => {
+            let tui = asked.insert(enter()?);
+            match ask_trust(tui, app.theme(), &question).await {
+                Ok(TrustAnswer::Trust) => question.trust().map_err(CliError::Failed)?,
+                Ok(TrustAnswer::Decline) => question.decline(),
+                Ok(TrustAnswer::Quit) => {
                     tui.leave();
-                    return Err(CliError::Failed(e));
+                    println!("cairn: you did not trust {}; nothing of it ran", startup.root.display());
+                    return Ok(ExitCode::SUCCESS);
                 }
-            },
-            Ok(TrustAnswer::Decline) => question.decline(),
-            Ok(TrustAnswer::Quit) => {
-                tui.leave();
-                println!("cairn: you did not trust {}; nothing of it ran", startup.root.display());
-                return Ok(ExitCode::SUCCESS);
+                Err(e) => return Err(CliError::Failed(format!("the terminal failed: {e}"))),
             }
-            Err(e) => {
-                tui.leave();
-                return Err(CliError::Failed(format!("the terminal failed: {e}")));
-            }
-        },
-    };
-    let permissions = match startup.permissions(trust) {
-        Ok(p) => p,
-        Err(e) => {
-            tui.leave();
-            return Err(e);
         }
     };
+    // Leaving early gives the terminal back (`Tui`'s drop).
+    let permissions = startup.permissions(trust)?;
     for notice in permissions.notices() {
         app.notice(crate::tui::NoticeKind::Warning, notice);
     }
+    // The local model loads once the folder's trust is answered, off the screen, its progress
+    // on the terminal; an error (no model, not GGUF) stops cairn here with the fix.
+    if startup.wants_local() {
+        drop(asked.take());
+        startup.local_server().await?;
+    }
+    let mut tui = match asked {
+        Some(tui) => tui,
+        None => enter()?,
+    };
     let approval = if cli.yes { ApprovalPolicy::ApproveAll } else { ApprovalPolicy::Ask };
     let connect = async {
         let provider = startup.provider().await.map_err(|e| ConnectError::Setup(e.to_string()))?;
@@ -102,6 +98,7 @@ pub async fn run(startup: &Startup, cli: &Cli) -> Result<ExitCode, CliError> {
     let exit = crate::tui::run(&mut tui, &mut app, connect, wake, edit).await;
     tui.leave();
     startup.settle_background();
+    startup.stop_local_server().await;
     match exit {
         Ok(Exit::Quit) => {
             // The session the user was last in, if anything was ever said in it.
@@ -143,4 +140,13 @@ fn user_theme(dir: Option<&Path>, name: &str) -> UserTheme {
         path: path.display().to_string(),
         text: std::fs::read_to_string(&path).map_err(|e| e.to_string()),
     }
+}
+
+/// The screen taken over, or why it cannot be.
+fn enter() -> Result<Tui, CliError> {
+    Tui::enter().map_err(|e| {
+        CliError::Usage(format!(
+            "the full-screen interface needs a terminal ({e}); run a prompt headless with cairn -p \"…\" instead"
+        ))
+    })
 }

@@ -7,6 +7,7 @@ mod editor;
 mod error;
 mod file_index;
 mod interactive;
+mod local;
 mod mistyped;
 mod replay;
 mod rewind;

@@ -36,6 +36,10 @@ pub struct Startup {
     allow: Vec<String>,
     deny: Vec<String>,
     sandbox_flag: Option<SandboxMode>,
+    /// `--local MODEL`.
+    pub(super) local_flag: Option<String>,
+    /// The local server, once started (see `cli::local`).
+    pub(super) local: tokio::sync::OnceCell<Arc<crate::local::LocalServer>>,
     _log_guard: Option<tracing_appender::non_blocking::WorkerGuard>,
 }
 
@@ -66,6 +70,10 @@ pub struct ProviderSetup {
     pub resolved: ResolvedProvider,
     pub client: Arc<dyn Provider>,
     pub model: ModelInfo,
+    /// The llama-server cairn runs, for `--local`.
+    pub local: Option<Arc<crate::local::LocalServer>>,
+    /// The server's own tokenizer, when it is a llama-server.
+    pub tokenizer: Option<crate::local::Tokenizer>,
 }
 
 impl Startup {
@@ -108,6 +116,8 @@ impl Startup {
             allow: common.allow.clone(),
             deny: common.deny.clone(),
             sandbox_flag: common.sandbox,
+            local_flag: common.local.clone(),
+            local: tokio::sync::OnceCell::new(),
             _log_guard: log_guard,
         })
     }
@@ -150,7 +160,12 @@ impl Startup {
     /// its window, and build the client.
     pub async fn provider(&self) -> Result<ProviderSetup, CliError> {
         let env = crate::config::env_var;
-        let resolved = match config::detect_provider(&self.config, &self.overrides, &env) {
+        let local = self.local_server().await?;
+        let detected = match &local {
+            Some(server) => Detected::Provider(server.provider()),
+            None => config::detect_provider(&self.config, &self.overrides, &env),
+        };
+        let resolved = match detected {
             Detected::Provider(p) => p,
             Detected::ProbeLocal(candidates) => {
                 match crate::llm::probe_local(&candidates, std::time::Duration::from_millis(400)).await {
@@ -176,6 +191,9 @@ impl Startup {
             }
         };
         let mut model = config::model_info(&self.config, &self.overrides, &model_name);
+        if let Some(server) = &local {
+            server.serve_model_info(&mut model, self.overrides.context_window);
+        }
         let setup_failed = |e: crate::llm::ClientSetupError| CliError::Usage(e.to_string());
         let client: Arc<dyn Provider> = match resolved.kind {
             ProviderKind::Anthropic => Arc::new(
@@ -203,12 +221,20 @@ impl Startup {
             }
         }
         tracing::info!(provider = resolved.kind.as_str(), base_url = %resolved.base_url, model = %model.name, window = model.context_window, "provider resolved");
-        Ok(ProviderSetup { resolved, client, model })
+        // A server that reported its window may be a llama-server, whose tokenizer counts exactly.
+        let tokenizer = match (resolved.kind, model.window_source) {
+            (ProviderKind::Openai, WindowSource::Server) => {
+                let timeout = std::time::Duration::from_millis(self.config.local.tokenize_timeout_ms);
+                crate::local::Tokenizer::detect(&resolved.base_url, timeout).await
+            }
+            _ => None,
+        };
+        Ok(ProviderSetup { resolved, client, model, local, tokenizer })
     }
 
     pub fn no_provider_message(&self) -> String {
         format!(
-            "no model provider is configured. Set one of:\n  ANTHROPIC_API_KEY=…              Anthropic (Claude)\n  OPENAI_API_KEY=…                 OpenAI\n  OPENAI_BASE_URL=http://HOST/v1   any OpenAI-compatible server (OpenRouter, vLLM, LM Studio, …)\nor start Ollama (127.0.0.1:11434) or llama-server (127.0.0.1:8080), which cairn finds by itself.\nprovider, model and base_url can also go in {}. `cairn doctor` shows what cairn sees.",
+            "no model provider is configured. Set one of:\n  ANTHROPIC_API_KEY=…              Anthropic (Claude)\n  OPENAI_API_KEY=…                 OpenAI\n  OPENAI_BASE_URL=http://HOST/v1   any OpenAI-compatible server (OpenRouter, vLLM, LM Studio, …)\nor start Ollama (127.0.0.1:11434), llama-server (127.0.0.1:8080), LM Studio (127.0.0.1:1234) or vLLM (127.0.0.1:8000), which cairn finds by itself,\nor run a GGUF model on a llama-server cairn starts: cairn --local MODEL.gguf.\nprovider, model and base_url can also go in {}. `cairn doctor` shows what cairn sees.",
             self.paths.config_file.display()
         )
     }
@@ -253,6 +279,8 @@ impl Startup {
             user_dirs: self.paths.user_extension_dirs(),
             agent_types: Arc::new(agent_types),
             model_lister: Some(model_lister(&provider.resolved)),
+            local_server: provider.local,
+            tokenizer: provider.tokenizer,
             trust: permissions.trust,
         }
     }
@@ -309,6 +337,7 @@ impl Startup {
         let handle = crate::agent::spawn(setup)?;
         let outcome = crate::headless::run(handle, prompt, cli.output_format.into()).await;
         self.settle_background();
+        self.stop_local_server().await;
         Ok(outcome?)
     }
 

@@ -165,12 +165,29 @@ pub async fn doctor(startup: &Startup) -> Result<ExitCode, CliError> {
         };
         line(&mut out, var, shown);
     }
-    if let Detected::ProbeLocal(candidates) = &detected {
+    if let Detected::ProbeLocal(candidates) = &detected
+        && !startup.wants_local()
+    {
         let names: Vec<_> = candidates.iter().map(|c| format!("{} ({})", c.name, c.base_url)).collect();
         line(&mut out, "detection", format!("nothing configured; probing {}", names.join(", ")));
     }
-    match startup.provider().await {
-        Ok(p) => {
+    let provider =
+        if startup.wants_local() { startup.local_doctor(&mut out).await } else { Some(startup.provider().await) };
+    match provider {
+        None => {}
+        Some(Ok(p)) if p.local.is_some() => {
+            line(&mut out, "provider", format!("{} ({})", p.resolved.kind.as_str(), p.resolved.reason));
+            line(&mut out, "model", p.model.name.clone());
+            line(
+                &mut out,
+                "context window",
+                format!("{} tokens ({})", p.model.context_window, window_source_text(p.model.window_source)),
+            );
+            if let Some(server) = &p.local {
+                super::local::doctor_server_lines(server, &mut out);
+            }
+        }
+        Some(Ok(p)) => {
             line(&mut out, "provider", format!("{} ({})", p.resolved.kind.as_str(), p.resolved.reason));
             line(&mut out, "endpoint", p.resolved.base_url.clone());
             line(&mut out, "api key", if p.resolved.api_key.is_some() { "set".into() } else { "none".into() });
@@ -186,11 +203,12 @@ pub async fn doctor(startup: &Startup) -> Result<ExitCode, CliError> {
             let reach = reachability(&p.resolved.base_url, p.resolved.kind).await;
             line(&mut out, "reachable", reach);
         }
-        Err(e) => {
+        Some(Err(e)) => {
             ok = false;
             out.push_str(&format!("  {e}\n"));
         }
     }
+    ok &= super::local::doctor_section(startup, &mut out).await;
 
     out.push_str("\nTerminal\n");
     use std::io::IsTerminal;

@@ -7,6 +7,7 @@ use serde::{Deserialize, Serialize};
 
 use super::checkpoints::CheckpointsConfig;
 use super::extensions::{HooksConfig, McpConfig, McpServerConfig};
+use super::local::LocalConfig;
 use super::models::ModelOverride;
 use super::permissions::{PermissionsConfig, SandboxConfig};
 use super::provider::ProviderKind;
@@ -61,6 +62,8 @@ pub struct Config {
     /// The `todo` tool's task list.
     pub todo: TodoConfig,
     pub notify: NotifyConfig,
+    /// The llama-server cairn runs itself (`--local`).
+    pub local: LocalConfig,
     /// The folders the user trusts (`[trust."PATH"]`), written by cairn when they say yes.
     pub trust: BTreeMap<String, super::trust::TrustEntry>,
 }

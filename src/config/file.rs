@@ -120,6 +120,7 @@ fn validate(config: &Config) -> Result<(), Problem> {
         ("tools.bash_timeout_ms", config.tools.bash_timeout_ms, "every command would time out at once"),
         ("tools.bash_max_timeout_ms", config.tools.bash_max_timeout_ms, "every command would time out at once"),
         ("tools.web_fetch_timeout_ms", config.tools.web_fetch_timeout_ms, "every fetch would time out at once"),
+        ("local.tokenize_timeout_ms", config.local.tokenize_timeout_ms, "every count would fall back to the estimate"),
     ];
     if let Some((key, _, why)) = zero_ms.iter().find(|(_, ms, _)| *ms == 0) {
         return Err(problem(key, format!("0 ms is not a timeout ({why}); remove the line for the default")));
@@ -129,6 +130,24 @@ fn validate(config: &Config) -> Result<(), Problem> {
     }
     if config.tools.image_max_bytes < 16_384 {
         return Err(problem("tools.image_max_bytes", "must be at least 16384 bytes (the default is 1000000)"));
+    }
+    if config.local.load_timeout_secs == 0 {
+        return Err(problem(
+            "local.load_timeout_secs",
+            "0 s is not a timeout (no model loads at once); the default is 600",
+        ));
+    }
+    if config.local.ctx.is_some_and(|w| w < 4_096) {
+        return Err(problem("local.ctx", "must be at least 4096 tokens (cairn's system prompt and tools need room)"));
+    }
+    if config.local.slots == 0 {
+        return Err(problem(
+            "local.slots",
+            "must be at least 1 (the default is 2: the conversation and a summary beside it)",
+        ));
+    }
+    if config.local.server.trim().is_empty() {
+        return Err(problem("local.server", "is empty; name the llama-server binary or give its path"));
     }
     if config.context_window.is_some_and(|w| w < 4_096) {
         return Err(problem("context_window", "must be at least 4096 tokens"));

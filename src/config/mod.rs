@@ -10,6 +10,7 @@ mod edit;
 mod error;
 mod extensions;
 mod file;
+mod local;
 mod models;
 mod paths;
 mod permissions;
@@ -31,6 +32,7 @@ pub use extensions::{
     HookConfig, HooksConfig, McpConfig, McpServerConfig, parse_mcp_json, read_mcp_json, valid_server_name,
 };
 pub use file::{load, read_trust};
+pub use local::{LocalConfig, expand_home};
 pub use models::{
     CatalogModel, ModelInfo, ModelOverride, Prices, WindowSource, catalog, is_known_model, lookup_model, price_of,
 };

@@ -202,7 +202,12 @@ pub fn parse_settings(text: &str) -> Result<SettingsFile, (usize, Option<String>
         Err(e) => {
             let offset = e.span().map(|s| s.start).unwrap_or(0).min(text.len());
             let line = text[..offset].matches('\n').count() + 1;
-            Err((line, key_at(text, line), e.message().trim().to_string()))
+            let mut message = e.message().trim().to_string();
+            if message.starts_with("unknown field `local`") {
+                // Only the user runs a model server: a project's files cannot start one.
+                message.push_str(" ([local] is read only from your own config.toml, never from a project's files)");
+            }
+            Err((line, key_at(text, line), message))
         }
     }
 }

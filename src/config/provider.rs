@@ -114,6 +114,8 @@ pub fn local_candidates() -> Vec<LocalCandidate> {
     vec![
         LocalCandidate { name: "Ollama", base_url: "http://127.0.0.1:11434/v1".into() },
         LocalCandidate { name: "llama-server", base_url: "http://127.0.0.1:8080/v1".into() },
+        LocalCandidate { name: "LM Studio", base_url: "http://127.0.0.1:1234/v1".into() },
+        LocalCandidate { name: "vLLM", base_url: "http://127.0.0.1:8000/v1".into() },
     ]
 }
 
@@ -255,7 +257,7 @@ mod tests {
         let env = env_of(&[("ANTHROPIC_API_KEY", "  ")]);
         assert!(matches!(
             detect_provider(&Config::default(), &ProviderOverrides::default(), &env),
-            Detected::ProbeLocal(c) if c.len() == 2
+            Detected::ProbeLocal(c) if c.len() == 4
         ));
     }
 }

@@ -9,6 +9,7 @@ mod compact;
 mod cost;
 mod dedup;
 mod estimate;
+mod exact;
 mod extractive;
 mod facts;
 mod fit;
@@ -43,6 +44,7 @@ pub use compact::{
 };
 pub use cost::{CostModel, Horizon};
 pub use estimate::{MESSAGE_OVERHEAD_TOKENS, estimate_message_tokens, estimate_text_tokens};
+pub use exact::{ExactCounts, text_of as exact_text_of};
 pub use extractive::{ExtractiveSummarizer, ScriptedSummarizer, extract, requested_tokens};
 pub use facts::{Effect, LineRange, ToolFacts, normalise_path};
 pub use invariant::{Violation, check_request};

@@ -16,6 +16,7 @@ use super::budget::{BudgetLevel, ContextBudget};
 use super::cost::CostModel;
 use super::dedup::DedupIndex;
 use super::estimate::estimate_text_tokens;
+use super::exact::ExactCounts;
 use super::invariant::check_request;
 use super::ledger::Ledger;
 use super::pairs::sanitize_pairs;
@@ -119,6 +120,9 @@ pub struct Pipeline {
     /// Nothing is cached at the provider (a session just loaded with a cold cache): changes to
     /// the view cost nothing until the next request is sent.
     cold: bool,
+    /// Counts from the model's own tokenizer, where the server gives them; the estimate
+    /// elsewhere.
+    exact: ExactCounts,
 }
 
 impl Pipeline {
@@ -138,6 +142,7 @@ impl Pipeline {
             cost: CostModel::default(),
             requests: 0,
             cold: false,
+            exact: ExactCounts::default(),
         }
     }
 
@@ -171,6 +176,24 @@ impl Pipeline {
 
     pub fn state(&self) -> &ContextState {
         &self.state
+    }
+
+    /// The exact counts, for the caller to fill from the server's tokenizer; call
+    /// [`Pipeline::recount`] after adding some.
+    pub fn exact_counts_mut(&mut self) -> &mut ExactCounts {
+        &mut self.exact
+    }
+
+    pub fn exact_counts(&self) -> &ExactCounts {
+        &self.exact
+    }
+
+    /// Count every message again, taking the exact counts added since.
+    pub fn recount(&mut self) {
+        self.continuation = None;
+        for i in 0..self.ledger.len() {
+            self.refresh(i);
+        }
     }
 
     pub fn counters(&self) -> StageCounters {
@@ -400,7 +423,7 @@ impl Pipeline {
             first.map(|i| self.sent[i].clone().unwrap_or_else(|| self.ledger.entries()[i].message.clone()));
         let messages =
             view::continuation(&self.state, &self.protected, view::carry_budget(window), cpt, first_sent.as_ref());
-        let tokens = messages.iter().map(|m| view::tokens_of(m, cpt)).sum();
+        let tokens = messages.iter().map(|m| self.exact.tokens(m).unwrap_or_else(|| view::tokens_of(m, cpt))).sum();
         let built = (messages, tokens);
         self.continuation = Some((window, built.clone()));
         built
@@ -462,9 +485,11 @@ impl Pipeline {
             Role::Assistant => self.sent_arguments(&e.message),
             Role::User => None,
         };
-        self.sent_tokens[i] = match &sent {
-            Some(m) => view::tokens_of(m, self.config.chars_per_token),
-            None => e.tokens,
+        let counted = self.exact.tokens(sent.as_ref().unwrap_or(&e.message));
+        self.sent_tokens[i] = match (counted, &sent) {
+            (Some(exact), _) => exact,
+            (None, Some(m)) => view::tokens_of(m, self.config.chars_per_token),
+            (None, None) => e.tokens,
         };
         self.sent[i] = sent;
     }

@@ -1,5 +1,6 @@
-//! Finding local OpenAI-compatible servers and asking a server which model it serves and with
-//! what context window (`/models`, llama-server's `/props`, Ollama's `/api/ps`).
+//! Finding local OpenAI-compatible servers (Ollama, llama-server, LM Studio, vLLM) and asking a
+//! server which model it serves and with what context window (llama-server's `/props`, Ollama's
+//! `/api/ps`, LM Studio's `/api/v0/models`, vLLM's `max_model_len` in `/models`).
 //!
 //! Only reads: it never loads models or changes a server's state.
 
@@ -95,11 +96,44 @@ pub(crate) async fn served_window(
     auth: Option<&reqwest::header::HeaderValue>,
     model: &str,
 ) -> ServedWindow {
-    let (props, ps) = tokio::join!(native_json(client, base, "props", auth), native_json(client, base, "api/ps", auth));
-    if let Some(n) = props.as_ref().and_then(context_from_props) {
+    let lm_studio = format!("api/v0/models/{model}");
+    let (props, ps, lms, models) = tokio::join!(
+        native_json(client, base, "props", auth),
+        native_json(client, base, "api/ps", auth),
+        native_json(client, base, &lm_studio, auth),
+        own_json(client, base, "models", auth),
+    );
+    let reported = props
+        .as_ref()
+        .and_then(context_from_props)
+        .or_else(|| lms.as_ref().and_then(context_from_lm_studio))
+        .or_else(|| models.as_ref().and_then(|m| context_from_vllm_models(m, model)));
+    if let Some(n) = reported {
         return ServedWindow::Reported(n);
     }
     ps.map_or(ServedWindow::Unknown, |ps| context_from_ollama_ps(&ps, model))
+}
+
+/// What one local server said when asked: its first model and that model's window.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Surveyed {
+    pub model: String,
+    pub window: ServedWindow,
+}
+
+/// Asks every candidate at once which model it serves and with what window, for `cairn
+/// doctor`: `None` for a server that does not answer within `timeout`.
+pub async fn survey_local(candidates: &[LocalCandidate], timeout: Duration) -> Vec<Option<Surveyed>> {
+    let asks = candidates.iter().map(|candidate| async move {
+        let client = http::build_client(&candidate.base_url).ok()?;
+        let base = candidate.base_url.trim_end_matches('/');
+        let response = client.get(format!("{base}/models")).timeout(timeout).send().await.ok()?;
+        let body = response.error_for_status().ok()?.text().await.ok()?;
+        let model = first_model(&body).ok().flatten()?;
+        let window = served_window(&client, base, None, &model).await;
+        Some(Surveyed { model, window })
+    });
+    futures_util::future::join_all(asks).await
 }
 
 /// `GET {root}/{path}`, where root is `base` without its `/v1`: the servers' own APIs live
@@ -111,13 +145,39 @@ async fn native_json(
     auth: Option<&reqwest::header::HeaderValue>,
 ) -> Option<Value> {
     let base = base.trim_end_matches('/');
-    let url = format!("{}/{path}", base.strip_suffix("/v1").unwrap_or(base));
+    get_json(client, format!("{}/{path}", base.strip_suffix("/v1").unwrap_or(base)), auth).await
+}
+
+/// `GET {base}/{path}` on the OpenAI-compatible API itself; `None` for any failure.
+async fn own_json(
+    client: &reqwest::Client,
+    base: &str,
+    path: &str,
+    auth: Option<&reqwest::header::HeaderValue>,
+) -> Option<Value> {
+    get_json(client, format!("{}/{path}", base.trim_end_matches('/')), auth).await
+}
+
+async fn get_json(client: &reqwest::Client, url: String, auth: Option<&reqwest::header::HeaderValue>) -> Option<Value> {
     let mut get = client.get(&url).timeout(PROPS_TIMEOUT);
     if let Some(auth) = auth {
         get = get.header(reqwest::header::AUTHORIZATION, auth.clone());
     }
-    let response = get.send().await.ok().filter(|r| r.status().is_success())?;
-    response.json().await.ok()
+    get.send().await.ok().filter(|r| r.status().is_success())?.json().await.ok()
+}
+
+/// LM Studio's `GET /api/v0/models/{model}`: the window it loaded the model with
+/// (`loaded_context_length`), else the most the model takes (`max_context_length`) — LM Studio
+/// loads a model on demand with that much unless told otherwise.
+fn context_from_lm_studio(json: &Value) -> Option<u64> {
+    json["loaded_context_length"].as_u64().or_else(|| json["max_context_length"].as_u64()).filter(|n| *n > 0)
+}
+
+/// vLLM lists each model with the window it serves (`max_model_len`).
+fn context_from_vllm_models(json: &Value, model: &str) -> Option<u64> {
+    let models = json["data"].as_array()?;
+    let entry = models.iter().find(|m| m["id"].as_str() == Some(model))?;
+    entry["max_model_len"].as_u64().filter(|n| *n > 0)
 }
 
 /// The first `data[].id` of a `/models` answer; `Ok(None)` when the list is empty.
@@ -129,8 +189,9 @@ fn first_model(body: &str) -> Result<Option<String>, String> {
     Ok(models.iter().find_map(|m| m["id"].as_str()).filter(|id| !id.is_empty()).map(str::to_string))
 }
 
-/// llama-server's `GET /props`: `default_generation_settings.n_ctx` or a top-level `n_ctx`.
-fn context_from_props(json: &Value) -> Option<u64> {
+/// llama-server's `GET /props`: `default_generation_settings.n_ctx` (the window of one slot)
+/// or a top-level `n_ctx`.
+pub fn context_from_props(json: &Value) -> Option<u64> {
     json["default_generation_settings"]["n_ctx"].as_u64().or_else(|| json["n_ctx"].as_u64()).filter(|n| *n > 0)
 }
 
@@ -185,6 +246,21 @@ mod tests {
             "versions without the field"
         );
         assert_eq!(context_from_ollama_ps(&json!({"error": "x"}), "mistral"), ServedWindow::Unknown);
+    }
+
+    #[test]
+    fn lm_studio_and_vllm_say_their_windows_where_they_list_models() {
+        let loaded = json!({"id": "qwen2.5-7b", "state": "loaded", "loaded_context_length": 16_384, "max_context_length": 32_768});
+        assert_eq!(context_from_lm_studio(&loaded), Some(16_384));
+        assert_eq!(
+            context_from_lm_studio(&json!({"id": "q", "state": "not-loaded", "max_context_length": 32_768})),
+            Some(32_768)
+        );
+        assert_eq!(context_from_lm_studio(&json!({"error": "no such model"})), None);
+        let vllm = json!({"object": "list", "data": [{"id": "Qwen/Qwen2.5-7B", "max_model_len": 32_768}]});
+        assert_eq!(context_from_vllm_models(&vllm, "Qwen/Qwen2.5-7B"), Some(32_768));
+        assert_eq!(context_from_vllm_models(&vllm, "other"), None);
+        assert_eq!(context_from_vllm_models(&json!({"data": [{"id": "m"}]}), "m"), None, "not vLLM");
     }
 
     #[tokio::test]

@@ -73,7 +73,8 @@ pub fn is_context_length_message(status: u16, body: &str) -> bool {
         "context_length_exceeded",            // OpenAI error code
         "maximum context length",             // OpenAI message, vLLM
         "context window",                     // various: "exceeds the context window"
-        "exceeds the available context size", // llama-server
+        "exceeds the available context size", // llama-server, a prompt that does not fit
+        "context size has been exceeded",     // llama-server, a slot that filled up while generating
         "too many tokens",
         "input is too long",
         "context length",

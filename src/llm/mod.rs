@@ -21,12 +21,15 @@ mod request;
 mod responses_body;
 mod retry;
 mod sse;
+mod timings;
 mod wire_cache;
 
 pub use crate::net::ClientSetupError;
 pub use anthropic::AnthropicClient;
 pub use cache_analytics::{BreakKind, CacheBreak, CacheCounts, CacheTracker, Fingerprint, fingerprint};
-pub use discovery::{ProbeResult, ServedWindow, discover_model, probe_local};
+pub use discovery::{
+    ProbeResult, ServedWindow, Surveyed, context_from_props, discover_model, probe_local, survey_local,
+};
 pub use error::{LlmError, is_context_length_message};
 pub use model_list::list_models;
 pub use openai::OpenAiClient;
@@ -34,6 +37,7 @@ pub use openai_responses::OpenAiResponsesClient;
 pub use reasoning::reasoning_for;
 pub use request::{ChatRequest, ChatResponse, Effort, Reasoning, StopReason, StreamEvent};
 pub use retry::{RetryPolicy, send_with_retries};
+pub use timings::ServerTimings;
 
 use futures_util::future::BoxFuture;
 use tokio::sync::mpsc::UnboundedSender;

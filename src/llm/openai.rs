@@ -18,6 +18,7 @@ use super::endpoint::{Endpoint, KeyHeader, StreamReader};
 use super::http::{self, Api, ClientSetupError};
 use super::openai_body::{self, BodyCache, Dialect};
 use super::sse::SseEvent;
+use super::timings::ServerTimings;
 use super::{ChatRequest, ChatResponse, LlmError, ServedWindow, StopReason, StreamEvent};
 use crate::config::{ProviderKind, RetryConfig, Secret};
 use crate::conversation::{Block, Message, Role, ToolCall, Usage};
@@ -130,6 +131,8 @@ pub struct StreamState {
     calls: BTreeMap<u64, PartialCall>,
     stop: Option<StopReason>,
     usage: Usage,
+    /// llama-server's account of the request, when it gives one.
+    timings: Option<ServerTimings>,
     done: bool,
     /// Chunks that carried content (text, tool calls, reasoning, the ending): empty
     /// keep-alive chunks do not count.
@@ -197,6 +200,9 @@ impl StreamReader for StreamState {
             self.progress += 1;
             self.usage = normalised_usage(&chunk["usage"]);
         }
+        if let Some(timings) = ServerTimings::of_chunk(&chunk) {
+            self.timings = Some(timings);
+        }
         Ok(false)
     }
 
@@ -214,6 +220,7 @@ impl StreamState {
             calls: BTreeMap::new(),
             stop: None,
             usage: Usage::default(),
+            timings: None,
             done: false,
             progress: 0,
         }
@@ -267,7 +274,9 @@ impl StreamState {
         let message = Message { role: Role::Assistant, content };
         let stop =
             self.stop.unwrap_or(if message.has_tool_calls() { StopReason::ToolUse } else { StopReason::EndTurn });
-        Ok(ChatResponse { message, stop, usage: self.usage, model: self.model })
+        // A local server's cache figures are its own timings.
+        let usage = self.timings.map_or(self.usage, |t| t.usage(&self.usage));
+        Ok(ChatResponse { message, stop, usage, model: self.model, timings: self.timings })
     }
 }
 

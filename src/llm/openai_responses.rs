@@ -258,7 +258,7 @@ impl StreamState {
         let message = Message { role: Role::Assistant, content };
         let stop =
             self.stop.unwrap_or(if message.has_tool_calls() { StopReason::ToolUse } else { StopReason::EndTurn });
-        Ok(ChatResponse { message, stop, usage: self.usage, model: self.model })
+        Ok(ChatResponse { message, stop, usage: self.usage, model: self.model, timings: None })
     }
 }
 

@@ -84,6 +84,8 @@ pub struct ChatResponse {
     pub usage: Usage,
     /// The model that answered, as the provider names it.
     pub model: String,
+    /// llama-server's own figures for the request (its cache, prefill and generation).
+    pub timings: Option<super::ServerTimings>,
 }
 
 /// What a front end may show while a response streams.

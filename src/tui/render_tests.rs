@@ -177,57 +177,76 @@ fn memories_view_empty_and_full() {
     snapshot("memories", &app);
 }
 
+/// A long session's breakdown, estimated throughout.
+fn context_breakdown() -> ContextBreakdown {
+    let budget = ContextBudget::new(200_000, &crate::config::ContextConfig::default());
+    ContextBreakdown {
+        parts: vec![
+            ContextPart { name: "system prompt".into(), tokens: 3_100, exact: false },
+            ContextPart { name: "tools".into(), tokens: 2_400, exact: false },
+            ContextPart { name: "memories".into(), tokens: 900, exact: false },
+            ContextPart { name: "summary".into(), tokens: 5_200, exact: false },
+            ContextPart { name: "messages".into(), tokens: 84_800, exact: false },
+        ],
+        total: 96_400,
+        budget,
+        level: BudgetLevel::Ok,
+        counters: ContextReport {
+            window: 200_000,
+            truncations: 2,
+            pruned_results: 5,
+            compactions: 1,
+            ..ContextReport::default()
+        },
+        cache: CacheReport {
+            session_hit_rate: Some(0.82),
+            last_request: Some(Usage {
+                input_tokens: 1_200,
+                output_tokens: 812,
+                cache_read_input_tokens: 90_000,
+                cache_creation_input_tokens: 5_200,
+            }),
+            breaks: vec!["turn 12: the tool list changed (a tool was added)".into()],
+        },
+        segments: vec![
+            SegmentInfo { level: 1, first_seq: 1, last_seq: 240, tokens: 151_000, summarized: true, shown: false },
+            SegmentInfo { level: 0, first_seq: 1, last_seq: 31, tokens: 14_800, summarized: true, shown: false },
+            SegmentInfo { level: 0, first_seq: 32, last_seq: 70, tokens: 15_100, summarized: true, shown: false },
+            SegmentInfo { level: 0, first_seq: 241, last_seq: 262, tokens: 12_300, summarized: false, shown: true },
+        ],
+        cost: CostReport { session_usd: Some(1.84), last_request_usd: Some(0.0421) },
+        instruction_files: InstructionFilesReport {
+            read: vec!["AGENTS.md".into()],
+            skipped: vec![SkippedFile {
+                path: "CLAUDE.md".into(),
+                reason: "links outside the project (to /home/dev/.ssh/id_rsa); only files inside it are read".into(),
+            }],
+        },
+    }
+}
+
 #[test]
 fn context_view() {
     let mut app = conversation();
-    let budget = ContextBudget::new(200_000, &crate::config::ContextConfig::default());
-    app.set_overlay(Some(Overlay::Context(ContextView {
-        breakdown: Some(ContextBreakdown {
-            parts: vec![
-                ContextPart { name: "system prompt".into(), tokens: 3_100 },
-                ContextPart { name: "tools".into(), tokens: 2_400 },
-                ContextPart { name: "memories".into(), tokens: 900 },
-                ContextPart { name: "summary".into(), tokens: 5_200 },
-                ContextPart { name: "messages".into(), tokens: 84_800 },
-            ],
-            total: 96_400,
-            budget,
-            level: BudgetLevel::Ok,
-            counters: ContextReport {
-                window: 200_000,
-                truncations: 2,
-                pruned_results: 5,
-                compactions: 1,
-                ..ContextReport::default()
-            },
-            cache: CacheReport {
-                session_hit_rate: Some(0.82),
-                last_request: Some(Usage {
-                    input_tokens: 1_200,
-                    output_tokens: 812,
-                    cache_read_input_tokens: 90_000,
-                    cache_creation_input_tokens: 5_200,
-                }),
-                breaks: vec!["turn 12: the tool list changed (a tool was added)".into()],
-            },
-            segments: vec![
-                SegmentInfo { level: 1, first_seq: 1, last_seq: 240, tokens: 151_000, summarized: true, shown: false },
-                SegmentInfo { level: 0, first_seq: 1, last_seq: 31, tokens: 14_800, summarized: true, shown: false },
-                SegmentInfo { level: 0, first_seq: 32, last_seq: 70, tokens: 15_100, summarized: true, shown: false },
-                SegmentInfo { level: 0, first_seq: 241, last_seq: 262, tokens: 12_300, summarized: false, shown: true },
-            ],
-            cost: CostReport { session_usd: Some(1.84), last_request_usd: Some(0.0421) },
-            instruction_files: InstructionFilesReport {
-                read: vec!["AGENTS.md".into()],
-                skipped: vec![SkippedFile {
-                    path: "CLAUDE.md".into(),
-                    reason: "links outside the project (to /home/dev/.ssh/id_rsa); only files inside it are read"
-                        .into(),
-                }],
-            },
-        }),
-    })));
+    app.set_overlay(Some(Overlay::Context(ContextView { breakdown: Some(context_breakdown()) })));
     snapshot("context", &app);
+}
+
+/// On a llama-server the parts its tokenizer counted are marked, and the note says so.
+#[test]
+fn context_view_counted() {
+    let mut app = conversation();
+    let mut breakdown = context_breakdown();
+    breakdown.parts = vec![
+        ContextPart { name: "system prompt".into(), tokens: 867, exact: true },
+        ContextPart { name: "memories".into(), tokens: 0, exact: true },
+        ContextPart { name: "tools".into(), tokens: 3_820, exact: true },
+        ContextPart { name: "summary and carried instructions".into(), tokens: 0, exact: true },
+        ContextPart { name: "messages".into(), tokens: 91_300, exact: true },
+        ContextPart { name: "chat template and framing".into(), tokens: 413, exact: false },
+    ];
+    app.set_overlay(Some(Overlay::Context(ContextView { breakdown: Some(breakdown) })));
+    snapshot("context_counted", &app);
 }
 
 #[test]

@@ -53,6 +53,25 @@ async fn llama_server_props_give_the_context_window() {
 }
 
 #[tokio::test]
+async fn lm_studio_says_the_window_it_loaded_the_model_with_else_the_most_it_takes() {
+    let loaded =
+        MockLlm::start(Script::new().models(&["qwen2.5-coder-7b"]).lm_studio_window(Some(16_384), 32_768)).await;
+    let client = OpenAiClient::new(&loaded.openai_base_url(), None, &RetryConfig::default()).unwrap();
+    assert_eq!(client.served_window("qwen2.5-coder-7b").await, ServedWindow::Reported(16_384));
+    assert_eq!(client.served_window("not-there").await, ServedWindow::Unknown, "a model it does not have");
+    let idle = MockLlm::start(Script::new().models(&["qwen2.5-coder-7b"]).lm_studio_window(None, 32_768)).await;
+    let client = OpenAiClient::new(&idle.openai_base_url(), None, &RetryConfig::default()).unwrap();
+    assert_eq!(client.served_window("qwen2.5-coder-7b").await, ServedWindow::Reported(32_768));
+}
+
+#[tokio::test]
+async fn vllm_says_the_window_in_its_models_list() {
+    let mock = MockLlm::start(Script::new().models(&["Qwen/Qwen2.5-7B", "other"]).vllm_max_model_len(32_768)).await;
+    let client = OpenAiClient::new(&mock.openai_base_url(), None, &RetryConfig::default()).unwrap();
+    assert_eq!(client.served_window("Qwen/Qwen2.5-7B").await, ServedWindow::Reported(32_768));
+}
+
+#[tokio::test]
 async fn ollama_says_nothing_before_loading_the_model() {
     let mock = MockLlm::start(Script::new().models(&["qwen2.5-coder:7b"]).ollama_window(8_192)).await;
     let client = OpenAiClient::new(&mock.openai_base_url(), None, &RetryConfig::default()).unwrap();

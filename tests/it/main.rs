@@ -27,6 +27,8 @@ mod llm_discovery;
 mod llm_mock;
 mod llm_openai;
 mod llm_retry;
+mod local_lifecycle;
+mod local_server;
 mod mcp;
 mod memory_and_prompt;
 mod minors;

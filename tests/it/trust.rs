@@ -177,7 +177,7 @@ async fn the_terminal_asks_first_listing_each_item_and_asks_again_when_a_hook_ch
     let mock = MockLlm::start(Script::new().turn(Turn::text("Hello there.")).turn(Turn::text("Plain hello."))).await;
 
     let mut screen = blocking(|| Screen::start(&sandbox, &mock, &[]));
-    let dialog = blocking(|| screen.wait("the trust dialog", |s| s.contains("Do you trust the files in this folder?")));
+    let dialog = blocking(|| screen.wait("the trust dialog", |s| s.contains("y trust · n don't trust")));
     for item in LISTED.iter().chain(&["AGENTS.md", "reviewer: Reviews diffs"]) {
         assert!(dialog.contains(item), "{item:?} is not listed:\n{dialog}");
     }
@@ -207,7 +207,7 @@ async fn the_terminal_asks_first_listing_each_item_and_asks_again_when_a_hook_ch
     }
     sandbox.write(".cairn/settings.toml", &settings(out.path(), "changed-start"));
     let mut screen = blocking(|| Screen::start(&sandbox, &mock, &[]));
-    let dialog = blocking(|| screen.wait("the dialog again", |s| s.contains("Do you trust the files in this folder?")));
+    let dialog = blocking(|| screen.wait("the dialog again", |s| s.contains("y trust · n don't trust")));
     assert!(dialog.contains("You trusted this folder on"), "{dialog}");
     assert!(dialog.contains("changed  hook") && dialog.contains("changed-start"), "{dialog}");
     blocking(|| {

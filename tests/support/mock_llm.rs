@@ -109,6 +109,8 @@ struct Shared {
     chunk_delay: Duration,
     props_n_ctx: Option<u64>,
     ollama_window: Option<u64>,
+    lm_studio_window: Option<(Option<u64>, u64)>,
+    vllm_max_model_len: Option<u64>,
     models: Vec<String>,
     next_id: AtomicU64,
     /// When each request's headers arrived and when its answer was handed over, in order.
@@ -156,6 +158,8 @@ impl MockLlm {
             chunk_delay: Duration::from_millis(script.chunk_delay_ms),
             props_n_ctx: script.props_n_ctx,
             ollama_window: script.ollama_window,
+            lm_studio_window: script.lm_studio_window,
+            vllm_max_model_len: script.vllm_max_model_len,
             models: script.models.unwrap_or_else(|| vec!["mock-model".to_string()]),
             next_id: AtomicU64::new(1),
             timings: Mutex::new(Vec::new()),
@@ -167,6 +171,7 @@ impl MockLlm {
             .route("/v1/models", get(models))
             .route("/props", get(props))
             .route("/api/ps", get(ollama_ps))
+            .route("/api/v0/models/{model}", get(lm_studio_model))
             .with_state(shared.clone());
         let server = tokio::spawn(async move {
             if let Err(e) = axum::serve(listener, app).await {
@@ -250,9 +255,37 @@ async fn openai_responses(State(shared): State<Arc<Shared>>, request: axum::extr
 }
 
 async fn models(State(shared): State<Arc<Shared>>) -> Response {
-    let data: Vec<Value> =
-        shared.models.iter().map(|id| json!({"id": id, "object": "model", "owned_by": "cairn"})).collect();
+    let data: Vec<Value> = shared
+        .models
+        .iter()
+        .map(|id| {
+            let mut model = json!({"id": id, "object": "model", "owned_by": "cairn"});
+            if let Some(len) = shared.vllm_max_model_len {
+                model["max_model_len"] = json!(len);
+            }
+            model
+        })
+        .collect();
     axum::Json(json!({"object": "list", "data": data})).into_response()
+}
+
+/// LM Studio's REST API: one model, loaded or not (an unknown one is a 404 with an error).
+async fn lm_studio_model(
+    State(shared): State<Arc<Shared>>,
+    axum::extract::Path(model): axum::extract::Path<String>,
+) -> Response {
+    let Some((loaded, max)) = shared.lm_studio_window else { return StatusCode::NOT_FOUND.into_response() };
+    if !shared.models.contains(&model) {
+        return (StatusCode::NOT_FOUND, axum::Json(json!({"error": format!("Model {model} not found")})))
+            .into_response();
+    }
+    let mut answer = json!({"id": model, "object": "model", "type": "llm", "state": "not-loaded",
+        "max_context_length": max});
+    if let Some(loaded) = loaded {
+        answer["state"] = json!("loaded");
+        answer["loaded_context_length"] = json!(loaded);
+    }
+    axum::Json(answer).into_response()
 }
 
 async fn props(State(shared): State<Arc<Shared>>) -> Response {

@@ -192,6 +192,8 @@ pub struct Script {
     pub(super) chunk_delay_ms: u64,
     pub(super) props_n_ctx: Option<u64>,
     pub(super) ollama_window: Option<u64>,
+    pub(super) lm_studio_window: Option<(Option<u64>, u64)>,
+    pub(super) vllm_max_model_len: Option<u64>,
     pub(super) models: Option<Vec<String>>,
     pub(super) context_window: Option<u64>,
     pub(super) simulate_cache: bool,
@@ -305,6 +307,19 @@ impl Script {
     /// every listed model, loaded with this `context_length`.
     pub fn ollama_window(mut self, context_length: u64) -> Script {
         self.ollama_window = Some(context_length);
+        self
+    }
+
+    /// Also serve LM Studio's `GET /api/v0/models/NAME` for each listed model: loaded with
+    /// `loaded` tokens when given, else not loaded; `max` the most the model takes.
+    pub fn lm_studio_window(mut self, loaded: Option<u64>, max: u64) -> Script {
+        self.lm_studio_window = Some((loaded, max));
+        self
+    }
+
+    /// List each model in `GET /v1/models` with vLLM's `max_model_len`.
+    pub fn vllm_max_model_len(mut self, tokens: u64) -> Script {
+        self.vllm_max_model_len = Some(tokens);
         self
     }
 

@@ -8,6 +8,7 @@
 pub mod aux_calls;
 pub mod cache_check;
 pub mod cairn;
+pub mod fake_llama;
 pub mod llm;
 pub mod mcp_server;
 pub mod mock_llm;

@@ -47,6 +47,8 @@ pub struct ContextPart {
     /// "system prompt", "tools", "memories", "summary", "messages", …
     pub name: String,
     pub tokens: u64,
+    /// Counted by the model's own tokenizer (a llama-server's); otherwise estimated.
+    pub exact: bool,
 }
 
 /// Cache figures for the `/context` view.

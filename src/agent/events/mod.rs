@@ -168,6 +168,8 @@ pub struct ModelList {
     pub models: Vec<ModelChoice>,
     /// Why the provider could not be asked, when it could not.
     pub provider_error: Option<String>,
+    /// The llama-server cairn runs (`--local`): its model, window and slots.
+    pub local_server: Option<crate::local::ServerInfo>,
 }
 
 /// What a transcript shows of a stored session beyond its messages, so a resumed session

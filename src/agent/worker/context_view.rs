@@ -15,6 +15,10 @@ impl Worker {
     fn overhead_parts(&self, mode: Mode) -> (u64, u64) {
         let cpt = self.place.config().context.chars_per_token;
         let (system, tools) = self.system_and_tools(mode);
+        if let Some((system, tools)) = self.counted_overhead(&system, &tools) {
+            // The system prompt is one message of the template.
+            return (system + self.session.pipeline().exact_counts().framing(), tools);
+        }
         // The task list travels with every request, after the system prompt's cached part.
         let tail = self.task_list.tail().map_or(0, |t| t.len());
         let system: usize = system.iter().map(|b| b.text.len()).sum::<usize>() + tail;
@@ -61,8 +65,19 @@ impl Worker {
         }
     }
 
-    /// Parts scaled so they add up to the calibrated total.
+    /// The `/context` breakdown: the parts as the model's tokenizer counted them when it can,
+    /// else estimated parts scaled to add up to the calibrated total.
     pub(super) fn describe_context(&mut self) -> ContextBreakdown {
+        let total = self.estimated_tokens();
+        let parts = match self.exact_parts(self.link.mode(), total) {
+            Some(parts) => parts,
+            None => self.estimated_parts(total),
+        };
+        self.context_breakdown(parts, total)
+    }
+
+    /// The parts as estimated, scaled to add up to the calibrated total.
+    fn estimated_parts(&mut self, total: u64) -> Vec<ContextPart> {
         let (system, tools) = self.overhead_parts(self.link.mode());
         let (summary, messages) = self.session.pipeline_mut().parts(self.model.window());
         let cpt = self.place.config().context.chars_per_token;
@@ -75,15 +90,15 @@ impl Worker {
             .as_deref()
             .map(|m| estimate_text_tokens(m.len(), cpt))
             .unwrap_or(0);
+        let part = |name: &str, tokens: u64| ContextPart { name: name.into(), tokens, exact: false };
         let mut parts = vec![
-            ContextPart { name: "system prompt".into(), tokens: system.saturating_sub(memories) },
-            ContextPart { name: "memories".into(), tokens: memories },
-            ContextPart { name: "tools".into(), tokens: tools },
-            ContextPart { name: "summary and carried instructions".into(), tokens: summary },
-            ContextPart { name: "messages".into(), tokens: messages },
+            part("system prompt", system.saturating_sub(memories)),
+            part("memories", memories),
+            part("tools", tools),
+            part("summary and carried instructions", summary),
+            part("messages", messages),
         ];
         let raw: u64 = parts.iter().map(|p| p.tokens).sum();
-        let total = self.estimated_tokens();
         if raw > 0 && total != raw {
             let mut assigned = 0;
             let last = parts.len() - 1;
@@ -92,6 +107,10 @@ impl Worker {
                 assigned += part.tokens;
             }
         }
+        parts
+    }
+
+    fn context_breakdown(&mut self, parts: Vec<ContextPart>, total: u64) -> ContextBreakdown {
         let budget = self.budget();
         let session = self.place.store().session_usage(self.session.id()).ok();
         let state = self.session.pipeline().state();

@@ -7,6 +7,7 @@ mod compaction;
 mod context_view;
 mod dispatch;
 mod hooks;
+mod local;
 mod memory;
 mod permit;
 mod rewind;
@@ -78,6 +79,8 @@ pub(super) struct Worker {
     models: ModelDirectory,
     /// Most model requests per prompt.
     max_turns: Option<u32>,
+    /// The local server: its news, its tokenizer, its timings.
+    local: crate::agent::local_site::LocalSite,
 }
 
 impl Worker {
@@ -137,6 +140,7 @@ impl Worker {
             task_list,
             models,
             max_turns: setup.max_turns,
+            local: crate::agent::local_site::LocalSite::new(setup.local_server, setup.tokenizer),
         };
         worker.settle_loaded_session()?;
         Ok(worker)
@@ -201,12 +205,13 @@ impl Worker {
     /// Give the pipeline the prices of the model in use, so every rewrite of what was sent is
     /// weighed against what it saves on this provider (after a load and a `/model` switch).
     pub(super) fn price_context(&mut self) {
-        let model = self.model.cost_model(&self.place.config().cache);
+        // A local server's own timings, once it has answered, else the catalog's prices.
+        let model = self.local.cost_model().unwrap_or_else(|| self.model.cost_model(&self.place.config().cache));
         self.session.pipeline_mut().set_cost_model(model);
     }
 
     /// Start the estimate from the last reported usage, as if that request had just been made.
-    fn calibrate_from_store(&mut self) -> Result<(), StoreError> {
+    pub(super) fn calibrate_from_store(&mut self) -> Result<(), StoreError> {
         let Some((usage, reply_seq)) = self.place.store().last_turn_usage(self.session.id())? else { return Ok(()) };
         self.cache.record(usage);
         if self.session.pipeline().state().awaiting_usage {
@@ -226,7 +231,7 @@ impl Worker {
                 .entries()
                 .iter()
                 .filter(|e| e.seq >= seq && pipeline.state().is_visible(e.seq))
-                .map(|e| e.tokens)
+                .map(|e| pipeline.exact_counts().tokens(&e.message).unwrap_or(e.tokens))
                 .sum(),
             None => 0,
         };
@@ -378,6 +383,7 @@ impl Worker {
                     self.link.emit(AgentEvent::Context(status));
                 }
                 UserCommand::DescribeContext => {
+                    self.count_exactly(self.link.mode()).await;
                     let breakdown = self.describe_context();
                     self.link.emit(AgentEvent::ContextBreakdown(breakdown));
                 }

@@ -291,6 +291,8 @@ impl Launcher {
             task_list,
             models,
             max_turns: Some(config.subagents.max_turns),
+            // A subagent counts with the estimate; the server's news reaches the parent.
+            local: Default::default(),
         })
     }
 }

@@ -3,6 +3,7 @@
 use tokio_util::sync::CancellationToken;
 
 use super::Worker;
+use super::local::{MAX_UNPARSED_TOOL_CALLS, unparsed_tool_call, unparsed_tool_call_reply};
 use crate::agent::events::{AgentEvent, CompactionTrigger, NoticeLevel, TurnOutcome, TurnStats, TurnSummary};
 use crate::agent::spend::add_cost;
 use crate::context::{BudgetLevel, PreflightInput, StageReport, Urgency, check_request};
@@ -53,6 +54,8 @@ impl Worker {
         self.checkpoints.begin_turn(self.session.last_seq());
         self.auto_recall(self.session.last_seq(), &prompt);
         let mut overflow_retried = false;
+        let mut server_retried = false;
+        let mut unparsed_rounds = 0;
         let mut stop_hook_rounds = 0;
         let outcome = loop {
             if self.session.has_failed() {
@@ -89,7 +92,14 @@ impl Worker {
                     self.shrink_after_overflow(mode, prepared.raw_tokens, &cancel).await;
                     continue;
                 }
-                Err(e) => break TurnOutcome::Failed { error: e.to_string() },
+                Err(e) => {
+                    // The local server died under the request and cairn restarted it: send again.
+                    if !server_retried && self.local.recovered().await {
+                        server_retried = true;
+                        continue;
+                    }
+                    break TurnOutcome::Failed { error: e.to_string() };
+                }
             };
             stats.requests += 1;
             stats.all_requests += 1;
@@ -105,6 +115,24 @@ impl Worker {
             self.link.emit(AgentEvent::Context(status));
 
             if !response.message.has_tool_calls() {
+                let text = response.message.text();
+                if let Some(marker) = unparsed_tool_call(&text, !prepared.request.tools.is_empty()) {
+                    // A call the server could not parse arrived as text: nothing ran.
+                    unparsed_rounds += 1;
+                    self.link.notice(
+                        NoticeLevel::Warning,
+                        format!("the model wrote a tool call ({marker}) the server could not parse; no tool ran"),
+                    );
+                    if unparsed_rounds > MAX_UNPARSED_TOOL_CALLS {
+                        break TurnOutcome::Failed {
+                            error: format!(
+                                "the model's tool calls did not parse {unparsed_rounds} times in a row ({marker}); the turn stops here. Try again, or a model that calls tools in its server's format"
+                            ),
+                        };
+                    }
+                    self.session.persist(Message::user(unparsed_tool_call_reply(marker)), None);
+                    continue;
+                }
                 if stop_hook_rounds < MAX_STOP_HOOK_ROUNDS
                     && let Some(reason) = self.stop_hooks(stop_hook_rounds > 0, &cancel).await
                 {
@@ -155,6 +183,7 @@ impl Worker {
     /// Store the assistant message and its usage; calibrate the estimate on the usage.
     fn record_response(&mut self, response: &ChatResponse, raw_at_send: u64) {
         self.session.pipeline_mut().report_usage(response.usage.prompt_tokens(), raw_at_send);
+        self.learn_local_costs(response);
         self.cache.record(response.usage);
         let message_id = if response.message.content.is_empty() {
             None
@@ -218,6 +247,7 @@ impl Worker {
         let protected = self.protected_context();
         self.session.pipeline_mut().set_protected(protected);
         self.refresh_outline();
+        self.count_exactly(mode).await;
         let input = self.preflight_input(mode, false);
         if input.overhead >= input.budget.effective {
             return Err(TurnOutcome::Failed { error: self.window_too_small(&input, mode) });

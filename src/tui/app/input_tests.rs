@@ -400,6 +400,7 @@ fn the_model_picker_switches_to_the_chosen_model() {
         current: "claude-sonnet-4-5".into(),
         models: vec![choice("mock-model", true), choice("claude-sonnet-4-5", false), choice("claude-haiku-4-5", false)],
         provider_error: None,
+        local_server: None,
     }));
     sent(&mut rx);
     press(&mut app, KeyCode::Enter);
@@ -412,6 +413,7 @@ fn the_model_picker_switches_to_the_chosen_model() {
         current: "claude-sonnet-4-5".into(),
         models: vec![choice("claude-sonnet-4-5", false), choice("claude-haiku-4-5", false)],
         provider_error: Some("offline".into()),
+        local_server: None,
     }));
     sent(&mut rx);
     press(&mut app, KeyCode::Down);

@@ -32,6 +32,9 @@ fn pct(part: u64, whole: u64) -> f64 {
     if whole == 0 { 0.0 } else { part as f64 * 100.0 / whole as f64 }
 }
 
+/// The mark of a part the model's own tokenizer counted.
+const COUNTED: &str = "  counted";
+
 /// The breakdown as lines for `w` columns.
 pub fn context_lines(b: &ContextBreakdown, w: usize, theme: &Theme) -> Vec<Line<'static>> {
     let window = b.budget.window.max(1);
@@ -47,7 +50,10 @@ pub fn context_lines(b: &ContextBreakdown, w: usize, theme: &Theme) -> Vec<Line<
     ]));
     out.push(Line::default());
     let name_w = b.parts.iter().map(|p| p.name.len()).max().unwrap_or(8).max(8);
-    let bar_w = w.saturating_sub(name_w + 24).clamp(10, 60);
+    let any_counted = b.parts.iter().any(|p| p.exact);
+    // Room for each part's "  counted" mark when the tokenizer counted any.
+    let mark_w = if any_counted { COUNTED.len() } else { 0 };
+    let bar_w = w.saturating_sub(name_w + 24 + mark_w).clamp(10, 60);
     // Stacked bar: each part in turn, then free space, with thresholds marked below.
     // The last part (the messages, usually the largest) is solid; the others lighter.
     let shades = ['█', '▓', '▒', '░', '▞', '▚'];
@@ -84,9 +90,14 @@ pub fn context_lines(b: &ContextBreakdown, w: usize, theme: &Theme) -> Vec<Line<
             Span::styled(glyph(i).to_string().repeat(cells.min(bar_w)), level),
             Span::styled("·".repeat(bar_w - cells.min(bar_w)), theme.bar_empty),
             Span::styled(format!(" {:>7}  {:>5.1}%", format_tokens(part.tokens), pct(part.tokens, b.total)), theme.dim),
+            Span::styled(if part.exact { COUNTED } else { "" }, theme.faint),
         ]));
     }
     let sum: u64 = b.parts.iter().map(|p| p.tokens).sum();
+    if any_counted {
+        let note = "counted: by the model's own tokenizer; the rest estimated";
+        out.push(Line::from(Span::styled(format!("{:<name_w$}  {note}", ""), theme.faint)));
+    }
     out.push(Line::from(vec![
         Span::styled(format!("{:<name_w$}  ", "total"), theme.title),
         Span::styled(" ".repeat(bar_w), theme.text),

@@ -60,7 +60,8 @@ impl ModelsView {
     }
 
     pub fn render(&self, area: Rect, buf: &mut Buffer, theme: &Theme) {
-        let area = view_area(area, self.len().max(3) + 2);
+        let local_line = self.list.as_ref().map_or(0, |l| usize::from(l.local_server.is_some()));
+        let area = view_area(area, self.len().max(3) + 2 + local_line);
         let foot = footer(
             &[
                 (Action::Overlay(OverlayAction::Open), "switch"),
@@ -78,6 +79,16 @@ impl ModelsView {
             return;
         };
         let mut y = inner.y;
+        if let Some(s) = &list.local_server {
+            let window = s.window.map_or("window not reported".into(), |w| format!("{} window", format_tokens(w)));
+            let slots = s.slots.map(|n| format!(" · {n} slots")).unwrap_or_default();
+            let line = Line::from(Span::styled(
+                format!("llama-server {} · {} · {window}{slots}", s.base_url, s.model),
+                theme.dim,
+            ));
+            buf.set_line(x, y, &Line::from(truncate_spans(line.spans, w)), w as u16);
+            y += 1;
+        }
         if let Some(e) = &list.provider_error {
             let line = Line::from(Span::styled(format!("the provider's list is missing: {e}"), theme.notice_warning));
             buf.set_line(x, y, &Line::from(truncate_spans(line.spans, w)), w as u16);
