@@ -195,16 +195,19 @@ async fn a_hard_link_to_an_outside_file_is_not_writable() {
     assert_eq!(std::fs::read_to_string(&target).unwrap(), "outside\n", "{}", out.content);
 }
 
+/// A project that is a git repository, or `None` where git is missing.
+fn git_project() -> Option<(tempfile::TempDir, ToolContext)> {
+    let (dir, ctx) = project();
+    let git = std::process::Command::new("git").args(["init", "-q"]).current_dir(&ctx.root).status();
+    git.is_ok_and(|s| s.success()).then_some((dir, ctx))
+}
+
 #[tokio::test]
 async fn protected_paths_inside_the_project_are_read_only_to_commands() {
     if !enforced() {
         return;
     }
-    let (_dir, ctx) = project();
-    let git = std::process::Command::new("git").args(["init", "-q"]).current_dir(&ctx.root).status();
-    if !git.is_ok_and(|s| s.success()) {
-        return eprintln!("skipped: no git");
-    }
+    let Some((_dir, ctx)) = git_project() else { return eprintln!("skipped: no git") };
     std::fs::create_dir_all(ctx.root.join(".cairn")).unwrap();
     std::fs::create_dir_all(ctx.root.join(".claude")).unwrap();
     let config = std::fs::read_to_string(ctx.root.join(".git/config")).unwrap();
@@ -232,11 +235,7 @@ async fn protected_paths_that_do_not_exist_yet_cannot_be_created_or_swapped_in()
     if !enforced() {
         return;
     }
-    let (_dir, ctx) = project();
-    let git = std::process::Command::new("git").args(["init", "-q"]).current_dir(&ctx.root).status();
-    if !git.is_ok_and(|s| s.success()) {
-        return eprintln!("skipped: no git");
-    }
+    let Some((_dir, ctx)) = git_project() else { return eprintln!("skipped: no git") };
     std::fs::remove_dir_all(ctx.root.join(".git/hooks")).unwrap();
     let config = std::fs::read_to_string(ctx.root.join(".git/config")).unwrap();
     let out = run(

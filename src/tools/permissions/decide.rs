@@ -78,6 +78,13 @@ pub struct PartDecision {
     pub needs_user: bool,
 }
 
+impl PartDecision {
+    /// A part's verdict that anyone may answer.
+    pub(super) fn new(text: &str, permission: Permission, decided_by: DecidedBy, why: String) -> PartDecision {
+        PartDecision { text: text.to_string(), permission, decided_by, why, needs_user: false }
+    }
+}
+
 /// The decision for a call.
 #[derive(Clone, Debug)]
 pub struct Decision {

@@ -125,12 +125,8 @@ impl Policy {
 
     fn decide_part(&self, mode: Mode, part: &Part, track: &mut Track, extra_reads: &mut Vec<PathBuf>) -> PartDecision {
         let text = part.display();
-        let verdict = |permission: Permission, decided_by: DecidedBy, why: String| PartDecision {
-            text: text.clone(),
-            permission,
-            decided_by,
-            why,
-            needs_user: false,
+        let verdict = |permission: Permission, decided_by: DecidedBy, why: String| {
+            PartDecision::new(&text, permission, decided_by, why)
         };
         if matches!(part.kind, PartKind::Write | PartKind::Read) {
             return self.redirection(mode, part, &text, track);
@@ -273,12 +269,8 @@ impl Policy {
         by_rule: Option<DecidedBy>,
         extra_reads: &mut Vec<PathBuf>,
     ) -> PartDecision {
-        let verdict = |permission: Permission, decided_by: DecidedBy, why: String| PartDecision {
-            text: text.to_string(),
-            permission,
-            decided_by,
-            why,
-            needs_user: false,
+        let verdict = |permission: Permission, decided_by: DecidedBy, why: String| {
+            PartDecision::new(text, permission, decided_by, why)
         };
         let mut paths = reads::resolve(&r.paths, &self.root, &track.cwds);
         paths.extend(reads::repo_paths(&r.repo_paths, &self.root, &track.cwds));
@@ -450,12 +442,8 @@ impl Policy {
 
     /// A redirection: a write decided like `file_write`, a read like `file_read`.
     fn redirection(&self, mode: Mode, part: &Part, text: &str, track: &Track) -> PartDecision {
-        let verdict = |permission: Permission, decided_by: DecidedBy, why: String| PartDecision {
-            text: text.to_string(),
-            permission,
-            decided_by,
-            why,
-            needs_user: false,
+        let verdict = |permission: Permission, decided_by: DecidedBy, why: String| {
+            PartDecision::new(text, permission, decided_by, why)
         };
         let (tool, access) =
             if part.kind == PartKind::Write { ("file_write", Access::Write) } else { ("file_read", Access::Read) };
