@@ -8,6 +8,7 @@
 //! events and the interface's app. The rest is crate-private, so the compiler finds what
 //! nothing uses.
 
+mod acp;
 pub mod agent;
 pub mod checkpoint;
 mod cli;
@@ -19,6 +20,7 @@ mod hooks;
 pub mod llm;
 pub mod local;
 mod mcp;
+mod mcp_serve;
 mod memory;
 pub mod net;
 mod prompt;

@@ -73,6 +73,7 @@ impl Rig {
             memory: None,
             subagents: None,
             task_list: None,
+            editor: None,
             denied: Default::default(),
         };
         Rig { _dirs: (project, data), root, store, session: session.id, checkpoints, ctx, calls: 0, events }

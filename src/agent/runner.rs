@@ -99,7 +99,7 @@ pub fn spawn(setup: AgentSetup) -> Result<AgentHandle, StoreError> {
             setup.project,
             NewSession { provider: setup.provider_kind, model: &setup.model.name, mode: setup.mode },
         )?,
-        SessionChoice::Resume(info) => info,
+        SessionChoice::Resume(info) | SessionChoice::Drafted(info) => info,
     };
     let before = (chrono::Utc::now() - EMPTY_SESSION_GRACE).to_rfc3339_opts(chrono::SecondsFormat::Millis, true);
     match setup.store.purge_empty_sessions(setup.project, &before) {

@@ -17,6 +17,9 @@ pub enum SessionChoice {
     /// An existing session of the project, already resolved (so an unknown id fails before
     /// anything starts).
     Resume(SessionInfo),
+    /// A new session the front end drafted (`Store::draft_session`) because it had to give out
+    /// its id before the agent could start (ACP's `session/new`). Written with its first message.
+    Drafted(SessionInfo),
 }
 
 /// Everything an agent is made of.
@@ -61,4 +64,6 @@ pub struct AgentSetup {
     /// Whether the project's files are in force: its hooks, MCP servers, commands, skills,
     /// instruction files and allow rules load only when the folder is trusted.
     pub trust: crate::trust::ProjectTrust,
+    /// The editor whose buffers the file tools read and write (ACP's `fs/*`); `None`: the disk.
+    pub editor: Option<Arc<dyn crate::tools::Editor>>,
 }

@@ -10,7 +10,7 @@ use super::approvals::ApprovalGate;
 use super::tool_section::ToolSection;
 use crate::conversation::{Mode, ToolSpec};
 use crate::tools::permissions::{Decision, Effect, Level, Origin, Permission, Policy, Rule};
-use crate::tools::{FileTracker, Registry, SandboxPolicy};
+use crate::tools::{Editor, FileTracker, Registry, SandboxPolicy};
 
 #[derive(Clone)]
 pub(super) struct Toolbox {
@@ -24,6 +24,8 @@ pub(super) struct Toolbox {
     policy: Policy,
     /// The sandbox `bash` runs in; plan mode runs it in the read-only form.
     sandbox: SandboxPolicy,
+    /// The editor whose buffers the file tools use, when the front end offers one (ACP).
+    editor: Option<Arc<dyn Editor>>,
 }
 
 impl Toolbox {
@@ -35,7 +37,17 @@ impl Toolbox {
             gate,
             policy,
             sandbox,
+            editor: None,
         }
+    }
+
+    /// The file tools read and write through `editor`.
+    pub(super) fn with_editor(self, editor: Option<Arc<dyn Editor>>) -> Toolbox {
+        Toolbox { editor, ..self }
+    }
+
+    pub(super) fn editor(&self) -> Option<Arc<dyn Editor>> {
+        self.editor.clone()
     }
 
     /// A subagent's toolbox: these tools of the section only, a gate labelled with it, the rules
@@ -49,6 +61,7 @@ impl Toolbox {
             gate,
             policy: self.policy.clone(),
             sandbox: self.sandbox.clone(),
+            editor: self.editor.clone(),
         }
     }
 

@@ -188,6 +188,19 @@ pub enum Command {
     },
     /// Show resolved configuration, data paths, provider reachability and terminal capabilities
     Doctor,
+    /// Serve the Agent Client Protocol on stdin/stdout, for editors (Zed, JetBrains IDEs, Neovim)
+    Acp {
+        /// Trust the folders sessions are opened in without asking (recorded in config.toml)
+        #[arg(long)]
+        trust: bool,
+    },
+    /// Serve cairn as an MCP server on stdin/stdout, for other agents: a prompt in a session, answered
+    #[command(name = "mcp-serve")]
+    McpServe {
+        /// Trust this folder: its hooks, MCP servers, commands, skills, instruction files and allow rules are used (recorded in config.toml)
+        #[arg(long)]
+        trust: bool,
+    },
     /// Inspect the context pipeline
     Context {
         #[command(subcommand)]

@@ -2,12 +2,14 @@
 //! open the store, resolve the provider, and hand over to headless mode, the TUI, or a
 //! subcommand. No conversation logic lives here.
 
+mod acp;
 mod args;
 mod editor;
 mod error;
 mod file_index;
 mod interactive;
 mod local;
+mod mcp_serve;
 mod mistyped;
 mod replay;
 mod rewind;
@@ -57,6 +59,8 @@ async fn dispatch(cli: Cli) -> Result<ExitCode, CliError> {
         }
         Some(Command::Diff { id, turn }) => rewind::diff(&startup, id, *turn),
         Some(Command::Doctor) => subcommands::doctor(&startup).await,
+        Some(Command::Acp { trust }) => acp::run(&startup, *trust).await,
+        Some(Command::McpServe { trust }) => mcp_serve::run(&startup, *trust).await,
         Some(Command::Context { command: ContextCommand::Replay { file, window, json, dump, offline, summaries } }) => {
             let summaries = if *offline { Some(args::ReplaySummaries::Extractive) } else { *summaries };
             replay::run(&startup, replay::Args { file, window: *window, json: *json, dump: dump.as_deref(), summaries })

@@ -66,6 +66,7 @@ impl Permissions {
 }
 
 /// A provider ready to use.
+#[derive(Clone)]
 pub struct ProviderSetup {
     pub resolved: ResolvedProvider,
     pub client: Arc<dyn Provider>,
@@ -89,15 +90,7 @@ impl Startup {
             None => std::env::current_dir()
                 .map_err(|e| CliError::Usage(format!("cannot read the current directory: {e}")))?,
         };
-        let cwd = start.canonicalize().map_err(|e| {
-            CliError::Usage(format!(
-                "project directory {} is not usable: {e}; pass an existing folder with -C",
-                start.display()
-            ))
-        })?;
-        if !cwd.is_dir() {
-            return Err(CliError::Usage(format!("{} is not a folder; pass a project folder with -C", cwd.display())));
-        }
+        let cwd = project_dir(&start)?;
         let root = find_project_root(&cwd);
         let overrides = ProviderOverrides {
             provider: common.provider,
@@ -119,6 +112,27 @@ impl Startup {
             local_flag: common.local.clone(),
             local: tokio::sync::OnceCell::new(),
             _log_guard: log_guard,
+        })
+    }
+
+    /// This run (its paths, config and flags) for the project around `dir`: a session an ACP
+    /// client opens in a folder of its choosing.
+    pub fn for_dir(&self, dir: &Path) -> Result<Startup, CliError> {
+        let cwd = project_dir(dir)?;
+        Ok(Startup {
+            paths: self.paths.clone(),
+            config: self.config.clone(),
+            overrides: self.overrides.clone(),
+            mode_flag: self.mode_flag,
+            root: find_project_root(&cwd),
+            cwd,
+            allow: self.allow.clone(),
+            deny: self.deny.clone(),
+            sandbox_flag: self.sandbox_flag,
+            local_flag: self.local_flag.clone(),
+            // The server this run started, shared (start it first: an empty cell is copied empty).
+            local: self.local.clone(),
+            _log_guard: None,
         })
     }
 
@@ -253,7 +267,7 @@ impl Startup {
             .mode_flag
             .or(match &session {
                 SessionChoice::Resume(info) => Some(info.mode),
-                SessionChoice::New => None,
+                SessionChoice::New | SessionChoice::Drafted(_) => None,
             })
             .unwrap_or(self.config.mode);
         let agent_types = self.agent_types(&permissions.trust);
@@ -282,6 +296,7 @@ impl Startup {
             local_server: provider.local,
             tokenizer: provider.tokenizer,
             trust: permissions.trust,
+            editor: None,
         }
     }
 
@@ -392,6 +407,20 @@ fn model_lister(resolved: &ResolvedProvider) -> crate::agent::ModelLister {
         let (base, key) = (base.clone(), key.clone());
         Box::pin(async move { crate::llm::list_models(kind, &base, key.as_ref()).await })
     })
+}
+
+/// `start` as the canonical folder cairn works from, or what is wrong with it.
+fn project_dir(start: &Path) -> Result<PathBuf, CliError> {
+    let cwd = start.canonicalize().map_err(|e| {
+        CliError::Usage(format!(
+            "project directory {} is not usable: {e}; pass an existing folder with -C",
+            start.display()
+        ))
+    })?;
+    if !cwd.is_dir() {
+        return Err(CliError::Usage(format!("{} is not a folder; pass a project folder with -C", cwd.display())));
+    }
+    Ok(cwd)
 }
 
 /// The nearest ancestor of `dir` (itself included) holding `.git`, else `dir`.

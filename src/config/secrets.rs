@@ -180,6 +180,17 @@ impl Redactor {
             .unwrap_or(text.len())
     }
 
+    /// A streamed chunk added to what was `held` back: what can be shown now, keys redacted;
+    /// the end that may still become a key stays held (show it when the stream ends: a key cut
+    /// off at the end is not a key).
+    pub fn release(&self, held: &mut String, chunk: &str) -> String {
+        held.push_str(chunk);
+        let redacted = self.redact(held).into_owned();
+        let at = self.unfinished_at(&redacted);
+        *held = redacted[at..].to_string();
+        redacted[..at].to_string()
+    }
+
     pub fn redact_in_place(&self, text: &mut String) {
         if let Cow::Owned(redacted) = self.redact(text) {
             *text = redacted;

@@ -110,16 +110,6 @@ impl Printer {
         writeln!(out, "{text}").and_then(|()| out.flush()).map_err(write_failed)
     }
 
-    /// A streamed chunk added to what was held: what can be printed now, keys redacted, and the
-    /// end that may still become a key kept back.
-    fn release(redactor: &crate::config::Redactor, held: &mut String, chunk: &str) -> String {
-        held.push_str(chunk);
-        let redacted = redactor.redact(held).into_owned();
-        let at = redactor.unfinished_at(&redacted);
-        *held = redacted[at..].to_string();
-        redacted[..at].to_string()
-    }
-
     /// What was held back, before any other line (a key cut off at the end is not a key).
     fn flush_held(&mut self) -> Result<(), HeadlessError> {
         for (kind, held) in [
@@ -136,7 +126,7 @@ impl Printer {
     /// A streamed chunk of the answer or the thinking, as far as it cannot be part of a key.
     fn delta(&mut self, thinking: bool, chunk: &str) -> Result<(), HeadlessError> {
         let held = if thinking { &mut self.held_thinking } else { &mut self.held_text };
-        let out = Printer::release(&self.redactor, held, chunk);
+        let out = self.redactor.release(held, chunk);
         let kind = if thinking { "thinking_delta" } else { "assistant_delta" };
         if out.is_empty() { Ok(()) } else { self.line(json!({"type": kind, "text": out})) }
     }

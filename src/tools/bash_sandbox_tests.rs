@@ -34,6 +34,7 @@ fn project() -> (tempfile::TempDir, ToolContext) {
         memory: None,
         subagents: None,
         task_list: None,
+        editor: None,
         denied: Default::default(),
     };
     (dir, ctx)

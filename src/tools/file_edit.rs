@@ -8,7 +8,7 @@ use futures_util::future::BoxFuture;
 use serde::Deserialize;
 use serde_json::json;
 
-use super::file_write::{apply, current_text, prepared_change};
+use super::file_write::{apply, current_text, prepare_held, prepared_change};
 use super::{Access, FileChange, Prepared, Tool, ToolContext, ToolError, ToolOutput, parse_args, resolve_path};
 use crate::conversation::tool_names::FILE_EDIT;
 
@@ -55,17 +55,15 @@ impl Tool for FileEdit {
     }
 
     fn prepare(&self, args: &serde_json::Value, ctx: &ToolContext) -> Result<Prepared, ToolError> {
-        let args: Args = parse_args(self.name(), args, SHAPE)?;
-        let path = resolve_path(&ctx.root, &args.path);
-        let Some(before) = current_text(&path, &ctx.files)? else {
-            return Err(ToolError::new(format!(
-                "{} does not exist; file_edit changes existing files. To create a new file use file_write",
-                path.display
-            )));
-        };
-        let edit = plan(&path.display, &before, &args)?;
-        let change = FileChange { path: path.clone(), before: Some(before), after: edit.after };
-        Ok(Prepared { summary: path.display.clone(), paths: vec![path], change: Some(change) })
+        prepare_with(args, ctx, None)
+    }
+
+    fn prepare_in<'a>(
+        &'a self,
+        args: &'a serde_json::Value,
+        ctx: &'a ToolContext,
+    ) -> BoxFuture<'a, Result<Prepared, ToolError>> {
+        prepare_held(args, ctx, prepare_with)
     }
 
     fn execute<'a>(
@@ -92,6 +90,21 @@ impl Tool for FileEdit {
         }
         .boxed()
     }
+}
+
+/// `prepare`, with the file's text as the editor holds it when `held`.
+fn prepare_with(args: &serde_json::Value, ctx: &ToolContext, held: Option<String>) -> Result<Prepared, ToolError> {
+    let args: Args = parse_args(FILE_EDIT, args, SHAPE)?;
+    let path = resolve_path(&ctx.root, &args.path);
+    let Some(before) = current_text(&path, &ctx.files, held)? else {
+        return Err(ToolError::new(format!(
+            "{} does not exist; file_edit changes existing files. To create a new file use file_write",
+            path.display
+        )));
+    };
+    let edit = plan(&path.display, &before, &args)?;
+    let change = FileChange { path: path.clone(), before: Some(before), after: edit.after };
+    Ok(Prepared { summary: path.display.clone(), paths: vec![path], change: Some(change) })
 }
 
 struct Edit {

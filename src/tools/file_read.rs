@@ -96,9 +96,23 @@ impl Tool for FileRead {
                 limit: args.limit.unwrap_or(ctx.config.read_default_lines).max(1),
             };
             let files = ctx.files.clone();
+            // An editor's buffer, unsaved changes included, when a front end offers one.
+            let held = match ctx.editor.as_deref().filter(|e| e.reads_files()) {
+                Some(editor) => {
+                    open_regular_file(&path)?;
+                    let text = editor
+                        .read_file(&path.absolute)
+                        .await
+                        .map_err(|e| ToolError::new(format!("cannot read {} from the editor: {e}", path.display)))?;
+                    Some(text)
+                }
+                None => None,
+            };
             let content = tokio::task::spawn_blocking(move || {
-                let file = open_regular_file(&path)?;
-                let (text, fingerprint) = render(&path.display, file, window)?;
+                let (text, fingerprint) = match held {
+                    Some(text) => render(&path.display, std::io::Cursor::new(text.into_bytes()), window)?,
+                    None => render(&path.display, open_regular_file(&path)?, window)?,
+                };
                 files.record_fingerprint(&path.absolute, fingerprint);
                 Ok::<_, ToolError>(text)
             })

@@ -9,8 +9,8 @@ use serde_json::json;
 
 use super::file_read::looks_binary;
 use super::{
-    Access, FileChange, FileTracker, Prepared, ProjectPath, Tool, ToolContext, ToolError, ToolOutput, parse_args,
-    resolve_path,
+    Access, Editor, FileChange, FileTracker, Prepared, ProjectPath, Tool, ToolContext, ToolError, ToolOutput,
+    parse_args, resolve_path,
 };
 use crate::conversation::tool_names::FILE_WRITE;
 
@@ -49,25 +49,15 @@ impl Tool for FileWrite {
     }
 
     fn prepare(&self, args: &serde_json::Value, ctx: &ToolContext) -> Result<Prepared, ToolError> {
-        let args: Args = parse_args(self.name(), args, SHAPE)?;
-        if args.path.ends_with('/') || args.path.ends_with(std::path::MAIN_SEPARATOR) || args.path.trim().is_empty() {
-            return Err(ToolError::new(format!(
-                "{:?} names a folder, not a file; give the path of the file to write, e.g. {}new.txt (missing folders are created)",
-                args.path,
-                args.path.trim()
-            )));
-        }
-        let path = resolve_path(&ctx.root, &args.path);
-        let before = current_text(&path, &ctx.files)?;
-        // An empty file holds nothing that could be lost, so it needs no read first.
-        if before.as_deref().is_some_and(|text| !text.is_empty()) && !ctx.files.knows(&path.absolute) {
-            return Err(ToolError::new(format!(
-                "{} exists and you have not read it in this session; read it first (file_read) so you don't overwrite content you haven't seen, or use file_edit",
-                path.display
-            )));
-        }
-        let change = FileChange { path: path.clone(), before, after: args.content };
-        Ok(Prepared { summary: path.display.clone(), paths: vec![path], change: Some(change) })
+        prepare_with(args, ctx, None)
+    }
+
+    fn prepare_in<'a>(
+        &'a self,
+        args: &'a serde_json::Value,
+        ctx: &'a ToolContext,
+    ) -> BoxFuture<'a, Result<Prepared, ToolError>> {
+        prepare_held(args, ctx, prepare_with)
     }
 
     fn execute<'a>(
@@ -95,23 +85,115 @@ impl Tool for FileWrite {
     }
 }
 
+/// `prepare`, with the file's text as the editor holds it when `held`.
+fn prepare_with(args: &serde_json::Value, ctx: &ToolContext, held: Option<String>) -> Result<Prepared, ToolError> {
+    let args: Args = parse_args(FILE_WRITE, args, SHAPE)?;
+    if args.path.ends_with('/') || args.path.ends_with(std::path::MAIN_SEPARATOR) || args.path.trim().is_empty() {
+        return Err(ToolError::new(format!(
+            "{:?} names a folder, not a file; give the path of the file to write, e.g. {}new.txt (missing folders are created)",
+            args.path,
+            args.path.trim()
+        )));
+    }
+    let path = resolve_path(&ctx.root, &args.path);
+    let before = current_text(&path, &ctx.files, held)?;
+    // An empty file holds nothing that could be lost, so it needs no read first.
+    if before.as_deref().is_some_and(|text| !text.is_empty()) && !ctx.files.knows(&path.absolute) {
+        return Err(ToolError::new(format!(
+            "{} exists and you have not read it in this session; read it first (file_read) so you don't overwrite content you haven't seen, or use file_edit",
+            path.display
+        )));
+    }
+    let change = FileChange { path: path.clone(), before, after: args.content };
+    Ok(Prepared { summary: path.display.clone(), paths: vec![path], change: Some(change) })
+}
+
 /// The change `prepare` built; `execute` applies exactly that.
 pub(super) fn prepared_change(prepared: Prepared) -> Result<FileChange, ToolError> {
     prepared.change.ok_or_else(|| ToolError::new("internal error: the call was prepared without a change"))
 }
 
-/// Apply `change` off the async runtime: the write is fsynced, which can take a while.
+/// Apply `change`: into the editor's buffer when an editor writes files, else to the disk, off
+/// the async runtime (the write is fsynced, which can take a while).
 pub(super) async fn apply(change: &FileChange, ctx: &ToolContext) -> Result<(), ToolError> {
+    if let Some(editor) = ctx.editor.as_deref().filter(|e| e.writes_files()) {
+        return apply_in_editor(change, editor, ctx).await;
+    }
     let (owned, files) = (change.clone(), ctx.files.clone());
     tokio::task::spawn_blocking(move || owned.apply(&files))
         .await
         .map_err(|e| ToolError::new(format!("writing {} failed unexpectedly: {e}", change.path.display)))?
 }
 
-/// The current text of a file about to be changed, `None` when it does not exist. Refuses
-/// folders, special files, binary and non-UTF-8 files, and files that changed on disk since the
-/// agent last read or wrote them.
-pub(super) fn current_text(path: &ProjectPath, files: &FileTracker) -> Result<Option<String>, ToolError> {
+/// As [`FileChange::apply`] does on disk: only over the text the user saw in the preview, and
+/// what was written counts as seen.
+async fn apply_in_editor(change: &FileChange, editor: &dyn Editor, ctx: &ToolContext) -> Result<(), ToolError> {
+    let shown = &change.path.display;
+    let now = match editor_text(&change.path, ctx).await? {
+        Some(text) => Some(text),
+        None => match std::fs::read(&change.path.absolute) {
+            Ok(bytes) => Some(String::from_utf8_lossy(&bytes).into_owned()),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
+            Err(e) => return Err(ToolError::new(format!("cannot read {shown} before writing: {e}"))),
+        },
+    };
+    if now != change.before {
+        return Err(ToolError::new(format!(
+            "{shown} changed in the editor while the change was waiting for approval; nothing was written. Read the file again and redo the change."
+        )));
+    }
+    if let Some(parent) = change.path.absolute.parent() {
+        std::fs::create_dir_all(parent)
+            .map_err(|e| ToolError::new(format!("cannot create folder {}: {e}", parent.display())))?;
+    }
+    editor
+        .write_file(&change.path.absolute, &change.after)
+        .await
+        .map_err(|e| ToolError::new(format!("the editor did not write {shown}: {e}")))?;
+    ctx.files.record(&change.path.absolute, change.after.as_bytes());
+    Ok(())
+}
+
+/// Prepare a call to a file tool with the text of the file its `path` names as the editor holds
+/// it (`then` is the tool's `prepare` with that text; arguments without a path are its to refuse).
+pub(super) fn prepare_held<'a>(
+    args: &'a serde_json::Value,
+    ctx: &'a ToolContext,
+    then: fn(&serde_json::Value, &ToolContext, Option<String>) -> Result<Prepared, ToolError>,
+) -> BoxFuture<'a, Result<Prepared, ToolError>> {
+    async move {
+        let held = match args.get("path").and_then(serde_json::Value::as_str) {
+            Some(path) => editor_text(&resolve_path(&ctx.root, path), ctx).await?,
+            None => None,
+        };
+        then(args, ctx, held)
+    }
+    .boxed()
+}
+
+/// The text of an existing file as the editor holds it (unsaved changes included), when an
+/// editor reads files; `None` when it does not, or the file is not a regular file on disk
+/// (missing files and folders are for [`current_text`] to tell).
+pub(super) async fn editor_text(path: &ProjectPath, ctx: &ToolContext) -> Result<Option<String>, ToolError> {
+    let Some(editor) = ctx.editor.as_deref().filter(|e| e.reads_files()) else { return Ok(None) };
+    if !std::fs::metadata(&path.absolute).is_ok_and(|m| m.is_file()) {
+        return Ok(None);
+    }
+    editor
+        .read_file(&path.absolute)
+        .await
+        .map(Some)
+        .map_err(|e| ToolError::new(format!("cannot read {} from the editor: {e}", path.display)))
+}
+
+/// The current text of a file about to be changed, `None` when it does not exist; `held` is
+/// its text as the editor holds it, read instead of the disk. Refuses folders, special files,
+/// binary and non-UTF-8 files, and files that changed since the agent last read or wrote them.
+pub(super) fn current_text(
+    path: &ProjectPath,
+    files: &FileTracker,
+    held: Option<String>,
+) -> Result<Option<String>, ToolError> {
     let shown = &path.display;
     match std::fs::metadata(&path.absolute) {
         Ok(meta) if meta.is_dir() => {
@@ -124,14 +206,18 @@ pub(super) fn current_text(path: &ProjectPath, files: &FileTracker) -> Result<Op
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
         Err(e) => return Err(ToolError::new(format!("cannot read {shown}: {e}"))),
     }
-    let bytes = std::fs::read(&path.absolute).map_err(|e| ToolError::new(format!("cannot read {shown}: {e}")))?;
+    let place = if held.is_some() { "in the editor" } else { "on disk" };
+    let bytes = match held {
+        Some(text) => text.into_bytes(),
+        None => std::fs::read(&path.absolute).map_err(|e| ToolError::new(format!("cannot read {shown}: {e}")))?,
+    };
     if looks_binary(&bytes) {
         return Err(ToolError::new(format!(
             "{shown} is a binary file; file_write and file_edit change text files only"
         )));
     }
     if files.changed_since_seen(&path.absolute, &bytes) == Some(true) {
-        return Err(ToolError::new(format!("{shown} changed on disk since you last read it; read it again first")));
+        return Err(ToolError::new(format!("{shown} changed {place} since you last read it; read it again first")));
     }
     String::from_utf8(bytes).map(Some).map_err(|_| {
         ToolError::new(format!(

@@ -8,6 +8,7 @@
 //! refuses if the world changed in between.
 
 mod change;
+mod editor;
 pub mod image;
 mod paths;
 mod policy;
@@ -35,6 +36,7 @@ pub mod tool_search;
 pub mod web_fetch;
 
 pub use change::FileChange;
+pub use editor::Editor;
 pub use memory::{MemoryAccess, MemoryDraft};
 pub use paths::{ProjectPath, resolve_in, resolve_path};
 pub use policy::ApprovalPolicy;
@@ -95,6 +97,8 @@ pub struct ToolContext {
     pub subagents: Option<Arc<dyn Subagents>>,
     /// The session's task list, for the `todo` tool.
     pub task_list: Option<Arc<dyn TaskBoard>>,
+    /// The editor whose buffers the file tools read and write, when a front end offers one.
+    pub editor: Option<Arc<dyn Editor>>,
     /// Files the deny rules keep from reading tools: `grep` and `glob` skip them.
     pub denied: ReadDenials,
 }
@@ -191,6 +195,16 @@ pub trait Tool: Send + Sync {
     fn access(&self) -> Access;
     /// Validate the arguments and work out what the call would do, without doing it.
     fn prepare(&self, args: &serde_json::Value, ctx: &ToolContext) -> Result<Prepared, ToolError>;
+
+    /// [`Tool::prepare`], for the agent: a tool whose preview needs what an editor holds (a
+    /// file's unsaved text, [`ToolContext::editor`]) reads it first. The rest just prepare.
+    fn prepare_in<'a>(
+        &'a self,
+        args: &'a serde_json::Value,
+        ctx: &'a ToolContext,
+    ) -> BoxFuture<'a, Result<Prepared, ToolError>> {
+        Box::pin(std::future::ready(self.prepare(args, ctx)))
+    }
     /// Do what `prepare` described.
     fn execute<'a>(
         &'a self,

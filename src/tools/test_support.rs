@@ -19,6 +19,7 @@ pub fn project() -> (tempfile::TempDir, ToolContext) {
         memory: None,
         subagents: None,
         task_list: None,
+        editor: None,
         denied: Default::default(),
     };
     (dir, ctx)

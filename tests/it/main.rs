@@ -1,6 +1,7 @@
 #[path = "../support/mod.rs"]
 mod support;
 
+mod acp;
 mod checkpoint_links;
 mod checkpoints;
 mod context_arguments;
@@ -30,6 +31,7 @@ mod llm_retry;
 mod local_lifecycle;
 mod local_server;
 mod mcp;
+mod mcp_serve;
 mod memory_and_prompt;
 mod minors;
 mod models_cache;

@@ -58,6 +58,7 @@ impl Worker {
             memory: None,
             subagents: None,
             task_list: None,
+            editor: self.tools.editor(),
             denied: Default::default(),
         };
         let limits = self.truncation_limits();

@@ -173,6 +173,7 @@ impl Worker {
             // Set per call, for `task` calls only (see `delegation_context`).
             subagents: None,
             task_list: Some(std::sync::Arc::new(self.task_list.clone())),
+            editor: self.tools.editor(),
             denied: self.tools.policy().read_denials(),
         }
     }

@@ -131,7 +131,8 @@ impl Worker {
                 ApprovalGate::new(setup.approval, approvals),
                 setup.permissions,
                 setup.sandbox,
-            ),
+            )
+            .with_editor(setup.editor),
             link,
             checkpoints,
             ext,

@@ -77,7 +77,7 @@ impl Worker {
                 )));
             }
         };
-        let mut prepared = match tool.prepare(&args, ctx) {
+        let mut prepared = match tool.prepare_in(&args, ctx).await {
             Ok(p) => p,
             Err(e) => return Gate::Done(Box::new(Outcome::not_run(call, call.name.clone(), e.0))),
         };
@@ -92,7 +92,7 @@ impl Worker {
                 args = hooked;
                 allowed_by_hook = allowed;
                 if rewritten {
-                    prepared = match tool.prepare(&args, ctx) {
+                    prepared = match tool.prepare_in(&args, ctx).await {
                         Ok(p) => p,
                         Err(e) => return Gate::Done(Box::new(Outcome::not_run(call, call.name.clone(), e.0))),
                     };
