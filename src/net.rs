@@ -90,10 +90,20 @@ fn system_roots() -> Vec<rustls::pki_types::CertificateDer<'static>> {
 /// The one place a `reqwest::Client` is configured. Loopback endpoints bypass any system proxy:
 /// a local model server is never behind the user's corporate proxy.
 pub fn build_client(base_url: &str) -> Result<reqwest::Client, ClientSetupError> {
+    build_client_with(base_url, reqwest::redirect::Policy::default())
+}
+
+/// [`build_client`] with its own redirect policy (`web_fetch` follows none by itself: it
+/// checks each redirect against its rules before it sends anything there).
+pub fn build_client_with(
+    base_url: &str,
+    redirects: reqwest::redirect::Policy,
+) -> Result<reqwest::Client, ClientSetupError> {
     install_crypto_provider();
     let url = parse_base_url(base_url)?;
     let mut builder = reqwest::Client::builder()
         .connect_timeout(CONNECT_TIMEOUT)
+        .redirect(redirects)
         .user_agent(concat!("cairn/", env!("CARGO_PKG_VERSION")));
     #[cfg(all(unix, not(target_vendor = "apple")))]
     {

@@ -32,6 +32,9 @@ pub(super) struct Question<'a> {
     /// What the dialog may offer to remember.
     pub choices: &'a Choices,
     pub kind: ApprovalKind,
+    /// Only a user answering the dialog may approve it (a write to a protected path, a run
+    /// outside the sandbox): `--yes` refuses it.
+    pub needs_user: bool,
 }
 
 /// How a call that needed approval was approved.
@@ -138,6 +141,15 @@ impl ApprovalGate {
     /// an interrupt.
     pub(super) async fn ask(&self, q: Question<'_>, cancel: &CancellationToken, events: &Emitter) -> Approval {
         match self.policy {
+            ApprovalPolicy::ApproveAll if q.needs_user => {
+                return Approval::Denied {
+                    message: format!(
+                        "Denied: `{}` {}; only the user may approve that, in the approval dialog, and cairn runs with --yes, which does not approve it. Do not retry it or work around it; finish without it and tell the user what needs their approval.",
+                        q.call.name, q.reason
+                    ),
+                    by: Refuser::Headless,
+                };
+            }
             ApprovalPolicy::ApproveAll => return Approval::Approved(Answer::Yes),
             ApprovalPolicy::DenyAll => {
                 return Approval::Denied {

@@ -74,6 +74,7 @@ impl Rig {
             subagents: None,
             task_list: None,
             editor: None,
+            denied: Default::default(),
         };
         Rig { _dirs: (project, data), root, store, session: session.id, checkpoints, ctx, calls: 0, events }
     }

@@ -9,7 +9,7 @@ use std::sync::Arc;
 use super::approvals::ApprovalGate;
 use super::tool_section::ToolSection;
 use crate::conversation::{Mode, ToolSpec};
-use crate::tools::permissions::{Effect, Level, Origin, Policy, Rule};
+use crate::tools::permissions::{Decision, Effect, Level, Origin, Permission, Policy, Rule};
 use crate::tools::{Editor, FileTracker, Registry, SandboxPolicy};
 
 #[derive(Clone)]
@@ -105,11 +105,16 @@ impl Toolbox {
         &self.policy
     }
 
-    /// The sandbox a command runs in, in `mode`.
-    pub(super) fn sandbox_for(&self, mode: Mode) -> SandboxPolicy {
+    /// The sandbox a cleared command runs in instead of the configured one: plan mode's, or —
+    /// in any mode — the read-only one when cairn runs it unasked because it only reads, so a
+    /// classifier miss can neither write nor read outside the project.
+    pub(super) fn sandbox_of(&self, mode: Mode, decision: &Decision) -> Option<SandboxPolicy> {
         match mode {
-            Mode::Plan => self.sandbox.for_plan_mode(),
-            Mode::Edit | Mode::Ask => self.sandbox.clone(),
+            Mode::Plan => Some(self.sandbox.for_read_only_command(&decision.extra_reads)),
+            _ if decision.read_only && decision.permission == Permission::Allow => {
+                Some(self.sandbox.for_read_only_command(&decision.extra_reads))
+            }
+            Mode::Edit | Mode::Ask => None,
         }
     }
 

@@ -291,6 +291,7 @@ fn permissions_report(startup: &Startup, trust: &crate::trust::ProjectTrust, out
         crate::tools::sandbox::Support::Unavailable { reason } => format!("unavailable: {reason}"),
     };
     line(out, "enforced by", enforcement);
+    line(out, "limits", permissions.sandbox.describe_limits());
     for note in permissions.sandbox.notes.iter().chain(permissions.trust.notes()) {
         line(out, "note", note.clone());
     }

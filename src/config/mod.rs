@@ -38,8 +38,9 @@ pub use models::{
 };
 pub use paths::Paths;
 pub use permissions::{
-    PermissionsConfig, ProjectSettings, RuleText, SandboxConfig, SandboxMode, SettingsFile, load_project_settings,
-    load_settings, local_settings_path, parse_settings, shared_settings_path,
+    DEFAULT_MEMORY_LIMIT_MB, PermissionsConfig, ProjectSettings, RuleText, SandboxConfig, SandboxMode, SettingsFile,
+    default_max_processes, load_project_settings, load_settings, local_settings_path, parse_settings,
+    shared_settings_path,
 };
 pub use pricing::{Pricing, format_usd};
 pub use provider::{

@@ -109,6 +109,24 @@ pub struct SandboxConfig {
     /// More folders sandboxed commands may write to (`~/` allowed), e.g. `~/.cargo` so that
     /// cargo can update its registry cache.
     pub writable_roots: Vec<String>,
+    /// Processes (threads included) one command may run at once; 0 for no limit. Unset:
+    /// [`default_max_processes`].
+    pub max_processes: Option<u64>,
+    /// Address space of each process of a command, in MiB; 0 for no limit. Unset:
+    /// [`DEFAULT_MEMORY_LIMIT_MB`].
+    pub memory_limit_mb: Option<u64>,
+}
+
+/// `[sandbox] memory_limit_mb` unset: 16 GiB of address space per process, far above what a
+/// build needs (V8 and the JVM reserve a few GiB they never touch) and low enough that a
+/// command allocating without end fails before the machine swaps.
+pub const DEFAULT_MEMORY_LIMIT_MB: u64 = 16 * 1024;
+
+/// `[sandbox] max_processes` unset: 32 per CPU, at least 256 — a parallel build on every core
+/// (each compiler with its threads) fits, a fork bomb does not.
+pub fn default_max_processes() -> u64 {
+    let cpus = std::thread::available_parallelism().map_or(1, |n| n.get()) as u64;
+    (32 * cpus).max(256)
 }
 
 /// One of the project's settings files. The same tables as `config.toml` takes for them;

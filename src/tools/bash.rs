@@ -64,13 +64,34 @@ impl Bash {
             None | Some(0) => ctx.config.bash_timeout_ms,
             Some(ms) => ms.min(ctx.config.bash_max_timeout_ms),
         });
-        let confinement = Confinement::build(sandbox, &ctx.root)
+        let (policy, root) = (sandbox.clone(), ctx.root.clone());
+        let confinement = tokio::task::spawn_blocking(move || Confinement::build(&policy, &root))
+            .await
+            .map_err(|e| ToolError::new(format!("could not set up the sandbox: {e}")))?
             .map_err(|e| ToolError::new(format!("could not run the command: {e}")))?;
         let confined = confinement.is_some();
-        let run = run(&args.command, &ctx.root, limit, &ctx.cancel, confinement)
+        let absent = confinement.as_ref().map(|c| c.absent().to_vec()).unwrap_or_default();
+        let only_reads = sandbox.confine_reads;
+        let run = run(&args.command, &ctx.root, limit, &ctx.cancel, confinement, only_reads)
             .await
             .map_err(|e| ToolError::new(format!("could not run the command: {e}")))?;
         let mut output = run.into_output(limit);
+        let created = tokio::task::spawn_blocking(move || sandbox::undo_created(&absent)).await.unwrap_or_default();
+        if !created.is_empty() {
+            let names: Vec<String> =
+                created.iter().map(|p| p.strip_prefix(&ctx.root).unwrap_or(p).display().to_string()).collect();
+            let why = format!(
+                "{} {} protected (git and agents obey {}), so cairn removed what the command created there",
+                names.join(", "),
+                if names.len() == 1 { "is" } else { "are" },
+                if names.len() == 1 { "it" } else { "them" }
+            );
+            output.content.push_str(&format!(
+                "\n[sandbox: {why}. Do not work around it; if the change is needed, say so: the user can approve running it outside the sandbox.]"
+            ));
+            output.sandbox_denial = Some(why);
+            return Ok(output);
+        }
         if confined
             && run_was_complete(&output)
             && let Some(why) = sandbox::denial(sandbox, &output.content, output.exit_code.unwrap_or(0))
@@ -216,8 +237,9 @@ async fn run(
     limit: Duration,
     cancel: &CancellationToken,
     confinement: Option<Confinement>,
+    only_reads: bool,
 ) -> std::io::Result<Run> {
-    let (mut child, mut reader) = spawn(command, cwd, confinement)?;
+    let (mut child, mut reader) = spawn(command, cwd, confinement, only_reads)?;
     let mut group = ProcessGroup::of(&child)?;
     let mut output = OutputBuffer::new(KEEP_HEAD_BYTES, KEEP_TAIL_BYTES);
     let mut chunk = vec![0u8; READ_CHUNK_BYTES];
@@ -277,12 +299,17 @@ async fn run(
 
 /// Start `bash -c command` (or `sh -c` where there is no bash) with stdout and stderr both
 /// writing into one pipe, so their output arrives interleaved as it was written.
-fn spawn(command: &str, cwd: &Path, confinement: Option<Confinement>) -> std::io::Result<(Child, pipe::Receiver)> {
+fn spawn(
+    command: &str,
+    cwd: &Path,
+    confinement: Option<Confinement>,
+    only_reads: bool,
+) -> std::io::Result<(Child, pipe::Receiver)> {
     // Shared by both attempts; each child takes what it applies from its own copy.
     let confinement = std::sync::Arc::new(std::sync::Mutex::new(confinement));
-    match spawn_shell("bash", command, cwd, confinement.clone()) {
+    match spawn_shell("bash", command, cwd, confinement.clone(), only_reads) {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound && cwd.is_dir() => {
-            spawn_shell("sh", command, cwd, confinement)
+            spawn_shell("sh", command, cwd, confinement, only_reads)
         }
         other => other,
     }
@@ -293,6 +320,7 @@ fn spawn_shell(
     command: &str,
     cwd: &Path,
     confinement: std::sync::Arc<std::sync::Mutex<Option<Confinement>>>,
+    only_reads: bool,
 ) -> std::io::Result<(Child, pipe::Receiver)> {
     let (reader, writer) = std::io::pipe()?;
     let mut cmd = Command::new(shell);
@@ -311,6 +339,17 @@ fn spawn_shell(
     // not see them, and they must not end up in a stored result.
     for var in crate::config::KEY_VARS {
         cmd.env_remove(var);
+    }
+    // What would make the shell run or look up something the permission check did not see:
+    // a startup file for non-interactive shells, and folders `cd NAME` searches.
+    for var in ["BASH_ENV", "ENV", "CDPATH"] {
+        cmd.env_remove(var);
+    }
+    if only_reads {
+        // `git status` may refresh the index: a write the read-only sandbox refuses anyway.
+        // The user's global git configuration lives outside the folders a confined read may
+        // reach, and git stops when it cannot read it: the command goes without it.
+        cmd.env("GIT_OPTIONAL_LOCKS", "0").env("GIT_CONFIG_GLOBAL", "/dev/null");
     }
     // A new session, not just a process group: the command gets its own group (so a timeout
     // can kill all of it) and no controlling terminal, so nothing it runs can draw over the
@@ -427,3 +466,7 @@ mod tests;
 #[cfg(test)]
 #[path = "bash_sandbox_tests.rs"]
 mod sandbox_tests;
+
+#[cfg(test)]
+#[path = "bash_confinement_tests.rs"]
+mod confinement_tests;

@@ -35,6 +35,7 @@ fn project() -> (tempfile::TempDir, ToolContext) {
         subagents: None,
         task_list: None,
         editor: None,
+        denied: Default::default(),
     };
     (dir, ctx)
 }
@@ -62,8 +63,13 @@ impl Drop for Outside {
     }
 }
 
-fn home() -> PathBuf {
-    PathBuf::from(std::env::var_os("HOME").expect("HOME"))
+/// A folder outside the project and every writable root (see `test_support::outside_dir`).
+fn far() -> Option<PathBuf> {
+    let dir = crate::tools::test_support::outside_dir();
+    if dir.is_none() {
+        eprintln!("skipped: no folder outside the sandbox's writable roots");
+    }
+    dir
 }
 
 #[tokio::test]
@@ -85,10 +91,10 @@ async fn workspace_write_keeps_writes_inside_the_project_and_temp_dirs() {
     );
     assert!(out.sandbox_denial.is_some());
 
-    let in_home = Outside::in_dir(&home());
-    let name = in_home.0.file_name().unwrap().to_str().unwrap();
-    let out = run(&bash, &ctx, &format!("echo secret > ~/{name}")).await;
-    assert!(out.is_error && !in_home.0.exists(), "{}", out.content);
+    let Some(far) = far() else { return };
+    let in_far = Outside::in_dir(&far);
+    let out = run(&bash, &ctx, &format!("echo secret > {}", in_far.0.display())).await;
+    assert!(out.is_error && !in_far.0.exists(), "{}", out.content);
     assert!(out.sandbox_denial.as_deref().is_some_and(|w| w.contains("only inside the project")), "{out:?}");
 
     let out = run(&bash, &ctx, "mkdir -p sub && echo inside > sub/x.txt && touch y && mv y z && cat sub/x.txt").await;
@@ -100,7 +106,7 @@ async fn workspace_write_keeps_writes_inside_the_project_and_temp_dirs() {
     assert!(!out.is_error && tmp.0.exists(), "{}", out.content);
 
     // cairn itself is not confined: only the child was.
-    let mine = Outside::in_dir(&home());
+    let mine = Outside::in_dir(&far);
     std::fs::write(&mine.0, "cairn can still write here").unwrap();
 }
 
@@ -179,7 +185,8 @@ async fn a_run_the_user_approves_outside_the_sandbox_is_unconfined() {
     }
     let (_dir, ctx) = project();
     let bash = Bash::sandboxed(SandboxPolicy::new(SandboxMode::WorkspaceWrite));
-    let target = Outside::in_dir(&home());
+    let Some(far) = far() else { return };
+    let target = Outside::in_dir(&far);
     let args = json!({ "command": format!("echo approved > {}", target.0.display()) });
     let out = bash.execute(&args, bash.prepare(&args, &ctx).unwrap(), &ctx).await.unwrap();
     assert!(out.sandbox_denial.is_some() && !target.0.exists(), "{out:?}");

@@ -71,7 +71,8 @@ impl Tool for Glob {
             let cap = ctx.config.glob_max_results;
             let cancel = ctx.cancel.clone();
             let raw = args.pattern;
-            tokio::task::spawn_blocking(move || find(&root, &base, &raw, &pattern, cap, &cancel))
+            let denied = ctx.denied.clone();
+            tokio::task::spawn_blocking(move || find(&root, &base, &raw, &pattern, cap, &cancel, &denied))
                 .await
                 .map_err(|e| ToolError::new(format!("glob failed unexpectedly: {e}")))?
         }
@@ -86,6 +87,7 @@ fn find(
     pattern: &PathPattern,
     cap: usize,
     cancel: &CancellationToken,
+    denied: &super::ReadDenials,
 ) -> Result<ToolOutput, ToolError> {
     let shown = &base.display;
     match std::fs::metadata(&base.absolute) {
@@ -104,6 +106,7 @@ fn find(
     }
     let mut found: Vec<PathBuf> = Vec::new();
     let mut interrupted = false;
+    let mut skipped = 0usize;
     for entry in walk(&base.absolute, pattern.names_hidden()).filter_map(Result::ok) {
         if cancel.is_cancelled() {
             interrupted = true;
@@ -114,11 +117,26 @@ fn find(
         }
         let Ok(relative) = entry.path().strip_prefix(&base.absolute) else { continue };
         if pattern.matches(entry.path(), relative) {
+            if denied.denies("glob", entry.path()) {
+                skipped += 1;
+                continue;
+            }
             found.push(entry.into_path());
         }
     }
+    let skipped_note = (skipped > 0).then(|| {
+        format!(
+            "[{skipped} matching file{} not listed: a deny rule covers {}]",
+            if skipped == 1 { "" } else { "s" },
+            if skipped == 1 { "it" } else { "them" }
+        )
+    });
     if found.is_empty() && !interrupted {
-        return Ok(ToolOutput::text(format!("No files match {raw} under {shown}")));
+        let mut text = format!("No files match {raw} under {shown}");
+        if let Some(note) = skipped_note {
+            text.push_str(&format!("\n{note}"));
+        }
+        return Ok(ToolOutput::text(text));
     }
     // Component-wise order: a folder's files stay together (`a/b.rs` before `a.rs`).
     found.sort();
@@ -126,6 +144,7 @@ fn find(
     if found.len() > cap {
         lines.push(format!("[{} more not shown; narrow the pattern]", found.len() - cap));
     }
+    lines.extend(skipped_note);
     if interrupted {
         lines.push("[interrupted by the user]".into());
     }

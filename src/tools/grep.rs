@@ -86,6 +86,7 @@ impl Tool for Grep {
                 base: prepared_path(&prepared)?,
                 root: ctx.root.clone(),
                 cap: ctx.config.grep_max_matches,
+                denied: ctx.denied.clone(),
             };
             let cancel = ctx.cancel.clone();
             let pattern = args.pattern;
@@ -116,6 +117,7 @@ struct Search {
     base: ProjectPath,
     root: PathBuf,
     cap: usize,
+    denied: super::ReadDenials,
 }
 
 /// A matching line, for sorting and printing.
@@ -143,6 +145,7 @@ impl Search {
         let mut unshown_matches = 0usize;
         let mut unshown_files = 0usize;
         let mut interrupted = false;
+        let mut skipped = 0usize;
         for entry in walk(&self.base.absolute, hidden).filter_map(Result::ok) {
             if cancel.is_cancelled() {
                 interrupted = true;
@@ -153,6 +156,10 @@ impl Search {
             }
             let path = entry.path();
             if !self.wanted(path) {
+                continue;
+            }
+            if self.denied.denies("grep", path) {
+                skipped += 1;
                 continue;
             }
             let mut sink = FileHits { room: self.cap.saturating_sub(hits.len()), ..FileHits::default() };
@@ -174,8 +181,19 @@ impl Search {
             }
             hits.extend(sink.lines.into_iter().map(|(line, text)| Hit { path: path.to_path_buf(), line, text }));
         }
+        let skipped_note = (skipped > 0).then(|| {
+            format!(
+                "[{skipped} file{} not searched: a deny rule covers {}]",
+                if skipped == 1 { "" } else { "s" },
+                if skipped == 1 { "it" } else { "them" }
+            )
+        });
         if hits.is_empty() && unshown_matches == 0 && !interrupted {
-            return Ok(ToolOutput::text(format!("No matches for {pattern} under {shown}")));
+            let mut text = format!("No matches for {pattern} under {shown}");
+            if let Some(note) = skipped_note {
+                text.push_str(&format!("\n{note}"));
+            }
+            return Ok(ToolOutput::text(text));
         }
         // The walk is already in this order; sorting keeps the output stable regardless.
         hits.sort_by(|a, b| a.path.cmp(&b.path).then(a.line.cmp(&b.line)));
@@ -190,6 +208,7 @@ impl Search {
                 if unshown_files == 1 { "" } else { "s" }
             ));
         }
+        lines.extend(skipped_note);
         if interrupted {
             lines.push("[interrupted by the user]".into());
         }
@@ -286,6 +305,28 @@ mod tests {
         assert_eq!(out.content, "a.rs:1:Needle\nsub/c.rs:1:NEEDLE");
         let out = grep(&ctx, json!({"pattern": "needle", "glob": "sub/*.rs", "case_insensitive": true})).await.unwrap();
         assert_eq!(out.content, "sub/c.rs:1:NEEDLE");
+    }
+
+    #[tokio::test]
+    async fn grep_skips_what_a_deny_rule_covers_whatever_the_glob() {
+        let (_d, mut ctx) = project_with(&[(".env", "KEY=secret\n"), ("a.txt", "KEY=fine\n")]);
+        ctx.denied = crate::tools::ReadDenials::new(|_, p| p.file_name().is_some_and(|n| n == ".env"));
+        for args in [
+            json!({"pattern": "KEY"}),
+            json!({"pattern": "KEY", "glob": ".e*"}),
+            json!({"pattern": "KEY", "path": ".env"}),
+        ] {
+            let out = grep(&ctx, args.clone()).await.unwrap();
+            assert!(!out.content.contains("secret"), "{args}: {}", out.content);
+            // Hidden files are skipped anyway unless the glob or path names them.
+            assert!(
+                args.get("glob").is_none() && args.get("path").is_none() || out.content.contains("a deny rule covers"),
+                "{args}: {}",
+                out.content
+            );
+        }
+        let out = run(&crate::tools::glob::Glob, &ctx, json!({"pattern": ".e*"})).await.unwrap();
+        assert!(!out.content.lines().any(|l| l == ".env"), "{}", out.content);
     }
 
     #[tokio::test]

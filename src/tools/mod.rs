@@ -38,7 +38,7 @@ pub mod web_fetch;
 pub use change::FileChange;
 pub use editor::Editor;
 pub use memory::{MemoryAccess, MemoryDraft};
-pub use paths::{ProjectPath, resolve_path};
+pub use paths::{ProjectPath, resolve_in, resolve_path};
 pub use policy::ApprovalPolicy;
 pub use registry::Registry;
 pub use sandbox::SandboxPolicy;
@@ -99,6 +99,28 @@ pub struct ToolContext {
     pub task_list: Option<Arc<dyn TaskBoard>>,
     /// The editor whose buffers the file tools read and write, when a front end offers one.
     pub editor: Option<Arc<dyn Editor>>,
+    /// Files the deny rules keep from reading tools: `grep` and `glob` skip them.
+    pub denied: ReadDenials,
+}
+
+/// Which files a tool that walks folders must skip, because a `deny` rule for it (or for
+/// `file_read`) covers them: `grep` with `glob = ".e*"` does not read `.env` under
+/// `deny file_read(.env)`.
+#[derive(Clone, Default)]
+pub struct ReadDenials(Option<Arc<DeniesRead>>);
+
+/// Whether a deny rule keeps `tool` from reading `path`.
+type DeniesRead = dyn Fn(&str, &std::path::Path) -> bool + Send + Sync;
+
+impl ReadDenials {
+    pub fn new(denies: impl Fn(&str, &std::path::Path) -> bool + Send + Sync + 'static) -> ReadDenials {
+        ReadDenials(Some(Arc::new(denies)))
+    }
+
+    /// Whether `tool` may not read `path` (absolute).
+    pub fn denies(&self, tool: &str, path: &std::path::Path) -> bool {
+        self.0.as_ref().is_some_and(|f| f(tool, path))
+    }
 }
 
 /// A validated call, ready for policy, approval and execution.

@@ -12,15 +12,19 @@ pub struct ProjectPath {
     pub inside_project: bool,
 }
 
-/// Resolve `raw` (absolute, or relative to `root`) the way the filesystem would: lexically
-/// drop `.` and apply `..`, then follow symlinks through the longest prefix that exists, so
-/// `link-to-etc/passwd` is recognised as outside the project.
+/// Resolve `raw` (absolute, or relative to `root`) the way the kernel would: each symlink
+/// followed where it appears, so `link/../x` is the parent of where `link` points, not `x`
+/// beside it; components that do not exist yet are kept as written.
 pub fn resolve_path(root: &Path, raw: &str) -> ProjectPath {
+    resolve_in(root, root, raw)
+}
+
+/// [`resolve_path`] for a path relative to `cwd` (where a command runs after a `cd`).
+pub fn resolve_in(root: &Path, cwd: &Path, raw: &str) -> ProjectPath {
     let raw = raw.trim();
     let expanded = expand_home(raw);
-    let joined = if expanded.is_absolute() { expanded } else { root.join(expanded) };
-    let lexical = normalise(&joined);
-    let absolute = canonicalise_existing_prefix(&lexical);
+    let joined = if expanded.is_absolute() { expanded } else { cwd.join(expanded) };
+    let absolute = physical(&joined);
     let inside_project = absolute.starts_with(root);
     let display = match absolute.strip_prefix(root) {
         Ok(rel) if rel.as_os_str().is_empty() => ".".to_string(),
@@ -39,40 +43,46 @@ fn expand_home(raw: &str) -> PathBuf {
     PathBuf::from(raw)
 }
 
-fn normalise(path: &Path) -> PathBuf {
-    let mut out = PathBuf::new();
-    for comp in path.components() {
-        match comp {
-            Component::CurDir => {}
-            Component::ParentDir => {
-                out.pop();
+/// Symbolic links followed at most while resolving one path (the kernel's limit).
+const MAX_LINKS: usize = 40;
+
+/// The physical path of an absolute `path`: components taken left to right, a symlink
+/// replaced by its target when it is met and `..` applied to what is resolved so far.
+fn physical(path: &Path) -> PathBuf {
+    let mut out = PathBuf::from("/");
+    let mut pending: std::collections::VecDeque<std::ffi::OsString> = path.components().filter_map(component).collect();
+    let mut links = 0;
+    while let Some(part) = pending.pop_front() {
+        if part == ".." {
+            out.pop();
+            continue;
+        }
+        let next = out.join(&part);
+        match std::fs::symlink_metadata(&next) {
+            Ok(meta) if meta.file_type().is_symlink() && links < MAX_LINKS => {
+                links += 1;
+                let Ok(target) = std::fs::read_link(&next) else {
+                    out = next;
+                    continue;
+                };
+                if target.is_absolute() {
+                    out = PathBuf::from("/");
+                }
+                for (i, c) in target.components().filter_map(component).enumerate() {
+                    pending.insert(i, c);
+                }
             }
-            other => out.push(other.as_os_str()),
+            _ => out = next,
         }
     }
     out
 }
 
-/// Canonicalise the longest existing ancestor and re-attach the rest, so a file that does not
-/// exist yet still resolves through symlinked parents.
-fn canonicalise_existing_prefix(path: &Path) -> PathBuf {
-    let mut existing = path.to_path_buf();
-    let mut rest = Vec::new();
-    loop {
-        if let Ok(canon) = existing.canonicalize() {
-            let mut out = canon;
-            for part in rest.iter().rev() {
-                out.push(part);
-            }
-            return out;
-        }
-        match (existing.file_name().map(|n| n.to_os_string()), existing.parent()) {
-            (Some(name), Some(parent)) => {
-                rest.push(name);
-                existing = parent.to_path_buf();
-            }
-            _ => return path.to_path_buf(),
-        }
+fn component(c: Component<'_>) -> Option<std::ffi::OsString> {
+    match c {
+        Component::Normal(n) => Some(n.to_os_string()),
+        Component::ParentDir => Some("..".into()),
+        Component::RootDir | Component::CurDir | Component::Prefix(_) => None,
     }
 }
 
@@ -111,6 +121,22 @@ mod tests {
         std::os::unix::fs::symlink(outside.path(), root.join("escape")).unwrap();
         let p = resolve_path(&root, "escape/secret.txt");
         assert!(!p.inside_project, "{p:?}");
+    }
+
+    #[test]
+    fn a_symlink_is_followed_before_the_dotdot_after_it() {
+        let (_d, root) = root();
+        let outside = tempfile::tempdir().unwrap();
+        let deep = outside.path().canonicalize().unwrap().join("a/b");
+        std::fs::create_dir_all(&deep).unwrap();
+        std::os::unix::fs::symlink(&deep, root.join("link")).unwrap();
+        // `link/..` is `a`, outside: not the project root, as a lexical `..` would say.
+        let p = resolve_path(&root, "link/../f");
+        assert!(!p.inside_project, "{p:?}");
+        assert_eq!(p.absolute, deep.parent().unwrap().join("f"));
+        let relative = root.join("rel");
+        std::os::unix::fs::symlink("src/../..", &relative).unwrap();
+        assert!(!resolve_path(&root, "rel/x").inside_project);
     }
 
     #[test]

@@ -58,6 +58,14 @@ fn is_local(url: &reqwest::Url) -> bool {
     host == "localhost" || host.parse::<std::net::IpAddr>().is_ok_and(|ip| ip.is_loopback())
 }
 
+/// A redirect target on the host (and port) the call was allowed for, over https — or plain
+/// http only where the first URL was on this machine.
+fn same_site(first: &reqwest::Url, next: &reqwest::Url) -> bool {
+    let host = |u: &reqwest::Url| u.host_str().map(str::to_ascii_lowercase);
+    let scheme_ok = next.scheme() == "https" || (next.scheme() == "http" && is_local(first) && is_local(next));
+    scheme_ok && host(first) == host(next) && first.port_or_known_default() == next.port_or_known_default()
+}
+
 /// What kind of body this is, by its content type.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Kind {
@@ -228,21 +236,40 @@ struct Fetched {
     cut_at: Option<usize>,
 }
 
+/// Redirects followed at most, each checked before it is followed.
+const MAX_REDIRECTS: usize = 10;
+
 async fn fetch(url: reqwest::Url, max_bytes: usize) -> Result<Fetched, ToolError> {
-    let client = crate::net::build_client(url.as_str()).map_err(|e| ToolError::new(format!("web_fetch: {e}")))?;
-    let response = client
-        .get(url.clone())
-        .header(reqwest::header::ACCEPT, "text/html, text/markdown, text/plain, application/json;q=0.9, */*;q=0.5")
-        .send()
-        .await
-        .map_err(|e| ToolError::new(format!("web_fetch: fetching {url} failed: {e}")))?;
+    let client = crate::net::build_client_with(url.as_str(), reqwest::redirect::Policy::none())
+        .map_err(|e| ToolError::new(format!("web_fetch: {e}")))?;
+    let mut current = url.clone();
+    let mut hops = 0;
+    let response = loop {
+        let response = client
+            .get(current.clone())
+            .header(reqwest::header::ACCEPT, "text/html, text/markdown, text/plain, application/json;q=0.9, */*;q=0.5")
+            .send()
+            .await
+            .map_err(|e| ToolError::new(format!("web_fetch: fetching {current} failed: {e}")))?;
+        let location = response.headers().get(reqwest::header::LOCATION).and_then(|v| v.to_str().ok());
+        let (true, Some(location)) = (response.status().is_redirection(), location) else { break response };
+        let next = current.join(location).map_err(|e| {
+            ToolError::new(format!("web_fetch: {current} redirects to `{location}`, which is not a URL ({e})"))
+        })?;
+        // The permission was given for the first host: a redirect elsewhere is not followed
+        // (nothing is sent there); the model may ask for that page in a call of its own.
+        if !same_site(&url, &next) {
+            return Err(ToolError::new(format!(
+                "{url} redirects to another host: {next}. It was not fetched; call web_fetch with that URL if you need it."
+            )));
+        }
+        hops += 1;
+        if hops > MAX_REDIRECTS {
+            return Err(ToolError::new(format!("web_fetch: {url} redirects more than {MAX_REDIRECTS} times")));
+        }
+        current = next;
+    };
     let final_url = response.url().clone();
-    if final_url.host_str() != url.host_str() {
-        // The permission was given for the first host: a page elsewhere needs its own call.
-        return Err(ToolError::new(format!(
-            "{url} redirects to another host: {final_url}. Call web_fetch with that URL if you need it."
-        )));
-    }
     let status = response.status().as_u16();
     let content_type =
         response.headers().get(reqwest::header::CONTENT_TYPE).and_then(|v| v.to_str().ok()).unwrap_or("").to_string();
@@ -265,6 +292,50 @@ async fn fetch(url: reqwest::Url, max_bytes: usize) -> Result<Fetched, ToolError
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A loopback server answering every request with `reply(path)`; it counts requests.
+    fn server(
+        reply: impl Fn(&str) -> String + Send + 'static,
+    ) -> (u16, std::sync::Arc<std::sync::atomic::AtomicUsize>) {
+        use std::io::{Read, Write};
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let seen = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+        let count = seen.clone();
+        std::thread::spawn(move || {
+            for stream in listener.incoming() {
+                let Ok(mut stream) = stream else { continue };
+                count.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                let mut buf = [0u8; 2048];
+                let n = stream.read(&mut buf).unwrap_or(0);
+                let request = String::from_utf8_lossy(&buf[..n]).to_string();
+                let path = request.split(' ').nth(1).unwrap_or("/").to_string();
+                let _ = stream.write_all(reply(&path).as_bytes());
+            }
+        });
+        (port, seen)
+    }
+
+    #[tokio::test]
+    async fn a_redirect_is_checked_before_it_is_followed() {
+        let (elsewhere, reached) =
+            server(|_| "HTTP/1.1 200 OK\r\ncontent-length: 6\r\nconnection: close\r\n\r\nstolen".into());
+        let (port, _) = server(move |path| match path {
+            "/away" => format!(
+                "HTTP/1.1 302 Found\r\nlocation: http://localhost:{elsewhere}/x\r\ncontent-length: 0\r\nconnection: close\r\n\r\n"
+            ),
+            "/here" => "HTTP/1.1 301 Moved\r\nlocation: /page\r\ncontent-length: 0\r\nconnection: close\r\n\r\n".into(),
+            _ => "HTTP/1.1 200 OK\r\ncontent-type: text/plain\r\ncontent-length: 5\r\nconnection: close\r\n\r\nfound"
+                .into(),
+        });
+        let away = fetch(resolve_url(&format!("http://127.0.0.1:{port}/away")).unwrap(), 1000).await;
+        let Err(e) = away else { panic!("followed a redirect to another host") };
+        assert!(e.0.contains("redirects to another host") && e.0.contains("not fetched"), "{}", e.0);
+        assert_eq!(reached.load(std::sync::atomic::Ordering::SeqCst), 0, "the other server got a request");
+        let here = fetch(resolve_url(&format!("http://127.0.0.1:{port}/here")).unwrap(), 1000).await.unwrap();
+        assert_eq!(here.body, b"found");
+        assert!(here.final_url.path() == "/page", "{}", here.final_url);
+    }
 
     #[test]
     fn urls_are_https_except_on_this_machine() {

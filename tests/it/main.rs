@@ -21,6 +21,7 @@ mod headless_output;
 mod headless_resume;
 mod headless_session;
 mod headless_signals;
+mod hostile;
 mod idle_compaction;
 mod instruction_files;
 mod keys;

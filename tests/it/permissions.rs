@@ -215,9 +215,10 @@ async fn workspace_write_keeps_commands_inside_the_project() {
     if !sandbox_enforced() {
         return;
     }
-    let sandbox = repository("");
     // A home outside the project and the temp dirs, so a write that slipped through would show.
-    let home = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let Some(outside) = crate::support::cairn::outside_writable_roots() else { return };
+    let sandbox = repository("");
+    let home = tempfile::tempdir_in(outside).unwrap();
     let etc = format!("/etc/cairn-e2e-{}", std::process::id());
     let mock = MockLlm::start(
         Script::new()
@@ -471,9 +472,10 @@ async fn a_command_the_sandbox_stopped_runs_outside_it_when_the_user_approves() 
     if !sandbox_enforced() {
         return;
     }
-    let sandbox = Sandbox::new();
     // Outside the project and the temp dirs: only an unconfined run can write here.
-    let outside = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let Some(outside) = crate::support::cairn::outside_writable_roots() else { return };
+    let sandbox = Sandbox::new();
+    let outside = tempfile::tempdir_in(outside).unwrap();
     let target = outside.path().join("approved.txt");
     let command = format!("echo approved > {}", target.display());
     let mock = MockLlm::start(

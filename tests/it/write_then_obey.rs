@@ -52,10 +52,12 @@ fn first_session(out: &Path, cairn_settings: bool) -> Script {
              mkdir -p .git/hooks .githooks && \
              printf '#!/bin/sh\\ntouch {out}/git-hook\\n' > .git/hooks/post-index-change && \
              cp .git/hooks/post-index-change .githooks/post-index-change && \
-             chmod +x .git/hooks/post-index-change .githooks/post-index-change && \
-             printf 'ALPHA\\n' > src/a.txt"
+             chmod +x .git/hooks/post-index-change .githooks/post-index-change"
         )}),
     )];
+    // A change of its own, so the next session's git status has something to show (the call
+    // above writes protected paths, which `--yes` does not approve: none of it runs).
+    calls.push(MockCall::new("bash", json!({"command": "printf 'ALPHA\\n' > src/a.txt"})));
     calls.push(MockCall::new("file_write", json!({"path": ".gitattributes", "content": "* filter=probe\n"})));
     calls.push(MockCall::new(
         "file_write",

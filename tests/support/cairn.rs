@@ -141,6 +141,39 @@ impl Sandbox {
     }
 }
 
+/// A folder outside every writable root of cairn's sandbox (the temp dirs among them), for
+/// canaries only an unconfined command could change: the build's temp folder, else the home
+/// folder, else (as root) `/var/lib`. `None` when all of them lie in a writable root (a
+/// checkout and a home under `/tmp`): tests that need one say so and skip.
+pub fn outside_writable_roots() -> Option<PathBuf> {
+    let writable: Vec<PathBuf> = ["/tmp", "/var/tmp", "/dev/shm"]
+        .iter()
+        .map(PathBuf::from)
+        .chain(std::env::var_os("TMPDIR").map(PathBuf::from))
+        .filter_map(|p| p.canonicalize().ok())
+        .collect();
+    let found = [
+        Some(PathBuf::from(env!("CARGO_TARGET_TMPDIR"))),
+        std::env::var_os("HOME").map(PathBuf::from),
+        Some("/var/lib".into()),
+    ]
+    .into_iter()
+    .flatten()
+    .filter_map(|d| d.canonicalize().ok())
+    .find(|d| {
+        let probe = d.join(format!(".cairn-probe-{}", std::process::id()));
+        let usable = !writable.iter().any(|w| d.starts_with(w)) && std::fs::write(&probe, "").is_ok();
+        let _ = std::fs::remove_file(&probe);
+        usable
+    });
+    if found.is_none() {
+        eprintln!(
+            "skipped: no folder outside the sandbox's writable roots (checkout, target and home all under a temp dir)"
+        );
+    }
+    found
+}
+
 pub fn text(bytes: &[u8]) -> String {
     String::from_utf8_lossy(bytes).into_owned()
 }

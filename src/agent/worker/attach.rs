@@ -59,6 +59,7 @@ impl Worker {
             subagents: None,
             task_list: None,
             editor: self.tools.editor(),
+            denied: Default::default(),
         };
         let limits = self.truncation_limits();
         // All attachments of a prompt together stay within what one reply's results may take.

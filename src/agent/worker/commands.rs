@@ -10,8 +10,8 @@ use super::Worker;
 use super::dispatch::{Cleared, Gate, Ruling, execute};
 use crate::agent::approvals::{Approval, Question};
 use crate::agent::events::{ApprovalKind, NoticeLevel, TurnOutcome, TurnSummary};
+use crate::conversation::ToolCall;
 use crate::conversation::tool_names::BASH;
-use crate::conversation::{Mode, ToolCall};
 use crate::prompt::commands::{self, CustomCommand, file_mentions, shell_spans};
 use crate::prompt::skills;
 use crate::tools::permissions::{Call, Choices, DecidedBy, Effect, Permission, Policy, Rules};
@@ -139,6 +139,7 @@ impl Worker {
                     asked_by: decision.decided_by.label(),
                     choices: &Choices::default(),
                     kind: ApprovalKind::Call,
+                    needs_user: decision.needs_user,
                 };
                 match self.tools.gate().ask(question, cancel, &self.link.emitter()).await {
                     Approval::Approved(_) => {}
@@ -152,7 +153,7 @@ impl Worker {
             tool: bash,
             args,
             prepared,
-            sandbox: (mode == Mode::Plan).then(|| self.tools.sandbox_for(mode)),
+            sandbox: self.tools.sandbox_of(mode, &decision),
             ctx: None,
             ruling: Ruling::default(),
         };

@@ -174,6 +174,7 @@ impl Worker {
             subagents: None,
             task_list: Some(std::sync::Arc::new(self.task_list.clone())),
             editor: self.tools.editor(),
+            denied: self.tools.policy().read_denials(),
         }
     }
 
@@ -210,6 +211,7 @@ impl Worker {
             asked_by: "sandbox".into(),
             choices: &Choices::default(),
             kind: ApprovalKind::OutsideSandbox { why: why.clone() },
+            needs_user: true,
         };
         match self.tools.gate().ask(question, cancel, &self.link.emitter()).await {
             Approval::Approved(_) => {

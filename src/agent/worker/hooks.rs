@@ -49,9 +49,7 @@ pub(super) fn hook_matches(matcher: &str, root: &std::path::Path, call: &Call<'_
             let d = Policy::new(rules, root).decide(Mode::Edit, call);
             d.permission == Permission::Deny && matches!(d.decided_by, DecidedBy::Rule(_))
         } else {
-            let alt = tool_alias(alt);
-            alt == call.tool
-                || (alt.starts_with("mcp__") && call.tool.strip_prefix(alt).is_some_and(|r| r.starts_with("__")))
+            crate::tools::permissions::names_tool(tool_alias(alt), call.tool)
         }
     })
 }
@@ -324,5 +322,14 @@ mod tests {
         let mcp = Call { tool: "mcp__github__create_issue", access: Access::Execute, args: &Value::Null, paths: &[] };
         assert!(hook_matches("mcp__github", root, &mcp));
         assert!(!hook_matches("mcp__git", root, &mcp));
+        assert!(!hook_matches("mcp__github__create", root, &mcp), "a tool's name matches exactly");
+        let wipe = Call { tool: "mcp__evil__search__wipe", access: Access::Execute, args: &Value::Null, paths: &[] };
+        assert!(!hook_matches("mcp__evil__search", root, &wipe));
+        // However the program is spelled.
+        for spelled in ["/bin/rm -rf build", "$'\\x72m' x", "x=rm; $x f", "exec -a x rm f", "env --chdir . rm f"] {
+            let args = json!({ "command": spelled });
+            let call = Call { tool: "bash", access: Access::Execute, args: &args, paths: &[] };
+            assert!(hook_matches("bash(rm *)", root, &call), "{spelled}");
+        }
     }
 }

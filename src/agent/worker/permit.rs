@@ -134,6 +134,7 @@ impl Worker {
                     asked_by: decision.decided_by.label(),
                     choices: &decision.choices,
                     kind: ApprovalKind::Call,
+                    needs_user: decision.needs_user,
                 };
                 match self.tools.gate().ask(question, cancel, &self.link.emitter()).await {
                     Approval::Approved(answer) => {
@@ -177,7 +178,7 @@ impl Worker {
             tool,
             args,
             prepared,
-            sandbox: (mode == Mode::Plan).then(|| self.tools.sandbox_for(mode)),
+            sandbox: if access == Access::Execute { self.tools.sandbox_of(mode, &decision) } else { None },
             ctx: own_ctx,
             ruling,
         }))

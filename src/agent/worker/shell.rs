@@ -87,7 +87,7 @@ impl Worker {
             tool,
             args,
             prepared,
-            sandbox: (mode == Mode::Plan).then(|| self.tools.sandbox_for(mode)),
+            sandbox: self.tools.sandbox_of(mode, &decision),
             ctx: None,
             ruling,
         };

@@ -149,6 +149,8 @@ pub fn choices_for_bash(parts: &[&Part], root: &Path) -> Choices {
                 path_pair(tool, &paths[0])
             }
             PartKind::Command | PartKind::Assignment | PartKind::Declaration | PartKind::Test => command_pair(part),
+            // Nothing a rule could name.
+            PartKind::Evaluation => (None, None),
         })
         .collect();
     Choices::from_pairs(pairs)

@@ -9,13 +9,11 @@
 
 use std::path::PathBuf;
 
-use super::choices::{Choices, choices_for_bash, choices_for_mcp, choices_for_paths};
-use super::readonly;
-use super::rule::{Effect, MemoryScope, Subject};
+use super::choices::{Choices, choices_for_mcp, choices_for_paths};
+use super::rule::{Effect, Level, MemoryScope, Subject};
 use super::rules::{Rules, SourcedRule};
-use super::shell::{self, Part, PartKind};
 use crate::conversation::Mode;
-use crate::tools::{Access, ProjectPath, resolve_path};
+use crate::tools::{Access, ProjectPath};
 
 /// The answer.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
@@ -40,7 +38,7 @@ pub enum DecidedBy {
 }
 
 impl DecidedBy {
-    fn rule(rule: &SourcedRule) -> DecidedBy {
+    pub(super) fn rule(rule: &SourcedRule) -> DecidedBy {
         DecidedBy::Rule(rule.describe())
     }
 
@@ -76,6 +74,15 @@ pub struct PartDecision {
     pub decided_by: DecidedBy,
     /// Why it needs asking or was refused; empty when allowed.
     pub why: String,
+    /// Only the user in the dialog may approve it (a write to a protected path).
+    pub needs_user: bool,
+}
+
+impl PartDecision {
+    /// A part's verdict that anyone may answer.
+    pub(super) fn new(text: &str, permission: Permission, decided_by: DecidedBy, why: String) -> PartDecision {
+        PartDecision { text: text.to_string(), permission, decided_by, why, needs_user: false }
+    }
 }
 
 /// The decision for a call.
@@ -90,25 +97,41 @@ pub struct Decision {
     pub parts: Vec<PartDecision>,
     /// Ask only: what the dialog may offer to remember. Empty lists are not offered.
     pub choices: Choices,
+    /// `bash`, allowed: every part was proven read-only and no rule had to allow it, so it
+    /// runs in the read-only sandbox (reads confined to the project and system folders),
+    /// whatever the mode.
+    pub read_only: bool,
+    /// `bash`, allowed: paths outside the project a `file_read` allow rule lets it read.
+    pub extra_reads: Vec<std::path::PathBuf>,
+    /// Ask only: only the user answering the dialog may approve it — not `--yes` (a write to
+    /// a protected path: git configuration, `.cairn/`, `.claude/`, …).
+    pub needs_user: bool,
 }
 
 impl Decision {
-    fn allow(decided_by: DecidedBy) -> Decision {
+    pub(super) fn allow(decided_by: DecidedBy) -> Decision {
+        Decision::new(Permission::Allow, decided_by, String::new(), Choices::default())
+    }
+
+    pub(super) fn ask(decided_by: DecidedBy, reason: String, choices: Choices) -> Decision {
+        Decision::new(Permission::Ask, decided_by, reason, choices)
+    }
+
+    pub(super) fn deny(decided_by: DecidedBy, reason: String) -> Decision {
+        Decision::new(Permission::Deny, decided_by, reason, Choices::default())
+    }
+
+    fn new(permission: Permission, decided_by: DecidedBy, reason: String, choices: Choices) -> Decision {
         Decision {
-            permission: Permission::Allow,
+            permission,
             decided_by,
-            reason: String::new(),
+            reason,
             parts: Vec::new(),
-            choices: Choices::default(),
+            choices,
+            read_only: false,
+            extra_reads: Vec::new(),
+            needs_user: false,
         }
-    }
-
-    fn ask(decided_by: DecidedBy, reason: String, choices: Choices) -> Decision {
-        Decision { permission: Permission::Ask, decided_by, reason, parts: Vec::new(), choices }
-    }
-
-    fn deny(decided_by: DecidedBy, reason: String) -> Decision {
-        Decision { permission: Permission::Deny, decided_by, reason, parts: Vec::new(), choices: Choices::default() }
     }
 }
 
@@ -166,7 +189,7 @@ impl Policy {
         self.decide_tool(mode, call.tool, call.access, subject, call.paths)
     }
 
-    fn decide_tool(
+    pub(super) fn decide_tool(
         &self,
         mode: Mode,
         tool: &str,
@@ -176,6 +199,12 @@ impl Policy {
     ) -> Decision {
         let rule = self.rules.decide(tool, subject);
         if let Some(r) = rule.filter(|r| r.effect == Effect::Deny) {
+            return Decision::deny(DecidedBy::rule(r), denied_by_rule(tool, &describe_subject(tool, paths), r));
+        }
+        // A search reads what it searches: `file_read` deny rules hold for it too.
+        if tool == "grep"
+            && let Some(r) = self.rules.decide("file_read", subject).filter(|r| r.effect == Effect::Deny)
+        {
             return Decision::deny(DecidedBy::rule(r), denied_by_rule(tool, &describe_subject(tool, paths), r));
         }
         let outside: Vec<&str> = paths.iter().filter(|p| !p.inside_project).map(|p| p.display.as_str()).collect();
@@ -188,6 +217,11 @@ impl Policy {
                     "`{tool}` was not run: the session is in plan mode, which is read-only (file_read, glob, grep, read-only bash commands and the memory tools). Describe the change in your plan instead; the user can switch to edit mode to carry it out."
                 ),
             );
+        }
+        if access == Access::Write
+            && let Some(why) = paths.iter().find_map(|p| super::protected::protection(&self.root, &p.absolute))
+        {
+            return self.protected_write(tool, &why, paths);
         }
         if let Some(r) = rule.filter(|r| r.effect == Effect::Ask) {
             // An ask rule keeps asking: offering to remember an allow would change nothing.
@@ -227,212 +261,47 @@ impl Policy {
             (_, Access::Network) => ask("fetches a web page".into()),
         }
     }
+}
 
-    fn decide_bash(&self, mode: Mode, command: &str) -> Decision {
-        // `deny bash` holds even for what cannot be parsed.
-        if let Some(r) = self.rules.find("bash", Subject::Nothing, Effect::Deny) {
-            return Decision::deny(DecidedBy::rule(r), denied_by_rule("bash", "every command", r));
-        }
-        let script = shell::parse(command);
-        if let Some(why) = &script.unparsable {
-            if let Some(r) = self.rules.find("bash", Subject::Nothing, Effect::Allow)
-                && mode == Mode::Edit
-            {
-                return Decision::allow(DecidedBy::rule(r));
-            }
-            return match mode {
-                Mode::Edit => Decision::ask(
-                    DecidedBy::Unparsable,
-                    format!(
-                        "the command could not be split into simple commands ({why}), so its parts cannot be checked"
-                    ),
-                    Choices::default(),
-                ),
-                Mode::Plan | Mode::Ask => Decision::deny(
-                    DecidedBy::Unparsable,
-                    format!(
-                        "`bash` was not run: the command could not be split into simple commands ({why}), so plan mode cannot tell that it only reads. Use simpler read-only commands, one per line of a pipeline or list."
-                    ),
-                ),
-            };
-        }
-        let parts: Vec<PartDecision> = script.parts.iter().map(|p| self.decide_part(mode, p)).collect();
-        let strongest = parts.iter().map(|p| p.permission).max().unwrap_or(Permission::Allow);
-        let mut decision = match strongest {
-            Permission::Deny => {
-                let Some(first) = parts.iter().find(|p| p.permission == Permission::Deny) else {
-                    return Decision::allow(DecidedBy::ReadOnlySet);
-                };
-                Decision::deny(first.decided_by.clone(), first.why.clone())
-            }
-            Permission::Ask => {
-                let asking: Vec<&PartDecision> = parts.iter().filter(|p| p.permission == Permission::Ask).collect();
-                // A line of one command needs no quoting of itself: just why.
-                let reason = match asking.as_slice() {
-                    [only] if parts.len() == 1 => only.why.clone(),
-                    _ => asking.iter().map(|p| format!("`{}`: {}", p.text, p.why)).collect::<Vec<_>>().join("; "),
-                };
-                let by_rule = asking.iter().any(|p| matches!(p.decided_by, DecidedBy::Rule(_)));
-                let choices = if by_rule {
-                    Choices::default()
-                } else {
-                    let asking_parts: Vec<&Part> = script
-                        .parts
-                        .iter()
-                        .zip(&parts)
-                        .filter(|(_, d)| d.permission == Permission::Ask)
-                        .map(|(p, _)| p)
-                        .collect();
-                    choices_for_bash(&asking_parts, &self.root)
-                };
-                let decided_by = asking.first().map(|p| p.decided_by.clone()).unwrap_or(DecidedBy::Mode(mode));
-                Decision::ask(decided_by, reason, choices)
-            }
-            Permission::Allow => {
-                let by_rule = parts.iter().find(|p| matches!(p.decided_by, DecidedBy::Rule(_)));
-                let by = by_rule.or(parts.first()).map(|p| p.decided_by.clone()).unwrap_or(DecidedBy::ReadOnlySet);
-                Decision::allow(by)
-            }
-        };
-        decision.parts = parts;
-        decision
+impl Policy {
+    /// What `grep` and `glob` must skip while walking: files a deny rule for the tool or for
+    /// `file_read` covers.
+    pub fn read_denials(&self) -> crate::tools::ReadDenials {
+        let (rules, root) = (self.rules.clone(), self.root.clone());
+        crate::tools::ReadDenials::new(move |tool, path| {
+            let p = crate::tools::resolve_path(&root, &path.to_string_lossy());
+            let paths = std::slice::from_ref(&p);
+            [tool, "file_read"]
+                .iter()
+                .any(|t| rules.decide(t, Subject::Paths(paths)).is_some_and(|r| r.effect == Effect::Deny))
+        })
     }
 
-    fn decide_part(&self, mode: Mode, part: &Part) -> PartDecision {
-        let text = part.display();
-        let verdict = |permission: Permission, decided_by: DecidedBy, why: String| PartDecision {
-            text: text.clone(),
-            permission,
-            decided_by,
-            why,
-        };
-        match part.kind {
-            PartKind::Write | PartKind::Read => {
-                let (tool, access) = if part.kind == PartKind::Write {
-                    ("file_write", Access::Write)
-                } else {
-                    ("file_read", Access::Read)
-                };
-                let paths: Vec<ProjectPath> =
-                    part.words.iter().filter(|w| w.literal).map(|w| resolve_path(&self.root, &w.text)).collect();
-                if paths.len() != part.words.len() {
-                    // `> "$HOME/y"`: where it goes is known only when it runs.
-                    return match mode {
-                        Mode::Edit => verdict(
-                            Permission::Ask,
-                            DecidedBy::Mode(mode),
-                            "redirects to a path computed when it runs".into(),
-                        ),
-                        Mode::Plan | Mode::Ask => verdict(
-                            Permission::Deny,
-                            DecidedBy::Mode(mode),
-                            plan_refusal(&text, "it redirects to a path computed when it runs"),
-                        ),
-                    };
-                }
-                // `allow bash` with no pattern lets a command write where it likes.
-                if mode == Mode::Edit
-                    && self.rules.decide(tool, Subject::Paths(&paths)).is_none()
-                    && let Some(r) = self.rules.find("bash", Subject::Nothing, Effect::Allow)
-                {
-                    return verdict(Permission::Allow, DecidedBy::rule(r), String::new());
-                }
-                let d = self.decide_tool(mode, tool, access, Subject::Paths(&paths), &paths);
-                let why = match (d.permission, mode, part.kind) {
-                    (Permission::Deny, Mode::Plan, PartKind::Write) if matches!(d.decided_by, DecidedBy::Mode(_)) => {
-                        plan_refusal(&text, &format!("it writes to {}", describe_paths(&paths)))
-                    }
-                    (Permission::Deny, _, _) => d.reason,
-                    (Permission::Ask, _, _) => format!(
-                        "{} {}",
-                        if part.kind == PartKind::Write { "writes to" } else { "reads" },
-                        describe_paths(&paths)
-                    ),
-                    (Permission::Allow, _, _) => String::new(),
-                };
-                verdict(d.permission, d.decided_by, why)
-            }
-            PartKind::Command | PartKind::Assignment | PartKind::Declaration | PartKind::Test => {
-                let subject = Subject::Command { env: &part.env, words: &part.words };
-                let mut rule = self.rules.decide("bash", subject);
-                // `timeout 5 git push`, `env git push`: a deny or ask rule sees through wrappers.
-                for inner in unwrap(part) {
-                    if let Some(r) =
-                        self.rules.decide("bash", Subject::Command { env: &inner.env, words: &inner.words })
-                        && r.effect != Effect::Allow
-                        && rule.is_none_or(|b| r.effect > b.effect)
-                    {
-                        rule = Some(r);
-                    }
-                }
-                if let Some(r) = rule.filter(|r| r.effect == Effect::Deny) {
-                    return verdict(
-                        Permission::Deny,
-                        DecidedBy::rule(r),
-                        denied_by_rule("bash", &format!("`{text}`"), r),
-                    );
-                }
-                let read_only = readonly::check(part, &self.root);
-                if let (Mode::Plan, Err(why)) = (mode, &read_only) {
-                    return verdict(Permission::Deny, DecidedBy::Mode(mode), plan_refusal(&text, why));
-                }
-                if let Some(r) = rule.filter(|r| r.effect == Effect::Ask) {
-                    return verdict(Permission::Ask, DecidedBy::rule(r), format!("the rule `{}` asks for it", r.rule));
-                }
-                let allow_rule = rule.filter(|r| r.effect == Effect::Allow);
-                match read_only {
-                    Ok(paths) => {
-                        // Reading a file through bash is checked like file_read: its deny and ask
-                        // rules hold, and reading outside the project needs a rule or the user.
-                        if let Some(r) =
-                            self.rules.decide("file_read", Subject::Paths(&paths)).filter(|r| r.effect != Effect::Allow)
-                        {
-                            return match r.effect {
-                                Effect::Deny => verdict(
-                                    Permission::Deny,
-                                    DecidedBy::rule(r),
-                                    denied_by_rule("bash", &format!("`{text}` reads {}", describe_paths(&paths)), r),
-                                ),
-                                Effect::Ask | Effect::Allow => verdict(
-                                    Permission::Ask,
-                                    DecidedBy::rule(r),
-                                    format!("the rule `{}` asks for reading {}", r.rule, describe_paths(&paths)),
-                                ),
-                            };
-                        }
-                        let outside: Vec<ProjectPath> = paths.into_iter().filter(|p| !p.inside_project).collect();
-                        if let Some(r) = allow_rule {
-                            return verdict(Permission::Allow, DecidedBy::rule(r), String::new());
-                        }
-                        if outside.is_empty() {
-                            return verdict(Permission::Allow, DecidedBy::ReadOnlySet, String::new());
-                        }
-                        if let Some(r) = self.rules.find("file_read", Subject::Paths(&outside), Effect::Allow) {
-                            return verdict(Permission::Allow, DecidedBy::rule(r), String::new());
-                        }
-                        let shown = describe_paths(&outside);
-                        match mode {
-                            Mode::Edit => verdict(
-                                Permission::Ask,
-                                DecidedBy::Mode(mode),
-                                format!("reads outside the project: {shown}"),
-                            ),
-                            Mode::Plan | Mode::Ask => verdict(
-                                Permission::Deny,
-                                DecidedBy::Mode(mode),
-                                format!(
-                                    "`bash` was not run: `{text}` reads {shown}, outside the project, and plan mode only reads inside it."
-                                ),
-                            ),
-                        }
-                    }
-                    Err(why) => match allow_rule {
-                        Some(r) => verdict(Permission::Allow, DecidedBy::rule(r), String::new()),
-                        None => verdict(Permission::Ask, DecidedBy::Mode(mode), why),
-                    },
-                }
-            }
+    /// A write to a protected path: allowed by an allow rule of the user's own (their config,
+    /// the command line, or one they approved this session) that names the path; otherwise
+    /// it asks, and only the user in the dialog may approve — `--yes` does not, and neither
+    /// does a rule from the project's files.
+    fn protected_write(&self, tool: &str, why: &str, paths: &[ProjectPath]) -> Decision {
+        let own = self.rules.iter().find(|r| {
+            r.effect == Effect::Allow
+                && matches!(r.level, Level::User | Level::Cli | Level::Session)
+                && r.rule.names_tool(tool)
+                && r.rule.has_pattern()
+                && r.rule.matches(Subject::Paths(paths), true)
+        });
+        if let Some(r) = own {
+            return Decision::allow(DecidedBy::rule(r));
         }
+        let mut d = Decision::ask(
+            DecidedBy::Mode(Mode::Edit),
+            format!(
+                "writes {}, a protected path ({why}): only you can approve it, here in the dialog",
+                describe_paths(paths)
+            ),
+            Choices::default(),
+        );
+        d.needs_user = true;
+        d
     }
 }
 
@@ -448,13 +317,13 @@ fn url_host(args: &serde_json::Value) -> &str {
     }
 }
 
-fn plan_refusal(part: &str, why: &str) -> String {
+pub(super) fn plan_refusal(part: &str, why: &str) -> String {
     format!(
         "`bash` was not run: the session is in plan mode, where only read-only commands run (ls, cat, head, wc, rg, grep, find, git status/log/diff/show/blame, …), and `{part}` is not one: {why}. Describe the change in your plan instead; the user can switch to edit mode to carry it out."
     )
 }
 
-fn denied_by_rule(tool: &str, subject: &str, rule: &SourcedRule) -> String {
+pub(super) fn denied_by_rule(tool: &str, subject: &str, rule: &SourcedRule) -> String {
     format!(
         "`{tool}` was not run: {subject} is denied by the rule `{}` ({}). Do not retry it or work around it; find another way, or ask the user.",
         rule.rule,
@@ -465,54 +334,12 @@ fn denied_by_rule(tool: &str, subject: &str, rule: &SourcedRule) -> String {
     )
 }
 
-fn describe_paths(paths: &[ProjectPath]) -> String {
+pub(super) fn describe_paths(paths: &[ProjectPath]) -> String {
     paths.iter().map(|p| p.display.as_str()).collect::<Vec<_>>().join(", ")
 }
 
 fn describe_subject(tool: &str, paths: &[ProjectPath]) -> String {
     if paths.is_empty() { format!("this `{tool}` call") } else { describe_paths(paths) }
-}
-
-/// Commands that run the command after their own options unchanged, so a deny rule for the
-/// inner command holds through them.
-fn unwrap(part: &Part) -> Vec<Part> {
-    let mut out = Vec::new();
-    let mut current = part.clone();
-    for _ in 0..4 {
-        let Some(name) = current.name() else { break };
-        let words = &current.words;
-        // Options of each wrapper that take a value.
-        let valued: &[&str] = match name {
-            "timeout" => &["-s", "--signal", "-k", "--kill-after"],
-            "nice" => &["-n", "--adjustment"],
-            "sudo" => &["-u", "-g", "-C", "-D", "-h", "-p", "-r", "-t", "-U"],
-            "xargs" => &["-I", "-L", "-n", "-P", "-d", "-E", "-s", "-a"],
-            "stdbuf" => &["-i", "-o", "-e"],
-            "env" => &["-u", "-C", "-S"],
-            "nohup" | "time" | "command" | "exec" | "setsid" | "doas" => &[],
-            _ => break,
-        };
-        let mut i = 1;
-        while i < words.len() {
-            let w = &words[i].text;
-            if name == "env" && w.contains('=') && !w.starts_with('-') {
-                i += 1;
-            } else if w.starts_with('-') && w != "-" {
-                i += if valued.contains(&w.as_str()) { 2 } else { 1 };
-            } else {
-                break;
-            }
-        }
-        if name == "timeout" {
-            i += 1; // the duration
-        }
-        if i >= words.len() {
-            break;
-        }
-        current = Part { kind: PartKind::Command, env: Vec::new(), words: words[i..].to_vec() };
-        out.push(current.clone());
-    }
-    out
 }
 
 #[cfg(test)]

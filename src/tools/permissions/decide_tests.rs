@@ -2,6 +2,7 @@ use serde_json::json;
 
 use super::*;
 use crate::tools::permissions::Level;
+use crate::tools::resolve_path;
 
 fn policy(rules: &[(Effect, Level, &str)]) -> Policy {
     let mut set = Rules::new();
@@ -13,7 +14,18 @@ fn policy(rules: &[(Effect, Level, &str)]) -> Policy {
             super::super::rules::Origin::Unwritten,
         );
     }
-    Policy::new(set, std::env::temp_dir().join("cairn-decide-root"))
+    Policy::new(set, root())
+}
+
+/// A project folder that is a git repository, shared by the tests of this file.
+fn root() -> std::path::PathBuf {
+    static ROOT: std::sync::OnceLock<std::path::PathBuf> = std::sync::OnceLock::new();
+    ROOT.get_or_init(|| {
+        let dir = std::env::temp_dir().join(format!("cairn-decide-root-{}", std::process::id()));
+        std::fs::create_dir_all(dir.join(".git")).unwrap();
+        dir.canonicalize().unwrap()
+    })
+    .clone()
 }
 
 fn bash(policy: &Policy, mode: Mode, command: &str) -> Decision {
@@ -171,4 +183,165 @@ fn a_new_file_is_created_and_an_existing_one_changed() {
     assert_eq!(file(&p, Mode::Edit, "file_write", Access::Write, "new.txt").reason, "creates new.txt");
     assert_eq!(file(&p, Mode::Edit, "file_write", Access::Write, "old.txt").reason, "changes old.txt");
     assert_eq!(bash(&p, Mode::Edit, "git push origin main").reason, "`git push` is not read-only", "one command: why");
+}
+
+#[test]
+fn a_deny_rule_matches_the_program_however_it_is_named() {
+    let p = policy(&[(Effect::Deny, Level::User, "bash(rm *)"), (Effect::Allow, Level::Project, "bash(git *)")]);
+    for spelled in [
+        "/bin/rm -f x",
+        "\\rm x",
+        "'r''m' x",
+        "$'\\x72m' x",
+        "x=rm; $x f",
+        "{rm,f}",
+        "r{m,} x",
+        "exec -a x rm f",
+        "env --chdir . rm f",
+        "env -S 'rm f'",
+        "xargs --arg-file F rm",
+        "sh -c 'sh -c \"rm f\"'",
+        "find . -exec rm {} ;",
+        "git -c alias.x='!rm -rf ~' x",
+        "timeout 5 rm f",
+        "FOO=1 rm f",
+        "python3 -c 'import shutil'",
+        "echo $((x))",
+        "eval 'rm f'",
+        "bash -c \"$cmd\"",
+        "bash -c 'bash -c \"bash -c \\\"bash -c rm\\\"\"'",
+    ] {
+        for mode in [Mode::Edit, Mode::Plan] {
+            let d = bash(&p, mode, spelled);
+            assert_eq!(d.permission, Permission::Deny, "{spelled} ({mode:?}): {}", d.reason);
+            assert!(matches!(d.decided_by, DecidedBy::Rule(_)), "{spelled}: {:?}", d.decided_by);
+        }
+    }
+    // What no deny rule could match still goes by the other rules.
+    assert_eq!(bash(&p, Mode::Edit, "git log --oneline").permission, Permission::Allow);
+    assert_eq!(bash(&p, Mode::Edit, "ls -la").permission, Permission::Allow);
+}
+
+#[test]
+fn an_allow_rule_does_not_cover_what_its_command_runs_in_turn() {
+    let p =
+        policy(&[(Effect::Allow, Level::Project, "bash(git *)"), (Effect::Allow, Level::Project, "bash(timeout *)")]);
+    for command in
+        ["git -c alias.x='!touch P' x", "timeout 5 touch P", "git frobnicate", "git -c core.pager='touch P' log"]
+    {
+        assert_eq!(bash(&p, Mode::Edit, command).permission, Permission::Ask, "{command}");
+    }
+    assert_eq!(bash(&p, Mode::Edit, "timeout 5 ls").permission, Permission::Allow);
+    assert_eq!(bash(&p, Mode::Edit, "git commit -m x").permission, Permission::Allow);
+}
+
+#[test]
+fn a_file_read_deny_rule_holds_for_what_bash_reads() {
+    let p = policy(&[(Effect::Deny, Level::Project, "file_read(.env)")]);
+    std::fs::write(p.root.join(".env"), "KEY=secret").unwrap();
+    for command in [
+        "cat .en?",
+        "cat .e*",
+        "cat ./.[e]nv",
+        "grep -r KEY .",
+        "grep -R KEY",
+        "rg KEY",
+        "git show HEAD:.env",
+        "git grep KEY",
+        "git cat-file -p :.env",
+        "cp .env /tmp/x",
+        "awk 1 .env",
+        "python3 x.py .env",
+        "sort --random-source=.env a",
+        "tail -n +1 ./.env",
+        "cd sub/.. && cat .env",
+    ] {
+        let d = bash(&p, Mode::Edit, command);
+        assert_eq!(d.permission, Permission::Deny, "{command}: {}", d.reason);
+    }
+    assert_eq!(bash(&p, Mode::Edit, "grep -r KEY src").permission, Permission::Allow);
+    assert_eq!(bash(&p, Mode::Edit, "cat a.txt").permission, Permission::Allow);
+}
+
+#[test]
+fn unanalysable_commands_are_refused_not_asked_when_a_deny_rule_could_match() {
+    let p = policy(&[(Effect::Deny, Level::User, "bash(git push *)")]);
+    for command in ["{git,push}", "echo \"unterminated", "git $sub"] {
+        let d = bash(&p, Mode::Edit, command);
+        assert_eq!(d.permission, Permission::Deny, "{command}");
+        assert!(matches!(d.decided_by, DecidedBy::Rule(_)), "{command}");
+    }
+    let p = policy(&[]);
+    assert_eq!(bash(&p, Mode::Edit, "{git,push}").permission, Permission::Ask, "no deny rule: it asks");
+}
+
+#[test]
+fn read_only_lines_say_so_for_the_sandbox() {
+    let p = policy(&[(Effect::Allow, Level::Project, "bash(git log *)")]);
+    assert!(bash(&p, Mode::Edit, "ls -la | wc -l").read_only);
+    assert!(!bash(&p, Mode::Edit, "git log | wc -l").read_only, "a rule allowed a part: the configured sandbox");
+    assert!(!bash(&p, Mode::Edit, "touch x").read_only);
+}
+
+#[test]
+fn plan_mode_reads_resolve_after_tilde_patterns_and_links() {
+    let p = policy(&[]);
+    let outside = tempfile::tempdir().unwrap();
+    std::fs::write(outside.path().join("f"), "x").unwrap();
+    let link = p.root.join("link");
+    let _ = std::fs::remove_file(&link);
+    std::os::unix::fs::symlink(outside.path(), &link).unwrap();
+    for command in [
+        "cat ~root/.profile",
+        "cat ~/.profile",
+        "cat ~+/../outside/f",
+        "cd ~+/.. && cat f",
+        "cat link/f",
+        "cat lin[k]/f",
+        "cat link/../f",
+        "ls /",
+        "cd / && cat etc/hostname",
+        "sort --files0-from=- ",
+    ] {
+        let d = bash(&p, Mode::Plan, command);
+        assert_eq!(d.permission, Permission::Deny, "{command}: {}", d.reason);
+    }
+    let _ = std::fs::remove_file(&link);
+}
+
+#[test]
+fn mcp_rules_name_a_server_or_one_tool_exactly() {
+    let p = policy(&[(Effect::Allow, Level::Project, "mcp__evil__search")]);
+    let call = |tool| Call { tool, access: Access::Execute, args: &serde_json::Value::Null, paths: &[] };
+    assert_eq!(p.decide(Mode::Edit, &call("mcp__evil__search")).permission, Permission::Allow);
+    assert_eq!(p.decide(Mode::Edit, &call("mcp__evil__search__wipe")).permission, Permission::Ask);
+    let p = policy(&[(Effect::Allow, Level::Project, "mcp__evil")]);
+    assert_eq!(p.decide(Mode::Edit, &call("mcp__evil__search__wipe")).permission, Permission::Allow);
+    assert_eq!(p.decide(Mode::Edit, &call("mcp__evilish__x")).permission, Permission::Ask);
+}
+
+#[test]
+fn protected_paths_ask_and_only_the_user_may_approve() {
+    let p = policy(&[
+        (Effect::Allow, Level::Project, "file_write"),
+        (Effect::Allow, Level::ProjectLocal, "file_edit(.git/**)"),
+    ]);
+    for path in [
+        ".git/config",
+        ".git/hooks/pre-commit",
+        ".cairn/settings.local.toml",
+        ".claude/settings.json",
+        ".mcp.json",
+        ".codex/x",
+    ] {
+        for tool in ["file_write", "file_edit"] {
+            let d = file(&p, Mode::Edit, tool, Access::Write, path);
+            assert_eq!(d.permission, Permission::Ask, "{tool} {path}");
+            assert!(d.needs_user, "{tool} {path}");
+        }
+    }
+    let d = bash(&p, Mode::Edit, "echo x > .git/config");
+    assert!(d.permission == Permission::Ask && d.needs_user, "{d:?}");
+    let own = policy(&[(Effect::Allow, Level::User, "file_edit(.git/config)")]);
+    assert_eq!(file(&own, Mode::Edit, "file_edit", Access::Write, ".git/config").permission, Permission::Allow);
 }

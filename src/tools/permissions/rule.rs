@@ -22,6 +22,7 @@ use std::path::{Path, PathBuf};
 
 use globset::{GlobBuilder, GlobMatcher};
 
+use super::command_match::{self, PatternWord};
 use super::shell::Word;
 use crate::tools::ProjectPath;
 
@@ -109,15 +110,6 @@ enum Pattern {
     Domain(String),
 }
 
-#[derive(Clone, Debug, PartialEq, Eq)]
-enum PatternWord {
-    /// `*` on its own: any number of words.
-    Rest,
-    /// A word with `*` in it: any characters there, within one word.
-    Glob(String),
-    Literal(String),
-}
-
 #[derive(Clone, Debug)]
 struct PathPattern {
     negated: bool,
@@ -179,11 +171,32 @@ impl Rule {
         &self.text
     }
 
-    /// Whether the rule names this tool (an `mcp__SERVER` rule names all of its tools).
+    /// Whether the rule names this tool: exactly, or as `mcp__SERVER` all of that server's
+    /// tools (`mcp__evil__search` names that tool only, not `mcp__evil__search__wipe`).
     pub fn names_tool(&self, tool: &str) -> bool {
-        self.tool == tool
-            || (self.tool.starts_with("mcp__")
-                && tool.strip_prefix(self.tool.as_str()).is_some_and(|r| r.starts_with("__")))
+        names_tool(&self.tool, tool)
+    }
+
+    /// For a `bash` rule with a pattern: whether it could match what `words` run (an
+    /// expansion may become any words, a program be named by its path); `None` for a rule
+    /// of another kind. A command written with `FOO=1` before it is matched with and without.
+    pub fn could_match_command(&self, env: &[String], words: &[Word]) -> Option<bool> {
+        let Pattern::Command(pattern) = &self.pattern else { return None };
+        let with_env: Vec<Word> = env.iter().map(|e| Word::literal(e.clone())).chain(words.iter().cloned()).collect();
+        let any = name_variants(words).into_iter().any(|named| {
+            command_match::could_match(pattern, &named)
+                || (!env.is_empty() && {
+                    let mut all = with_env[..env.len()].to_vec();
+                    all.extend(named);
+                    command_match::could_match(pattern, &all)
+                })
+        });
+        Some(any)
+    }
+
+    /// Whether the rule has a pattern (`bash(rm *)`), rather than naming every call.
+    pub fn has_pattern(&self) -> bool {
+        !matches!(self.pattern, Pattern::Any)
     }
 
     /// Whether the rule covers `subject`. For paths, an allow rule must cover every path of
@@ -192,9 +205,9 @@ impl Rule {
         match (&self.pattern, subject) {
             (Pattern::Any, _) => true,
             (Pattern::Command(pattern), Subject::Command { env, words }) => {
-                let mut all: Vec<Word> = env.iter().map(|e| Word { text: e.clone(), literal: true }).collect();
+                let mut all: Vec<Word> = env.iter().map(|e| Word::literal(e.clone())).collect();
                 all.extend_from_slice(words);
-                match_words(pattern, &all)
+                command_match::matches(pattern, &all)
             }
             (Pattern::Path(pattern), Subject::Paths(paths)) => {
                 !paths.is_empty()
@@ -218,6 +231,40 @@ impl fmt::Display for Rule {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(&self.text)
     }
+}
+
+/// Whether a rule for `rule_tool` names `tool`: the same name, or `mcp__SERVER` (a name with
+/// no `__` after the prefix: server names have none) naming every tool of that server.
+pub fn names_tool(rule_tool: &str, tool: &str) -> bool {
+    rule_tool == tool
+        || rule_tool.strip_prefix("mcp__").is_some_and(|server| {
+            !server.contains("__") && tool.strip_prefix(rule_tool).is_some_and(|r| r.starts_with("__"))
+        })
+}
+
+/// The command as written, and with its name as the program it runs: `/bin/rm` is also
+/// `rm`, and `rm` is also `/usr/bin/rm` (where PATH finds it, links resolved).
+fn name_variants(words: &[Word]) -> Vec<Vec<Word>> {
+    let mut out = vec![words.to_vec()];
+    let Some(first) = words.first().filter(|w| w.is_plain()) else { return out };
+    let name = first.text.as_str();
+    let mut names = vec![super::shell::program_base(name).to_string()];
+    let resolved =
+        if name.contains('/') { std::fs::canonicalize(name).ok() } else { super::readonly::find_in_path(name) };
+    if let Some(path) = resolved {
+        names.push(path.display().to_string());
+        if let Some(base) = path.file_name() {
+            names.push(base.to_string_lossy().into_owned());
+        }
+    }
+    for n in names {
+        if n != name && !out.iter().any(|v| v[0].text == n) {
+            let mut variant = words.to_vec();
+            variant[0] = Word::literal(n);
+            out.push(variant);
+        }
+    }
+    out
 }
 
 fn check_tool(tool: &str) -> Result<(), String> {
@@ -376,37 +423,6 @@ impl WordBuilder {
             PatternWord::Literal(done.text)
         });
     }
-}
-
-fn match_words(pattern: &[PatternWord], words: &[Word]) -> bool {
-    match pattern.split_first() {
-        None => words.is_empty(),
-        Some((PatternWord::Rest, rest)) => (0..=words.len()).any(|skip| match_words(rest, &words[skip..])),
-        Some((PatternWord::Literal(lit), rest)) => {
-            words.first().is_some_and(|w| w.literal && w.text == *lit) && match_words(rest, &words[1..])
-        }
-        Some((PatternWord::Glob(glob), rest)) => {
-            words.first().is_some_and(|w| w.literal && glob_word(glob, &w.text)) && match_words(rest, &words[1..])
-        }
-    }
-}
-
-/// `*` matches any characters (slashes included) within one word.
-fn glob_word(glob: &str, text: &str) -> bool {
-    let pieces: Vec<&str> = glob.split('*').collect();
-    let (first, rest) = match pieces.split_first() {
-        Some(split) => split,
-        None => return glob == text,
-    };
-    let Some(mut remaining) = text.strip_prefix(first) else { return false };
-    let Some((last, middle)) = rest.split_last() else { return remaining.is_empty() };
-    for piece in middle {
-        match remaining.find(piece) {
-            Some(at) => remaining = &remaining[at + piece.len()..],
-            None => return false,
-        }
-    }
-    remaining.len() >= last.len() && remaining.ends_with(last)
 }
 
 fn parse_path_pattern(pattern: &str) -> Result<PathPattern, String> {

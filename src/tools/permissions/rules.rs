@@ -10,6 +10,7 @@ use std::fmt;
 use std::path::{Path, PathBuf};
 
 use super::rule::{Effect, Level, Rule, Subject};
+use super::shell::Word;
 use crate::config::{PermissionsConfig, RuleText};
 
 /// Where a rule was written.
@@ -163,6 +164,43 @@ impl Rules {
             }
         }
         best
+    }
+
+    /// The most specific `bash` rule of `effect` with a pattern that could match a program
+    /// run with `words` (see [`Rule::could_match_command`]).
+    pub fn could_match_bash(&self, env: &[String], words: &[Word], effect: Effect) -> Option<&SourcedRule> {
+        let mut best: Option<&SourcedRule> = None;
+        for r in &self.rules {
+            if r.effect == effect
+                && r.rule.names_tool("bash")
+                && r.rule.could_match_command(env, words) == Some(true)
+                && best.is_none_or(|b| r.level > b.level)
+            {
+                best = Some(r);
+            }
+        }
+        best
+    }
+
+    /// The most specific `bash` rule of `effect` with a pattern: one that could match a
+    /// command cairn cannot analyse.
+    pub fn bash_pattern_rule(&self, effect: Effect) -> Option<&SourcedRule> {
+        let mut best: Option<&SourcedRule> = None;
+        for r in &self.rules {
+            if r.effect == effect
+                && r.rule.names_tool("bash")
+                && r.rule.has_pattern()
+                && best.is_none_or(|b| r.level > b.level)
+            {
+                best = Some(r);
+            }
+        }
+        best
+    }
+
+    /// Whether any rule of `effect` names `tool`.
+    pub fn has(&self, tool: &str, effect: Effect) -> bool {
+        self.rules.iter().any(|r| r.effect == effect && r.rule.names_tool(tool))
     }
 
     /// The strongest matching rule of exactly `effect`, if any.

@@ -59,7 +59,8 @@ fn redirections_to_files_are_writes_and_descriptors_are_not() {
 fn quotes_are_removed_and_expansions_are_marked() {
     assert_eq!(parts(r#"git log --format='%H %s' "a b" c\ d"#), ["Command: git log --format=%H %s a b c d"]);
     assert_eq!(parts("cat $HOME/.ssh/id_rsa"), ["Command: cat ‹$HOME/.ssh/id_rsa›"]);
-    assert_eq!(parts("rm -rf {build,/}"), ["Command: rm -rf ‹{build,/}›"]);
+    assert_eq!(parts("rm -rf {build,/}"), ["Command: rm -rf build /"], "braces expand as bash expands them");
+    assert_eq!(parts("$'\\x72m' -rf x"), ["Command: rm -rf x"]);
     assert_eq!(parts("find . -exec rm {} \\;"), ["Command: find . -exec rm {} ;"]);
     assert_eq!(parts("FOO=1 BAR=2 cargo test"), ["Command: FOO=1 BAR=2 cargo test"]);
     assert_eq!(parts("export PATH=/evil:$PATH"), ["Declaration: export ‹PATH=/evil:$PATH›"]);
@@ -79,7 +80,7 @@ fn what_cannot_be_read_is_unparsable() {
         assert!(parse(bad).unparsable.is_some(), "{bad}");
     }
     let nested = "bash -c \"bash -c 'bash -c \\\"bash -c ls\\\"'\"";
-    assert!(parse(nested).unparsable.is_some_and(|w| w.contains("deeply")), "{:?}", parse(nested));
+    assert!(parse(nested).unparsable.is_some_and(|w| w.contains("deep")), "{:?}", parse(nested));
 }
 
 #[test]
@@ -87,4 +88,27 @@ fn display_quotes_only_what_needs_it() {
     let script = parse("git commit -m 'fix: a bug' > log");
     let shown: Vec<String> = script.parts.iter().map(Part::display).collect();
     assert_eq!(shown, ["git commit -m 'fix: a bug'", "> log"]);
+}
+
+#[test]
+fn deep_nesting_is_refused_before_it_is_walked() {
+    for (open, close) in [("(", ")"), ("$(", ")"), ("{ ", ";}"), ("echo $((", "))"), ("`", "`")] {
+        let command = format!("{}true{}", open.repeat(10_000), close.repeat(10_000));
+        let script = parse(&command);
+        assert!(script.unparsable.is_some(), "{open}: {:?}", script.unparsable);
+    }
+    let shallow = format!("{}true{}", "(".repeat(20), ")".repeat(20));
+    assert_eq!(parse(&shallow).unparsable, None);
+}
+
+#[test]
+fn evaluation_contexts_become_parts_of_their_own() {
+    let kinds = |command: &str| parse(command).parts.iter().map(|p| p.kind).collect::<Vec<_>>();
+    for command in ["echo $((x))", "echo ${!x}", "a[$i]=1", "[[ $x -eq 1 ]]", "((x++))", "echo ${a[$i]}", "[[ -v x ]]"]
+    {
+        assert!(kinds(command).contains(&PartKind::Evaluation), "{command}: {:?}", kinds(command));
+    }
+    for command in ["echo $((1 + 2))", "echo ${x:-y} ${#x}", "[[ -f x ]]", "[[ 1 -eq 1 ]]", "echo ${a[0]}"] {
+        assert!(!kinds(command).contains(&PartKind::Evaluation), "{command}: {:?}", kinds(command));
+    }
 }

@@ -1,13 +1,18 @@
-//! The OS sandbox for `bash`: what a command may write and whether it may use the network,
+//! The OS sandbox for `bash`: what a command may read and write, whether it may use the
+//! network, which processes it may signal, how many processes and how much memory it may use,
 //! enforced by the kernel in the command's own process (between fork and exec), so cairn itself
-//! is never restricted.
+//! is never restricted. See `linux/` for how, and `docs/permissions.md` for the threat model.
 //!
-//! On Linux: Landlock for files (reads everywhere; writes only inside the project, the temp
-//! dirs and `writable_roots` in `workspace-write`, nowhere in `read-only`) and for TCP
-//! (ABI 4+), plus a seccomp filter when the network is off, because Landlock does not cover UDP
-//! (DNS and QUIC exfiltration), raw or netlink sockets, nor io_uring's own socket calls.
-//! Elsewhere, or on a kernel without Landlock, commands run unconfined and cairn says so once;
-//! the approvals still hold.
+//! On Linux: Landlock for files (reads everywhere but the terminal devices, or — for plan mode
+//! and commands run unasked because they only read — only the project and the system folders;
+//! writes only inside the project, the temp dirs and `writable_roots` in `workspace-write`,
+//! nowhere in `read-only`), TCP (ABI 4+), signals and abstract sockets (ABI 6+); a read-only
+//! mount namespace around the writable roots (attribute changes fail outside them; protected
+//! paths and hard links out of the project are read-only inside them); seccomp; process and
+//! memory limits. Elsewhere, or on a kernel without Landlock, commands run unconfined and
+//! cairn says so once; the approvals still hold.
+
+mod scan;
 
 #[cfg(target_os = "linux")]
 mod linux;
@@ -25,6 +30,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 pub use crate::config::SandboxMode;
 use crate::config::{ProjectSettings, SandboxConfig};
+use crate::tools::permissions::protected::Guard;
 
 /// What sandboxed commands may do.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -34,6 +40,15 @@ pub struct SandboxPolicy {
     pub network: bool,
     /// Writable besides the project and the temp dirs (workspace-write).
     pub writable_roots: Vec<PathBuf>,
+    /// Reads confined to the project, the system folders and `readable` (plan mode, and
+    /// commands run unasked because they only read).
+    pub confine_reads: bool,
+    /// Folders outside the project a confined read may reach besides (a rule allowed them).
+    pub readable: Vec<PathBuf>,
+    /// Processes (threads included) a command may run at once; `None`: no limit.
+    pub max_processes: Option<u64>,
+    /// Address space of each of its processes, in MiB; `None`: no limit.
+    pub memory_limit_mb: Option<u64>,
     /// Settings that were not applied, and why (for `doctor`).
     pub notes: Vec<String>,
 }
@@ -41,13 +56,21 @@ pub struct SandboxPolicy {
 impl SandboxPolicy {
     /// No sandbox.
     pub fn full_access() -> SandboxPolicy {
-        SandboxPolicy { mode: SandboxMode::FullAccess, network: true, writable_roots: Vec::new(), notes: Vec::new() }
+        SandboxPolicy { network: true, ..SandboxPolicy::new(SandboxMode::FullAccess) }
     }
 
-    /// A mode with the network off and no extra writable folders.
-    #[cfg(test)]
+    /// A mode with the network off, no extra writable folders and the default limits.
     pub fn new(mode: SandboxMode) -> SandboxPolicy {
-        SandboxPolicy { mode, network: false, writable_roots: Vec::new(), notes: Vec::new() }
+        SandboxPolicy {
+            mode,
+            network: false,
+            writable_roots: Vec::new(),
+            confine_reads: false,
+            readable: Vec::new(),
+            max_processes: Some(crate::config::default_max_processes()),
+            memory_limit_mb: Some(crate::config::DEFAULT_MEMORY_LIMIT_MB),
+            notes: Vec::new(),
+        }
     }
 
     /// The sandbox for a project: `--sandbox` first, then `.cairn/settings.local.toml`, then the
@@ -86,17 +109,53 @@ impl SandboxPolicy {
             ));
         }
         let writable_roots = user.writable_roots.iter().chain(&local.writable_roots).map(|r| expand_home(r)).collect();
-        SandboxPolicy { mode, network, writable_roots, notes }
+        // Limits: 0 switches one off; the committed file may only lower them.
+        let limit = |name: &str,
+                     local: Option<u64>,
+                     user: Option<u64>,
+                     shared: Option<u64>,
+                     default: u64,
+                     notes: &mut Vec<String>| {
+            let mut value = local.or(user).unwrap_or(default);
+            match shared {
+                Some(s) if s != 0 && (value == 0 || s < value) => value = s,
+                Some(s) if s != value => notes.push(format!(
+                    "{shared_file} asks for {name} = {s}; a committed project file may only tighten the sandbox, so {value} stays"
+                )),
+                _ => {}
+            }
+            (value != 0).then_some(value)
+        };
+        let max_processes = limit(
+            "max_processes",
+            local.max_processes,
+            user.max_processes,
+            shared.max_processes,
+            crate::config::default_max_processes(),
+            &mut notes,
+        );
+        let memory_limit_mb = limit(
+            "memory_limit_mb",
+            local.memory_limit_mb,
+            user.memory_limit_mb,
+            shared.memory_limit_mb,
+            crate::config::DEFAULT_MEMORY_LIMIT_MB,
+            &mut notes,
+        );
+        SandboxPolicy { writable_roots, max_processes, memory_limit_mb, notes, network, ..SandboxPolicy::new(mode) }
     }
 
-    /// The sandbox for plan mode: read-only, with this policy's network setting, whatever the
-    /// configured mode (plan mode promises that no file changes).
-    pub fn for_plan_mode(&self) -> SandboxPolicy {
+    /// The sandbox of plan mode, and of a command cairn runs unasked because every part of it
+    /// only reads, in any mode: read-only, reads confined to the project and the system folders
+    /// (and `readable`, outside folders a rule let it read), with this policy's network setting
+    /// and limits — so a classifier miss can neither write nor read outside.
+    pub fn for_read_only_command(&self, readable: &[PathBuf]) -> SandboxPolicy {
         SandboxPolicy {
             mode: SandboxMode::ReadOnly,
-            network: self.network,
             writable_roots: Vec::new(),
-            notes: self.notes.clone(),
+            confine_reads: true,
+            readable: readable.to_vec(),
+            ..self.clone()
         }
     }
 
@@ -104,6 +163,15 @@ impl SandboxPolicy {
     /// it.
     pub fn is_enforced(&self) -> bool {
         self.mode != SandboxMode::FullAccess && support().is_available()
+    }
+
+    /// What limits a command's processes and memory, for `doctor`.
+    pub fn describe_limits(&self) -> String {
+        let memory = match self.memory_limit_mb {
+            Some(mb) => format!("{mb} MiB of address space per process"),
+            None => "no memory limit".into(),
+        };
+        format!("{}; {memory}", os::describe_limits(self))
     }
 
     /// One line for `doctor` and the startup notice.
@@ -175,22 +243,46 @@ pub fn take_unavailable_notice(policy: &SandboxPolicy) -> Option<String> {
 
 /// What a child process is confined with; built in the parent (it allocates and opens files),
 /// applied in the child after fork (where only async-signal-safe calls are allowed).
-pub struct Confinement(os::Confinement);
+pub struct Confinement {
+    os: os::Confinement,
+    /// Protected files that did not exist when it was built: see [`undo_created`].
+    absent: Vec<PathBuf>,
+}
 
 impl Confinement {
     /// The confinement for `policy` with the project at `root`, or `None` for full access or
-    /// where the system cannot enforce it.
+    /// where the system cannot enforce it. Where commands may write in the project, it is
+    /// scanned first (hard links out of it, nested repositories) and the missing folders of its
+    /// git folders are created empty: slow on a huge tree, so call it off the async threads.
     pub fn build(policy: &SandboxPolicy, root: &Path) -> std::io::Result<Option<Confinement>> {
         if !policy.is_enforced() {
             return Ok(None);
         }
-        Ok(os::Confinement::build(policy, &writable_dirs(policy, root))?.map(Confinement))
+        let writable: Vec<PathBuf> = writable_dirs(policy, root)
+            .into_iter()
+            .filter_map(|d| std::fs::canonicalize(d).ok())
+            .filter(|d| d.is_dir())
+            .collect();
+        let guard = if writable.is_empty() { Guard::default() } else { read_only_inside(root, &writable) };
+        let os = os::Confinement::build(policy, root, &writable, &guard.read_only, &guard.pinned)?;
+        Ok(os.map(|os| Confinement { os, absent: guard.absent }))
     }
 
     /// Restrict the calling process. Only for the child between fork and exec.
     pub fn apply(&mut self) -> std::io::Result<()> {
-        self.0.apply()
+        self.os.apply()
     }
+
+    /// Protected files that did not exist when it was built, for [`undo_created`].
+    pub fn absent(&self) -> &[PathBuf] {
+        &self.absent
+    }
+}
+
+/// Of `absent` (see [`Confinement::absent`]), the protected paths a command created (nothing
+/// could be mounted on them), removed once it ended; their paths, for the message.
+pub fn undo_created(absent: &[PathBuf]) -> Vec<PathBuf> {
+    crate::tools::permissions::protected::remove_created(absent)
 }
 
 /// Folders sandboxed commands may write in workspace-write: the project, the temp dirs and
@@ -210,8 +302,34 @@ fn writable_dirs(policy: &SandboxPolicy, root: &Path) -> Vec<PathBuf> {
     }
 }
 
+/// What commands may not write inside the writable roots: the project's protected paths
+/// (git configuration and hooks, of nested and bare repositories too; `.cairn/`, `.claude/`,
+/// `.codex/`, `.mcp.json`), and files with a hard link outside the project.
+fn read_only_inside(root: &Path, writable: &[PathBuf]) -> Guard {
+    if !writable.iter().any(|w| root.starts_with(w)) {
+        return Guard::default();
+    }
+    let scan = scan::scan(root);
+    let mut out = crate::tools::permissions::protected::guard(root, &scan.git_dirs);
+    for dir in &scan.git_dirs {
+        // A bare repository's own files are its git folder.
+        if dir.file_name().is_some_and(|n| n != ".git") {
+            out.read_only.push(dir.clone());
+        }
+    }
+    // A package store linked into the project (pnpm) can make thousands: each is a mount, so
+    // past this many the rest stay writable (docs/permissions.md says so).
+    out.read_only.extend(scan.linked_outside.into_iter().take(MAX_LINK_BINDS));
+    out
+}
+
+/// Files with a hard link outside the project mounted read-only at most, per command.
+const MAX_LINK_BINDS: usize = 10_000;
+
 /// Error messages a confined command prints when the sandbox stopped it.
-const FILE_MARKERS: &[&str] = &["permission denied", "operation not permitted", "read-only file system"];
+/// (`resource busy`: a file replaced by a rename where a read-only one is mounted.)
+const FILE_MARKERS: &[&str] =
+    &["permission denied", "operation not permitted", "read-only file system", "device or resource busy"];
 const NETWORK_MARKERS: &[&str] = &[
     "could not resolve host",
     "temporary failure in name resolution",
@@ -241,7 +359,7 @@ pub fn denial(policy: &SandboxPolicy, output: &str, exit_code: i32) -> Option<St
         let what = match policy.mode {
             SandboxMode::ReadOnly => "the sandbox (read-only) lets commands write nowhere",
             SandboxMode::WorkspaceWrite | SandboxMode::FullAccess => {
-                "the sandbox (workspace-write) lets commands write only inside the project and the temp dirs"
+                "the sandbox (workspace-write) lets commands write only inside the project and the temp dirs, and not its protected paths (git configuration and hooks, .cairn/, .claude/, .codex/, .mcp.json)"
             }
         };
         return Some(what.to_string());
@@ -276,6 +394,8 @@ mod tests {
             mode: Some(SandboxMode::FullAccess),
             network: Some(true),
             writable_roots: vec!["~/.cargo".into()],
+            max_processes: Some(100),
+            memory_limit_mb: None,
         };
         let p = SandboxPolicy::resolve(&user, &project("", "[sandbox]\nmode = \"read-only\"\n"), None);
         assert_eq!(p.mode, SandboxMode::ReadOnly);
@@ -295,6 +415,34 @@ mod tests {
         assert_eq!(p.writable_roots, Vec::<PathBuf>::new());
         assert_eq!(p.notes.len(), 3, "{:?}", p.notes);
         assert!(p.notes[0].contains("may only tighten"));
+    }
+
+    #[test]
+    fn limits_come_from_the_config_and_a_committed_file_may_only_lower_them() {
+        let user = SandboxConfig { max_processes: Some(100), memory_limit_mb: Some(0), ..SandboxConfig::default() };
+        let p = SandboxPolicy::resolve(&user, &project("", ""), None);
+        assert_eq!((p.max_processes, p.memory_limit_mb), (Some(100), None), "0 switches a limit off");
+        let lower = project(
+            "[sandbox]
+max_processes = 50
+memory_limit_mb = 512
+",
+            "",
+        );
+        let p = SandboxPolicy::resolve(&user, &lower, None);
+        assert_eq!((p.max_processes, p.memory_limit_mb), (Some(50), Some(512)));
+        let higher = project(
+            "[sandbox]
+max_processes = 500
+memory_limit_mb = 0
+",
+            "",
+        );
+        let p = SandboxPolicy::resolve(&user, &higher, None);
+        assert_eq!(p.max_processes, Some(100));
+        assert_eq!(p.notes.len(), 1, "{:?}", p.notes);
+        let p = SandboxPolicy::resolve(&SandboxConfig::default(), &project("", ""), None);
+        assert!(p.max_processes.is_some_and(|n| n >= 256) && p.memory_limit_mb.is_some());
     }
 
     #[test]

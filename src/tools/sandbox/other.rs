@@ -1,6 +1,6 @@
 //! Systems without an OS sandbox in cairn yet: commands run unconfined and approvals hold.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use super::{SandboxPolicy, Support};
 
@@ -11,11 +11,21 @@ pub fn probe() -> Support {
 pub struct Confinement;
 
 impl Confinement {
-    pub fn build(_policy: &SandboxPolicy, _writable: &[PathBuf]) -> std::io::Result<Option<Confinement>> {
+    pub fn build(
+        _policy: &SandboxPolicy,
+        _root: &Path,
+        _writable: &[PathBuf],
+        _read_only: &[PathBuf],
+        _pinned: &[PathBuf],
+    ) -> std::io::Result<Option<Confinement>> {
         Ok(None)
     }
 
     pub fn apply(&mut self) -> std::io::Result<()> {
         Ok(())
     }
+}
+
+pub fn describe_limits(_policy: &SandboxPolicy) -> String {
+    "no process limit".into()
 }
