@@ -10,7 +10,7 @@
 use std::path::PathBuf;
 
 use super::choices::{Choices, choices_for_mcp, choices_for_paths};
-use super::rule::{Effect, Level, MemoryScope, Subject};
+use super::rule::{Effect, MemoryScope, Subject};
 use super::rules::{Rules, SourcedRule};
 use crate::conversation::Mode;
 use crate::tools::{Access, ProjectPath};
@@ -221,7 +221,7 @@ impl Policy {
         if access == Access::Write
             && let Some(why) = paths.iter().find_map(|p| super::protected::protection(&self.root, &p.absolute))
         {
-            return self.protected_write(tool, &why, paths);
+            return self.protected_write(&why, paths);
         }
         if let Some(r) = rule.filter(|r| r.effect == Effect::Ask) {
             // An ask rule keeps asking: offering to remember an allow would change nothing.
@@ -277,21 +277,10 @@ impl Policy {
         })
     }
 
-    /// A write to a protected path: allowed by an allow rule of the user's own (their config,
-    /// the command line, or one they approved this session) that names the path; otherwise
-    /// it asks, and only the user in the dialog may approve — `--yes` does not, and neither
-    /// does a rule from the project's files.
-    fn protected_write(&self, tool: &str, why: &str, paths: &[ProjectPath]) -> Decision {
-        let own = self.rules.iter().find(|r| {
-            r.effect == Effect::Allow
-                && matches!(r.level, Level::User | Level::Cli | Level::Session)
-                && r.rule.names_tool(tool)
-                && r.rule.has_pattern()
-                && r.rule.matches(Subject::Paths(paths), true)
-        });
-        if let Some(r) = own {
-            return Decision::allow(DecidedBy::rule(r));
-        }
+    /// A write to a protected path always asks, whatever the rules (issue 22): only the user
+    /// in the dialog may approve it, each time — not `--yes`, not an allow rule of any level,
+    /// and the dialog offers no rule to remember.
+    fn protected_write(&self, why: &str, paths: &[ProjectPath]) -> Decision {
         let mut d = Decision::ask(
             DecidedBy::Mode(Mode::Edit),
             format!(

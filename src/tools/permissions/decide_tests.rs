@@ -342,6 +342,11 @@ fn protected_paths_ask_and_only_the_user_may_approve() {
     }
     let d = bash(&p, Mode::Edit, "echo x > .git/config");
     assert!(d.permission == Permission::Ask && d.needs_user, "{d:?}");
-    let own = policy(&[(Effect::Allow, Level::User, "file_edit(.git/config)")]);
-    assert_eq!(file(&own, Mode::Edit, "file_edit", Access::Write, ".git/config").permission, Permission::Allow);
+    // Whatever the rules: not even the user's own rule naming the path, at any level.
+    for level in [Level::User, Level::Cli, Level::Session] {
+        let own = policy(&[(Effect::Allow, level, "file_edit(.git/config)")]);
+        let d = file(&own, Mode::Edit, "file_edit", Access::Write, ".git/config");
+        assert!(d.permission == Permission::Ask && d.needs_user, "{level:?}: {d:?}");
+        assert!(d.choices.exact.is_empty() && d.choices.prefix.is_empty(), "no rule to remember: {d:?}");
+    }
 }
