@@ -146,6 +146,16 @@ impl Sandbox {
 /// folder, else (as root) `/var/lib`. `None` when all of them lie in a writable root (a
 /// checkout and a home under `/tmp`): tests that need one say so and skip.
 pub fn outside_writable_roots() -> Option<PathBuf> {
+    outside_writable_roots_for(false)
+}
+
+/// The same, and with `others`, one every user can reach (each folder above it searchable by
+/// all: a home of mode 700 is not), for a lab a test runs as another user.
+pub fn outside_writable_roots_for(others: bool) -> Option<PathBuf> {
+    use std::os::unix::fs::PermissionsExt;
+    let reachable = |d: &std::path::Path| {
+        d.ancestors().all(|a| std::fs::metadata(a).is_ok_and(|m| m.permissions().mode() & 0o001 != 0))
+    };
     let writable: Vec<PathBuf> = ["/tmp", "/var/tmp", "/dev/shm"]
         .iter()
         .map(PathBuf::from)
@@ -162,7 +172,9 @@ pub fn outside_writable_roots() -> Option<PathBuf> {
     .filter_map(|d| d.canonicalize().ok())
     .find(|d| {
         let probe = d.join(format!(".cairn-probe-{}", std::process::id()));
-        let usable = !writable.iter().any(|w| d.starts_with(w)) && std::fs::write(&probe, "").is_ok();
+        let usable = !writable.iter().any(|w| d.starts_with(w))
+            && (!others || reachable(d))
+            && std::fs::write(&probe, "").is_ok();
         let _ = std::fs::remove_file(&probe);
         usable
     });

@@ -81,7 +81,7 @@ fn write(path: &Path, content: &str, mode: u32) {
 impl Lab {
     /// A fresh lab, or `None` (with a note) where no folder outside the writable roots exists.
     pub fn new(runner: Runner) -> Option<Lab> {
-        let far = crate::support::cairn::outside_writable_roots()?;
+        let far = crate::support::cairn::outside_writable_roots_for(runner.ids().is_some())?;
         let tag = format!("{}-{}", std::process::id(), fastrand::u64(..));
         let base = far.join(format!("hostile-{tag}"));
         let project = base.join("project");
