@@ -62,10 +62,32 @@ pub struct Config {
     /// The `todo` tool's task list.
     pub todo: TodoConfig,
     pub notify: NotifyConfig,
+    /// `[tui]`: how the interface uses the terminal.
+    pub tui: TuiConfig,
     /// The llama-server cairn runs itself (`--local`).
     pub local: LocalConfig,
     /// The folders the user trusts (`[trust."PATH"]`), written by cairn when they say yes.
     pub trust: BTreeMap<String, super::trust::TrustEntry>,
+}
+
+/// How the interface uses the terminal.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum TuiMode {
+    /// The alternate screen, the whole of it cairn's (scrolling, search and selection are cairn's).
+    #[default]
+    Full,
+    /// The terminal's own screen: the conversation goes into its scrollback, a live viewport
+    /// stays at the bottom (`--inline`).
+    Inline,
+}
+
+/// `[tui]`: the interface's use of the terminal.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct TuiConfig {
+    /// `full` (the default) or `inline`; `--inline` and `--full-screen` override it.
+    pub mode: TuiMode,
 }
 
 /// How the terminal tells the user cairn needs them.

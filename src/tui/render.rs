@@ -150,7 +150,7 @@ fn welcome(app: &App, area: Rect, buf: &mut Buffer) {
     }
 }
 
-fn render_queue(app: &App, area: Rect, buf: &mut Buffer) {
+pub(super) fn render_queue(app: &App, area: Rect, buf: &mut Buffer) {
     let theme = app.theme();
     for (i, prompt) in app.pending().iter().take(QUEUE_ROWS).enumerate() {
         let first = prompt.lines().next().unwrap_or("");
@@ -180,7 +180,7 @@ fn render_queue(app: &App, area: Rect, buf: &mut Buffer) {
     }
 }
 
-fn render_composer(app: &App, area: Rect, buf: &mut Buffer) {
+pub(super) fn render_composer(app: &App, area: Rect, buf: &mut Buffer) {
     let theme = app.theme();
     let mode = mode_style(app.mode(), theme);
     // The border takes the mode's colour: the mode is visible where the eyes are.
@@ -229,7 +229,7 @@ fn completion_hints() -> String {
     )
 }
 
-fn render_completion(app: &App, composer: Rect, buf: &mut Buffer) {
+pub(super) fn render_completion(app: &App, composer: Rect, buf: &mut Buffer) {
     let Some(c) = &app.composer().completion else { return };
     let theme: &Theme = app.theme();
     let rows = c.items.len() as u16;
