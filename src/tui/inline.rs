@@ -12,8 +12,10 @@
 //!   do not keep in their history — so every row that leaves the top is kept by the terminal;
 //! - room for the viewport is made the same way (line feeds, then back up);
 //! - the viewport is drawn with autowrap off, so a frame written for a width the terminal has
-//!   just left cannot spill into rows it does not own; history rows keep autowrap, so in that
-//!   race their text wraps rather than being cut;
+//!   just left cannot spill into rows it does not own, and it ends by restoring the cursor
+//!   saved at the parked spot (its moves down may have stopped at the bottom row of a screen
+//!   that just shrank); history rows keep autowrap, so in that race their text wraps rather
+//!   than being cut;
 //! - after a resize the next frame clears from the parked cursor down (never above it: that is
 //!   history, the terminal's to reflow) and draws the viewport anew at the new size;
 //! - nothing here ever clears the screen or the scrollback.
@@ -139,7 +141,10 @@ impl Inline {
             self.shown = None;
         }
         let top = self.below - h;
-        out.raw("\x1b[?7l");
+        // The parked spot is saved and restored rather than counted back to: a frame written
+        // for a size the terminal has just left may have its moves down stopped at the bottom
+        // row, and counting back up would then land above the spot, in the history.
+        out.raw("\x1b7\x1b[?7l");
         let mut cursor = Cursor { row: 0 };
         match &self.shown {
             Some(prev) if prev.area == viewport.area => {
@@ -168,8 +173,7 @@ impl Inline {
             }
         }
         out.reset_style();
-        out.up(cursor.row);
-        out.raw("\r\x1b[?7h");
+        out.raw("\x1b8\x1b[?7h");
         self.shown = Some(viewport.clone());
     }
 }

@@ -144,3 +144,22 @@ fn only_the_cells_that_changed_are_written_between_frames() {
     assert!(frame.contains('2') && !frame.contains("prompt"), "{frame:?}");
     assert_eq!(t.screen()[1..3], ["> prompt", "status 2"]);
 }
+
+#[test]
+fn a_frame_written_for_the_size_the_terminal_just_left_cannot_reach_the_history() {
+    let mut t = Term::new(30, 10);
+    let rows = numbered(0, 12);
+    t.frame(&refs(&rows), &["viewport 1", "viewport 2", "viewport 3", "> prompt", "status 1"]);
+    // The terminal shrinks, and a frame drawn for the old size is already on its way: its moves
+    // down stop at the new bottom row.
+    t.parser.screen_mut().set_size(nz(6), nz(30));
+    t.frame(&[], &["viewport 1", "viewport 2", "viewport 3", "> prompt", "status 2"]);
+    // Then cairn hears of the resize.
+    t.inline.resize(30, 6);
+    t.frame(&["after"], &["> prompt", "status 3"]);
+    let all = t.everything();
+    let mut expected = vec!["$ cairn --inline".to_string()];
+    expected.extend(numbered(0, 12));
+    expected.extend(["after", "> prompt", "status 3"].map(String::from));
+    assert_eq!(all, expected);
+}

@@ -52,5 +52,6 @@ mod subagents;
 mod todo_list;
 mod trust;
 mod tui_e2e;
+mod tui_inline;
 mod tui_key_file;
 mod write_then_obey;

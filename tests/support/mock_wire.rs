@@ -82,6 +82,11 @@ fn pieces(text: &str, n: usize) -> Vec<String> {
     chars.chunks(size).map(|c| c.iter().collect()).collect()
 }
 
+/// Deltas a turn's text comes in: three unless the script says.
+fn text_pieces(turn: &Turn) -> usize {
+    if turn.pieces == 0 { 3 } else { turn.pieces }
+}
+
 fn event(name: &str, data: Value) -> String {
     format!("event: {name}\ndata: {data}\n\n")
 }
@@ -145,7 +150,7 @@ fn anthropic_frames(
             json!({"type": "content_block_start", "index": index,
             "content_block": {"type": "text", "text": ""}}),
         ));
-        for piece in pieces(&turn.text, 3) {
+        for piece in pieces(&turn.text, text_pieces(turn)) {
             out.push(event(
                 "content_block_delta",
                 json!({"type": "content_block_delta", "index": index,
@@ -200,7 +205,7 @@ fn openai_frames(turn: &Turn, model: &str, usage: MockUsage, next_id: &mut dyn F
             out.push(chunk(json!({"reasoning_content": piece}), Value::Null));
         }
     }
-    for piece in pieces(&turn.text, 3) {
+    for piece in pieces(&turn.text, text_pieces(turn)) {
         out.push(chunk(json!({"content": piece}), Value::Null));
     }
     for (index, call) in turn.tool_calls.iter().enumerate() {
