@@ -20,9 +20,11 @@ mod attachments;
 mod auxiliary;
 mod background;
 mod cache_watch;
+mod calls;
 mod checkpoints;
 mod events;
 mod extensions;
+mod hook_runs;
 mod library;
 mod link;
 mod local_site;
@@ -32,6 +34,7 @@ mod models;
 mod recap;
 mod rewind;
 mod runner;
+mod saved_outputs;
 mod session_state;
 mod setup;
 mod slash;
@@ -48,7 +51,7 @@ pub(crate) use events::CommandInfo;
 pub(crate) use events::{
     ApprovalDecision, ApprovalKind, ApprovalRequest, Attachment, CacheStats, CompactionEvent, CompactionTrigger,
     ContextBreakdown, ContextReport, ContextStatus, HistoryMark, HistoryRecap, InstructionFilesReport, ModelList,
-    NoticeLevel, SubagentEvent, SubagentOutcome, ToolFinished, TurnOutcome, TurnStats, TurnSummary, UserCommand,
+    NoticeLevel, SubagentEvent, SubagentOutcome, TurnOutcome, TurnStats, TurnSummary, UserCommand,
 };
 #[cfg(test)]
 pub(crate) use events::{CacheReport, ContextPart, CostReport, ModelChoice, SegmentInfo, SkippedFile};
