@@ -10,7 +10,9 @@
 //! approval gate), `task_list` (the `todo` tool's list) and `link` (events, mode, turn
 //! control). `worker/` holds the `Worker`, whose
 //! fields only it sees, and its `impl` blocks that orchestrate the parts: `turn`, `dispatch`,
-//! `compaction`, `memory`, `segments`, `context_view` and `spill`.
+//! `compaction`, `memory`, `segments` and `context_view`. A tool call's path, from the model's
+//! call to its finished record, is `calls/`: the worker lends it the parts it needs, and keeps
+//! and tells what comes out.
 //!
 //! Draws and prints nothing. Public is only the event type the render benchmark feeds the
 //! interface; the rest is the crate's.

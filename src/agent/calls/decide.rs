@@ -10,15 +10,13 @@ use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
 use super::hooks::PreTool;
-use super::resolve::{Resolved, Step, not_run};
+use super::resolve::{INTERRUPTED_BEFORE_RUN, Resolved, Step, not_run};
 use super::{Calls, Host, Ruling};
 use crate::agent::approvals::{Answer, Approval, Question};
 use crate::agent::events::{AgentEvent, ApprovalKind};
 use crate::conversation::{Mode, ToolCall};
 use crate::tools::permissions::{Call, Decision, Permission};
 use crate::tools::{Access, Prepared, SandboxPolicy, Tool, ToolContext};
-
-use super::execute::INTERRUPTED_BEFORE_RUN;
 
 /// A call that passed every gate and will run.
 pub(super) struct Cleared<'r> {

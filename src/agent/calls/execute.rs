@@ -7,13 +7,22 @@ use std::time::Instant;
 
 use super::capture::{around, what_changes};
 use super::decide::Cleared;
-use super::rerun::Rerun;
 use super::resolve::Step;
 use crate::agent::checkpoints::Capture;
 use crate::conversation::{FinishedCall, Image};
-use crate::tools::{Access, ToolContext, ToolOutput};
+use crate::tools::{Access, Prepared, Tool, ToolContext, ToolOutput};
 
-pub(super) const INTERRUPTED_BEFORE_RUN: &str = "[not run: the user interrupted the turn before this call started]";
+/// What a command the sandbox stopped needs to run again outside it (`rerun`).
+pub(super) struct Rerun<'r> {
+    pub tool: &'r dyn Tool,
+    pub args: serde_json::Value,
+    pub prepared: Prepared,
+    pub ctx: Option<ToolContext>,
+    /// Checkpoints the run outside the sandbox as the first run was.
+    pub capture: Option<Capture>,
+    /// Why the sandbox stopped it, in words.
+    pub why: String,
+}
 
 /// A call that ran (or ended before it could), on its way to being cut.
 pub(super) struct Ran<'r> {

@@ -8,27 +8,14 @@ use std::time::Instant;
 use tokio_util::sync::CancellationToken;
 
 use super::capture::around;
-use super::execute::{Ran, output_of};
+use super::execute::{Ran, Rerun, output_of};
 use super::{Calls, Ruling};
 use crate::agent::approvals::{Approval, Question};
-use crate::agent::checkpoints::Capture;
 use crate::agent::events::ApprovalKind;
 use crate::checkpoint::CallKind;
 use crate::conversation::{Mode, ToolCall};
 use crate::tools::permissions::Choices;
-use crate::tools::{Prepared, SandboxPolicy, Tool, ToolContext};
-
-/// What a command the sandbox stopped needs to run again outside it.
-pub(super) struct Rerun<'r> {
-    pub tool: &'r dyn Tool,
-    pub args: serde_json::Value,
-    pub prepared: Prepared,
-    pub ctx: Option<ToolContext>,
-    /// Checkpoints the run outside the sandbox as the first run was.
-    pub capture: Option<Capture>,
-    /// Why the sandbox stopped it, in words.
-    pub why: String,
-}
+use crate::tools::{SandboxPolicy, ToolContext};
 
 impl Calls<'_> {
     pub(super) async fn rerun(

@@ -7,11 +7,12 @@
 use tokio_util::sync::CancellationToken;
 
 use super::Calls;
-use super::execute::INTERRUPTED_BEFORE_RUN;
 use crate::conversation::{FinishedCall, ToolCall};
 use crate::mcp::ServerState;
 use crate::tools::tool_search::resolve_tool_call;
 use crate::tools::{Registry, Tool};
+
+pub(super) const INTERRUPTED_BEFORE_RUN: &str = "[not run: the user interrupted the turn before this call started]";
 
 /// A step's result: on, or the call finished without running.
 pub(super) type Step<T> = Result<T, Box<FinishedCall>>;
