@@ -15,7 +15,7 @@ mod policy;
 mod registry;
 mod summary;
 #[cfg(test)]
-mod test_support;
+pub(crate) mod test_support;
 mod tracker;
 
 pub mod bash;

@@ -149,7 +149,8 @@ impl Host for Kept {
 
 /// A project and the parts the path borrows.
 struct Bench {
-    _dir: tempfile::TempDir,
+    /// The project, and cairn's data folder beside it.
+    _dirs: [tempfile::TempDir; 2],
     saved_dir: PathBuf,
     place: Workplace,
     ext: Extensions,
@@ -167,10 +168,9 @@ fn limits() -> CutLimits {
 }
 
 async fn open_bench(config: Config, tools: Vec<Box<dyn Tool>>, approval: ApprovalPolicy, deny: &[&str]) -> Bench {
-    let dir = tempfile::tempdir().unwrap();
-    let root = dir.path().join("project");
-    std::fs::create_dir(&root).unwrap();
-    let root = root.canonicalize().unwrap();
+    let (project_dir, ctx) = crate::tools::test_support::project();
+    let root = ctx.root.clone();
+    let data = tempfile::tempdir().unwrap();
     let (tx, events) = mpsc::unbounded_channel();
     let (mode_tx, mode) = watch::channel(Mode::Edit);
     let link = Link::new(Emitter::new(tx), mode, TurnControl::default());
@@ -182,7 +182,7 @@ async fn open_bench(config: Config, tools: Vec<Box<dyn Tool>>, approval: Approva
     let project = store.project(&root).unwrap();
     let budget = config.mcp.tool_budget_tokens;
     let place =
-        Workplace::new(store, project, root.clone(), root.clone(), config, dir.path().join("truncations"), trust);
+        Workplace::new(store, project, root.clone(), root.clone(), config, data.path().join("truncations"), trust);
     let mut rules = Rules::new();
     for rule in deny {
         rules.add_flag(Effect::Deny, rule).unwrap();
@@ -195,19 +195,8 @@ async fn open_bench(config: Config, tools: Vec<Box<dyn Tool>>, approval: Approva
         Policy::new(rules, &root),
         SandboxPolicy::full_access(),
     );
-    let ctx = ToolContext {
-        root: root.clone(),
-        config: Default::default(),
-        files: Default::default(),
-        cancel: CancellationToken::new(),
-        memory: None,
-        subagents: None,
-        task_list: None,
-        editor: None,
-        denied: Default::default(),
-    };
     let saved_dir = place.truncations_dir().to_path_buf();
-    Bench { _dir: dir, saved_dir, place, ext, link, tools, desk, events, ctx, _mode: mode_tx }
+    Bench { _dirs: [project_dir, data], saved_dir, place, ext, link, tools, desk, events, ctx, _mode: mode_tx }
 }
 
 impl Bench {
