@@ -171,3 +171,60 @@ async fn thirty_turns_with_resizes_leave_the_whole_transcript_in_the_scrollback_
     assert!(expected.iter().all(|l| l.chars().count() < NARROWEST), "a line would wrap at the narrowest width");
     assert!(actual == expected, "{}", first_difference(&actual, &expected));
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn views_open_on_the_alternate_screen_and_return_with_the_scrollback_untouched() {
+    let sandbox = Sandbox::new();
+    let mut script = Script::new();
+    for t in 1..=3 {
+        let points: String = (1..=8).map(|p| format!("- point {p} of answer {t}\n")).collect();
+        script = script.turn(Turn::text(format!("Answer {t}:\n\n{points}")));
+    }
+    let mock = MockLlm::start(script).await;
+    let mut cmd = bare_command(&sandbox, &["--inline"]);
+    cmd.env("ANTHROPIC_API_KEY", KEY);
+    cmd.env("ANTHROPIC_BASE_URL", mock.anthropic_base_url());
+    tokio::task::block_in_place(|| {
+        let mut screen = ReflowScreen::spawn(cmd, 90, 24, "$ cairn --inline\r\n");
+        screen.wait("the status line", |s| s.contains("EDIT") && s.contains("Ask cairn anything"));
+        for t in 1..=3 {
+            screen.type_text(&format!("turn {t}: go on"));
+            screen.send("\r");
+            screen.wait(&format!("turn {t} to end"), |s| s.contains(&format!("Answer {t}:")) && s.contains("send ·"));
+        }
+        let before = screen.lines();
+        let transcript_before = transcript(&before, |l| l.starts_with("╭"));
+        // A view: the whole screen for the moment, then back.
+        screen.type_text("/help");
+        screen.send("\r");
+        screen.wait("the help view", |s| s.contains("Help — keys and commands"));
+        screen.send("\x1b");
+        screen
+            .wait("the prompt again", |s| !s.contains("Help — keys and commands") && s.contains("Ask cairn anything"));
+        // The transcript scrolled back (PgUp) is the full view too; End comes back. A resize
+        // while it is open, and the history is still there once, after it.
+        screen.send("\x1b[5~");
+        screen.wait("the scrolled-back view", |s| s.contains("more below"));
+        screen.resize(70, 20);
+        screen.wait("the view at the new size", |s| s.lines().count() == 20 && s.contains("more below"));
+        screen.send("\x1b[F");
+        screen.wait("the prompt again", |s| !s.contains("more below") && s.contains("Ask cairn anything"));
+        // Keys still reach the prompt and the agent.
+        screen.type_text("after the views");
+        screen.send("\x03");
+        screen.wait("the prompt cleared", |s| !s.contains("after the views"));
+        screen.send("\x03");
+        screen.send("\x03");
+        assert!(screen.wait_exit().success());
+        let raw = screen.raw_text();
+        assert_eq!(raw.matches("\x1b[?1049h").count(), 2, "each view took the alternate screen once");
+        assert_eq!(raw.matches("\x1b[?1049l").count(), 2, "and gave it back");
+        // A resize while a view had the screen may leave blank rows before the prompt: where the
+        // text ended on the main screen is not known for sure after it, so the viewport starts
+        // afresh at the bottom (nothing is erased or written twice).
+        let after = transcript(&screen.lines(), |l| l.starts_with("cairn: session "));
+        let after: Vec<String> = after.into_iter().filter(|l| !l.is_empty()).collect();
+        let before: Vec<String> = transcript_before.into_iter().filter(|l| !l.is_empty()).collect();
+        assert_eq!(after, before, "the scrollback after the views holds the same transcript, once");
+    });
+}
