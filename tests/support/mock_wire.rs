@@ -345,14 +345,21 @@ pub fn body_stream(
     let steps = steps.into_iter().chain(repeat.into_iter().flat_map(|(frame, every)| {
         std::iter::repeat_n([Step::Sleep(every), Step::Chunk(frame)], usize::MAX).flatten()
     }));
-    futures_util::stream::unfold(steps, |mut steps| async move {
+    // Sleeps keep to a schedule (each frame `delay` after the one before it was due), so a
+    // late wake-up on a busy machine is caught up rather than slowing the whole stream.
+    let due: Option<tokio::time::Instant> = None;
+    futures_util::stream::unfold((steps, due), |(mut steps, mut due)| async move {
         loop {
             match steps.next()? {
-                Step::Chunk(bytes) => return Some((Ok(bytes), steps)),
-                Step::Sleep(d) => tokio::time::sleep(d).await,
+                Step::Chunk(bytes) => return Some((Ok(bytes), (steps, due))),
+                Step::Sleep(d) => {
+                    let at = due.unwrap_or_else(tokio::time::Instant::now) + d;
+                    due = Some(at);
+                    tokio::time::sleep_until(at).await
+                }
                 Step::Abort => {
                     let error = std::io::Error::new(std::io::ErrorKind::ConnectionAborted, "mock dropped the stream");
-                    return Some((Err(error), steps));
+                    return Some((Err(error), (steps, due)));
                 }
             }
         }
