@@ -180,7 +180,7 @@ impl App {
                 if let Some(Overlay::Context(view)) = &mut self.overlay {
                     view.breakdown = Some(breakdown);
                 } else {
-                    self.overlay = Some(Overlay::Context(ContextView { breakdown: Some(breakdown) }));
+                    self.overlay = Some(Overlay::Context(ContextView::new(Some(breakdown))));
                 }
             }
             AgentEvent::ModeChanged(mode) => self.session.mode = mode,
