@@ -9,15 +9,12 @@ mod dispatch;
 mod hooks;
 mod local;
 mod memory;
-mod permit;
 mod rewind;
 mod segments;
 mod shell;
-mod spill;
 mod subagent;
 mod turn;
 
-pub use spill::clean_truncations;
 pub use turn::INTERRUPTED_MARK;
 
 use std::sync::Arc;
