@@ -95,7 +95,7 @@ pub struct StatusLine<'a> {
 /// A part of the status line and how much it matters: at a narrow width the parts are left out
 /// least important first — the context bar's glyphs (its numbers stay), the cache share, the
 /// model's name, the turn's clock, the mouse note, the session's cost — and only then is the
-/// text of what is running (or the message of the moment) cut, at a word.
+/// text of what is running cut, at a word, then the message of the moment.
 struct Part {
     spans: Vec<Span<'static>>,
     /// `None`: never left out (the mode, what is running, the message, the context figure).
@@ -163,7 +163,8 @@ impl Widget for StatusLine<'_> {
             && let Some(t) = self.flash
         {
             left.push(Part::kept(vec![Span::styled(" · ", theme.notice_info)]));
-            flexible.insert(0, left.len());
+            // The message answers what the user just did: what runs gives way to it first.
+            flexible.push(left.len());
             left.push(Part::kept(vec![Span::styled(t.to_string(), theme.notice_info)]));
         }
         if !self.mouse_capture && self.flash.is_none() {
@@ -246,8 +247,10 @@ impl Widget for StatusLine<'_> {
                 }
             }
         }
-        // Still too long: cut the message, then what runs, at a word.
-        for i in flexible {
+        // Still too long: cut what runs, then the message, at a word (what runs goes whole
+        // rather than keep less than a word: the spinner still says something runs).
+        let last = flexible.len().saturating_sub(1);
+        for (n, i) in flexible.into_iter().enumerate() {
             let over = (parts_width(&left) + parts_width(&right) + 1).saturating_sub(room);
             if over == 0 {
                 break;
@@ -256,7 +259,12 @@ impl Widget for StatusLine<'_> {
             let text: String = part.spans.iter().map(|s| s.content.as_ref()).collect();
             let style = part.spans.first().map(|s| s.style).unwrap_or_default();
             let keep = crate::tui::wrap::width(&text).saturating_sub(over);
-            part.spans = vec![Span::styled(truncate_words(&text, keep.max(2)), style)];
+            let first_word = text.split(' ').next().map_or(0, crate::tui::wrap::width);
+            part.spans = if n < last && keep <= first_word {
+                Vec::new()
+            } else {
+                vec![Span::styled(truncate_words(&text, keep.max(2)), style)]
+            };
         }
         let right: Vec<Span<'static>> = right.into_iter().flat_map(|p| p.spans).collect();
         let right_w = spans_width(&right);
@@ -337,9 +345,11 @@ mod tests {
         // Last of all, the words of what runs are cut, at a word.
         let narrow = line(40, None);
         assert!(narrow.contains("waiting for…") && narrow.contains("96k/200k 48%"), "{narrow}");
-        // The message of the moment is cut before what runs, and at a word too.
+        // What runs gives way to the message of the moment, which is cut last, at a word too.
         let said = line(80, Some("approved; for this session: bash(cargo test *)"));
-        assert!(said.contains("waiting for your approval · approved; for this…"), "{said}");
+        assert!(said.contains("· approved; for this session: bash(cargo test *)"), "{said}");
+        let narrow = line(50, Some("approved; for this session: bash(cargo test *)"));
+        assert!(narrow.contains("· approved; for this…") && !narrow.contains("waiting"), "{narrow}");
         assert!(line(120, Some("approved; for this session: bash(cargo test *)")).contains("bash(cargo test *)"));
     }
 }

@@ -282,9 +282,7 @@ impl ApprovalDialog {
                 if !self.rules_in_sight.get() =>
             {
                 let down = keys::hint(Action::Approval(ApprovalAction::ScrollDown));
-                return ViewOutcome::Say(format!(
-                    "scroll down ({down}) to see every rule a or p would save, then press it again"
-                ));
+                return ViewOutcome::Say(format!("see every rule first ({down}), then a/p"));
             }
             Some(ApprovalAction::ApproveForSession) => {
                 return self.answer(ApprovalDecision::ApproveForSession { prefix: self.prefix });
