@@ -84,6 +84,8 @@ impl App {
                 self.end_stream();
                 self.plan.ready = None;
                 self.turn.retry = None;
+                // What the status line said of the last turn is not news of this one.
+                self.flash = None;
                 self.transcript.push(Cell::User(UserCell::new(prompt)));
                 self.turn.attempt_from = self.transcript.len();
                 self.transcript.follow();
