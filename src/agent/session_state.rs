@@ -257,10 +257,11 @@ impl SessionState {
     }
 
     /// Record a request's usage under `purpose`, against the message it produced.
-    pub(super) fn record_usage(&mut self, message_id: Option<i64>, purpose: &str, model: &str, usage: &Usage) {
+    /// An agent request's usage, with the rough tokens of the system prompt and tools it carried.
+    pub(super) fn record_request(&mut self, message_id: Option<i64>, model: &str, usage: &Usage, overhead: u64) {
         if let Err(e) = self
             .ensure_stored()
-            .and_then(|()| self.store.record_usage(&self.info.id, message_id, purpose, model, usage))
+            .and_then(|()| self.store.record_request(&self.info.id, message_id, "turn", model, usage, Some(overhead)))
         {
             self.store_error(&e);
         }

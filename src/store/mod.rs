@@ -37,7 +37,8 @@ pub use projects::ProjectId;
 pub use search::{MessageHit, OutputHit, searchable_text};
 pub use segments::SegmentRow;
 pub use sessions::{NewSession, SessionInfo};
-pub use usage::UsageTotals;
+pub use subagents::SubagentSession;
+pub use usage::{LastRequest, UsageTotals};
 pub use usage_report::{DailyUsage, LoggedCompaction, UsageRow};
 
 use std::path::Path;
