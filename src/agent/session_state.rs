@@ -174,8 +174,10 @@ impl SessionState {
             let mut stored = r.clone();
             self.redactor.redact_in_place(&mut stored.arguments);
             self.redactor.redact_in_place(&mut stored.output);
-            if let Some(diff) = &mut stored.diff {
-                self.redactor.redact_in_place(diff);
+            // The summary and the approval line quote the arguments (`$ curl -H …`).
+            self.redactor.redact_in_place(&mut stored.summary);
+            for text in [&mut stored.diff, &mut stored.approval].into_iter().flatten() {
+                self.redactor.redact_in_place(text);
             }
             stored
         });

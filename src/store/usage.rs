@@ -87,14 +87,9 @@ impl Store {
     }
 
     /// The session's last agent request whose reply a conversation rewind has not taken back:
-    /// its usage, the figure calibration starts from, and the seq of the reply it produced
-    /// (messages from there on came after the request).
-    pub fn last_turn_usage(&self, session: &str) -> Result<Option<(Usage, Option<i64>)>, StoreError> {
-        Ok(self.last_request(session)?.map(|r| (r.usage, r.reply_seq)))
-    }
-
-    /// [`Store::last_turn_usage`], with the rough tokens of the system prompt and tools it carried
-    /// (`None` for requests recorded before cairn kept them).
+    /// its usage, the figure calibration starts from, the seq of the reply it produced
+    /// (messages from there on came after the request), and the rough tokens of the system
+    /// prompt and tools it carried (`None` for requests recorded before cairn kept them).
     pub fn last_request(&self, session: &str) -> Result<Option<LastRequest>, StoreError> {
         use rusqlite::OptionalExtension;
         Ok(self
