@@ -59,6 +59,9 @@ async fn the_first_turn_after_new_counts_only_its_own_requests() {
     assert!(tokio::task::block_in_place(|| screen.wait_exit()).success());
 }
 
+/// One figure of a screen, read off it.
+type Figure = dyn Fn(&str) -> String;
+
 /// The row of `screen` that contains `needle`, trimmed.
 fn row<'a>(screen: &'a str, needle: &str) -> &'a str {
     screen.lines().find(|l| l.contains(needle)).map(str::trim).unwrap_or_else(|| panic!("no {needle:?} in:\n{screen}"))
@@ -149,7 +152,7 @@ async fn a_resumed_session_shows_the_figures_the_live_one_showed() {
     let turn = |s: &str| row(s, "requests ·").split_once(" · ").map(|(_, rest)| rest.to_string()).unwrap();
     let cell = |s: &str| without_time(row(s, "explore agent")).to_string();
     let todo = |s: &str| row(s, "✓ todo").rsplit_once("  ").map(|(line, _)| line.to_string()).unwrap();
-    let parts: [(&str, &dyn Fn(&str) -> String); 4] = [
+    let parts: [(&str, &Figure); 4] = [
         ("the turn's line", &turn),
         ("the subagent's cell", &cell),
         ("the todo call's line", &todo),
