@@ -14,6 +14,7 @@ mod extractive;
 mod facts;
 mod fit;
 mod in_place;
+mod injection;
 mod invariant;
 #[cfg(test)]
 mod invariant_props;
@@ -54,6 +55,7 @@ pub use estimate::{MESSAGE_OVERHEAD_TOKENS, estimate_message_tokens, estimate_te
 pub use exact::{ExactCounts, text_of as exact_text_of};
 pub use extractive::{ExtractiveSummarizer, ScriptedSummarizer, extract, requested_tokens};
 pub use facts::{Effect, LineRange, ToolFacts, normalise_path};
+pub use injection::scan as scan_injection;
 pub use invariant::{Violation, check_request};
 pub use keep_alive::{KeepAlive, KeepAliveInput, MIN_CACHED_PREFIX, decide as keep_alive, return_probability};
 pub use ledger::{Entry, Ledger};

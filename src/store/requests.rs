@@ -165,6 +165,20 @@ impl Store {
         Ok(rows.collect::<Result<_, _>>()?)
     }
 
+    /// Each user message of the session (oldest first) with the time of the agent's answer
+    /// before it, if any: how long the user was away each time.
+    pub fn idle_gaps(&self, session: &str) -> Result<Vec<(String, Option<String>)>, StoreError> {
+        let conn = self.conn();
+        let mut stmt = conn.prepare(
+            "SELECT m.created_at,
+                    (SELECT MAX(u.created_at) FROM usage u
+                     WHERE u.session_id = m.session_id AND u.purpose = 'turn' AND u.created_at <= m.created_at)
+             FROM messages m WHERE m.session_id = ?1 AND m.role = 'user' ORDER BY m.seq",
+        )?;
+        let rows = stmt.query_map(params![session], |r| Ok((r.get(0)?, r.get(1)?)))?;
+        Ok(rows.collect::<Result<_, _>>()?)
+    }
+
     /// When the session's first message was written, if it has one.
     pub fn first_message_at(&self, session: &str) -> Result<Option<String>, StoreError> {
         Ok(self

@@ -212,6 +212,7 @@ impl Worker {
         }));
         let status = self.context_status();
         self.link.emit(AgentEvent::Context(status));
+        self.requests.mark(&report);
         Ok(report)
     }
 
