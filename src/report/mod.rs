@@ -15,13 +15,10 @@ mod spend;
 mod svg;
 
 pub use gather::{Gathered, gather_session};
-pub use model::{
-    BreakMark, CompactionLine, MemoryLine, OutputRow, Parts, RequestKind, RequestPoint, SegmentLine, SessionReport,
-    StageMark, Thresholds, Totals,
-};
+pub use model::{BreakMark, Parts, StageMark};
 pub use page::{render_session, render_spend};
 pub use replay::{ReplaySource, from_replay};
-pub use spend::{ProjectSpend, SpendDay, SpendReport, gather_spend};
+pub use spend::gather_spend;
 
 /// Where a report is written when no path is given: `reports/` in the data folder, named for
 /// what it reports and when.
