@@ -12,13 +12,13 @@ const STYLE: &str = r#"
 body { font: 14px/1.45 system-ui, -apple-system, "Segoe UI", sans-serif; color: #111827; background: #f3f4f6; margin: 0; }
 main { max-width: 1180px; margin: 0 auto; padding: 20px 24px 48px; }
 h1 { font-size: 24px; margin: 4px 0 2px; }
-h2 { font-size: 18px; margin: 28px 0 8px; border-bottom: 1px solid #d1d5db; padding-bottom: 4px; }
+h2 { font-size: 18px; margin: 22px 0 6px; border-bottom: 1px solid #d1d5db; padding-bottom: 4px; }
 .sub { color: #4b5563; margin: 0 0 12px; }
 .card { background: #fff; border: 1px solid #e5e7eb; border-radius: 6px; padding: 10px 12px; margin: 8px 0; }
-.figures { display: grid; grid-template-columns: repeat(6, 1fr); gap: 8px; }
-.figures div { background: #fff; border: 1px solid #e5e7eb; border-radius: 6px; padding: 8px 10px; }
-.figures b { display: block; font-size: 18px; }
-.figures span { color: #4b5563; font-size: 12px; }
+.figures { display: grid; grid-template-columns: repeat(8, 1fr); gap: 6px; }
+.figures div { background: #fff; border: 1px solid #e5e7eb; border-radius: 6px; padding: 5px 8px; }
+.figures b { display: block; font-size: 16px; font-variant-numeric: tabular-nums; }
+.figures span { color: #4b5563; font-size: 11.5px; line-height: 1.25; display: block; }
 table { border-collapse: collapse; width: 100%; background: #fff; font-size: 13px; }
 th, td { border-bottom: 1px solid #e5e7eb; padding: 4px 8px; text-align: left; vertical-align: top; }
 th { background: #f9fafb; font-weight: 600; }
@@ -35,8 +35,17 @@ fn money(v: Option<f64>) -> String {
     v.map(|v| format!("${v:.4}")).unwrap_or_else(|| "—".into())
 }
 
+/// A count, whole, with thousands separated: the same number `/context` and the JSON give.
 fn n(v: u64) -> String {
-    crate::context::thousands(v)
+    let digits = v.to_string();
+    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
 }
 
 fn percent(v: Option<f64>) -> String {
@@ -88,7 +97,7 @@ pub fn render_session(r: &SessionReport) -> String {
         let _ = write!(s, "<p class=\"note\">{}</p>", esc(note));
     }
 
-    s.push_str("<h2>Context per request</h2><p>What each of the agent's requests carried, in four parts that add up to the tokens the provider counted; the lines are the window and the thresholds in force (warning: dedup and pruning may run; auto-compact; blocking: the oldest turns are trimmed; effective: above it is the reply's reserve). A purple mark is a compaction, prune, dedup or trim that changed the history before that request; hover a mark or an area for its figures.</p>");
+    s.push_str("<h2>Context per request</h2><p class=\"sub\">What each agent request carried, in four parts adding up to the tokens the provider counted; lines: the window and the thresholds in force (warning: dedup and pruning may run; auto-compact; blocking: oldest turns trimmed; above the effective window: the reply's reserve). Purple marks: a compaction, prune, dedup or trim before that request. Hover for figures.</p>");
     match context_chart(r) {
         Some(svg) => s.push_str(&format!("<div class=\"card\">{svg}</div>")),
         None => s.push_str("<p>No agent request of this session was recorded with its context figures.</p>"),
@@ -289,4 +298,17 @@ pub fn render_spend(spend: &SpendReport) -> String {
     }
     s.push_str("</table></main></body></html>\n");
     s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::n;
+
+    #[test]
+    fn counts_are_whole_with_separators() {
+        assert_eq!(n(0), "0");
+        assert_eq!(n(999), "999");
+        assert_eq!(n(1_000), "1,000");
+        assert_eq!(n(7_454_123), "7,454,123");
+    }
 }
