@@ -15,11 +15,12 @@ pub(super) struct RequestLog {
 
 impl RequestLog {
     /// A stage changed the history: it is marked at the next request. Truncation happens to
-    /// each output as it comes and is listed with the outputs instead.
+    /// each output as it comes and is listed with the outputs instead; a compaction is in the
+    /// store's log of compactions, which places it even after the session's last request.
     pub(super) fn mark(&mut self, report: &StageReport) {
         match report.stage {
-            Stage::Truncation => {}
-            Stage::Dedup | Stage::Prune | Stage::Compaction | Stage::Trim => self.marks.push(StageMark::of(report)),
+            Stage::Truncation | Stage::Compaction => {}
+            Stage::Dedup | Stage::Prune | Stage::Trim => self.marks.push(StageMark::of(report)),
         }
     }
 

@@ -263,7 +263,9 @@ impl SessionState {
         model: &str,
         usage: &Usage,
     ) -> Option<i64> {
-        match self.ensure_stored().and_then(|()| self.store.record_usage(&self.info.id, message_id, purpose, model, usage))
+        match self
+            .ensure_stored()
+            .and_then(|()| self.store.record_usage(&self.info.id, message_id, purpose, model, usage))
         {
             Ok(id) => Some(id),
             Err(e) => {

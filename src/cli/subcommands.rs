@@ -93,7 +93,11 @@ pub fn memories(startup: &Startup, json: bool) -> Result<ExitCode, CliError> {
         )
         .map_err(io_failed)?;
         if let Some(why) = &m.quarantined {
-            let held = if m.pinned { "pinned by you, so given to the model despite" } else { "QUARANTINED, not given to the model until you pin it:" };
+            let held = if m.pinned {
+                "pinned by you, so given to the model despite"
+            } else {
+                "QUARANTINED, not given to the model until you pin it:"
+            };
             writeln!(out, "{:>5}  {held} {why}", "").map_err(io_failed)?;
         }
     }

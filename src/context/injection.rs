@@ -23,7 +23,8 @@ pub fn scan(text: &str) -> Option<String> {
     for (pattern, what) in PATTERNS.iter() {
         for m in pattern.find_iter(text) {
             if !excused(text, m.start(), m.end()) {
-                let found: String = crate::conversation::clip(&m.as_str().split_whitespace().collect::<Vec<_>>().join(" "), 80);
+                let found: String =
+                    crate::conversation::clip(&m.as_str().split_whitespace().collect::<Vec<_>>().join(" "), 80);
                 return Some(format!("{what}: “{found}”"));
             }
         }

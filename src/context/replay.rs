@@ -112,7 +112,15 @@ pub async fn replay(
             pending_results.push(message.clone());
             continue;
         }
-        flush_results(&mut run.p, &mut push, &mut pending_results, &limits, turn_cap, spill, &mut run.report.end.truncated);
+        flush_results(
+            &mut run.p,
+            &mut push,
+            &mut pending_results,
+            &limits,
+            turn_cap,
+            spill,
+            &mut run.report.end.truncated,
+        );
         if message.role == Role::User {
             if !run.report.requests.is_empty() {
                 // The previous turn has ended.

@@ -263,7 +263,7 @@ impl Printer {
                 | AgentEvent::Models(_)
                 | AgentEvent::Context(_)
                 | AgentEvent::ContextBreakdown(_)
-                    | AgentEvent::ReportWritten(_)
+                | AgentEvent::ReportWritten(_)
                 | AgentEvent::Queued { .. }
                 | AgentEvent::TurnStarted { .. }
                 | AgentEvent::ToolCallStreaming { .. }

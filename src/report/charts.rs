@@ -3,7 +3,9 @@
 
 use super::model::{RequestKind, RequestPoint, SessionReport};
 use super::spend::SpendReport;
-use super::svg::{Frame, Swatch, count_ticks, dollars_label, esc, legend, polygon, polyline, rect, ticks, tokens_label};
+use super::svg::{
+    Frame, Swatch, count_ticks, dollars_label, esc, legend, polygon, polyline, rect, ticks, tokens_label,
+};
 
 pub const SYSTEM: &str = "#64748b";
 pub const MEMORIES: &str = "#a78bfa";
@@ -43,12 +45,9 @@ pub fn context_chart(report: &SessionReport) -> Option<String> {
         return None;
     }
     let n = points.len();
-    let ceiling = points
-        .iter()
-        .filter_map(|p| p.context.map(|(parts, t)| parts.total().max(t.window)))
-        .max()
-        .unwrap_or(1) as f64
-        * 1.04;
+    let ceiling =
+        points.iter().filter_map(|p| p.context.map(|(parts, t)| parts.total().max(t.window))).max().unwrap_or(1) as f64
+            * 1.04;
     let y_ticks = ticks(ceiling, 6);
     let frame = Frame::new(0.5, n as f64 + 0.5, *y_ticks.last().unwrap_or(&ceiling));
     let mut s = frame.open(
@@ -86,7 +85,11 @@ pub fn context_chart(report: &SessionReport) -> Option<String> {
         }
         lower.reverse();
         upper.extend(lower);
-        s.push_str(&polygon(&upper, colour, &format!("{name}: {} tokens over all requests", tokens_label(total as f64))));
+        s.push_str(&polygon(
+            &upper,
+            colour,
+            &format!("{name}: {} tokens over all requests", tokens_label(total as f64)),
+        ));
     }
     let lines: [(&str, &str, &str, fn(&super::model::Thresholds) -> u64); 5] = [
         ("window", "#111827", "", |t| t.window),
@@ -106,7 +109,9 @@ pub fn context_chart(report: &SessionReport) -> Option<String> {
         let last = points.last().and_then(|p| p.context).map(|(_, t)| value(&t)).unwrap_or(0);
         s.push_str(&polyline(&pts, colour, dash, 1.6, &format!("{name}: {}", tokens_label(last as f64))));
     }
-    for (i, p) in points.iter().enumerate() {
+    let after_last = RequestPoint { marks: report.trailing.clone(), ..(*points[n - 1]).clone() };
+    let marked = points.iter().copied().chain((!report.trailing.is_empty()).then_some(&after_last));
+    for (i, p) in marked.enumerate() {
         let letters: Vec<&str> = p.marks.iter().map(|m| mark_letter(&m.stage)).filter(|l| !l.is_empty()).collect();
         if letters.is_empty() {
             continue;
@@ -116,7 +121,7 @@ pub fn context_chart(report: &SessionReport) -> Option<String> {
         let mut label = letters.clone();
         label.dedup();
         s.push_str(&format!(
-            r##"<g><title>before request {}: {}</title><line x1="{x:.1}" x2="{x:.1}" y1="{top:.1}" y2="{base:.1}" stroke="#7c3aed" stroke-width="1.4" stroke-dasharray="4 2"/><rect x="{rx:.1}" y="{ry:.1}" width="{rw:.1}" height="15" rx="3" fill="#7c3aed"/><text x="{x:.1}" y="{ty:.1}" text-anchor="middle" fill="#ffffff" font-size="11" font-weight="bold">{}</text></g>"##,
+            r##"<g><title>before agent request {}: {}</title><line x1="{x:.1}" x2="{x:.1}" y1="{top:.1}" y2="{base:.1}" stroke="#7c3aed" stroke-width="1.4" stroke-dasharray="4 2"/><rect x="{rx:.1}" y="{ry:.1}" width="{rw:.1}" height="15" rx="3" fill="#7c3aed"/><text x="{x:.1}" y="{ty:.1}" text-anchor="middle" fill="#ffffff" font-size="11" font-weight="bold">{}</text></g>"##,
             i + 1,
             esc(&detail.join("; ")),
             esc(&label.join("")),
@@ -291,7 +296,14 @@ pub fn spend_chart(spend: &SpendReport) -> Option<String> {
                 .sum();
             let (y0, y1) = (frame.y(base), frame.y(base + v));
             let who = root.map_or("other projects", |r| r);
-            s.push_str(&rect(x, y1, w, y0 - y1, PROJECT_COLOURS[k], &format!("{} {who}: {}", day.date, dollars_label(v))));
+            s.push_str(&rect(
+                x,
+                y1,
+                w,
+                y0 - y1,
+                PROJECT_COLOURS[k],
+                &format!("{} {who}: {}", day.date, dollars_label(v)),
+            ));
             base += v;
         }
     }

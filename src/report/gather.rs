@@ -160,8 +160,7 @@ pub fn gather_session(g: &Gathered<'_>) -> Result<SessionReport, StoreError> {
         })
         .collect();
     let totals = totals(&own, &subs, g.pricing);
-    let state: ContextState =
-        store.context_state(id)?.and_then(|s| serde_json::from_str(&s).ok()).unwrap_or_default();
+    let state: ContextState = store.context_state(id)?.and_then(|s| serde_json::from_str(&s).ok()).unwrap_or_default();
     let messages = store.messages(id)?;
     let mut sent: HashMap<String, (i64, usize)> = HashMap::new();
     for m in &messages {
@@ -200,6 +199,26 @@ pub fn gather_session(g: &Gathered<'_>) -> Result<SessionReport, StoreError> {
         .collect();
     segments.sort_by(|a, b| a.first_seq.cmp(&b.first_seq).then(b.level.cmp(&a.level)));
     let logged = store.compaction_log(id)?;
+    let mut requests = requests;
+    let mut trailing = Vec::new();
+    for c in &logged {
+        let mark = StageMark {
+            stage: "compaction".into(),
+            count: 1,
+            saved_tokens: c.tokens_before.saturating_sub(c.tokens_after),
+            detail: format!(
+                "{} compaction: {} → {} tokens",
+                c.trigger,
+                crate::context::thousands(c.tokens_before),
+                crate::context::thousands(c.tokens_after)
+            ),
+        };
+        // Marked at the first request of the session's own that came after it.
+        match requests.iter_mut().find(|r| r.kind == RequestKind::Turn && r.at > c.created_at) {
+            Some(r) => r.marks.push(mark),
+            None => trailing.push(mark),
+        }
+    }
     let texts = store.compaction_summaries(id)?;
     let compactions = logged
         .iter()
@@ -241,6 +260,7 @@ pub fn gather_session(g: &Gathered<'_>) -> Result<SessionReport, StoreError> {
         ),
         generated_at: chrono::Local::now().format("%Y-%m-%d %H:%M").to_string(),
         requests,
+        trailing,
         totals,
         counters: state.counters,
         outputs,

@@ -220,6 +220,8 @@ pub struct SessionReport {
     pub subtitle: String,
     pub generated_at: String,
     pub requests: Vec<RequestPoint>,
+    /// What the pipeline did after the last request (a compaction that landed at the end).
+    pub trailing: Vec<StageMark>,
     pub totals: Totals,
     pub counters: StageCounters,
     pub outputs: Vec<OutputRow>,

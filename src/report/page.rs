@@ -166,6 +166,16 @@ pub fn render_session(r: &SessionReport) -> String {
             );
         }
     }
+    for m in &r.trailing {
+        any = true;
+        let _ = write!(
+            s,
+            "<tr><td class=\"n\">after the last</td><td>{}</td><td class=\"n\">{}</td><td>{}</td></tr>",
+            esc(&m.stage),
+            n(m.saved_tokens),
+            esc(&m.detail)
+        );
+    }
     if !any {
         s.push_str("<tr><td colspan=\"4\">Nothing: every request was sent as the history stood.</td></tr>");
     }

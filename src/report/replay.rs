@@ -187,6 +187,7 @@ pub fn from_replay(
         ),
         generated_at: chrono::Local::now().format("%Y-%m-%d %H:%M").to_string(),
         requests,
+        trailing: Vec::new(),
         totals,
         counters: StageCounters {
             truncations: t.truncations,

@@ -213,12 +213,7 @@ pub fn legend(frame: &Frame, items: &[(Swatch, String)]) -> String {
                 );
             }
             Swatch::Mark(color) => {
-                let _ = write!(
-                    s,
-                    r#"<path d="M{:.1} {:.1} l6 -10 l6 10 z" fill="{color}"/>"#,
-                    x + 2.0,
-                    y
-                );
+                let _ = write!(s, r#"<path d="M{:.1} {:.1} l6 -10 l6 10 z" fill="{color}"/>"#, x + 2.0, y);
             }
         }
         let _ = write!(s, r##"<text x="{:.1}" y="{y:.1}" fill="#111827">{}</text>"##, x + 22.0, esc(label));

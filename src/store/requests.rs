@@ -58,7 +58,12 @@ impl Store {
              WHERE session_id = ?1 ORDER BY size DESC, id LIMIT ?2",
         )?;
         let rows = stmt.query_map(params![session, limit as i64], |r| {
-            Ok(OutputSize { call_id: r.get(0)?, tool: r.get(1)?, arguments: r.get(2)?, bytes: r.get::<_, i64>(3)? as u64 })
+            Ok(OutputSize {
+                call_id: r.get(0)?,
+                tool: r.get(1)?,
+                arguments: r.get(2)?,
+                bytes: r.get::<_, i64>(3)? as u64,
+            })
         })?;
         Ok(rows.collect::<Result<_, _>>()?)
     }

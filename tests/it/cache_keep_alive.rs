@@ -23,16 +23,14 @@ fn usage_rows(sandbox: &Sandbox) -> Vec<(String, u64, u64, u64)> {
         )
         .unwrap();
     let n = |r: &rusqlite::Row<'_>, i: usize| r.get::<_, i64>(i).map(|v| v as u64);
-    stmt.query_map([], |r| Ok((r.get(0)?, n(r, 1)?, n(r, 2)?, n(r, 3)?)))
-        .unwrap()
-        .collect::<Result<_, _>>()
-        .unwrap()
+    stmt.query_map([], |r| Ok((r.get(0)?, n(r, 1)?, n(r, 2)?, n(r, 3)?))).unwrap().collect::<Result<_, _>>().unwrap()
 }
 
 /// One prompt, a wait of (mock) minutes, another prompt; returns the stored usage and the
 /// requests the mock saw.
 fn idle_between_prompts(max_pings: u32) -> (Vec<(String, u64, u64, u64)>, Vec<serde_json::Value>, String) {
-    let sandbox = Sandbox::with_config(&format!("[cache]\nkeepalive_lead_secs = 298\nkeepalive_max_pings = {max_pings}\n"));
+    let sandbox =
+        Sandbox::with_config(&format!("[cache]\nkeepalive_lead_secs = 298\nkeepalive_max_pings = {max_pings}\n"));
     let runtime = tokio::runtime::Runtime::new().unwrap();
     let mut script = Script::new().simulate_cache().turn(Turn::text("First answer."));
     if max_pings > 0 {
@@ -65,6 +63,7 @@ fn idle_between_prompts(max_pings: u32) -> (Vec<(String, u64, u64, u64)>, Vec<se
     screen.send("\r");
     let context = screen.wait("/context", |s| s.contains("Cost"));
     screen.send("\x1b");
+    std::thread::sleep(Duration::from_millis(300));
     screen.type_text("/quit");
     screen.send("\r");
     assert!(screen.wait_exit().success());
@@ -81,7 +80,10 @@ fn a_ping_while_idle_keeps_the_prefix_and_the_next_prompt_reads_all_of_it() {
     // The ping is the first request again, for one token.
     let (first, ping) = (&bodies[0], &bodies[1]);
     assert_eq!(ping["max_tokens"], 1);
-    assert_eq!((&ping["system"], &ping["messages"], &ping["tools"]), (&first["system"], &first["messages"], &first["tools"]));
+    assert_eq!(
+        (&ping["system"], &ping["messages"], &ping["tools"]),
+        (&first["system"], &first["messages"], &first["tools"])
+    );
     let prompt = |r: &(String, u64, u64, u64)| r.1 + r.2 + r.3;
     // It reads the whole prefix the first request wrote (all but what follows the last
     // breakpoint: the request's tail), and so does the next prompt, minutes past its TTL.

@@ -74,8 +74,7 @@ async fn the_report_of_a_session_shows_the_numbers_of_context_and_of_the_headles
     let context: Value = serde_json::from_str(json_result(&shown)["result"].as_str().unwrap()).unwrap();
 
     let out_file = sandbox.home.path().join("report.html");
-    let report =
-        sandbox.run(Api::Anthropic, &mock, &["report", &id[..8], "--out", out_file.to_str().unwrap()]).await;
+    let report = sandbox.run(Api::Anthropic, &mock, &["report", &id[..8], "--out", out_file.to_str().unwrap()]).await;
     assert!(report.status.success(), "{}", text(&report.stderr));
     assert_eq!(text(&report.stdout).trim(), out_file.display().to_string(), "the path is printed");
     let html = std::fs::read_to_string(&out_file).unwrap();
@@ -139,8 +138,9 @@ async fn spend_since_a_day_and_bad_input() {
     let mock = MockLlm::start(Script::new().turn(Turn::text("Hello."))).await;
     assert!(sandbox.run(Api::Anthropic, &mock, &["-p", "say hello"]).await.status.success());
     let out_file = sandbox.home.path().join("spend.html");
-    let out =
-        sandbox.run(Api::Anthropic, &mock, &["report", "--since", "2000-01-01", "--out", out_file.to_str().unwrap()]).await;
+    let out = sandbox
+        .run(Api::Anthropic, &mock, &["report", "--since", "2000-01-01", "--out", out_file.to_str().unwrap()])
+        .await;
     assert!(out.status.success(), "{}", text(&out.stderr));
     let html = std::fs::read_to_string(&out_file).unwrap();
     assert!(html.contains("Spend per day and project") && html.contains(&sandbox.root().display().to_string()));

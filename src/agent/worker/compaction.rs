@@ -212,7 +212,6 @@ impl Worker {
         }));
         let status = self.context_status();
         self.link.emit(AgentEvent::Context(status));
-        self.requests.mark(&report);
         Ok(report)
     }
 

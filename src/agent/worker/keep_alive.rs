@@ -8,6 +8,7 @@ use super::Worker;
 use crate::agent::events::{AgentEvent, NoticeLevel};
 use crate::agent::keep_warm::Site;
 use crate::context::KeepAlive;
+use crate::llm::Reasoning;
 
 impl Worker {
     fn keep_alive_site(&self, now: i64) -> Site {
@@ -56,10 +57,14 @@ impl Worker {
         let site = self.keep_alive_site(now);
         let Some(KeepAlive::Ping { probability, .. }) = self.keep_warm.decide(&site) else { return };
         let Some((mut request, _)) = self.background.last_answered() else { return };
-        if request.reasoning.is_some() {
-            // A thinking request needs room for its budget: one token is not the same request.
-            self.keep_warm.settle("no ping: the requests ask for thinking".into());
-            return;
+        match request.reasoning {
+            None | Some(Reasoning::Default) | Some(Reasoning::Off) => {}
+            // Thinking asked for needs room for its budget: one token is not the same request,
+            // and a change of thinking parameters would not read the cached messages.
+            Some(Reasoning::Budget { .. }) | Some(Reasoning::Adaptive(_)) | Some(Reasoning::Effort(_)) => {
+                self.keep_warm.settle("no ping: the requests ask for thinking".into());
+                return;
+            }
         }
         request.max_tokens = 1;
         let (tx, _rx) = tokio::sync::mpsc::unbounded_channel();

@@ -291,8 +291,10 @@ impl Worker {
         let skip = |session: &str, _: i64| family.contains(session);
         let hits = self.place.store().search_messages(self.place.project(), &fts, SESSION_RECALL_HITS, &skip).ok()?;
         // A fragment that carries instructions for the model is left out of the frozen block.
-        let hits: Vec<MessageHit> =
-            hits.into_iter().filter(|h| crate::context::scan_injection(&snippet(&h.text, query, 300)).is_none()).collect();
+        let hits: Vec<MessageHit> = hits
+            .into_iter()
+            .filter(|h| crate::context::scan_injection(&snippet(&h.text, query, 300)).is_none())
+            .collect();
         if hits.is_empty() {
             return None;
         }

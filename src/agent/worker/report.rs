@@ -18,7 +18,8 @@ impl Worker {
             chars_per_token: self.place.config().context.chars_per_token,
             quarantine: &crate::memory::quarantine,
         };
-        let report = crate::report::gather_session(&gathered).map_err(|e| format!("could not read the session: {e}"))?;
+        let report =
+            crate::report::gather_session(&gathered).map_err(|e| format!("could not read the session: {e}"))?;
         let html = crate::report::render_session(&report);
         // Reports live in the data folder, beside `truncations/`.
         let data = self.place.truncations_dir().parent().unwrap_or(self.place.truncations_dir());

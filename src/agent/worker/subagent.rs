@@ -387,7 +387,7 @@ async fn forward(mut events: mpsc::UnboundedReceiver<AgentEvent>, parent: Emitte
             | AgentEvent::ContextStage(_)
             | AgentEvent::Compaction(_)
             | AgentEvent::ContextBreakdown(_)
-                    | AgentEvent::ReportWritten(_)
+            | AgentEvent::ReportWritten(_)
             | AgentEvent::ModeChanged(_)
             | AgentEvent::ModelChanged { .. }
             | AgentEvent::TurnFinished(_)
