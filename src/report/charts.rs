@@ -25,6 +25,11 @@ pub fn kind_colour(kind: RequestKind) -> &'static str {
     }
 }
 
+/// A stacked part of the context: its name, colour and value.
+type Layer = (&'static str, &'static str, fn(&super::model::Parts) -> u64);
+/// A threshold line: its name, colour, dash pattern and value.
+type Limit = (&'static str, &'static str, &'static str, fn(&super::model::Thresholds) -> u64);
+
 /// One letter per stage on the chart; the legend names them.
 fn mark_letter(stage: &str) -> &'static str {
     match stage {
@@ -57,7 +62,7 @@ pub fn context_chart(report: &SessionReport) -> Option<String> {
         &y_ticks,
         tokens_label,
     );
-    let layers: [(&str, &str, fn(&super::model::Parts) -> u64); 4] = [
+    let layers: [Layer; 4] = [
         ("system prompt and tools", SYSTEM, |p| p.system),
         ("memories", MEMORIES, |p| p.memories),
         ("summary and carried words", SUMMARY, |p| p.summary),
@@ -91,7 +96,7 @@ pub fn context_chart(report: &SessionReport) -> Option<String> {
             &format!("{name}: {} tokens over all requests", tokens_label(total as f64)),
         ));
     }
-    let lines: [(&str, &str, &str, fn(&super::model::Thresholds) -> u64); 5] = [
+    let lines: [Limit; 5] = [
         ("window", "#111827", "", |t| t.window),
         ("reply reserve starts (effective window)", "#6b7280", "2 3", |t| t.effective),
         ("blocking: trim", "#dc2626", "6 3", |t| t.blocking),

@@ -14,8 +14,11 @@ use crate::support::cairn::Sandbox;
 use crate::support::mock_llm::{MockLlm, Script, Turn};
 use crate::support::pty::Screen;
 
-/// (purpose, uncached input, read from cache, written to cache) of every stored request.
-fn usage_rows(sandbox: &Sandbox) -> Vec<(String, u64, u64, u64)> {
+/// (purpose, uncached input, read from cache, written to cache) of a stored request.
+type Row = (String, u64, u64, u64);
+
+/// Every stored request, oldest first.
+fn usage_rows(sandbox: &Sandbox) -> Vec<Row> {
     let db = sandbox.database();
     let mut stmt = db
         .prepare(
@@ -28,7 +31,7 @@ fn usage_rows(sandbox: &Sandbox) -> Vec<(String, u64, u64, u64)> {
 
 /// One prompt, a wait of (mock) minutes, another prompt; returns the stored usage and the
 /// requests the mock saw.
-fn idle_between_prompts(max_pings: u32) -> (Vec<(String, u64, u64, u64)>, Vec<serde_json::Value>, String) {
+fn idle_between_prompts(max_pings: u32) -> (Vec<Row>, Vec<serde_json::Value>, String) {
     let sandbox =
         Sandbox::with_config(&format!("[cache]\nkeepalive_lead_secs = 298\nkeepalive_max_pings = {max_pings}\n"));
     let runtime = tokio::runtime::Runtime::new().unwrap();
@@ -84,7 +87,7 @@ fn a_ping_while_idle_keeps_the_prefix_and_the_next_prompt_reads_all_of_it() {
         (&ping["system"], &ping["messages"], &ping["tools"]),
         (&first["system"], &first["messages"], &first["tools"])
     );
-    let prompt = |r: &(String, u64, u64, u64)| r.1 + r.2 + r.3;
+    let prompt = |r: &Row| r.1 + r.2 + r.3;
     // It reads the whole prefix the first request wrote (all but what follows the last
     // breakpoint: the request's tail), and so does the next prompt, minutes past its TTL.
     assert!(rows[1].2 + 64 >= prompt(&rows[0]), "the ping read {} of {}", rows[1].2, prompt(&rows[0]));
