@@ -85,6 +85,11 @@ impl KeepWarm {
         };
     }
 
+    /// An idle spell the keep-alive has not settled yet.
+    pub(super) fn waiting(&self) -> bool {
+        self.idle_since.is_some() && !self.settled
+    }
+
     /// Stop for this spell, saying why.
     pub(super) fn settle(&mut self, why: String) {
         self.settled = true;

@@ -32,6 +32,10 @@ impl Worker {
     /// How long until the keep-alive must decide again; `None` when nothing is due (the user
     /// is not idle, or this spell is settled).
     pub(super) fn keep_alive_wake(&mut self) -> Option<std::time::Duration> {
+        if self.keep_warm.waiting() && self.background.last_answered().is_none() {
+            self.keep_warm.settle("no ping: the history changed since the last request (a compaction)".into());
+            return None;
+        }
         let now = chrono::Utc::now().timestamp();
         let site = self.keep_alive_site(now);
         match self.keep_warm.decide(&site)? {
