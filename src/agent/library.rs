@@ -305,8 +305,8 @@ impl Library {
             LibraryError::Input("that call's output is not stored (it never ran, or the session is not saved)".into())
         };
         let session = self.store.resolve_session(self.project, session).map_err(|_| missing())?;
-        match self.store.tool_record(&session.id, call_id) {
-            Ok(Some(record)) => Ok(record.output),
+        match self.store.tool_output(&session.id, call_id) {
+            Ok(Some(output)) => Ok(output),
             Ok(None) => Err(missing()),
             Err(e) => Err(LibraryError::Failed(format!("could not read the output: {e}"))),
         }

@@ -12,8 +12,8 @@ use super::events::{AgentEvent, NoticeLevel};
 use super::link::Emitter;
 use crate::config::{ContextConfig, ProviderKind, Redactor};
 use crate::context::{ContextState, Pipeline};
-use crate::conversation::{Block, Message, Mode, Role, Usage};
-use crate::store::{SessionInfo, SessionLock, Store, StoreError, ToolRecord};
+use crate::conversation::{Block, FinishedCall, Message, Mode, Role, Usage};
+use crate::store::{SessionInfo, SessionLock, Store, StoreError};
 
 pub(super) struct SessionState {
     store: Arc<Store>,
@@ -167,15 +167,17 @@ impl SessionState {
     /// Commit a message with key values redacted, then hand it to the pipeline. A failed commit
     /// is reported once and the session goes on in memory: losing the ability to save is bad,
     /// losing the user's turn is worse. Returns the stored row id.
-    pub(super) fn persist(&mut self, mut message: Message, record: Option<ToolRecord>) -> Option<i64> {
+    pub(super) fn persist(&mut self, mut message: Message, record: Option<&FinishedCall>) -> Option<i64> {
         self.redact_message(&mut message);
-        let record = record.map(|mut r| {
-            self.redactor.redact_in_place(&mut r.arguments);
-            self.redactor.redact_in_place(&mut r.output);
-            if let Some(diff) = &mut r.diff {
+        // The record stays as it is for the front ends; what is stored has its key values out.
+        let record = record.map(|r| {
+            let mut stored = r.clone();
+            self.redactor.redact_in_place(&mut stored.arguments);
+            self.redactor.redact_in_place(&mut stored.output);
+            if let Some(diff) = &mut stored.diff {
                 self.redactor.redact_in_place(diff);
             }
-            r
+            stored
         });
         let stored = self.ensure_stored().and_then(|()| match &record {
             Some(r) => self.store.append_tool_message(&self.info.id, &message, r),

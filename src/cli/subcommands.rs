@@ -123,7 +123,7 @@ pub fn export(startup: &Startup, id: &str) -> Result<ExitCode, CliError> {
     for stored in store.messages(&session.id)? {
         let m = &stored.message;
         let full = match m.tool_result() {
-            Some(r) => store.tool_record(&session.id, &r.call_id)?.map(|rec| rec.output),
+            Some(r) => store.tool_output(&session.id, &r.call_id)?,
             None => None,
         };
         let mut line = crate::context::trajectory_line(m, full.as_deref(), Some(&stored.created_at));

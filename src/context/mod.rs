@@ -78,4 +78,4 @@ pub use summary::{summarize, summarize_reply};
 pub use terms::{fts_query, similarity, terms};
 pub use trajectory::{Trajectory, parse_trajectory, trajectory_line};
 pub use transcript::{transcript_piece, transcript_piece_within};
-pub use truncate::{Cut, Spill, TruncationLimits, plan_cut, render_cut, turn_overflow};
+pub use truncate::{Cut, Spill, TruncationLimits, TurnCut, plan_cut, plan_turn_cut, render_cut};

@@ -20,7 +20,7 @@ use super::replay_report::{
     DumpedRequest, ReplayReport, ReplayTotals, RequestParts, RequestReport, TOOL_SCHEMA_TOKENS, USAGE_CHARS_PER_TOKEN,
 };
 use super::trajectory::Trajectory;
-use super::truncate::{Spill, TruncationLimits, plan_cut, render_cut, turn_overflow};
+use super::truncate::{Spill, TruncationLimits, TurnCut, plan_cut, plan_turn_cut, render_cut};
 use crate::config::{ContextConfig, Prices};
 use crate::conversation::{Message, Role, ToolResult};
 
@@ -279,11 +279,11 @@ fn flush_results(
         }
     }
     let sizes: Vec<usize> = results.iter().map(|r| r.content.len()).collect();
-    let reduced =
-        TruncationLimits { max_bytes: (turn_cap / (4 * results.len().max(1))).max(2_000), max_lines: 200, ..*limits };
-    for i in turn_overflow(&sizes, turn_cap, reduced.max_bytes) {
-        if let Some(text) = cut_one(&results[i], &reduced) {
-            results[i].content = text;
+    if let Some(TurnCut { limits: reduced, again }) = plan_turn_cut(&sizes, 0, turn_cap, results.len(), limits) {
+        for i in again {
+            if let Some(text) = cut_one(&results[i], &reduced) {
+                results[i].content = text;
+            }
         }
     }
     p.note_truncations(truncated_count);

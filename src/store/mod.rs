@@ -33,7 +33,7 @@ pub use context::CompactionRecord;
 pub use error::StoreError;
 pub use lock::SessionLock;
 pub use memories::NewMemory;
-pub use messages::{StoredMessage, ToolRecord};
+pub use messages::StoredMessage;
 pub use projects::ProjectId;
 pub use requests::{OutputSize, RequestFigures, RequestRow};
 pub use search::{MessageHit, OutputHit, searchable_text};

@@ -316,7 +316,8 @@ fn expanded_tool_output() {
 /// Two subagents of one message — one at work on its second call, one done with its report —
 /// under the checklist panel of the agent's task list.
 fn subagents_and_task_list() -> App {
-    use crate::agent::{SubagentEvent, SubagentOutcome, ToolFinished};
+    use crate::agent::{SubagentEvent, SubagentOutcome};
+    use crate::conversation::FinishedCall;
     use crate::conversation::{Block, Message, Role, TaskItem, TaskList, TaskStatus, ToolCall};
     let mut app = app();
     app.on_agent_event(AgentEvent::TurnStarted { prompt: "where are parse_x and render_y used?".into() });
@@ -396,7 +397,7 @@ fn subagents_and_task_list() -> App {
             requests: 2,
         },
     );
-    app.on_agent_event(AgentEvent::ToolFinished(ToolFinished {
+    app.on_agent_event(AgentEvent::ToolFinished(FinishedCall {
         call_id: "t1".into(),
         tool: "task".into(),
         summary: "explore: find parse_x users".into(),
@@ -409,6 +410,7 @@ fn subagents_and_task_list() -> App {
         decided_by: None,
         approval: None,
         by_user: false,
+        ..Default::default()
     }));
     app
 }

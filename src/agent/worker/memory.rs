@@ -8,6 +8,8 @@ use std::sync::Arc;
 
 use super::Worker;
 use crate::agent::events::NoticeLevel;
+use crate::agent::session_state::SessionState;
+use crate::agent::workplace::Workplace;
 use crate::config::Redactor;
 use crate::context::{PromptSnapshot, fts_query};
 use crate::conversation::{MemoryKind, RetentionClass, clip, floor_char_boundary};
@@ -204,18 +206,19 @@ impl MemoryAccess for AgentMemory {
     }
 }
 
-impl Worker {
-    pub(super) fn memory_access(&self) -> AgentMemory {
-        AgentMemory {
-            store: self.place.store().clone(),
-            project: self.place.project(),
-            session: self.session.id().to_string(),
-            redactor: self.session.redactor().clone(),
-            visible: self.session.visible_seqs(),
-            approved_by: None,
-        }
+/// The memory tools' view of `session`, in `place`, as it stands now.
+pub(super) fn memory_access(place: &Workplace, session: &SessionState) -> AgentMemory {
+    AgentMemory {
+        store: place.store().clone(),
+        project: place.project(),
+        session: session.id().to_string(),
+        redactor: session.redactor().clone(),
+        visible: session.visible_seqs(),
+        approved_by: None,
     }
+}
 
+impl Worker {
     /// The memories to inject for `query`: unexpired, not this session's own summaries.
     fn memory_block_for(&self, query: &str) -> (String, Vec<i64>) {
         let now = now_utc();

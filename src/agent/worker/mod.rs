@@ -10,16 +10,13 @@ mod hooks;
 mod keep_alive;
 mod local;
 mod memory;
-mod permit;
 mod report;
 mod rewind;
 mod segments;
 mod shell;
-mod spill;
 mod subagent;
 mod turn;
 
-pub use spill::clean_truncations;
 pub use turn::INTERRUPTED_MARK;
 
 use std::sync::Arc;

@@ -3,6 +3,7 @@
 use tokio_util::sync::CancellationToken;
 
 use super::Worker;
+use super::dispatch::saved_outputs;
 use super::local::{MAX_UNPARSED_TOOL_CALLS, unparsed_tool_call, unparsed_tool_call_reply};
 use crate::agent::events::{AgentEvent, CompactionTrigger, NoticeLevel, TurnOutcome, TurnStats, TurnSummary};
 use crate::agent::spend::add_cost;
@@ -179,6 +180,21 @@ impl Worker {
         stats.cache = self.cache.stats_since(&cache_start);
         stats.cache.read_share = stats.usage.cache_hit_rate();
         TurnSummary { outcome, stats }
+    }
+
+    /// A prompt too long for the window is cut like a tool result, its full text saved.
+    fn spill_long_prompt(&mut self, prompt: String) -> String {
+        let limits = self.cut_limits().each;
+        let seq = self.session.last_seq() + 1;
+        let Some(text) = saved_outputs(&self.place, &self.session).cut_prompt(&prompt, seq, &limits) else {
+            return prompt;
+        };
+        self.session.pipeline_mut().note_truncations(1);
+        self.link.notice(
+            NoticeLevel::Warning,
+            "the message was too long for the context window; its middle was saved to a file the model can read",
+        );
+        text
     }
 
     /// Classify the cache behaviour of the request just answered; a break nobody expected is

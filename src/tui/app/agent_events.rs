@@ -3,9 +3,9 @@
 
 use super::history::{compacted_text, trigger_text, turn_summary_text};
 use super::{Activity, App, OpenSession, PlanReady};
-use crate::agent::{AgentEvent, CompactionEvent, NoticeLevel, ToolFinished, TurnOutcome, TurnSummary, UserCommand};
+use crate::agent::{AgentEvent, CompactionEvent, NoticeLevel, TurnOutcome, TurnSummary, UserCommand};
 use crate::conversation::tool_names::TASK;
-use crate::conversation::{Message, Mode, format_tokens};
+use crate::conversation::{FinishedCall, Message, Mode, format_tokens};
 use crate::tui::cells::{
     AssistantCell, Cell, NoticeKind, SubagentStatus, ThinkingCell, ToolCell, ToolStatus, UserCell,
 };
@@ -360,7 +360,7 @@ impl App {
         }
     }
 
-    fn on_tool_finished(&mut self, f: ToolFinished) {
+    fn on_tool_finished(&mut self, f: FinishedCall) {
         if f.tool == TASK {
             self.approvals.retain(|a| a.request.call_id != f.call_id && a.request.task.as_ref() != Some(&f.call_id));
             self.update_subagent(&f.call_id, |s| {

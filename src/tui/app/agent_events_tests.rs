@@ -103,7 +103,7 @@ fn a_tool_call_goes_from_preparing_to_approval_to_done() {
         summary: "a.txt".into(),
         arguments: "{}".into(),
     });
-    app.on_agent_event(AgentEvent::ToolFinished(ToolFinished {
+    app.on_agent_event(AgentEvent::ToolFinished(FinishedCall {
         call_id: "c1".into(),
         tool: "file_edit".into(),
         summary: "a.txt".into(),
@@ -116,6 +116,7 @@ fn a_tool_call_goes_from_preparing_to_approval_to_done() {
         decided_by: Some("user".into()),
         approval: Some("approved by you for this session: file_edit(./a.txt)".into()),
         by_user: false,
+        ..Default::default()
     }));
     assert!(app.approvals.is_empty(), "a finished call's dialog is gone");
     match app.transcript.get(2) {
@@ -138,7 +139,7 @@ fn a_call_to_an_unknown_tool_keeps_the_summary_from_its_arguments() {
     let mut msg = Message::assistant("");
     msg.content.push(Block::ToolCall(ToolCall::new("c1", "edit", r#"{"path":"main.rs"}"#)));
     app.on_agent_event(AgentEvent::AssistantMessage(msg));
-    app.on_agent_event(AgentEvent::ToolFinished(ToolFinished {
+    app.on_agent_event(AgentEvent::ToolFinished(FinishedCall {
         call_id: "c1".into(),
         tool: "edit".into(),
         summary: "edit".into(),
@@ -151,6 +152,7 @@ fn a_call_to_an_unknown_tool_keeps_the_summary_from_its_arguments() {
         decided_by: None,
         approval: None,
         by_user: false,
+        ..Default::default()
     }));
     assert_eq!(texts(&app)[1..], ["tool: edit main.rs NotRun"]);
 }

@@ -500,10 +500,11 @@ fn ctrl_f_finds_text_in_the_transcript_and_jumps_between_matches() {
 
 #[test]
 fn alt_o_opens_the_whole_output_of_the_newest_tool_call_and_slash_searches_it() {
-    use crate::agent::{AgentEvent, LibraryAnswer, LibraryRequest, ToolFinished};
+    use crate::agent::{AgentEvent, LibraryAnswer, LibraryRequest};
+    use crate::conversation::FinishedCall;
     let (mut app, mut rx) = connected();
     app.on_agent_event(AgentEvent::SessionStored(session_info("abc")));
-    app.on_agent_event(AgentEvent::ToolFinished(ToolFinished {
+    app.on_agent_event(AgentEvent::ToolFinished(FinishedCall {
         call_id: "c1".into(),
         tool: "bash".into(),
         summary: "$ cargo test".into(),
@@ -516,6 +517,7 @@ fn alt_o_opens_the_whole_output_of_the_newest_tool_call_and_slash_searches_it() 
         decided_by: None,
         approval: None,
         by_user: false,
+        ..Default::default()
     }));
     crate::tui::app::fixture::draw(&app, 80, 24);
     app.on_key(KeyEvent::new(KeyCode::Char('o'), KeyModifiers::ALT));
