@@ -46,7 +46,7 @@ pub const COMMANDS: &[(&str, &str, &str)] = &[
     ("/new", "", "start a fresh session"),
     ("/mode", "edit|plan|ask", "switch mode (Shift+Tab cycles)"),
     ("/context", "", "what the model sees, token by token"),
-    ("/report", "", "write this session's report (HTML: context, cache, cost, outputs, topics) and show its path"),
+    ("/report", "", "this session's report, as HTML"),
     ("/rewind", "", "take back code and/or conversation to before a turn"),
     ("/undo", "", "take back the file changes of the last turn that made some"),
     ("/diff", "[N|last]", "what this session (or turn N, or the last turn) changed"),
