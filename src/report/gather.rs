@@ -276,6 +276,42 @@ mod tests {
     use super::*;
 
     #[test]
+    fn subagents_and_pings_are_their_own_kinds_and_the_totals_are_the_sessions_own() {
+        use crate::config::ProviderKind;
+        use crate::conversation::Mode;
+        use crate::store::NewSession;
+        let store = Store::open_in_memory().unwrap();
+        let project = store.project(std::path::Path::new("/tmp/p")).unwrap();
+        let new = || NewSession { provider: ProviderKind::Anthropic, model: "claude-sonnet-4-5", mode: Mode::Edit };
+        let session = store.create_session(project, new()).unwrap();
+        let child = store.create_child_session(project, new(), &session.id, "explore", "find it").unwrap();
+        let u =
+            |read: u64| Usage { input_tokens: 10, output_tokens: 5, cache_read_input_tokens: read, ..Usage::default() };
+        store.record_usage(&session.id, None, "turn", "claude-sonnet-4-5", &u(1_000)).unwrap();
+        store.record_usage(&child.id, None, "turn", "claude-sonnet-4-5", &u(500)).unwrap();
+        store.record_usage(&session.id, None, "keepalive", "claude-sonnet-4-5", &u(1_000)).unwrap();
+        store.record_usage(&session.id, None, "compaction", "claude-sonnet-4-5", &u(0)).unwrap();
+        let pricing = Pricing::default();
+        let report = gather_session(&Gathered {
+            store: &store,
+            session: &session,
+            project_root: "/tmp/p",
+            pricing: &pricing,
+            redactor: &Redactor::default(),
+            chars_per_token: 3.2,
+            quarantine: &|_| None,
+        })
+        .unwrap();
+        let kinds: Vec<RequestKind> = report.requests.iter().map(|r| r.kind).collect();
+        assert_eq!(kinds, [RequestKind::Turn, RequestKind::Subagent, RequestKind::KeepAlive, RequestKind::Auxiliary]);
+        let t = report.totals;
+        assert_eq!((t.requests, t.cache_read_input_tokens, t.subagent_requests, t.keepalive_pings), (3, 2_000, 1, 1));
+        let own: f64 = report.requests.iter().filter(|r| r.kind != RequestKind::Subagent).filter_map(|r| r.cost).sum();
+        assert!((t.cost_usd.unwrap() - own).abs() < 1e-12, "the session's own requests, not its subagents'");
+        assert!(t.keepalive_usd.is_some_and(|c| c > 0.0) && t.subagent_usd.is_some_and(|c| c > 0.0));
+    }
+
+    #[test]
     fn a_results_fate_names_every_step_in_order() {
         let mut state = ContextState::default();
         assert_eq!(fate(&state, "c1", 5, 100, 100), "sent whole, still in the context");
