@@ -20,7 +20,9 @@ pub fn run(
     let (html, name) = match since {
         Some(day) => {
             let from = since_rfc3339(day)?;
-            let spend = crate::report::gather_spend(&store, &from, &pricing)?;
+            let mut spend = crate::report::gather_spend(&store, &from, &pricing)?;
+            // The page names the day as the user gave it.
+            spend.since = day.to_string();
             (crate::report::render_spend(&spend), format!("spend-since-{day}"))
         }
         None => {

@@ -33,7 +33,7 @@ impl SpendDay {
 
 #[derive(Clone, Debug, Default, PartialEq, Serialize)]
 pub struct SpendReport {
-    /// The first day, as given.
+    /// The first day: the query's start (RFC 3339) until the caller names it as given.
     pub since: String,
     /// Oldest first.
     pub days: Vec<SpendDay>,

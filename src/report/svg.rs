@@ -49,13 +49,15 @@ pub fn tokens_label(v: f64) -> String {
     }
 }
 
+/// Dollars as the axis shows them: cents when the value is whole cents, else a tenth of one.
 pub fn dollars_label(v: f64) -> String {
+    let cents = v * 100.0;
     if v == 0.0 {
         "$0".into()
-    } else if v < 0.1 {
-        format!("${v:.3}")
-    } else {
+    } else if (cents - cents.round()).abs() < 1e-6 {
         format!("${v:.2}")
+    } else {
+        format!("${v:.3}")
     }
 }
 
@@ -263,6 +265,10 @@ mod tests {
         assert_eq!(ticks(0.9, 4), vec![0.0, 0.25, 0.5, 0.75, 1.0]);
         assert_eq!(tokens_label(12_000.0), "12k");
         assert_eq!(tokens_label(1_250.0), "1.2k");
+        assert_eq!(
+            (dollars_label(0.05), dollars_label(0.025), dollars_label(1.5)),
+            ("$0.05".into(), "$0.025".into(), "$1.50".into())
+        );
         assert_eq!(esc("<b>\"x\" & 'y'\x1b"), "&lt;b&gt;&quot;x&quot; &amp; &#39;y&#39;");
         let t = count_ticks(40, 8);
         assert_eq!(t.first().map(|t| t.0), Some(1.0));
