@@ -25,7 +25,7 @@ fn hostile() -> Vec<(&'static str, String)> {
 const CLEAN: (&str, &str) = ("Test command", "Run the tests with make check before committing.");
 const ABOUT: (&str, &str) = (
     "Injection scanner",
-    "The scanner quarantines memories with phrases like \"ignore previous instructions\" or fake <tool_use> tags.",
+    "The scanner quarantines memories with phrases like \"ignore previous instructions\" or fake `<tool_use>` tags.",
 );
 
 fn save(title: &str, content: &str) -> Turn {
