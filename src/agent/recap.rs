@@ -113,9 +113,10 @@ pub(super) fn recap(
         let from = times[start].as_str();
         let until = starts.get(k + 1).map(|&next| times[next].as_str());
         // A turn a rewind took back is gone from the history: its requests are no later turn's.
+        // A keep-alive ping, sent while the user was away, was no turn's either.
         let rows: Vec<&UsageRow> = usage
             .iter()
-            .filter(|r| !r.rewound)
+            .filter(|r| !r.rewound && r.purpose != "keepalive")
             .filter(|r| r.created_at.as_str() >= from && until.is_none_or(|u| r.created_at.as_str() < u))
             .collect();
         if rows.is_empty() {
@@ -278,7 +279,13 @@ mod tests {
                 .collect();
         let t = |s: u32| format!("2026-11-20T12:00:{s:02}.000Z");
         let times = vec![t(0), t(2), t(5), t(10), t(13)];
-        let usage = vec![row("turn", &t(2), 1_000_000), row("turn", &t(5), 0), row("turn", &t(13), 0)];
+        // A keep-alive ping while the user was away belongs to no turn.
+        let usage = vec![
+            row("turn", &t(2), 1_000_000),
+            row("turn", &t(5), 0),
+            row("keepalive", &t(8), 0),
+            row("turn", &t(13), 0),
+        ];
         let compactions = vec![LoggedCompaction {
             trigger: "auto".into(),
             tokens_before: 171_000,
@@ -291,7 +298,7 @@ mod tests {
         assert_eq!(recap.summaries["c1"], "$ cargo test");
         assert_eq!(recap.marks.len(), 3);
         let (at, HistoryMark::TurnEnd { elapsed, stats }) = &recap.marks[0] else { panic!("{:?}", recap.marks) };
-        assert_eq!((*at, elapsed.as_secs(), stats.requests), (2, 5, 2));
+        assert_eq!((*at, elapsed.as_secs(), stats.requests, stats.all_requests), (2, 5, 2, 2));
         assert!((stats.cost_usd.unwrap() - 3.0003).abs() < 1e-9, "{stats:?}");
         assert!(matches!(
             recap.marks[1],

@@ -7,8 +7,10 @@ mod compaction;
 mod context_view;
 mod dispatch;
 mod hooks;
+mod keep_alive;
 mod local;
 mod memory;
+mod report;
 mod rewind;
 mod segments;
 mod shell;
@@ -30,10 +32,12 @@ use super::cache_watch::CacheWatch;
 use super::checkpoints::{CheckpointSite, Checkpoints};
 use super::events::{AgentEvent, NoticeLevel, UserCommand};
 use super::extensions::Extensions;
+use super::keep_warm::KeepWarm;
 use super::library::Library;
 use super::link::Link;
 use super::model_slot::ModelSlot;
 use super::models::ModelDirectory;
+use super::request_log::RequestLog;
 use super::session_state::SessionState;
 use super::setup::AgentSetup;
 use super::spend::Spend;
@@ -78,6 +82,10 @@ pub(super) struct Worker {
     max_turns: Option<u32>,
     /// The local server: its news, its tokenizer, its timings.
     local: crate::agent::local_site::LocalSite,
+    /// What each request carried, for the session report.
+    requests: RequestLog,
+    /// The prompt cache kept warm while the user is idle.
+    keep_warm: KeepWarm,
 }
 
 impl Worker {
@@ -140,6 +148,8 @@ impl Worker {
             models,
             max_turns: setup.max_turns,
             local: crate::agent::local_site::LocalSite::new(setup.local_server, setup.tokenizer),
+            requests: RequestLog::default(),
+            keep_warm: KeepWarm::default(),
         };
         worker.settle_loaded_session()?;
         Ok(worker)
@@ -193,6 +203,8 @@ impl Worker {
     /// A loaded session starts from its last reported usage and, when the cache is cold, with
     /// its pending deduplication applied.
     fn settle_loaded_session(&mut self) -> Result<(), StoreError> {
+        self.requests.clear();
+        self.keep_warm = KeepWarm::load(&self.place.store().idle_gaps(self.session.id())?);
         self.price_context();
         let per_model = self.place.store().usage_by_model(self.session.id())?;
         self.spend.load(&per_model);
@@ -345,6 +357,14 @@ impl Worker {
             // request carries: the status line says so at once, as it would after a request.
             let hub = self.ext.hub.clone();
             let tools = hub.generation();
+            // While the user is idle with a warm cache, a keep-alive ping may be due.
+            let wake = self.keep_alive_wake();
+            let due = async move {
+                match wake {
+                    Some(after) => tokio::time::sleep(after).await,
+                    None => std::future::pending().await,
+                }
+            };
             let command = if self.background.compacting() {
                 tokio::select! {
                     command = work.recv() => command,
@@ -356,6 +376,10 @@ impl Worker {
                         }
                         continue;
                     }
+                    () = due => {
+                        self.keep_alive_due().await;
+                        continue;
+                    }
                     () = hub.tools_changed_since(tools) => {
                         let status = self.context_status();
                         self.link.emit(AgentEvent::Context(status));
@@ -365,6 +389,10 @@ impl Worker {
             } else {
                 tokio::select! {
                     command = work.recv() => command,
+                    () = due => {
+                        self.keep_alive_due().await;
+                        continue;
+                    }
                     () = hub.tools_changed_since(tools) => {
                         let status = self.context_status();
                         self.link.emit(AgentEvent::Context(status));
@@ -373,6 +401,9 @@ impl Worker {
                 }
             };
             let Some(command) = command else { break };
+            if command.is_the_users_turn() {
+                self.keep_warm.back(chrono::Utc::now().timestamp());
+            }
             match command {
                 UserCommand::Submit(prompt) => self.turn(prompt).await,
                 UserCommand::CarryOutPlan { edited } => {
@@ -438,6 +469,10 @@ impl Worker {
                 }
                 UserCommand::Rewind { user_seq, scope, overwrite } => self.rewind(user_seq, scope, &overwrite),
                 UserCommand::Undo => self.undo(),
+                UserCommand::WriteReport => {
+                    let written = self.write_report();
+                    self.link.emit(AgentEvent::ReportWritten(written));
+                }
                 UserCommand::Shutdown => break,
                 // The router answers these itself; they never reach the worker.
                 UserCommand::Interrupt
@@ -468,6 +503,7 @@ impl Worker {
         self.link.emit(AgentEvent::TurnFinished(summary));
         self.update_segments();
         self.roll_up_segments();
+        self.keep_warm.idle(chrono::Utc::now().timestamp());
     }
 
     /// What the router needs to answer `/mcp` by itself.
