@@ -19,6 +19,7 @@ mod composer;
 mod diff;
 mod frame;
 mod highlight;
+mod hints;
 mod inline;
 mod key_file;
 mod keys;
