@@ -20,6 +20,14 @@ const END_FRAME: &str = "\x1b[?2026l";
 impl Tui {
     /// Draw `app` as it is now: one synchronized update, in one write.
     pub fn present(&mut self, app: &mut App) -> io::Result<()> {
+        // The size is asked each frame (an ioctl): crossterm can drop a resize that comes in
+        // the same instant as a key, and a frame drawn for a size the terminal has left would
+        // stay wrong until the next resize.
+        if let Ok((w, h)) = ratatui::crossterm::terminal::size()
+            && Rect::new(0, 0, w.max(1), h.max(1)) != self.size()
+        {
+            self.resize(w, h)?;
+        }
         let depth = self.depth;
         let Some(inline) = self.inline.as_mut() else {
             return self.draw(|f| render::draw(app, f));

@@ -130,11 +130,20 @@ async fn thirty_turns_with_resizes_leave_the_whole_transcript_in_the_scrollback_
             }
             let marker = &markers[t - 1];
             screen.wait(&format!("turn {t} to end"), |s| s.contains(marker.as_str()) && s.contains("send ·"));
+            // The next prompt is typed once the viewport shows at the new size, as a person
+            // would (a key typed in the very instant of a resize waits for the next key:
+            // crossterm drops the terminal's readiness when a resize comes with it).
             if t == 10 {
                 screen.resize(120, 40);
+                screen.wait("the viewport at 120 columns", |s| {
+                    s.lines().any(|l| l.starts_with('╰') && l.chars().count() == 120)
+                });
             }
             if t == 20 {
                 screen.resize(90, 34);
+                screen.wait("the viewport at 90 columns", |s| {
+                    s.lines().any(|l| l.starts_with('╰') && l.chars().count() == 90)
+                });
             }
         }
         screen.type_text("/quit");

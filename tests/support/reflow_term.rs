@@ -128,7 +128,9 @@ impl ReflowScreen {
                 return text;
             }
             if start.elapsed() > PATIENCE {
-                panic!("timed out waiting for {what}; the screen was:\n{text}");
+                let raw = self.raw.lock().unwrap();
+                let tail = String::from_utf8_lossy(&raw[raw.len().saturating_sub(1500)..]).escape_debug().to_string();
+                panic!("timed out waiting for {what}; the screen was:\n{text}\nthe last bytes cairn wrote:\n{tail}");
             }
             std::thread::sleep(Duration::from_millis(30));
         }
