@@ -12,45 +12,56 @@ use std::time::Duration;
 use agent_client_protocol::schema::ProtocolVersion;
 use agent_client_protocol::v1::ConnectionTo;
 use agent_client_protocol::v1::schema::{
-    CancelNotification, ClientCapabilities, ContentBlock, FileSystemCapabilities, InitializeRequest,
-    LoadSessionRequest, NewSessionRequest, PermissionOptionKind, PromptRequest, ReadTextFileRequest,
-    ReadTextFileResponse, RequestPermissionOutcome, RequestPermissionRequest, RequestPermissionResponse,
-    SelectedPermissionOutcome, SessionId, SessionNotification, SessionUpdate, StopReason, TextContent, ToolCallContent,
-    ToolCallStatus, WriteTextFileRequest, WriteTextFileResponse,
+    CancelNotification, ClientCapabilities, ContentBlock, CreateTerminalRequest, FileSystemCapabilities,
+    InitializeRequest, KillTerminalRequest, LoadSessionRequest, NewSessionRequest, PermissionOptionKind, PromptRequest,
+    ReadTextFileRequest, ReadTextFileResponse, ReleaseTerminalRequest, RequestPermissionOutcome,
+    RequestPermissionRequest, RequestPermissionResponse, SelectedPermissionOutcome, SessionId, SessionNotification,
+    SessionUpdate, StopReason, TerminalOutputRequest, TextContent, ToolCallContent, ToolCallStatus,
+    WaitForTerminalExitRequest, WriteTextFileRequest, WriteTextFileResponse,
 };
 use agent_client_protocol::{Agent, ByteStreams, Client};
 use serde_json::json;
 use tokio_util::compat::{TokioAsyncReadCompatExt, TokioAsyncWriteCompatExt};
 
+use super::acp_terminals::{ClientTerminals, wait};
 use crate::support::cairn::{Api, Sandbox, tool_results};
 use crate::support::mock_llm::{MockCall, MockLlm, Script, Turn};
 
 /// One entry of the thread an editor shows.
 #[derive(Clone, Debug, PartialEq)]
-enum Entry {
+pub(super) enum Entry {
     User(String),
     Agent(String),
-    Tool { id: String, title: String, status: ToolCallStatus, diffs: Vec<(Option<String>, String)> },
+    Tool {
+        id: String,
+        title: String,
+        status: ToolCallStatus,
+        diffs: Vec<(Option<String>, String)>,
+        /// The client's terminals the call shows.
+        terminals: Vec<String>,
+    },
 }
 
 /// What the test's editor holds and saw.
 #[derive(Default)]
-struct Editor {
+pub(super) struct Editor {
+    /// Its terminals (declared to cairn or not), running real processes.
+    pub terminals: ClientTerminals,
     /// Files open with unsaved changes, by absolute path.
-    buffers: Mutex<HashMap<PathBuf, String>>,
+    pub buffers: Mutex<HashMap<PathBuf, String>>,
     /// What `fs/write_text_file` was asked to write.
-    writes: Mutex<Vec<(PathBuf, String)>>,
+    pub writes: Mutex<Vec<(PathBuf, String)>>,
     /// The permission requests, in order.
-    asked: Mutex<Vec<RequestPermissionRequest>>,
+    pub asked: Mutex<Vec<RequestPermissionRequest>>,
     /// The option kinds to choose for the next permission requests.
-    answers: Mutex<VecDeque<PermissionOptionKind>>,
+    pub answers: Mutex<VecDeque<PermissionOptionKind>>,
     /// The thread as the updates built it.
-    thread: Mutex<Vec<Entry>>,
+    pub thread: Mutex<Vec<Entry>>,
     /// Woken on every update.
-    updated: tokio::sync::Notify,
+    pub updated: tokio::sync::Notify,
 }
 
-fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+pub(super) fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     m.lock().unwrap()
 }
 
@@ -78,10 +89,11 @@ impl Editor {
                     title: call.title,
                     status: call.status,
                     diffs: diffs(&call.content),
+                    terminals: terminals(&call.content),
                 });
             }
             SessionUpdate::ToolCallUpdate(update) => {
-                let Some(Entry::Tool { title, status, diffs: shown, .. }) =
+                let Some(Entry::Tool { title, status, diffs: shown, terminals: shown_terminals, .. }) =
                     thread.iter_mut().find(|e| matches!(e, Entry::Tool { id, .. } if *id == *update.tool_call_id.0))
                 else {
                     panic!("an update of tool call {} the client was never told of", update.tool_call_id)
@@ -94,6 +106,7 @@ impl Editor {
                 }
                 if let Some(content) = update.fields.content {
                     *shown = diffs(&content);
+                    *shown_terminals = terminals(&content);
                 }
             }
             _ => {}
@@ -102,12 +115,22 @@ impl Editor {
         self.updated.notify_waiters();
     }
 
-    fn tool(&self, title_part: &str) -> Option<Entry> {
+    pub(super) fn tool(&self, title_part: &str) -> Option<Entry> {
         lock(&self.thread)
             .iter()
             .find(|e| matches!(e, Entry::Tool { title, .. } if title.contains(title_part)))
             .cloned()
     }
+}
+
+fn terminals(content: &[ToolCallContent]) -> Vec<String> {
+    content
+        .iter()
+        .filter_map(|c| match c {
+            ToolCallContent::Terminal(t) => Some(t.terminal_id.0.to_string()),
+            _ => None,
+        })
+        .collect()
 }
 
 fn diffs(content: &[ToolCallContent]) -> Vec<(Option<String>, String)> {
@@ -122,7 +145,7 @@ fn diffs(content: &[ToolCallContent]) -> Vec<(Option<String>, String)> {
 
 /// `cairn acp` in the sandbox's project, pointed at `mock`, with the test's editor as client;
 /// `run` drives the connection.
-async fn with_acp<R: Send + 'static>(
+pub(super) async fn with_acp<R: Send + 'static>(
     sandbox: &Sandbox,
     mock: &MockLlm,
     editor: Arc<Editor>,
@@ -137,6 +160,8 @@ async fn with_acp<R: Send + 'static>(
         .unwrap();
     let transport = ByteStreams::new(child.stdin.take().unwrap().compat_write(), child.stdout.take().unwrap().compat());
     let (e1, e2, e3, e4) = (editor.clone(), editor.clone(), editor.clone(), editor.clone());
+    let (t1, t2, t3, t4, t5) = (editor.clone(), editor.clone(), editor.clone(), editor.clone(), editor.clone());
+    let declares_terminals = editor.terminals.declared;
     let result = Client
         .v1()
         .on_receive_notification(
@@ -177,9 +202,42 @@ async fn with_acp<R: Send + 'static>(
             },
             agent_client_protocol::on_receive_request!(),
         )
+        .on_receive_request(
+            async move |request: CreateTerminalRequest, responder, _cx| {
+                responder.respond_with_result(t1.terminals.create(request))
+            },
+            agent_client_protocol::on_receive_request!(),
+        )
+        .on_receive_request(
+            async move |request: WaitForTerminalExitRequest, responder, cx: ConnectionTo<Agent>| {
+                // Answered when the command ends; the client goes on meanwhile.
+                let waiting = t2.terminals.exit_of(&request.terminal_id.0);
+                cx.spawn(async move { responder.respond_with_result(wait(waiting).await) })
+            },
+            agent_client_protocol::on_receive_request!(),
+        )
+        .on_receive_request(
+            async move |request: TerminalOutputRequest, responder, _cx| {
+                responder.respond_with_result(t3.terminals.output(&request.terminal_id.0))
+            },
+            agent_client_protocol::on_receive_request!(),
+        )
+        .on_receive_request(
+            async move |request: KillTerminalRequest, responder, _cx| {
+                responder.respond_with_result(t4.terminals.kill(&request.terminal_id.0))
+            },
+            agent_client_protocol::on_receive_request!(),
+        )
+        .on_receive_request(
+            async move |request: ReleaseTerminalRequest, responder, _cx| {
+                responder.respond_with_result(t5.terminals.release(&request.terminal_id.0))
+            },
+            agent_client_protocol::on_receive_request!(),
+        )
         .connect_with(transport, async move |cx: ConnectionTo<Agent>| {
-            let capabilities =
-                ClientCapabilities::new().fs(FileSystemCapabilities::new().read_text_file(true).write_text_file(true));
+            let capabilities = ClientCapabilities::new()
+                .fs(FileSystemCapabilities::new().read_text_file(true).write_text_file(true))
+                .terminal(declares_terminals);
             let init = cx
                 .send_request(InitializeRequest::new(ProtocolVersion::V1).client_capabilities(capabilities))
                 .block_task()
@@ -196,14 +254,14 @@ async fn with_acp<R: Send + 'static>(
     result
 }
 
-async fn prompt(cx: &ConnectionTo<Agent>, editor: &Editor, session: &SessionId, text: &str) -> StopReason {
+pub(super) async fn prompt(cx: &ConnectionTo<Agent>, editor: &Editor, session: &SessionId, text: &str) -> StopReason {
     lock(&editor.thread).push(Entry::User(text.to_string()));
     let request = PromptRequest::new(session.clone(), vec![ContentBlock::Text(TextContent::new(text))]);
     cx.send_request(request).block_task().await.unwrap().stop_reason
 }
 
 /// Wait until the thread shows what `ready` looks for.
-async fn until(editor: &Editor, ready: impl Fn(&[Entry]) -> bool) {
+pub(super) async fn until(editor: &Editor, ready: impl Fn(&[Entry]) -> bool) {
     tokio::time::timeout(Duration::from_secs(30), async {
         loop {
             let woken = editor.updated.notified();

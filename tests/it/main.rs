@@ -2,6 +2,7 @@
 mod support;
 
 mod acp;
+mod acp_terminals;
 mod checkpoint_links;
 mod checkpoints;
 mod context_arguments;
