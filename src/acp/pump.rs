@@ -229,7 +229,7 @@ impl Pump {
             let asked = cx.send_request(RequestPermissionRequest::new(session, call, options)).block_task().await;
             let decision = match asked {
                 Ok(response) => approval::decision(&response.outcome),
-                Err(e) => ApprovalDecision::Deny { reason: Some(format!("the editor could not ask the user ({e})")) },
+                Err(e) => ApprovalDecision::Unanswered { why: format!("the editor could not ask the user ({e})") },
             };
             let _ = commands.send(UserCommand::Approval { id: request.id, decision });
         });

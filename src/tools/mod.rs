@@ -44,7 +44,7 @@ pub use change::FileChange;
 pub use editor::{Editor, files_only};
 pub use memory::{MemoryAccess, MemoryDraft};
 pub use paths::{ProjectPath, resolve_in, resolve_path};
-pub use policy::ApprovalPolicy;
+pub use policy::{ApprovalPolicy, Unattended};
 pub use registry::Registry;
 pub use sandbox::SandboxPolicy;
 pub use summary::summary_of;

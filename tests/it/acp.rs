@@ -55,6 +55,8 @@ pub(super) struct Editor {
     pub asked: Mutex<Vec<RequestPermissionRequest>>,
     /// The option kinds to choose for the next permission requests.
     pub answers: Mutex<VecDeque<PermissionOptionKind>>,
+    /// Permission requests fail (the editor cannot show them) while set.
+    pub cannot_ask: std::sync::atomic::AtomicBool,
     /// The thread as the updates built it.
     pub thread: Mutex<Vec<Entry>>,
     /// Woken on every update.
@@ -173,6 +175,13 @@ pub(super) async fn with_acp<R: Send + 'static>(
         )
         .on_receive_request(
             async move |request: RequestPermissionRequest, responder, _cx| {
+                if e2.cannot_ask.load(std::sync::atomic::Ordering::SeqCst) {
+                    let why = "the permission dialog could not be shown";
+                    return responder.respond_with_error(agent_client_protocol::Error::new(
+                        agent_client_protocol::ErrorCode::INTERNAL_ERROR,
+                        why,
+                    ));
+                }
                 let kind = lock(&e2.answers).pop_front().expect("a permission request the test did not expect");
                 let option = request.options.iter().find(|o| o.kind == kind).expect("no option of that kind");
                 let outcome =
@@ -441,5 +450,42 @@ async fn an_untrusted_folder_is_asked_about_with_the_first_prompt_and_runs_nothi
     let requests = mock.requests();
     assert_eq!(requests.len(), 1);
     assert!(!requests[0].system().contains("AGENTS-MARKER"), "declined, its instructions are not the model's");
+    assert!(mock.problems().is_empty(), "{:?}", mock.problems());
+}
+
+#[tokio::test]
+async fn the_model_is_told_what_happened_to_a_call_the_editor_was_asked_about() {
+    let sandbox = Sandbox::new();
+    let mock = MockLlm::start(
+        Script::new()
+            .turn(Turn::tool("bash", json!({"command": "touch rejected.txt"})))
+            .turn(Turn::text("Not touched."))
+            .turn(Turn::tool("bash", json!({"command": "touch unasked.txt"})))
+            .turn(Turn::text("Still not touched.")),
+    )
+    .await;
+    let editor = Arc::new(Editor::default());
+    let (root, ed) = (sandbox.root(), editor.clone());
+    with_acp(&sandbox, &mock, editor.clone(), async move |cx| {
+        let session = cx.send_request(NewSessionRequest::new(root.clone())).block_task().await?.session_id;
+        lock(&ed.answers).push_back(PermissionOptionKind::RejectOnce);
+        assert_eq!(prompt(&cx, &ed, &session, "touch it").await, StopReason::EndTurn);
+        ed.cannot_ask.store(true, std::sync::atomic::Ordering::SeqCst);
+        assert_eq!(prompt(&cx, &ed, &session, "touch the other").await, StopReason::EndTurn);
+        Ok(())
+    })
+    .await;
+    let requests = mock.requests();
+    // The user said no in the editor: that is what the model hears, and nothing of --yes.
+    let rejected = &tool_results(&requests[1])[0].1;
+    assert!(rejected.starts_with("The user denied this `bash` call."), "{rejected}");
+    // The editor could not ask: no one said no, and the model is told so.
+    let unasked = &tool_results(&requests[3])[1].1;
+    assert!(unasked.starts_with("Not run: the editor could not ask the user ("), "{unasked}");
+    assert!(unasked.contains("Nobody said no"), "{unasked}");
+    for told in [rejected, unasked] {
+        assert!(!told.contains("--yes") && !told.contains("headless"), "{told}");
+    }
+    assert!(!sandbox.exists("rejected.txt") && !sandbox.exists("unasked.txt"));
     assert!(mock.problems().is_empty(), "{:?}", mock.problems());
 }
