@@ -179,6 +179,8 @@ async fn an_editors_terminal_runs_the_command_confined_and_a_cancel_kills_it_the
         Script::new()
             // 1: a command confined in the terminal: its write outside is refused and kept in.
             .turn(bash(&format!("echo hello-from-the-terminal && touch {}", escaped.display())))
+            // …one that creates a protected file, which cairn removes after it…
+            .turn(bash("touch .mcp.json"))
             // …and one the user lets run outside the sandbox, in a terminal of its own.
             .turn(bash(&format!("touch {}", approved.display())))
             .turn(Turn::text("Checked."))
@@ -201,7 +203,9 @@ async fn an_editors_terminal_runs_the_command_confined_and_a_cancel_kills_it_the
         lock(&ed.answers).extend([
             PermissionOptionKind::AllowOnce,  // the first command
             PermissionOptionKind::RejectOnce, // not outside the sandbox
-            PermissionOptionKind::AllowOnce,  // the second command
+            PermissionOptionKind::AllowOnce,  // the protected file
+            PermissionOptionKind::RejectOnce, // not outside the sandbox
+            PermissionOptionKind::AllowOnce,  // the third command
             PermissionOptionKind::AllowOnce,  // outside the sandbox
         ]);
         assert_eq!(prompt(&cx, &ed, &session, "run the checks").await, StopReason::EndTurn);
@@ -234,9 +238,11 @@ async fn an_editors_terminal_runs_the_command_confined_and_a_cancel_kills_it_the
     .await;
 
     let created = lock(&editor.terminals.created).clone();
-    assert_eq!(created.len(), 5, "{created:#?}");
+    assert_eq!(created.len(), 6, "{created:#?}");
     let cairn = std::fs::canonicalize(env!("CARGO_BIN_EXE_cairn")).unwrap();
-    for (request, sub) in created.iter().zip(["sandboxed", "sandboxed", "unsandboxed", "sandboxed", "sandboxed"]) {
+    for (request, sub) in
+        created.iter().zip(["sandboxed", "sandboxed", "sandboxed", "unsandboxed", "sandboxed", "sandboxed"])
+    {
         // cairn itself runs in the terminal, as its launcher, the grant in its environment.
         assert_eq!(Path::new(&request.command), cairn, "{request:?}");
         assert_eq!(request.args.first().map(String::as_str), Some(sub), "{request:?}");
@@ -244,7 +250,7 @@ async fn an_editors_terminal_runs_the_command_confined_and_a_cancel_kills_it_the
         assert_eq!(request.cwd.as_deref(), Some(sandbox.root().as_path()));
     }
     assert_eq!(created[0].args[..5], ["sandboxed", "--", "echo", "hello-from-the-terminal", "..."]);
-    let ids: Vec<String> = (1..=5).map(|n| format!("term-{n}")).collect();
+    let ids: Vec<String> = (1..=6).map(|n| format!("term-{n}")).collect();
     assert_eq!(*lock(&editor.terminals.released), ids, "every terminal released, in order");
 
     // The confined write outside was refused; the one the user let out was not.
@@ -256,8 +262,11 @@ async fn an_editors_terminal_runs_the_command_confined_and_a_cancel_kills_it_the
     assert!(first.contains("[exit code 1]"), "{first}");
     assert!(first.contains("[sandbox: this probably failed because the sandbox (workspace-write)"), "{first}");
     assert!(first.contains("[the user chose not to run it outside the sandbox]"), "{first}");
-    let second = &tool_results(&requests[2])[1].1;
-    assert!(second.contains("[exit code 0]"), "{second}");
+    let protected = &tool_results(&requests[2])[1].1;
+    assert!(protected.contains("[sandbox: .mcp.json is protected"), "{protected}");
+    assert!(!sandbox.exists(".mcp.json"), "the protected file the command created is still there");
+    let third = &tool_results(&requests[3])[2].1;
+    assert!(third.contains("[exit code 0]"), "{third}");
     // Each call shows its terminal (the rerun its own), and keeps showing it once finished.
     let shows = |title: &str| match editor.tool(title) {
         Some(Entry::Tool { terminals, status, .. }) => (terminals, status),
@@ -266,21 +275,21 @@ async fn an_editors_terminal_runs_the_command_confined_and_a_cancel_kills_it_the
     assert_eq!(shows("$ echo hello-from-the-terminal"), (vec!["term-1".to_string()], ToolCallStatus::Failed));
     assert_eq!(
         shows(&format!("$ touch {}", approved.display())),
-        (vec!["term-3".to_string()], ToolCallStatus::Completed)
+        (vec!["term-4".to_string()], ToolCallStatus::Completed)
     );
 
     // The cancel killed the command in its terminal: the kill was sent, the process is gone.
-    assert_eq!(lock(&editor.terminals.killed)[0], "term-4");
+    assert_eq!(lock(&editor.terminals.killed)[0], "term-5");
     let pid: i32 = std::fs::read_to_string(&sleeper).unwrap().trim().parse().unwrap();
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
     while !gone(pid) && std::time::Instant::now() < deadline {
         std::thread::sleep(std::time::Duration::from_millis(50));
     }
     assert!(gone(pid), "the cancelled command's process {pid} still runs");
-    assert_eq!(requests.len(), 6, "3 requests, the cancelled one, 2: the cancelled turn asked nothing more");
+    assert_eq!(requests.len(), 7, "4 requests, the cancelled one, 2: the cancelled turn asked nothing more");
     // The time limit killed it the same way, and the model was told.
-    assert_eq!(lock(&editor.terminals.killed)[1], "term-5");
-    let timed = tool_results(&requests[5]).pop().expect("the timed-out result").1;
+    assert_eq!(lock(&editor.terminals.killed)[1], "term-6");
+    let timed = tool_results(&requests[6]).pop().expect("the timed-out result").1;
     assert!(timed.contains("[timed out after 0.5s; the process group was killed]"), "{timed}");
 
     // A client without terminals: cairn runs the command itself.
@@ -295,7 +304,7 @@ async fn an_editors_terminal_runs_the_command_confined_and_a_cancel_kills_it_the
     .await;
     assert!(lock(&plain.terminals.created).is_empty(), "cairn asked a client without terminals for one");
     let requests = mock.requests();
-    let own = &tool_results(&requests[7])[0].1;
+    let own = &tool_results(&requests[8])[0].1;
     assert!(own.contains("from-cairns-own-runner") && own.contains("[exit code 0]"), "{own}");
     assert!(mock.problems().is_empty(), "{:?}", mock.problems());
 }
