@@ -12,6 +12,7 @@ mod local;
 mod mcp_serve;
 mod mistyped;
 mod replay;
+mod report;
 mod rewind;
 mod runnable;
 mod startup;
@@ -59,6 +60,9 @@ async fn dispatch(cli: Cli) -> Result<ExitCode, CliError> {
     match &cli.command {
         Some(Command::Sessions { json }) => subcommands::sessions(&startup, *json),
         Some(Command::Export { id }) => subcommands::export(&startup, id),
+        Some(Command::Report { session, since, open, out }) => {
+            report::run(&startup, session.as_deref(), since.as_deref(), *open, out.as_deref())
+        }
         Some(Command::Usage { json, days }) => subcommands::usage(&startup, *json, *days),
         Some(Command::Memories { json }) => subcommands::memories(&startup, *json),
         Some(Command::Forget { id }) => subcommands::forget(&startup, id),
@@ -80,7 +84,7 @@ async fn dispatch(cli: Cli) -> Result<ExitCode, CliError> {
         // Handled before the runtime starts (`run_before_runtime`).
         Some(Command::Sandboxed { .. }) => Ok(run_before_runtime(&cli).unwrap_or(ExitCode::FAILURE)),
         Some(Command::Context {
-            command: ContextCommand::Replay { file, window, json, dump, offline, summaries, tool_tokens },
+            command: ContextCommand::Replay { file, window, json, dump, offline, summaries, tool_tokens, report },
         }) => {
             let summaries = if *offline { Some(args::ReplaySummaries::Extractive) } else { *summaries };
             let args = replay::Args {
@@ -90,6 +94,7 @@ async fn dispatch(cli: Cli) -> Result<ExitCode, CliError> {
                 dump: dump.as_deref(),
                 summaries,
                 tool_tokens: *tool_tokens,
+                report: report.as_deref(),
             };
             replay::run(&startup, args).await
         }

@@ -92,6 +92,14 @@ pub fn memories(startup: &Startup, json: bool) -> Result<ExitCode, CliError> {
             crate::agent::provenance_suffix(&m)
         )
         .map_err(io_failed)?;
+        if let Some(why) = &m.quarantined {
+            let held = if m.pinned {
+                "pinned by you, so given to the model despite"
+            } else {
+                "QUARANTINED, not given to the model until you pin it:"
+            };
+            writeln!(out, "{:>5}  {held} {why}", "").map_err(io_failed)?;
+        }
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -258,6 +258,26 @@ const STEPS: &[&str] = &[
     ALTER TABLE sessions ADD COLUMN todo TEXT;
     CREATE INDEX sessions_by_parent ON sessions(parent_session);
     "#,
+    // 10: what each agent request carried, for the session report: the window and thresholds
+    // in force, the context in four parts (as sent, summing to the prompt tokens the provider
+    // reported), what the pipeline did since the request before (JSON) and the cache break the
+    // request showed, if any (JSON).
+    r#"
+    CREATE TABLE request_figures (
+        usage_id        INTEGER PRIMARY KEY REFERENCES usage(id) ON DELETE CASCADE,
+        window          INTEGER NOT NULL,
+        effective       INTEGER NOT NULL,
+        warning         INTEGER NOT NULL,
+        auto_compact    INTEGER NOT NULL,
+        blocking        INTEGER NOT NULL,
+        system_tokens   INTEGER NOT NULL,
+        memory_tokens   INTEGER NOT NULL,
+        summary_tokens  INTEGER NOT NULL,
+        message_tokens  INTEGER NOT NULL,
+        stages          TEXT NOT NULL DEFAULT '[]',
+        cache_break     TEXT
+    );
+    "#,
 ];
 
 pub const LATEST: i64 = STEPS.len() as i64;

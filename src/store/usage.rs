@@ -13,7 +13,8 @@ pub struct UsageTotals {
 
 impl Store {
     /// Record one request's usage. `purpose` says what the request was for: `turn` for the
-    /// agent's own requests, `compaction`, `extraction`, … for auxiliary calls.
+    /// agent's own requests, `compaction`, `extraction`, … for auxiliary calls, `keepalive`
+    /// for a ping that kept the prompt cache warm. Returns the row's id.
     pub fn record_usage(
         &self,
         session: &str,
@@ -21,24 +22,40 @@ impl Store {
         purpose: &str,
         model: &str,
         usage: &Usage,
-    ) -> Result<(), StoreError> {
-        self.execute(
-            "INSERT INTO usage (session_id, message_id, purpose, model, input_tokens, output_tokens,
-                                cache_read_input_tokens, cache_creation_input_tokens, created_at)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
-            params![
-                session,
-                message_id,
-                purpose,
-                model,
-                usage.input_tokens as i64,
-                usage.output_tokens as i64,
-                usage.cache_read_input_tokens as i64,
-                usage.cache_creation_input_tokens as i64,
-                now_rfc3339()
-            ],
-        )?;
-        Ok(())
+    ) -> Result<i64, StoreError> {
+        self.record_usage_at(session, message_id, purpose, model, usage, &now_rfc3339())
+    }
+
+    /// [`Store::record_usage`] at a given time (RFC 3339): a replay's requests happen on its
+    /// own clock. Returns the row's id.
+    pub fn record_usage_at(
+        &self,
+        session: &str,
+        message_id: Option<i64>,
+        purpose: &str,
+        model: &str,
+        usage: &Usage,
+        at: &str,
+    ) -> Result<i64, StoreError> {
+        self.write(|tx| {
+            tx.execute(
+                "INSERT INTO usage (session_id, message_id, purpose, model, input_tokens, output_tokens,
+                                    cache_read_input_tokens, cache_creation_input_tokens, created_at)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
+                params![
+                    session,
+                    message_id,
+                    purpose,
+                    model,
+                    usage.input_tokens as i64,
+                    usage.output_tokens as i64,
+                    usage.cache_read_input_tokens as i64,
+                    usage.cache_creation_input_tokens as i64,
+                    at
+                ],
+            )?;
+            Ok(tx.last_insert_rowid())
+        })
     }
 
     pub fn session_usage(&self, session: &str) -> Result<UsageTotals, StoreError> {

@@ -207,6 +207,7 @@ fn context_breakdown() -> ContextBreakdown {
                 cache_creation_input_tokens: 5_200,
             }),
             breaks: vec!["turn 12: the tool list changed (a tool was added)".into()],
+            keep_alive: Default::default(),
         },
         segments: vec![
             SegmentInfo { level: 1, first_seq: 1, last_seq: 240, tokens: 151_000, summarized: true, shown: false },

@@ -10,7 +10,7 @@ pub use commands::{ApprovalDecision, ApprovalKind, ApprovalRequest, CommandInfo,
 pub use context::SkippedFile;
 pub use context::{
     CacheReport, ContextBreakdown, ContextPart, ContextReport, ContextStatus, CostReport, InstructionFilesReport,
-    SegmentInfo,
+    KeepAliveReport, SegmentInfo,
 };
 pub use stats::{CacheStats, TurnOutcome, TurnStats, TurnSummary};
 
@@ -249,6 +249,8 @@ pub enum AgentEvent {
     Compaction(CompactionEvent),
     /// The answer to `DescribeContext`.
     ContextBreakdown(ContextBreakdown),
+    /// The answer to `WriteReport`: the report's path, or why it could not be written.
+    ReportWritten(Result<String, String>),
     ModeChanged(Mode),
     ModelChanged {
         model: String,

@@ -7,8 +7,10 @@ mod compaction;
 mod context_view;
 mod dispatch;
 mod hooks;
+mod keep_alive;
 mod local;
 mod memory;
+mod report;
 mod rewind;
 mod segments;
 mod shell;
@@ -30,10 +32,12 @@ use super::cache_watch::CacheWatch;
 use super::checkpoints::{CheckpointSite, Checkpoints};
 use super::events::{AgentEvent, NoticeLevel, UserCommand};
 use super::extensions::Extensions;
+use super::keep_warm::KeepWarm;
 use super::library::Library;
 use super::link::Link;
 use super::model_slot::ModelSlot;
 use super::models::ModelDirectory;
+use super::request_log::RequestLog;
 use super::session_state::SessionState;
 use super::setup::AgentSetup;
 use super::spend::Spend;
@@ -78,6 +82,10 @@ pub(super) struct Worker {
     max_turns: Option<u32>,
     /// The local server: its news, its tokenizer, its timings.
     local: crate::agent::local_site::LocalSite,
+    /// What each request carried, for the session report.
+    requests: RequestLog,
+    /// The prompt cache kept warm while the user is idle.
+    keep_warm: KeepWarm,
 }
 
 impl Worker {
@@ -139,6 +147,8 @@ impl Worker {
             models,
             max_turns: setup.max_turns,
             local: crate::agent::local_site::LocalSite::new(setup.local_server, setup.tokenizer),
+            requests: RequestLog::default(),
+            keep_warm: KeepWarm::default(),
         };
         worker.settle_loaded_session()?;
         Ok(worker)
@@ -192,6 +202,8 @@ impl Worker {
     /// A loaded session starts from its last reported usage and, when the cache is cold, with
     /// its pending deduplication applied.
     fn settle_loaded_session(&mut self) -> Result<(), StoreError> {
+        self.requests.clear();
+        self.keep_warm = KeepWarm::load(&self.place.store().idle_gaps(self.session.id())?);
         self.price_context();
         let per_model = self.place.store().usage_by_model(self.session.id())?;
         self.spend.load(&per_model);
@@ -325,6 +337,14 @@ impl Worker {
             // status line and `/context` show it); the next request is the first to send it, so
             // landing now breaks no cache that waiting would keep.
             let never = CancellationToken::new();
+            // While the user is idle with a warm cache, a keep-alive ping may be due.
+            let wake = self.keep_alive_wake();
+            let due = async move {
+                match wake {
+                    Some(after) => tokio::time::sleep(after).await,
+                    None => std::future::pending().await,
+                }
+            };
             let command = if self.background.compacting() {
                 tokio::select! {
                     command = work.recv() => command,
@@ -336,11 +356,24 @@ impl Worker {
                         }
                         continue;
                     }
+                    () = due => {
+                        self.keep_alive_due().await;
+                        continue;
+                    }
                 }
             } else {
-                work.recv().await
+                tokio::select! {
+                    command = work.recv() => command,
+                    () = due => {
+                        self.keep_alive_due().await;
+                        continue;
+                    }
+                }
             };
             let Some(command) = command else { break };
+            if command.is_the_users_turn() {
+                self.keep_warm.back(chrono::Utc::now().timestamp());
+            }
             match command {
                 UserCommand::Submit(prompt) => self.turn(prompt).await,
                 UserCommand::CarryOutPlan { edited } => {
@@ -406,6 +439,10 @@ impl Worker {
                 }
                 UserCommand::Rewind { user_seq, scope, overwrite } => self.rewind(user_seq, scope, &overwrite),
                 UserCommand::Undo => self.undo(),
+                UserCommand::WriteReport => {
+                    let written = self.write_report();
+                    self.link.emit(AgentEvent::ReportWritten(written));
+                }
                 UserCommand::Shutdown => break,
                 // The router answers these itself; they never reach the worker.
                 UserCommand::Interrupt
@@ -436,6 +473,7 @@ impl Worker {
         self.link.emit(AgentEvent::TurnFinished(summary));
         self.update_segments();
         self.roll_up_segments();
+        self.keep_warm.idle(chrono::Utc::now().timestamp());
     }
 
     /// What the router needs to answer `/mcp` by itself.

@@ -24,6 +24,8 @@ pub(super) struct Prepared {
     request: ChatRequest,
     raw_tokens: u64,
     fingerprint: crate::llm::Fingerprint,
+    /// The context's parts as estimated at sending, for the report.
+    parts: [u64; 4],
 }
 
 impl Worker {
@@ -105,7 +107,7 @@ impl Worker {
             stats.requests += 1;
             stats.all_requests += 1;
             stats.usage.add(&response.usage);
-            self.record_response(&response, prepared.raw_tokens);
+            let usage_id = self.record_response(&response, prepared.raw_tokens);
             let answered = (prepared.request.clone(), response.usage.prompt_tokens());
             if let Some(job) = self.background.take_deferred() {
                 // The request is answered and in the provider's cache: summarise reading it.
@@ -117,6 +119,16 @@ impl Worker {
                 self.link.notice(level, text);
             }
             self.observe_cache(prepared.fingerprint, &response.usage);
+            if let Some(id) = usage_id {
+                let figures = self.requests.figures(
+                    &self.budget(),
+                    prepared.parts,
+                    response.usage.prompt_tokens(),
+                    self.cache.last_break(),
+                );
+                self.session.record_figures(id, &figures);
+            }
+            self.keep_warm.answered(chrono::Utc::now().timestamp());
             let status = self.context_status();
             self.link.emit(AgentEvent::Usage { usage: response.usage, context: self.context_report(&start) });
             self.link.emit(AgentEvent::Context(status));
@@ -202,8 +214,9 @@ impl Worker {
         self.spend.add(tally.cost_usd);
     }
 
-    /// Store the assistant message and its usage; calibrate the estimate on the usage.
-    fn record_response(&mut self, response: &ChatResponse, raw_at_send: u64) {
+    /// Store the assistant message and its usage; calibrate the estimate on the usage. The
+    /// usage row's id, when it was stored.
+    fn record_response(&mut self, response: &ChatResponse, raw_at_send: u64) -> Option<i64> {
         self.session.pipeline_mut().report_usage(response.usage.prompt_tokens(), raw_at_send);
         self.learn_local_costs(response);
         self.cache.record(response.usage);
@@ -213,7 +226,7 @@ impl Worker {
             self.session.persist(response.message.clone(), None)
         };
         self.link.emit(AgentEvent::AssistantMessage(response.message.clone()));
-        self.session.record_usage(message_id, "turn", &response.model, &response.usage);
+        self.session.record_usage(message_id, "turn", &response.model, &response.usage)
     }
 
     /// The system prompt and the tools for a request: the frozen memory block and environment,
@@ -332,7 +345,8 @@ impl Worker {
         debug_assert_eq!(check_request(&request.messages), Ok(()), "every request satisfies the invariant");
         let raw_tokens = self.session.pipeline_mut().raw_tokens(input.overhead, self.model.window());
         let fingerprint = self.cache.fingerprint(&request);
-        Ok(Prepared { request, raw_tokens, fingerprint })
+        let parts = self.request_parts();
+        Ok(Prepared { request, raw_tokens, fingerprint, parts })
     }
 
     /// The request the pipeline's view makes now: system prompt, tools, messages, the tail.
@@ -407,6 +421,7 @@ impl Worker {
     /// Tell the user what the stages did, and persist the state they changed.
     fn report_stages(&mut self, reports: &[StageReport], changed: bool) {
         for report in reports {
+            self.requests.mark(report);
             self.cache.expect_break(format!("{:?} rewrote the history", report.stage).to_lowercase());
             tracing::info!(stage = ?report.stage, saved = report.saved_tokens, count = report.count, "{}", report.detail);
             self.link.emit(AgentEvent::ContextStage(report.clone()));

@@ -183,6 +183,10 @@ impl App {
                     self.overlay = Some(Overlay::Context(ContextView { breakdown: Some(breakdown) }));
                 }
             }
+            AgentEvent::ReportWritten(written) => match written {
+                Ok(path) => self.notice(NoticeKind::Info, format!("session report written: {path}")),
+                Err(e) => self.notice(NoticeKind::Error, format!("could not write the session report: {e}")),
+            },
             AgentEvent::ModeChanged(mode) => self.session.mode = mode,
             AgentEvent::ModelRefused { name, known } => self.notice(
                 NoticeKind::Error,

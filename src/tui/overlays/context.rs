@@ -143,6 +143,17 @@ pub fn context_lines(b: &ContextBreakdown, w: usize, theme: &Theme) -> Vec<Line<
     for brk in &b.cache.breaks {
         out.push(Line::from(Span::styled(format!("  cache break: {brk}"), theme.notice_warning)));
     }
+    let k = &b.cache.keep_alive;
+    if k.pings > 0 || k.last.is_some() {
+        let cost = k.cost_usd.map(crate::config::format_usd).unwrap_or_else(|| "no price known".into());
+        out.push(Line::from(Span::styled(
+            format!("  keep-alive: {} ping{} ({cost})", k.pings, if k.pings == 1 { "" } else { "s" }),
+            theme.text,
+        )));
+        if let Some(last) = &k.last {
+            out.push(Line::from(Span::styled(format!("    last: {last}"), theme.dim)));
+        }
+    }
     out.push(Line::default());
     out.push(Line::from(Span::styled("Cost", theme.heading2)));
     let usd = |c: Option<f64>| c.map(crate::config::format_usd).unwrap_or_else(|| "no price known".into());
