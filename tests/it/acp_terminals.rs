@@ -2,9 +2,10 @@
 //! client runs each command it is given as a real process, keeps its output as a terminal
 //! would, and kills it when told. A command the user approves runs there, through cairn's
 //! launcher, confined by the sandbox (a write outside the project is refused, and run outside
-//! it only when the user says so); its output reaches the model, its call shows the terminal,
-//! and a cancel or a time limit kills it through the editor. A client without terminals gets
-//! cairn's own runner.
+//! it only when the user says so, a protected file it created removed), with no provider key
+//! though the editor's environment has one; its output reaches the model, the checkpoint around
+//! it sees what it wrote, its call shows the terminal, and a cancel or a time limit kills it
+//! through the editor. A client without terminals gets cairn's own runner.
 
 use std::collections::HashMap;
 use std::path::Path;
@@ -62,6 +63,8 @@ impl ClientTerminals {
         let mut command = tokio::process::Command::new(&request.command);
         command
             .args(&request.args)
+            // An editor started with a provider key in its environment, as many are.
+            .env("ANTHROPIC_API_KEY", "sk-ant-in-the-editors-environment")
             .envs(request.env.iter().map(|v| (v.name.clone(), v.value.clone())))
             .stdin(std::process::Stdio::null())
             .stdout(writer.try_clone().map_err(|e| failed(e.to_string()))?)
@@ -178,7 +181,10 @@ async fn an_editors_terminal_runs_the_command_confined_and_a_cancel_kills_it_the
     let mock = MockLlm::start(
         Script::new()
             // 1: a command confined in the terminal: its write outside is refused and kept in.
-            .turn(bash(&format!("echo hello-from-the-terminal && touch {}", escaped.display())))
+            .turn(bash(&format!(
+                "echo hello-from-the-terminal | tee made.txt; echo keys=$(env | grep -c _API_KEY); touch {}",
+                escaped.display()
+            )))
             // …one that creates a protected file, which cairn removes after it…
             .turn(bash("touch .mcp.json"))
             // …and one the user lets run outside the sandbox, in a terminal of its own.
@@ -198,7 +204,7 @@ async fn an_editors_terminal_runs_the_command_confined_and_a_cancel_kills_it_the
     let (root, ed) = (sandbox.root(), editor.clone());
     let sleeper = sandbox.root().join("sleeper.pid");
     let pid_file = sleeper.clone();
-    with_acp(&sandbox, &mock, editor.clone(), async move |cx| {
+    let session = with_acp(&sandbox, &mock, editor.clone(), async move |cx| {
         let session = cx.send_request(NewSessionRequest::new(root.clone())).block_task().await?.session_id;
         lock(&ed.answers).extend([
             PermissionOptionKind::AllowOnce,  // the first command
@@ -233,7 +239,7 @@ async fn an_editors_terminal_runs_the_command_confined_and_a_cancel_kills_it_the
 
         lock(&ed.answers).push_back(PermissionOptionKind::AllowOnce);
         assert_eq!(prompt(&cx, &ed, &session, "time it").await, StopReason::EndTurn);
-        Ok(())
+        Ok(session)
     })
     .await;
 
@@ -250,15 +256,21 @@ async fn an_editors_terminal_runs_the_command_confined_and_a_cancel_kills_it_the
         assert_eq!(request.cwd.as_deref(), Some(sandbox.root().as_path()));
     }
     assert_eq!(created[0].args[..5], ["sandboxed", "--", "echo", "hello-from-the-terminal", "..."]);
+    assert_eq!(created[0].args.len(), 5, "{:?}", created[0].args);
     let ids: Vec<String> = (1..=6).map(|n| format!("term-{n}")).collect();
     assert_eq!(*lock(&editor.terminals.released), ids, "every terminal released, in order");
 
     // The confined write outside was refused; the one the user let out was not.
     assert!(!escaped.exists(), "the sandbox let a write outside the project through");
     assert!(approved.exists(), "the run outside the sandbox the user approved did not happen");
+    // The checkpoint around the command saw what it wrote in the project.
+    let diff = sandbox.bare_command(&["diff", &session.0]).output().await.unwrap();
+    let diff = String::from_utf8_lossy(&diff.stdout);
+    assert!(diff.contains("made.txt") && diff.contains("+hello-from-the-terminal"), "{diff}");
     let requests = mock.requests();
     let first = &tool_results(&requests[1])[0].1;
     assert!(first.contains("hello-from-the-terminal"), "the terminal's output reached the model: {first}");
+    assert!(first.contains("keys=0"), "the command saw a provider key: {first}");
     assert!(first.contains("[exit code 1]"), "{first}");
     assert!(first.contains("[sandbox: this probably failed because the sandbox (workspace-write)"), "{first}");
     assert!(first.contains("[the user chose not to run it outside the sandbox]"), "{first}");
