@@ -75,6 +75,25 @@ pub(super) enum Approval {
     Interrupted,
 }
 
+/// What the model is told of a call no one could approve, where that is so: what asked, and
+/// what would let it run there.
+fn refusal(unattended: Unattended, q: &Question<'_>) -> String {
+    let (situation, then) = match unattended {
+        Unattended::Headless => (
+            "cairn is running headless without --yes",
+            "finish and tell the user to rerun with --yes or an --allow rule",
+        ),
+        Unattended::McpClient => (
+            "cairn is serving another agent over MCP, and that agent's client cannot ask its user (it takes no elicitation)",
+            "finish and say in your answer what needs approval: only the permission rules decide here — a rule in the project's .cairn/settings.local.toml, or --allow where `cairn mcp-serve` is configured",
+        ),
+    };
+    format!(
+        "Denied: {situation}, so calls that need approval are not run (`{}` {}; asked by {}). Do not retry it; continue with what read-only tools can do, or {then}.",
+        q.call.name, q.reason, q.asked_by
+    )
+}
+
 /// The dialogs waiting for an answer, by id: every agent of a session (the main one and its
 /// subagents) asks through one desk, and the router hands each answer in.
 #[derive(Default)]
@@ -177,23 +196,8 @@ impl ApprovalGate {
                 };
             }
             ApprovalPolicy::ApproveAll => return Approval::Approved(Answer::Yes),
-            ApprovalPolicy::DenyAll(Unattended::Headless) => {
-                return Approval::Denied {
-                    message: format!(
-                        "Denied: cairn is running headless without --yes, so calls that need approval are not run (`{}` {}; asked by {}). Do not retry it; continue with what read-only tools can do, or finish and tell the user to rerun with --yes or an --allow rule.",
-                        q.call.name, q.reason, q.asked_by
-                    ),
-                    by: Refuser::NoOne(Unattended::Headless),
-                };
-            }
-            ApprovalPolicy::DenyAll(Unattended::McpClient) => {
-                return Approval::Denied {
-                    message: format!(
-                        "Denied: cairn is serving another agent over MCP, and that agent's client cannot ask its user (it takes no elicitation), so calls that need approval are not run (`{}` {}; asked by {}). Do not retry it; continue with what read-only tools can do, or finish and say in your answer what needs approval: only the permission rules decide here — a rule in the project's .cairn/settings.local.toml, or --allow where `cairn mcp-serve` is configured.",
-                        q.call.name, q.reason, q.asked_by
-                    ),
-                    by: Refuser::NoOne(Unattended::McpClient),
-                };
+            ApprovalPolicy::DenyAll(unattended) => {
+                return Approval::Denied { message: refusal(unattended, &q), by: Refuser::NoOne(unattended) };
             }
             ApprovalPolicy::Ask => {}
         }
