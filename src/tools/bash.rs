@@ -87,13 +87,21 @@ impl Bash {
             }
             None => on_own(&args.command, ctx, sandbox, limit).await?,
         };
+        let in_terminal = terminal.is_some() && not_opened.is_none();
         let mut output = run.into_output(limit);
         if let Some(why) = not_opened {
             output
                 .content
                 .push_str(&format!("\n[the editor could not open a terminal ({why}); cairn ran the command itself]"));
         }
-        let created = tokio::task::spawn_blocking(move || sandbox::undo_created(&absent)).await.unwrap_or_default();
+        let created = tokio::task::spawn_blocking(move || {
+            if in_terminal {
+                sandbox::sweep_after_launcher();
+            }
+            sandbox::undo_created(&absent)
+        })
+        .await
+        .unwrap_or_default();
         if !created.is_empty() {
             let names: Vec<String> =
                 created.iter().map(|p| p.strip_prefix(&ctx.root).unwrap_or(p).display().to_string()).collect();

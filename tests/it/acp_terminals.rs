@@ -34,6 +34,8 @@ pub(super) struct ClientTerminals {
     pub created: Mutex<Vec<CreateTerminalRequest>>,
     pub killed: Mutex<Vec<String>>,
     pub released: Mutex<Vec<String>>,
+    /// The process each terminal started.
+    pub pids: Mutex<Vec<i32>>,
     running: Mutex<HashMap<String, Arc<Running>>>,
     next: AtomicU64,
 }
@@ -76,6 +78,7 @@ impl ClientTerminals {
         let mut child = command.spawn().map_err(|e| failed(format!("cannot run {}: {e}", request.command)))?;
         drop(command);
         let group = child.id().expect("a running child has an id") as i32;
+        lock(&self.pids).push(group);
         let output = Arc::new(Mutex::new(Vec::new()));
         let kept = output.clone();
         std::thread::spawn(move || {
@@ -154,6 +157,22 @@ pub(super) async fn wait(
     let mut exit = exit?;
     let ended = exit.wait_for(Option::is_some).await.map_err(|_| failed("the terminal went away"))?;
     Ok(WaitForTerminalExitResponse::new(ended.clone().unwrap_or_default()))
+}
+
+/// The pids cgroups cairn's launchers made that are still there, where cairn makes them (as
+/// root, with a cgroup v1 pids controller).
+fn launcher_cgroups_left(pids: &[i32]) -> Vec<String> {
+    let own = std::fs::read_to_string("/proc/self/cgroup").unwrap_or_default();
+    let Some(path) = own.lines().find_map(|l| l.split_once(":pids:").map(|(_, p)| p.to_string())) else {
+        return Vec::new();
+    };
+    let dir = Path::new("/sys/fs/cgroup/pids").join(path.trim_start_matches('/'));
+    let Ok(entries) = std::fs::read_dir(dir) else { return Vec::new() };
+    entries
+        .flatten()
+        .filter_map(|e| e.file_name().into_string().ok())
+        .filter(|name| pids.iter().any(|pid| name.starts_with(&format!("cairn-{pid}-"))))
+        .collect()
 }
 
 /// Whether process `pid` is gone (or only a zombie no one reaped yet).
@@ -259,6 +278,8 @@ async fn an_editors_terminal_runs_the_command_confined_and_a_cancel_kills_it_the
     assert_eq!(created[0].args.len(), 5, "{:?}", created[0].args);
     let ids: Vec<String> = (1..=6).map(|n| format!("term-{n}")).collect();
     assert_eq!(*lock(&editor.terminals.released), ids, "every terminal released, in order");
+    let left = launcher_cgroups_left(&lock(&editor.terminals.pids));
+    assert!(left.is_empty(), "the launchers' pids cgroups were left behind: {left:?}");
 
     // The confined write outside was refused; the one the user let out was not.
     assert!(!escaped.exists(), "the sandbox let a write outside the project through");

@@ -299,6 +299,13 @@ pub fn absent_protected(policy: &SandboxPolicy, root: &Path) -> Vec<PathBuf> {
     guard_of(policy, root).1.absent
 }
 
+/// What a command confined elsewhere (cairn's launcher in an editor's terminal) left of its
+/// limits once it ended — for root, its pids cgroup — removed, with any other whose process
+/// is gone. Call it off the async threads.
+pub fn sweep_after_launcher() {
+    os::sweep_ended();
+}
+
 /// Of `absent` (see [`Confinement::absent`]), the protected paths a command created (nothing
 /// could be mounted on them), removed once it ended; their paths, for the message.
 pub fn undo_created(absent: &[PathBuf]) -> Vec<PathBuf> {
