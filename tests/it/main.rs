@@ -46,6 +46,7 @@ mod models_thinking;
 mod permissions;
 mod prompt_cache;
 mod readme;
+mod request_bytes;
 mod store_concurrency;
 mod stream_deadlines;
 mod subagents;
