@@ -34,6 +34,7 @@ mod mcp_desk;
 mod model_slot;
 mod models;
 mod recap;
+mod request;
 mod rewind;
 mod runner;
 mod saved_outputs;

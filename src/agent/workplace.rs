@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use crate::config::Config;
-use crate::prompt::{InstructionFile, InstructionScan};
+use crate::prompt::InstructionScan;
 use crate::store::{ProjectId, Store};
 use crate::trust::ProjectTrust;
 
@@ -63,18 +63,23 @@ impl Workplace {
         &self.trust
     }
 
-    /// The instruction files the model is given now: none in a folder the user has not trusted.
-    pub(super) fn instruction_files(&self) -> Vec<InstructionFile> {
+    /// The instruction files for a request, read from disk now, and those skipped (with why):
+    /// none, and nothing read, in a folder the user has not trusted.
+    pub(super) fn instructions(&self) -> InstructionScan {
         if !self.trust.is_trusted() {
-            return Vec::new();
+            return InstructionScan::default();
         }
-        crate::prompt::read_instruction_files(&self.root, &self.cwd)
+        crate::prompt::scan_instruction_files(&self.root, &self.cwd)
     }
 
-    /// What the instruction files are and which were left out, with why (`/context`).
-    pub(super) fn instruction_scan(&self) -> InstructionScan {
-        let scan = crate::prompt::scan_instruction_files(&self.root, &self.cwd);
-        if self.trust.is_trusted() { scan } else { scan.untrusted() }
+    /// What `/context` says of the instruction files, given those a request `read`: in a
+    /// folder not trusted, every file there is, each left out for that (read for this only).
+    pub(super) fn instruction_report(&self, read: &InstructionScan) -> InstructionScan {
+        if self.trust.is_trusted() {
+            read.clone()
+        } else {
+            crate::prompt::scan_instruction_files(&self.root, &self.cwd).untrusted()
+        }
     }
 
     pub(super) fn truncations_dir(&self) -> &Path {

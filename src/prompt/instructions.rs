@@ -88,11 +88,6 @@ impl InstructionScan {
     }
 }
 
-/// The instruction files that apply in `cwd`, shallowest first.
-pub fn read_instruction_files(root: &Path, cwd: &Path) -> Vec<InstructionFile> {
-    scan_instruction_files(root, cwd).files
-}
-
 /// The instruction files that apply in `cwd`, shallowest first, and those skipped (with why).
 /// Links may point anywhere inside `root` or cairn's config folder.
 pub fn scan_instruction_files(root: &Path, cwd: &Path) -> InstructionScan {
@@ -254,7 +249,7 @@ mod tests {
         std::fs::write(root.join("pkg/CLAUDE.md"), "pkg rules").unwrap();
         std::fs::write(deep.join("AGENTS.md"), "x".repeat(20_000)).unwrap();
         std::fs::write(root.join("pkg/b.md"), "not an instruction file").unwrap();
-        let files = read_instruction_files(&root, &deep);
+        let files = scan_instruction_files(&root, &deep).files;
         let paths: Vec<&str> = files.iter().map(|f| f.path.as_str()).collect();
         assert_eq!(paths, ["AGENTS.md", "pkg/CLAUDE.md", "pkg/a/AGENTS.md"]);
         assert_eq!(files[2].clipped_from, Some(20_000));
@@ -263,7 +258,7 @@ mod tests {
         assert!(text.contains("<instructions path=\"pkg/CLAUDE.md\">\npkg rules\n"));
         assert!(text.contains("only the first 12000 of 20000 characters"));
         // A folder outside the project contributes nothing.
-        assert!(read_instruction_files(&deep, &root).is_empty());
+        assert!(scan_instruction_files(&deep, &root).files.is_empty());
     }
 
     #[cfg(unix)]

@@ -21,9 +21,7 @@ mod task_list;
 pub use agent_types::{AgentType, AgentTypes, DEFAULT_TYPE, ModelChoice};
 pub use commands::CustomCommand;
 pub use environment::Environment;
-pub use instructions::{
-    InstructionFile, InstructionScan, fingerprint, read_instruction_files, render_instructions, scan_instruction_files,
-};
+pub use instructions::{InstructionFile, InstructionScan, fingerprint, render_instructions, scan_instruction_files};
 pub use skills::Skill;
 pub use subagent::subagent_section;
 pub use task_list::task_list_tail;

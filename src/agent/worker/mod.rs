@@ -34,6 +34,7 @@ use super::library::Library;
 use super::link::Link;
 use super::model_slot::ModelSlot;
 use super::models::ModelDirectory;
+use super::request::RequestHead;
 use super::session_state::SessionState;
 use super::setup::AgentSetup;
 use super::spend::Spend;
@@ -195,7 +196,7 @@ impl Worker {
         self.price_context();
         let per_model = self.place.store().usage_by_model(self.session.id())?;
         self.spend.load(&per_model);
-        self.calibrate_from_store()?;
+        self.calibrate_from_store(None)?;
         self.dedup_if_cache_is_cold()?;
         self.release_summarised();
         Ok(())
@@ -213,7 +214,9 @@ impl Worker {
     }
 
     /// Start the estimate from the last reported usage, as if that request had just been made.
-    pub(super) fn calibrate_from_store(&mut self) -> Result<(), StoreError> {
+    /// `head`: the one of the request being prepared, when one is (its counts just made); else
+    /// one is assembled for the current mode.
+    pub(super) fn calibrate_from_store(&mut self, head: Option<&RequestHead>) -> Result<(), StoreError> {
         let Some((usage, reply_seq)) = self.place.store().last_turn_usage(self.session.id())? else { return Ok(()) };
         self.cache.record(usage);
         if self.session.pipeline().state().awaiting_usage {
@@ -223,7 +226,10 @@ impl Worker {
             // the next request is counted.
             return Ok(());
         }
-        let overhead = self.overhead_tokens(self.link.mode());
+        let overhead = match head {
+            Some(head) => head.overhead().total(),
+            None => self.overhead_now(),
+        };
         let window = self.model.window();
         let pipeline = self.session.pipeline_mut();
         let now = pipeline.raw_tokens(overhead, window);
@@ -279,7 +285,7 @@ impl Worker {
         });
         // Also when empty: a session switched to has its own list, or none.
         self.link.emit(AgentEvent::TaskList(self.task_list.get()));
-        let status = self.context_status();
+        let status = self.context_status(self.overhead_now());
         self.link.emit(AgentEvent::Context(status));
         if let Some((level, text)) = self.model.window_notice() {
             self.link.notice(level, text);
@@ -330,9 +336,10 @@ impl Worker {
                     command = work.recv() => command,
                     landed = self.background.wait_compaction(&never) => {
                         if let Some((job, result)) = landed {
-                            let input = self.preflight_input(self.link.mode(), false);
+                            let mode = self.link.mode();
+                            let input = self.preflight_input(self.overhead_now(), false);
                             // A failure is logged and shown by `finish_compaction` itself.
-                            let _ = self.finish_compaction(job, result, &input);
+                            let _ = self.finish_compaction(job, result, &input, mode);
                         }
                         continue;
                     }
@@ -380,12 +387,13 @@ impl Worker {
                 }
                 UserCommand::SetMode(_) => {
                     self.save_session_settings();
-                    let status = self.context_status();
+                    let status = self.context_status(self.overhead_now());
                     self.link.emit(AgentEvent::Context(status));
                 }
                 UserCommand::DescribeContext => {
-                    self.count_exactly(self.link.mode()).await;
-                    let breakdown = self.describe_context();
+                    let mut head = self.head(self.link.mode());
+                    self.count_exactly(&mut head).await;
+                    let breakdown = self.describe_context(&head);
                     self.link.emit(AgentEvent::ContextBreakdown(breakdown));
                 }
                 UserCommand::SetModel(name) => match self.models.check(&name).await {
@@ -470,7 +478,7 @@ impl Worker {
         self.models.set_current(name);
         self.save_session_settings();
         self.link.emit(AgentEvent::ModelChanged { model: self.model.name().to_string(), window: self.model.window() });
-        let status = self.context_status();
+        let status = self.context_status(self.overhead_now());
         self.link.emit(AgentEvent::Context(status));
     }
 
