@@ -226,3 +226,62 @@ async fn what_a_local_server_is_asked_to_count_and_the_figures_it_gives_are_as_b
     );
     insta::assert_snapshot!("local_server_counts", report);
 }
+
+/// A compaction that lands while a request is prepared rebuilds the memory block for the
+/// conversation as it is then: the request it lands before is built on the new head, not on
+/// the one assembled before it landed.
+#[tokio::test]
+async fn a_request_prepared_while_a_compaction_lands_carries_the_memory_block_it_rebuilt() {
+    let sandbox = Sandbox::with_config("[memory]\nmax_injected = 1\n");
+    let memory = |title: &str, content: &str| {
+        Turn::tool("memory_save", json!({"type": "user", "title": title, "content": content}))
+    };
+    let mut script = Script::new()
+        .responder(|req| {
+            (AuxCall::of(req) == Some(AuxCall::Compaction)).then(|| {
+                let trailing = trailing_sections(req, "Read logs.", r#"{"memories": []}"#);
+                Reply::Turn(Turn::text(format!(
+                    "## Goal\nRead the beta logs.\n## Done — do not repeat\n- read some{trailing}"
+                )))
+            })
+        })
+        .turn(memory("Alpha format", "alpha files hold one record a line"))
+        .turn(memory("Beta format", "beta logs hold one step a line"))
+        .turn(Turn::text("Noted both."))
+        .turn(Turn::text("Alpha files hold one record a line."));
+    for i in 0..10 {
+        let body: String = (0..300).map(|n| format!("beta step {i}-{n:03} status=ok\n")).collect();
+        sandbox.write(&format!("logs/b{i}.log"), &body);
+        script = script.turn(Turn::tool("file_read", json!({"path": format!("logs/b{i}.log")})));
+    }
+    let mock = MockLlm::start(script.turn(Turn::text("All beta steps are ok."))).await;
+    let window = ["--context-window", "24000"];
+    let saved = sandbox.run(Api::Anthropic, &mock, &["-p", "remember the two formats"]).await;
+    assert!(saved.status.success(), "{}", text(&saved.stderr));
+    let mut args = vec!["-p", "explain the alpha format", "--output-format", "json"];
+    args.extend(window);
+    let first = sandbox.run(Api::Anthropic, &mock, &args).await;
+    assert!(first.status.success(), "{}", text(&first.stderr));
+    let id = json_result(&first)["session_id"].as_str().unwrap().to_string();
+    let mut args = vec!["--session", &id, "-p", "now read every beta log", "--output-format", "json"];
+    args.extend(window);
+    let second = sandbox.run(Api::Anthropic, &mock, &args).await;
+    assert!(second.status.success(), "{}", text(&second.stderr));
+    assert!(mock.problems().is_empty(), "{:#?}", mock.problems());
+
+    let requests = mock.requests();
+    let agent: Vec<&RecordedRequest> = requests.iter().filter(|r| AuxCall::of(r).is_none()).collect();
+    let system = |r: &RecordedRequest| r.body["system"].to_string();
+    let (alpha, beta) = ("- Alpha format: alpha files", "- Beta format: beta logs");
+    assert!(system(agent[3]).contains(alpha) && !system(agent[3]).contains(beta), "frozen for the alpha question");
+    let after: Vec<&&RecordedRequest> =
+        agent.iter().filter(|r| r.body["messages"].to_string().contains("Read the beta logs.")).collect();
+    assert!(!after.is_empty(), "a compaction landed before the last request ({} requests)", requests.len());
+    for r in after {
+        assert!(
+            system(r).contains(beta) && !system(r).contains(alpha),
+            "a request after the compaction carries the block it rebuilt: {}",
+            system(r)
+        );
+    }
+}
