@@ -321,7 +321,10 @@ impl Library {
 
     /// The project's memories and the global ones, newest first.
     pub fn memories(&self) -> Result<Vec<MemoryRecord>, LibraryError> {
-        self.store.memories(self.project).map_err(|e| LibraryError::Failed(format!("could not read the memories: {e}")))
+        self.store
+            .memories(self.project)
+            .map(crate::memory::with_quarantine)
+            .map_err(|e| LibraryError::Failed(format!("could not read the memories: {e}")))
     }
 
     /// Delete the memory `id` names (`7` or `#7`); the answer says which memory it was.

@@ -240,7 +240,8 @@ impl Router {
                 | UserCommand::ResumeSession(_)
                 | UserCommand::PlanRewind { .. }
                 | UserCommand::Rewind { .. }
-                | UserCommand::Undo) => {
+                | UserCommand::Undo
+                | UserCommand::WriteReport) => {
                     let _ = self.work.send(other);
                 }
             }

@@ -21,6 +21,8 @@ pub(super) struct Workplace {
     truncations_dir: PathBuf,
     /// Whether the project's files are in force (its instruction files among them).
     trust: ProjectTrust,
+    /// The user's own folders: their instruction files come before the project's.
+    user_dirs: Arc<[PathBuf]>,
 }
 
 impl Workplace {
@@ -36,7 +38,22 @@ impl Workplace {
         // Created so it can be made canonical; a failure shows when a file is first saved there.
         let _ = std::fs::create_dir_all(&truncations_dir);
         let truncations_dir = truncations_dir.canonicalize().unwrap_or(truncations_dir);
-        Workplace { store, project, root, cwd, config: Arc::new(config), truncations_dir, trust }
+        Workplace {
+            store,
+            project,
+            root,
+            cwd,
+            config: Arc::new(config),
+            truncations_dir,
+            trust,
+            user_dirs: Arc::new([]),
+        }
+    }
+
+    /// The user's own folders (cairn's config folder, `~/.claude`), whose AGENTS.md and
+    /// CLAUDE.md apply in every project.
+    pub(super) fn with_user_dirs(self, user_dirs: Vec<PathBuf>) -> Workplace {
+        Workplace { user_dirs: user_dirs.into(), ..self }
     }
 
     pub(super) fn store(&self) -> &Arc<Store> {
@@ -63,23 +80,12 @@ impl Workplace {
         &self.trust
     }
 
-    /// The instruction files for a request, read from disk now, and those skipped (with why):
-    /// none, and nothing read, in a folder the user has not trusted.
-    pub(super) fn instructions(&self) -> InstructionScan {
-        if !self.trust.is_trusted() {
-            return InstructionScan::default();
-        }
-        crate::prompt::scan_instruction_files(&self.root, &self.cwd)
-    }
-
-    /// What `/context` says of the instruction files, given those a request `read`: in a
-    /// folder not trusted, every file there is, each left out for that (read for this only).
-    pub(super) fn instruction_report(&self, read: &InstructionScan) -> InstructionScan {
-        if self.trust.is_trusted() {
-            read.clone()
-        } else {
-            crate::prompt::scan_instruction_files(&self.root, &self.cwd).untrusted()
-        }
+    /// What the instruction files are and which were left out, with why: read from disk for each
+    /// request, and what `/context` shows. In a folder the user has not trusted, the project's
+    /// are all left out (the user's own still count).
+    pub(super) fn instruction_scan(&self) -> InstructionScan {
+        let scan = crate::prompt::scan_instruction_files(&self.root, &self.cwd, &self.user_dirs);
+        if self.trust.is_trusted() { scan } else { scan.untrusted() }
     }
 
     pub(super) fn truncations_dir(&self) -> &Path {

@@ -14,9 +14,11 @@ mod extractive;
 mod facts;
 mod fit;
 mod in_place;
+mod injection;
 mod invariant;
 #[cfg(test)]
 mod invariant_props;
+mod keep_alive;
 mod landing;
 mod ledger;
 mod new_work;
@@ -54,7 +56,9 @@ pub use estimate::{MESSAGE_OVERHEAD_TOKENS, estimate_message_tokens, estimate_te
 pub use exact::{ExactCounts, text_of as exact_text_of};
 pub use extractive::{ExtractiveSummarizer, ScriptedSummarizer, extract, requested_tokens};
 pub use facts::{Effect, LineRange, ToolFacts, normalise_path};
+pub use injection::scan as scan_injection;
 pub use invariant::{Violation, check_request};
+pub use keep_alive::{KeepAlive, KeepAliveInput, MIN_CACHED_PREFIX, decide as keep_alive, return_probability};
 pub use ledger::{Entry, Ledger};
 pub use new_work::NewWork;
 pub use pairs::sanitize_pairs;
@@ -62,7 +66,8 @@ pub use pipeline::{Pipeline, Preflight, PreflightInput, Stage, StageReport, Urge
 pub use redact::redact_secrets;
 pub use replay::{ReplayOptions, replay};
 pub use replay_report::{
-    AuxReport, DumpedRequest, ReplayReport, ReplayTotals, RequestReport, TOOL_SCHEMA_TOKENS, USAGE_CHARS_PER_TOKEN,
+    AuxReport, DumpedRequest, ReplayEnd, ReplayReport, ReplayTotals, RequestParts, RequestReport, TOOL_SCHEMA_TOKENS,
+    USAGE_CHARS_PER_TOKEN,
 };
 pub use reply::{CompactionReply, split_reply};
 pub use rewind::rewind_state;

@@ -153,7 +153,8 @@ mod tests {
 
     #[test]
     fn layers_are_ordered_from_stable_to_volatile_with_two_boundaries() {
-        let files = [InstructionFile { path: "AGENTS.md".into(), text: "use tabs".into(), clipped_from: None }];
+        let files =
+            [InstructionFile { path: "AGENTS.md".into(), text: "use tabs".into(), clipped_from: None, user: false }];
         let environment = env().render();
         let parts = PromptParts {
             memories: Some("# Memories\n- x"),

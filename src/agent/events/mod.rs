@@ -10,7 +10,7 @@ pub use commands::{ApprovalDecision, ApprovalKind, ApprovalRequest, CommandInfo,
 pub use context::SkippedFile;
 pub use context::{
     CacheReport, ContextBreakdown, ContextPart, ContextReport, ContextStatus, CostReport, InstructionFilesReport,
-    SegmentInfo,
+    KeepAliveReport, SegmentInfo,
 };
 pub use stats::{CacheStats, TurnOutcome, TurnStats, TurnSummary};
 
@@ -154,6 +154,9 @@ pub struct HistoryRecap {
     pub summaries: HashMap<String, String>,
     /// After the message at `after` (an index into the history), in order.
     pub marks: Vec<(usize, HistoryMark)>,
+    /// A `task` call's id → its subagent's work as the live session reported it: started, each
+    /// call it made and what it wrote, finished with its requests and tokens.
+    pub subagents: HashMap<String, Vec<SubagentEvent>>,
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -249,6 +252,8 @@ pub enum AgentEvent {
     Compaction(CompactionEvent),
     /// The answer to `DescribeContext`.
     ContextBreakdown(ContextBreakdown),
+    /// The answer to `WriteReport`: the report's path, or why it could not be written.
+    ReportWritten(Result<String, String>),
     ModeChanged(Mode),
     ModelChanged {
         model: String,

@@ -21,6 +21,7 @@ fn sources(mode: Mode, tools: &[&str]) -> HeadSources<'static> {
                 path: "AGENTS.md".into(),
                 text: "Run make lint.".into(),
                 clipped_from: None,
+                user: false,
             }],
             skipped: Vec::new(),
         },

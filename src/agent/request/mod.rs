@@ -3,8 +3,9 @@
 //! ([`RequestHead`]), and weighed once ([`Overhead`]); the pipeline is asked once for the
 //! messages and their figures ([`crate::context::SentView`]); together they are the
 //! [`PreparedRequest`]. Every consumer of that request reads it there: the pre-flight's budget,
-//! the exact counts on a llama-server, the cache watch, the status line, the request sent and
-//! the one a compaction reads in place. `/context` reads a head and a view made the same way.
+//! the exact counts on a llama-server, the cache watch, the status line, the request sent, the
+//! one a compaction reads in place, and what the session report keeps of it (its usage row's
+//! overhead, its four parts). `/context` reads a head and a view made the same way.
 //!
 //! Knows how a request is made, not when: the worker decides that (`worker/turn`).
 
@@ -24,6 +25,10 @@ pub(crate) struct PreparedRequest {
     pub(crate) mode: Mode,
     /// Tokens of its system prompt (with the tail) and of its tools.
     pub(crate) overhead: Overhead,
+    /// Rough tokens of the messages standing in for what was compacted or trimmed away, and of
+    /// the others (the session report's parts).
+    pub(crate) carried_tokens: u64,
+    pub(crate) visible_tokens: u64,
     /// Its rough tokens, which the provider's count calibrates.
     pub(crate) raw_tokens: u64,
     /// Its calibrated estimate: the figure the status line shows before it is sent.
@@ -36,6 +41,14 @@ impl RequestHead {
         let (mode, overhead) = (self.mode(), *self.overhead());
         let mut request = self.into_request();
         request.messages = view.messages;
-        PreparedRequest { request, mode, overhead, raw_tokens: view.raw_tokens, estimate: view.estimate }
+        PreparedRequest {
+            request,
+            mode,
+            overhead,
+            carried_tokens: view.carried_tokens,
+            visible_tokens: view.visible_tokens,
+            raw_tokens: view.raw_tokens,
+            estimate: view.estimate,
+        }
     }
 }

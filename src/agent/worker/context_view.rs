@@ -3,7 +3,7 @@
 
 use super::Worker;
 use crate::agent::events::{CacheReport, ContextBreakdown, ContextPart, ContextReport, ContextStatus};
-use crate::agent::request::{Overhead, RequestHead};
+use crate::agent::request::{Overhead, PreparedRequest, RequestHead};
 use crate::context::{ContextBudget, SentView, StageCounters, estimate_text_tokens};
 
 impl Worker {
@@ -64,19 +64,31 @@ impl Worker {
         self.context_breakdown(parts, total, head)
     }
 
-    /// The parts as estimated, scaled to add up to the calibrated total.
-    fn estimated_parts(&self, head: &RequestHead, view: &SentView, total: u64) -> Vec<ContextPart> {
-        let Overhead { system, tools, .. } = *head.overhead();
+    /// What `prepared` carries, estimated in four parts (for the session report): the system
+    /// prompt (without memories) and tools, the memory block, the summary and carried words,
+    /// the messages.
+    pub(super) fn request_parts(&self, prepared: &PreparedRequest) -> [u64; 4] {
+        let Overhead { system, tools, .. } = prepared.overhead;
+        let memories = self.memory_tokens();
+        [system.saturating_sub(memories) + tools, memories, prepared.carried_tokens, prepared.visible_tokens]
+    }
+
+    fn memory_tokens(&self) -> u64 {
         let cpt = self.place.config().context.chars_per_token;
-        let memories = self
-            .session
+        self.session
             .pipeline()
             .state()
             .prompt
             .memory_block
             .as_deref()
             .map(|m| estimate_text_tokens(m.len(), cpt))
-            .unwrap_or(0);
+            .unwrap_or(0)
+    }
+
+    /// The parts as estimated, scaled to add up to the calibrated total.
+    fn estimated_parts(&self, head: &RequestHead, view: &SentView, total: u64) -> Vec<ContextPart> {
+        let Overhead { system, tools, .. } = *head.overhead();
+        let memories = self.memory_tokens();
         let part = |name: &str, tokens: u64| ContextPart { name: name.into(), tokens, exact: false };
         let mut parts = vec![
             part("system prompt", system.saturating_sub(memories)),
@@ -127,15 +139,18 @@ impl Worker {
                 session_hit_rate: session.filter(|s| s.usage.prompt_tokens() > 0).map(|s| s.usage.cache_hit_rate()),
                 last_request: self.cache.last_usage(),
                 breaks: self.cache.breaks(),
+                keep_alive: crate::agent::events::KeepAliveReport {
+                    pings: self.keep_warm.sent,
+                    cost_usd: self.keep_warm.cost,
+                    last: self.keep_warm.last.clone(),
+                },
             },
             segments,
             cost: crate::agent::events::CostReport {
                 session_usd: self.spend.session(),
                 last_request_usd: self.spend.last_request(),
             },
-            instruction_files: crate::agent::InstructionFilesReport::of(
-                &self.place.instruction_report(head.instructions()),
-            ),
+            instruction_files: crate::agent::InstructionFilesReport::of(head.instructions()),
         }
     }
 }

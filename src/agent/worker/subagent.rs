@@ -274,6 +274,7 @@ impl Launcher {
                 self.place.project(),
                 NewSession { provider: model.kind(), model: model.name(), mode: link.mode() },
                 &self.parent_session,
+                &self.call_id,
                 &agent.name,
                 &request.description,
             )
@@ -312,6 +313,8 @@ impl Launcher {
             max_turns: Some(config.subagents.max_turns),
             // A subagent counts with the estimate; the server's news reaches the parent.
             local: Default::default(),
+            requests: Default::default(),
+            keep_warm: Default::default(),
         };
         // What the subagent is told: its job, what the parent works on, and the session's facts
         // as they are for the subagent (its mode, its depth), never the parent's.
@@ -408,6 +411,7 @@ async fn forward(mut events: mpsc::UnboundedReceiver<AgentEvent>, parent: Emitte
             | AgentEvent::ContextStage(_)
             | AgentEvent::Compaction(_)
             | AgentEvent::ContextBreakdown(_)
+            | AgentEvent::ReportWritten(_)
             | AgentEvent::ModeChanged(_)
             | AgentEvent::ModelChanged { .. }
             | AgentEvent::TurnFinished(_)

@@ -101,7 +101,7 @@ impl Worker {
             stats.requests += 1;
             stats.all_requests += 1;
             stats.usage.add(&response.usage);
-            self.record_response(&response, prepared.raw_tokens);
+            let usage_id = self.record_response(&response, prepared.raw_tokens, prepared.overhead.total());
             let answered = (prepared.request.clone(), response.usage.prompt_tokens());
             // What the next request's system prompt and tools take as things stand: this one's,
             // unless the user switched modes while it was answered (the tail names the mode).
@@ -117,6 +117,17 @@ impl Worker {
                 self.link.notice(level, text);
             }
             self.observe_cache(fingerprint, &response.usage);
+            if let Some(id) = usage_id {
+                let parts = self.request_parts(&prepared);
+                let figures = self.requests.figures(
+                    &self.budget(),
+                    parts,
+                    response.usage.prompt_tokens(),
+                    self.cache.last_break(),
+                );
+                self.session.record_figures(id, &figures);
+            }
+            self.keep_warm.answered(chrono::Utc::now().timestamp());
             let status = self.context_status(overhead);
             self.link.emit(AgentEvent::Usage { usage: response.usage, context: self.context_report(&start) });
             self.link.emit(AgentEvent::Context(status));
@@ -193,17 +204,23 @@ impl Worker {
         }
     }
 
-    /// Count auxiliary calls (compaction) made since the last turn.
+    /// Count auxiliary calls (compaction) and subagents' requests made since the last turn.
     pub(super) fn take_aux_usage(&mut self, stats: &mut TurnStats) {
         let tally = self.background.take_usage();
         stats.usage.add(&tally.usage);
         stats.all_requests += tally.requests;
         stats.cost_usd = add_cost(stats.cost_usd, tally.cost_usd);
         self.spend.add(tally.cost_usd);
+        if tally.requests > 0 {
+            // The status line's cost includes them now, not only from the next request on.
+            let status = self.context_status(self.overhead_now());
+            self.link.emit(AgentEvent::Context(status));
+        }
     }
 
-    /// Store the assistant message and its usage; calibrate the estimate on the usage.
-    fn record_response(&mut self, response: &ChatResponse, raw_at_send: u64) {
+    /// Store the assistant message and its usage; calibrate the estimate on the usage. The
+    /// usage row's id, when it was stored.
+    fn record_response(&mut self, response: &ChatResponse, raw_at_send: u64, overhead: u64) -> Option<i64> {
         self.session.pipeline_mut().report_usage(response.usage.prompt_tokens(), raw_at_send);
         self.learn_local_costs(response);
         self.cache.record(response.usage);
@@ -213,7 +230,7 @@ impl Worker {
             self.session.persist(response.message.clone(), None)
         };
         self.link.emit(AgentEvent::AssistantMessage(response.message.clone()));
-        self.session.record_usage(message_id, "turn", &response.model, &response.usage);
+        self.session.record_request(message_id, &response.model, &response.usage, overhead)
     }
 
     /// The head of a request sent in `mode` now, assembled once: the system prompt (the frozen
@@ -232,7 +249,7 @@ impl Worker {
         let task_list = self.task_list.tail();
         let sources = HeadSources {
             mode,
-            instructions: self.place.instructions(),
+            instructions: self.place.instruction_scan(),
             memories: snapshot.memory_block.as_deref(),
             environment,
             skills: &self.ext.skills_listing,
@@ -386,6 +403,7 @@ impl Worker {
     /// Tell the user what the stages did, and persist the state they changed.
     fn report_stages(&mut self, reports: &[StageReport], changed: bool) {
         for report in reports {
+            self.requests.mark(report);
             self.cache.expect_break(format!("{:?} rewrote the history", report.stage).to_lowercase());
             tracing::info!(stage = ?report.stage, saved = report.saved_tokens, count = report.count, "{}", report.detail);
             self.link.emit(AgentEvent::ContextStage(report.clone()));

@@ -318,5 +318,6 @@ pub fn memory(id: i64, title: &str, pinned: bool, kind: &str) -> MemoryRecord {
         updated_at: "2026-11-12T10:00:00Z".into(),
         expires_at: None,
         approved_by: None,
+        quarantined: None,
     }
 }

@@ -279,6 +279,7 @@ fn memories_are_pinned_made_global_and_deleted_with_a_second_press_through_the_a
         updated_at: "2026-11-12T10:00:00Z".into(),
         expires_at: None,
         approved_by: None,
+        quarantined: None,
     };
     app.on_agent_event(AgentEvent::Library(LibraryAnswer::Memories(Ok(vec![memory.clone()]))));
     press(&mut app, KeyCode::Char('p'));
