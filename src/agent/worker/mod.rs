@@ -240,10 +240,7 @@ impl Worker {
             // the next request is counted.
             return Ok(());
         }
-        let overhead = match head {
-            Some(head) => head.overhead().total(),
-            None => self.overhead_now(),
-        };
+        let overhead = head.map_or_else(|| self.overhead_now(), |head| head.overhead().total());
         let window = self.model.window();
         let pipeline = self.session.pipeline_mut();
         let now = pipeline.raw_tokens(overhead, window);
