@@ -2,7 +2,9 @@
 //! `CAIRN_CORPUS`): the pre-flight of every request of every session replayed turn by turn,
 //! the local (non-LLM) work of a compaction, and a full rebuild on resume.
 //!
-//! `cargo bench --bench pipeline` prints the per-turn distribution, then criterion's figures.
+//! `cargo bench --bench pipeline` prints the per-turn distribution (with what each request asks
+//! of the pipeline after its pre-flight, as the agent asked before the request was built once
+//! and as it asks now), then criterion's figures.
 
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
@@ -69,10 +71,46 @@ fn input(window: u64, overhead: u64, now: i64) -> PreflightInput {
     }
 }
 
-/// Replay a session, timing what runs before each request — the pre-flight and the view — and
-/// the local work of each compaction the pipeline asks for (planning, the transcript, chunking,
-/// applying; the summariser answers at once).
-fn replay_timed(t: &Trajectory, window: u64, times: &mut Vec<Duration>, compactions: &mut Vec<Duration>) {
+/// What the agent asked of the pipeline for one request after its pre-flight, before the request
+/// was built once: the status line's estimate, the messages, the rough size for calibration.
+fn asks_as_before(p: &mut Pipeline, overhead: u64, window: u64) -> Duration {
+    let start = Instant::now();
+    let estimate = p.estimate(overhead, window);
+    let view = p.view(window);
+    let raw = p.raw_tokens(overhead, window);
+    let elapsed = start.elapsed();
+    black_box((estimate, view, raw));
+    elapsed
+}
+
+/// The same, asked once: the messages and their figures together.
+fn asks_now(p: &mut Pipeline, overhead: u64, window: u64) -> Duration {
+    let start = Instant::now();
+    let sent = p.for_request(overhead, window);
+    let elapsed = start.elapsed();
+    black_box(sent);
+    elapsed
+}
+
+/// What each request asks of the pipeline once the pre-flight has run: as before, as now.
+#[derive(Default)]
+struct Asks {
+    before: Vec<Duration>,
+    now: Vec<Duration>,
+}
+
+/// Replay a session, timing what runs before each request — the pre-flight and the request's
+/// messages and figures — and the local work of each compaction the pipeline asks for
+/// (planning, the transcript, chunking, applying; the summariser answers at once). `asks`:
+/// after each pre-flight, the asks as the agent made them before and as now, in turns
+/// alternating which goes first.
+fn replay_timed(
+    t: &Trajectory,
+    window: u64,
+    times: &mut Vec<Duration>,
+    compactions: &mut Vec<Duration>,
+    asks: &mut Asks,
+) {
     let config = ContextConfig::default();
     let overhead = 3_000;
     let mut p = Pipeline::new(config);
@@ -82,10 +120,17 @@ fn replay_timed(t: &Trajectory, window: u64, times: &mut Vec<Duration>, compacti
             let inp = input(window, overhead, i as i64 * 60);
             let start = Instant::now();
             let pre = p.preflight(&inp);
-            let view = p.view(window);
+            let sent = p.for_request(overhead, window);
             let elapsed = start.elapsed();
-            black_box(view);
+            black_box(sent);
             times.push(elapsed);
+            if i % 2 == 0 {
+                asks.before.push(asks_as_before(&mut p, overhead, window));
+                asks.now.push(asks_now(&mut p, overhead, window));
+            } else {
+                asks.now.push(asks_now(&mut p, overhead, window));
+                asks.before.push(asks_as_before(&mut p, overhead, window));
+            }
             if pre.compaction.is_some() {
                 let runtime = tokio::runtime::Builder::new_current_thread().build().expect("a runtime");
                 let start = Instant::now();
@@ -130,14 +175,17 @@ fn per_turn_report(corpus: &[(String, Trajectory)]) {
     for window in [200_000u64, 128_000, 32_000] {
         let mut times = Vec::new();
         let mut compactions = Vec::new();
+        let mut asks = Asks::default();
         // Several passes, so a noisy moment of the machine weighs less.
         for _ in 0..5 {
             for (_, t) in corpus {
-                replay_timed(t, window, &mut times, &mut compactions);
+                replay_timed(t, window, &mut times, &mut compactions, &mut asks);
             }
         }
         describe(&format!("pre-flight per turn, window {window}"), &mut times);
         describe(&format!("compaction local work, window {window}"), &mut compactions);
+        describe(&format!("  after it, the request's asks as before (3 calls), window {window}"), &mut asks.before);
+        describe(&format!("  after it, the request's asks now (1 call), window {window}"), &mut asks.now);
     }
 }
 

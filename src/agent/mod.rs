@@ -35,6 +35,7 @@ mod mcp_desk;
 mod model_slot;
 mod models;
 mod recap;
+mod request;
 mod request_log;
 mod rewind;
 mod runner;

@@ -32,6 +32,14 @@ pub(crate) enum McpOffer {
     Search,
 }
 
+/// The tools one request offers, and which of the MCP servers' tool lists they were made from
+/// (so the request that sends them is the one that tells the cache watch they changed).
+#[derive(Clone, Debug)]
+pub(crate) struct ToolsOffered {
+    pub(crate) generation: u64,
+    pub(crate) specs: Vec<ToolSpec>,
+}
+
 struct Built {
     generation: u64,
     registry: Arc<Registry>,
@@ -134,11 +142,11 @@ impl ToolSection {
         Built { generation, registry: Arc::new(self.base.extended(extra)), offer }
     }
 
-    /// Whether the MCP tools changed since the last request (not counting the first).
-    pub(crate) fn changed_since_last_request(&self) -> bool {
-        let now = self.hub.generation();
-        let before = self.sent.swap(now, std::sync::atomic::Ordering::SeqCst);
-        before != now && before != 0
+    /// Whether the MCP tools changed since the last request (not counting the first), the
+    /// request about to be sent offering the section of `generation`.
+    pub(crate) fn changed_since_last_request(&self, generation: u64) -> bool {
+        let before = self.sent.swap(generation, std::sync::atomic::Ordering::SeqCst);
+        before != generation && before != 0
     }
 
     /// Every tool a call may name (MCP tools behind `tool_search` included).
@@ -146,8 +154,8 @@ impl ToolSection {
         self.current(|b| b.registry.clone())
     }
 
-    /// The section as `mode` sends it.
-    pub(crate) fn specs(&self, mode: Mode) -> Vec<ToolSpec> {
+    /// The section as `mode` sends it, with the generation of the MCP servers' tools it holds.
+    pub(crate) fn offered(&self, mode: Mode) -> ToolsOffered {
         self.current(|b| {
             let mut specs = b.registry.specs(mode);
             if b.offer == McpOffer::Search {
@@ -156,7 +164,7 @@ impl ToolSection {
                     specs.push(tool_call_spec());
                 }
             }
-            specs
+            ToolsOffered { generation: b.generation, specs }
         })
     }
 }

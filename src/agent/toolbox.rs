@@ -7,8 +7,8 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use super::approvals::ApprovalGate;
-use super::tool_section::ToolSection;
-use crate::conversation::{Mode, ToolSpec};
+use super::tool_section::{ToolSection, ToolsOffered};
+use crate::conversation::Mode;
 use crate::tools::permissions::{Decision, Effect, Level, Origin, Permission, Policy, Rule};
 use crate::tools::{Editor, FileTracker, Registry, SandboxPolicy};
 
@@ -78,10 +78,10 @@ impl Toolbox {
 
     /// The tools, as the model sees them: the same in every mode, so a mode switch keeps the
     /// cached prefix (what a mode allows is decided where calls are dispatched).
-    pub(super) fn specs(&self) -> Vec<ToolSpec> {
-        let mut specs = self.section.specs(Mode::Edit);
-        specs.retain(|s| self.offers(&s.name));
-        specs
+    pub(super) fn offered(&self) -> ToolsOffered {
+        let mut offered = self.section.offered(Mode::Edit);
+        offered.specs.retain(|s| self.offers(&s.name));
+        offered
     }
 
     pub(super) fn section(&self) -> &ToolSection {

@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use crate::config::Config;
-use crate::prompt::{InstructionFile, InstructionScan};
+use crate::prompt::InstructionScan;
 use crate::store::{ProjectId, Store};
 use crate::trust::ProjectTrust;
 
@@ -80,13 +80,9 @@ impl Workplace {
         &self.trust
     }
 
-    /// The instruction files the model is given now: in a folder the user has not trusted, only
-    /// the user's own.
-    pub(super) fn instruction_files(&self) -> Vec<InstructionFile> {
-        self.instruction_scan().files
-    }
-
-    /// What the instruction files are and which were left out, with why (`/context`).
+    /// What the instruction files are and which were left out, with why: read from disk for each
+    /// request, and what `/context` shows. In a folder the user has not trusted, the project's
+    /// are all left out (the user's own still count).
     pub(super) fn instruction_scan(&self) -> InstructionScan {
         let scan = crate::prompt::scan_instruction_files(&self.root, &self.cwd, &self.user_dirs);
         if self.trust.is_trusted() { scan } else { scan.untrusted() }

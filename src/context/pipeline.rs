@@ -267,6 +267,11 @@ impl Pipeline {
     /// The one number: the last reported usage plus what changed since, in rough tokens.
     pub fn estimate(&mut self, overhead: u64, window: u64) -> u64 {
         let raw = self.raw_tokens(overhead, window);
+        self.calibrated_estimate(raw)
+    }
+
+    /// A request of `raw` rough tokens, as the provider is expected to count it.
+    pub(super) fn calibrated_estimate(&self, raw: u64) -> u64 {
         match self.calibration {
             Some(c) => {
                 // What was added since is counted at the rough rate (it errs high); what was

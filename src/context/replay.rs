@@ -158,12 +158,13 @@ pub async fn replay(
             }
             stages.extend(run.p.preflight(&PreflightInput { compaction_allowed: false, ..input }).reports);
         }
-        let view = run.p.view(window);
-        let estimate = run.p.estimate(overhead, window);
+        // The request as the agent builds it: its messages and figures, asked once.
+        let sent = run.p.for_request(overhead, window);
+        let (view, estimate, raw) = (sent.messages, sent.estimate, sent.raw_tokens);
         let sizes: Vec<u64> = view.iter().map(|m| run.tokenizer.message(m)).collect();
         let tokens = fixed_usage + sizes.iter().sum::<u64>();
         let parts = {
-            let (summary, messages) = run.p.parts(window);
+            let (summary, messages) = (sent.carried_tokens, sent.visible_tokens);
             let rest = tokens - fixed_usage;
             let summary = (summary * rest).checked_div(summary + messages).unwrap_or(0);
             RequestParts { system_and_tools: fixed_usage, summary, messages: rest - summary }
@@ -209,7 +210,6 @@ pub async fn replay(
             in_flight = run.start(&input, pre.finished_work, conversation, index + 1, dump).await;
         }
         // The provider reports what it counted; the next estimate starts from it.
-        let raw = run.p.raw_tokens(overhead, window);
         run.p.report_usage(tokens, raw);
         push(&mut run.p, message.clone());
     }

@@ -49,6 +49,7 @@ mod models_thinking;
 mod permissions;
 mod prompt_cache;
 mod readme;
+mod request_bytes;
 mod session_report;
 mod store_concurrency;
 mod stream_deadlines;

@@ -553,7 +553,7 @@ async fn an_mcp_call_is_decided_like_a_command_and_runs_on_its_server() {
 async fn a_tool_call_runs_the_mcp_tool_it_names_as_that_tools_call() {
     // Over the budget, the server's tools sit behind `tool_search` and `tool_call`.
     let (mut bench, served) = mcp_bench(ApprovalPolicy::ApproveAll, &[], 0).await;
-    assert!(bench.tools.specs().iter().all(|s| !s.name.starts_with("mcp__")), "not listed themselves");
+    assert!(bench.tools.offered().specs.iter().all(|s| !s.name.starts_with("mcp__")), "not listed themselves");
     let named = call("c1", "tool_call", json!({"name": "mcp__srv__echo", "arguments": {"text": "via tool_call"}}));
     let (kept, _, _) = bench.run(&[named], approve, &CancellationToken::new()).await;
     let ran = &kept.calls[0];

@@ -10,10 +10,17 @@ use super::Worker;
 use crate::agent::auxiliary::SessionSummarizer;
 use crate::agent::background::CompactionJob;
 use crate::agent::events::{AgentEvent, CompactionEvent, CompactionTrigger, TurnOutcome, TurnStats, TurnSummary};
+use crate::agent::request::RequestHead;
 use crate::context::{CompactionPlan, CompactionReply, Conversation, PreflightInput, SegmentNode, StageReport};
-use crate::conversation::{MemoryKind, RetentionClass, format_tokens};
+use crate::conversation::{MemoryKind, Mode, RetentionClass, format_tokens};
 use crate::llm::ChatRequest;
 use crate::store::{CompactionRecord, NewMemory};
+
+/// A compaction committed: what it did, and the head a request has now.
+pub(super) struct Landed {
+    pub(super) report: StageReport,
+    pub(super) head: RequestHead,
+}
 
 fn trigger_name(trigger: CompactionTrigger) -> &'static str {
     match trigger {
@@ -78,12 +85,18 @@ impl Worker {
             return true;
         }
         let Some(job) = self.plan_job(trigger, false, input) else { return false };
-        self.launch_compaction(job, requests);
+        self.launch_compaction(job, requests, input.overhead);
         true
     }
 
-    /// Summarise a planned compaction in the background.
-    pub(super) fn launch_compaction(&mut self, mut job: CompactionJob, requests: Vec<(ChatRequest, u64)>) {
+    /// Summarise a planned compaction in the background; the status line then shows it, for a
+    /// request whose system prompt and tools take `overhead`.
+    pub(super) fn launch_compaction(
+        &mut self,
+        mut job: CompactionJob,
+        requests: Vec<(ChatRequest, u64)>,
+        overhead: u64,
+    ) {
         if self.background.compacting() {
             return;
         }
@@ -110,14 +123,19 @@ impl Worker {
             crate::context::summarize_reply(&task_plan, &summarizer, cpt, &progress).await
         });
         self.background.begin_compaction(job, handle);
-        let status = self.context_status();
+        let status = self.context_status(overhead);
         self.link.emit(AgentEvent::Context(status));
     }
 
-    /// Apply a background compaction that has finished, if any.
-    pub(super) async fn poll_compaction(&mut self, input: &PreflightInput) {
-        if self.background.compaction_done() {
-            self.await_compaction(input, &CancellationToken::new()).await;
+    /// Apply a background compaction that has finished, if any: the head a request in `mode`
+    /// has now when it landed.
+    pub(super) async fn poll_compaction(&mut self, input: &PreflightInput, mode: Mode) -> Option<RequestHead> {
+        if !self.background.compaction_done() {
+            return None;
+        }
+        match self.await_compaction(input, mode, &CancellationToken::new()).await? {
+            Ok(landed) => Some(landed.head),
+            Err(_) => None,
         }
     }
 
@@ -125,34 +143,39 @@ impl Worker {
     /// added (an interrupt stops the wait; the compaction keeps running).
     pub(super) async fn settle(&mut self, cancel: CancellationToken) -> TurnStats {
         let start = self.session.pipeline().counters();
-        let input = self.preflight_input(self.link.mode(), false);
+        let mode = self.link.mode();
+        let input = self.preflight_input(self.overhead_now(), false);
         // Landing shows itself (the compaction's events and the status line).
-        let _ = self.await_compaction(&input, &cancel).await;
+        let _ = self.await_compaction(&input, mode, &cancel).await;
         let mut stats = TurnStats::default();
         self.take_aux_usage(&mut stats);
         stats.context = self.context_report(&start);
         stats
     }
 
-    /// Wait for the running compaction and apply it. `None` when none runs or the wait was
-    /// interrupted (the compaction keeps running).
+    /// Wait for the running compaction and apply it (`mode`: of the request it lands before).
+    /// `None` when none runs or the wait was interrupted (the compaction keeps running).
     pub(super) async fn await_compaction(
         &mut self,
         input: &PreflightInput,
+        mode: Mode,
         cancel: &CancellationToken,
-    ) -> Option<Result<StageReport, String>> {
+    ) -> Option<Result<Landed, String>> {
         let (job, result) = self.background.wait_compaction(cancel).await?;
-        Some(self.finish_compaction(job, result, input))
+        Some(self.finish_compaction(job, result, input, mode))
     }
 
     /// Commit a finished summary (state, log, working memory in one transaction) — then the
-    /// segment lines and memories its reply carried — or record the failure.
+    /// segment lines and memories its reply carried — or record the failure. A request in
+    /// `mode` then has a new head (the memory block was rebuilt): the status line shows it, and
+    /// the request being prepared, if any, is built on it.
     pub(super) fn finish_compaction(
         &mut self,
         job: CompactionJob,
         result: Result<CompactionReply, String>,
         input: &PreflightInput,
-    ) -> Result<StageReport, String> {
+        mode: Mode,
+    ) -> Result<Landed, String> {
         let CompactionJob { plan, trigger, tokens_before } = job;
         let reply = match result {
             Ok(reply) => reply,
@@ -210,9 +233,10 @@ impl Worker {
                 self.place.config().context.chars_per_token,
             ),
         }));
-        let status = self.context_status();
+        let head = self.head(mode);
+        let status = self.context_status(head.overhead().total());
         self.link.emit(AgentEvent::Context(status));
-        Ok(report)
+        Ok(Landed { report, head })
     }
 
     /// Let the pipeline drop the bodies of the messages a saved summary stands for, so memory
@@ -236,13 +260,17 @@ impl Worker {
     /// `/compact`: always tries, even with the breaker open.
     pub(super) async fn compact_by_hand(&mut self, cancel: CancellationToken) -> TurnSummary {
         let start = self.session.pipeline().counters();
-        let input = self.preflight_input(self.link.mode(), false);
+        let mode = self.link.mode();
+        let mut head = self.head(mode);
+        let input = self.preflight_input(head.overhead().total(), false);
         // A background compaction first, then the one asked for.
-        let _ = self.await_compaction(&input, &cancel).await;
-        let requests = self.requests_to_read(self.link.mode(), &input);
+        if let Some(Ok(landed)) = self.await_compaction(&input, mode, &cancel).await {
+            head = landed.head;
+        }
+        let requests = self.requests_to_read(&head, &input);
         let outcome = if self.start_compaction(CompactionTrigger::Manual, &input, requests) {
-            match self.await_compaction(&input, &cancel).await {
-                Some(Ok(report)) => TurnOutcome::Completed { text: report.detail },
+            match self.await_compaction(&input, mode, &cancel).await {
+                Some(Ok(landed)) => TurnOutcome::Completed { text: landed.report.detail },
                 Some(Err(error)) => TurnOutcome::Failed { error: format!("compaction failed: {error}") },
                 None => TurnOutcome::Interrupted { partial: String::new() },
             }
@@ -263,8 +291,9 @@ impl Worker {
     /// On shutdown: a compaction that is running completes and commits.
     pub(super) async fn finish_compaction_on_exit(&mut self) {
         if self.background.compacting() {
-            let input = self.preflight_input(self.link.mode(), false);
-            let _ = self.await_compaction(&input, &CancellationToken::new()).await;
+            let mode = self.link.mode();
+            let input = self.preflight_input(self.overhead_now(), false);
+            let _ = self.await_compaction(&input, mode, &CancellationToken::new()).await;
         }
     }
 }

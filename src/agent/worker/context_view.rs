@@ -3,43 +3,29 @@
 
 use super::Worker;
 use crate::agent::events::{CacheReport, ContextBreakdown, ContextPart, ContextReport, ContextStatus};
-use crate::context::{ContextBudget, StageCounters, estimate_text_tokens};
-use crate::conversation::Mode;
+use crate::agent::request::{Overhead, PreparedRequest, RequestHead};
+use crate::context::{ContextBudget, SentView, StageCounters, estimate_text_tokens};
 
 impl Worker {
     pub(super) fn budget(&self) -> ContextBudget {
         ContextBudget::new(self.model.window(), &self.place.config().context)
     }
 
-    /// Rough tokens of the system prompt and the tool schemas.
-    fn overhead_parts(&self, mode: Mode) -> (u64, u64) {
-        let cpt = self.place.config().context.chars_per_token;
-        let (system, tools) = self.system_and_tools();
-        if let Some((system, tools)) = self.counted_overhead(mode, &system, &tools) {
-            // The system prompt is one message of the template.
-            return (system + self.session.pipeline().exact_counts().framing(), tools);
-        }
-        // The task list and the mode line travel with every request, after the cached part.
-        let tail = self.request_tail(mode).map_or(0, |t| t.len());
-        let system: usize = system.iter().map(|b| b.text.len()).sum::<usize>() + tail;
-        let tools: usize =
-            tools.iter().map(|t| t.name.len() + t.description.len() + t.input_schema.to_string().len()).sum();
-        (estimate_text_tokens(system, cpt), estimate_text_tokens(tools, cpt))
+    /// Tokens of the system prompt and tools of a request sent now, in the current mode, when no
+    /// request is being prepared (a session loaded, a mode or model switched, a compaction run
+    /// by hand).
+    pub(super) fn overhead_now(&self) -> u64 {
+        self.head(self.link.mode()).overhead().total()
     }
 
-    pub(super) fn overhead_tokens(&self, mode: Mode) -> u64 {
-        let (system, tools) = self.overhead_parts(mode);
-        system + tools
+    /// The status line's figures, for a request whose system prompt and tools take `overhead`.
+    pub(super) fn context_status(&mut self, overhead: u64) -> ContextStatus {
+        let tokens = self.session.pipeline_mut().estimate(overhead, self.model.window());
+        self.status_of(tokens)
     }
 
-    /// The one number.
-    pub(super) fn estimated_tokens(&mut self) -> u64 {
-        let overhead = self.overhead_tokens(self.link.mode());
-        self.session.pipeline_mut().estimate(overhead, self.model.window())
-    }
-
-    pub(super) fn context_status(&mut self) -> ContextStatus {
-        let tokens = self.estimated_tokens();
+    /// The status line's figures for an estimate of `tokens`.
+    pub(super) fn status_of(&self, tokens: u64) -> ContextStatus {
         ContextStatus {
             tokens,
             window: self.model.window(),
@@ -65,24 +51,26 @@ impl Worker {
         }
     }
 
-    /// The `/context` breakdown: the parts as the model's tokenizer counted them when it can,
-    /// else estimated parts scaled to add up to the calibrated total.
-    pub(super) fn describe_context(&mut self) -> ContextBreakdown {
-        let total = self.estimated_tokens();
-        let parts = match self.exact_parts(self.link.mode(), total) {
+    /// The `/context` breakdown of a request with `head` (its counts made): the parts as the
+    /// model's tokenizer counted them when it can, else estimated parts scaled to add up to the
+    /// calibrated total.
+    pub(super) fn describe_context(&mut self, head: &RequestHead) -> ContextBreakdown {
+        let view = self.session.pipeline_mut().for_request(head.overhead().total(), self.model.window());
+        let total = view.estimate;
+        let parts = match self.exact_parts(head, &view, total) {
             Some(parts) => parts,
-            None => self.estimated_parts(total),
+            None => self.estimated_parts(head, &view, total),
         };
-        self.context_breakdown(parts, total)
+        self.context_breakdown(parts, total, head)
     }
 
-    /// What the next request carries, estimated in four parts: the system prompt (without
-    /// memories) and tools, the memory block, the summary and carried words, the messages.
-    pub(super) fn request_parts(&mut self) -> [u64; 4] {
-        let (system, tools) = self.overhead_parts(self.link.mode());
-        let (summary, messages) = self.session.pipeline_mut().parts(self.model.window());
+    /// What `prepared` carries, estimated in four parts (for the session report): the system
+    /// prompt (without memories) and tools, the memory block, the summary and carried words,
+    /// the messages.
+    pub(super) fn request_parts(&self, prepared: &PreparedRequest) -> [u64; 4] {
+        let Overhead { system, tools, .. } = prepared.overhead;
         let memories = self.memory_tokens();
-        [system.saturating_sub(memories) + tools, memories, summary, messages]
+        [system.saturating_sub(memories) + tools, memories, prepared.carried_tokens, prepared.visible_tokens]
     }
 
     fn memory_tokens(&self) -> u64 {
@@ -98,17 +86,16 @@ impl Worker {
     }
 
     /// The parts as estimated, scaled to add up to the calibrated total.
-    fn estimated_parts(&mut self, total: u64) -> Vec<ContextPart> {
-        let (system, tools) = self.overhead_parts(self.link.mode());
-        let (summary, messages) = self.session.pipeline_mut().parts(self.model.window());
+    fn estimated_parts(&self, head: &RequestHead, view: &SentView, total: u64) -> Vec<ContextPart> {
+        let Overhead { system, tools, .. } = *head.overhead();
         let memories = self.memory_tokens();
         let part = |name: &str, tokens: u64| ContextPart { name: name.into(), tokens, exact: false };
         let mut parts = vec![
             part("system prompt", system.saturating_sub(memories)),
             part("memories", memories),
             part("tools", tools),
-            part("summary and carried instructions", summary),
-            part("messages", messages),
+            part("summary and carried instructions", view.carried_tokens),
+            part("messages", view.visible_tokens),
         ];
         let raw: u64 = parts.iter().map(|p| p.tokens).sum();
         if raw > 0 && total != raw {
@@ -122,7 +109,7 @@ impl Worker {
         parts
     }
 
-    fn context_breakdown(&mut self, parts: Vec<ContextPart>, total: u64) -> ContextBreakdown {
+    fn context_breakdown(&mut self, parts: Vec<ContextPart>, total: u64, head: &RequestHead) -> ContextBreakdown {
         let budget = self.budget();
         let session = self.place.store().session_usage(self.session.id()).ok();
         let state = self.session.pipeline().state();
@@ -163,7 +150,7 @@ impl Worker {
                 session_usd: self.spend.session(),
                 last_request_usd: self.spend.last_request(),
             },
-            instruction_files: crate::agent::InstructionFilesReport::of(&self.place.instruction_scan()),
+            instruction_files: crate::agent::InstructionFilesReport::of(head.instructions()),
         }
     }
 }

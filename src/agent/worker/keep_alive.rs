@@ -86,7 +86,7 @@ impl Worker {
                     probability * 100.0
                 ));
                 tracing::info!(read = response.usage.cache_read_input_tokens, "keep-alive ping");
-                let status = self.context_status();
+                let status = self.context_status(self.overhead_now());
                 self.link.emit(AgentEvent::Context(status));
             }
             Err(e) => {

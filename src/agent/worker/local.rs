@@ -4,9 +4,8 @@
 
 use super::{Worker, prose};
 use crate::agent::events::{ContextPart, NoticeLevel};
-use crate::agent::local_site::{system_text, tools_text};
-use crate::context::exact_text_of;
-use crate::conversation::{Mode, SystemBlock, ToolSpec};
+use crate::agent::request::RequestHead;
+use crate::context::{SentView, exact_text_of};
 use crate::llm::ChatResponse;
 
 /// What the model is told when its tool call reached cairn as text.
@@ -36,9 +35,9 @@ pub(super) fn unparsed_tool_call_reply(marker: &str) -> String {
 
 impl Worker {
     /// Before a request: say what happened to the managed server, and count exactly what the
-    /// request will carry that is not counted yet (bounded in time; what is not counted in
-    /// time stays estimated).
-    pub(super) async fn count_exactly(&mut self, mode: Mode) {
+    /// request with `head` will carry that is not counted yet (bounded in time; what is not
+    /// counted in time stays estimated), the head then weighed on the counts.
+    pub(super) async fn count_exactly(&mut self, head: &mut RequestHead) {
         for notice in self.local.take_notices() {
             self.link.notice(NoticeLevel::Warning, notice);
         }
@@ -50,7 +49,7 @@ impl Worker {
             // The session's calibration was made on estimates: made again on the counts.
             self.local.recalibrate = true;
         }
-        let mut texts = self.overhead_texts(mode);
+        let mut texts = head.template_texts().to_vec();
         if let Some(memories) = self.session.pipeline().state().prompt.memory_block.clone() {
             texts.push(memories);
         }
@@ -60,47 +59,31 @@ impl Worker {
         texts.retain(|t| exact.needs(t));
         texts.sort_unstable();
         texts.dedup();
-        if texts.is_empty() {
-            return;
-        }
-        let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
-        match tokenizer.count(&refs).await {
-            Ok(counts) => {
-                let exact = self.session.pipeline_mut().exact_counts_mut();
-                for (text, count) in texts.iter().zip(counts) {
-                    exact.insert(text, count);
+        let mut counted = false;
+        if !texts.is_empty() {
+            let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
+            match tokenizer.count(&refs).await {
+                Ok(counts) => {
+                    let exact = self.session.pipeline_mut().exact_counts_mut();
+                    for (text, count) in texts.iter().zip(counts) {
+                        exact.insert(text, count);
+                    }
+                    self.session.pipeline_mut().recount();
+                    counted = true;
                 }
-                self.session.pipeline_mut().recount();
-                if std::mem::take(&mut self.local.recalibrate)
-                    && let Err(e) = self.calibrate_from_store()
-                {
-                    tracing::warn!(error = %e, "could not calibrate the estimate on the exact counts");
+                Err(e) => {
+                    tracing::info!(error = %e, texts = texts.len(), "exact token counts unavailable; estimating")
                 }
             }
-            Err(e) => tracing::info!(error = %e, texts = texts.len(), "exact token counts unavailable; estimating"),
         }
-    }
-
-    /// The system prompt and the tool schemas as counted: one text each.
-    fn overhead_texts(&self, mode: Mode) -> Vec<String> {
-        let (system, tools) = self.system_and_tools();
-        vec![system_text(&system, self.request_tail(mode).as_deref()), tools_text(&tools)]
-    }
-
-    /// Exact tokens of the system prompt (with the request's tail: the task list and the mode
-    /// line) and of the tools, when both are counted.
-    pub(super) fn counted_overhead(
-        &self,
-        mode: Mode,
-        system: &[SystemBlock],
-        tools: &[ToolSpec],
-    ) -> Option<(u64, u64)> {
-        let exact = self.session.pipeline().exact_counts();
-        if !exact.is_on() {
-            return None;
+        let cpt = self.place.config().context.chars_per_token;
+        head.measure(self.session.pipeline().exact_counts(), cpt);
+        if counted
+            && std::mem::take(&mut self.local.recalibrate)
+            && let Err(e) = self.calibrate_from_store(Some(head))
+        {
+            tracing::warn!(error = %e, "could not calibrate the estimate on the exact counts");
         }
-        let system = exact.content_tokens(&system_text(system, self.request_tail(mode).as_deref()))?;
-        Some((system, exact.content_tokens(&tools_text(tools))?))
     }
 
     /// After a response: the server's timings price what the pipeline rewrites.
@@ -119,11 +102,8 @@ impl Worker {
     /// tools, the summary and the messages where every piece is counted; the chat template's
     /// own text and what the calibrated total holds beyond the parts as one estimated part.
     /// `None` when nothing is counted exactly.
-    pub(super) fn exact_parts(&mut self, mode: Mode, total: u64) -> Option<Vec<ContextPart>> {
-        let (system, tools) = self.system_and_tools();
-        let (system, tools) = self.counted_overhead(mode, &system, &tools)?;
-        let window = self.model.window();
-        let view = self.session.pipeline_mut().view(window);
+    pub(super) fn exact_parts(&self, head: &RequestHead, view: &SentView, total: u64) -> Option<Vec<ContextPart>> {
+        let (system, tools) = head.overhead().counted?;
         let pipeline = self.session.pipeline();
         let exact = pipeline.exact_counts();
         let memories = match &pipeline.state().prompt.memory_block {
@@ -131,6 +111,7 @@ impl Worker {
             None => 0,
         };
         let visible = pipeline.ledger().entries().iter().filter(|e| pipeline.state().is_visible(e.seq)).count();
+        let view = &view.messages;
         let carried = view.len().saturating_sub(visible);
         let sum = |messages: &[std::sync::Arc<crate::conversation::Message>]| -> Option<u64> {
             messages.iter().map(|m| exact.content_of(m)).sum()

@@ -37,6 +37,7 @@ use super::library::Library;
 use super::link::Link;
 use super::model_slot::ModelSlot;
 use super::models::ModelDirectory;
+use super::request::RequestHead;
 use super::request_log::RequestLog;
 use super::session_state::SessionState;
 use super::setup::AgentSetup;
@@ -208,7 +209,7 @@ impl Worker {
         self.price_context();
         let per_model = self.place.store().usage_by_model(self.session.id())?;
         self.spend.load(&per_model);
-        self.calibrate_from_store()?;
+        self.calibrate_from_store(None)?;
         self.dedup_if_cache_is_cold()?;
         self.release_summarised();
         Ok(())
@@ -226,7 +227,9 @@ impl Worker {
     }
 
     /// Start the estimate from the last reported usage, as if that request had just been made.
-    pub(super) fn calibrate_from_store(&mut self) -> Result<(), StoreError> {
+    /// `head`: the one of the request being prepared, when one is (its counts just made); else
+    /// one is assembled for the current mode.
+    pub(super) fn calibrate_from_store(&mut self, head: Option<&RequestHead>) -> Result<(), StoreError> {
         let Some(last) = self.place.store().last_request(self.session.id())? else { return Ok(()) };
         let (usage, reply_seq) = (last.usage, last.reply_seq);
         self.cache.record(usage);
@@ -237,7 +240,7 @@ impl Worker {
             // the next request is counted.
             return Ok(());
         }
-        let overhead = self.overhead_tokens(self.link.mode());
+        let overhead = head.map_or_else(|| self.overhead_now(), |head| head.overhead().total());
         let window = self.model.window();
         let pipeline = self.session.pipeline_mut();
         let now = pipeline.raw_tokens(overhead, window);
@@ -297,7 +300,7 @@ impl Worker {
         });
         // Also when empty: a session switched to has its own list, or none.
         self.link.emit(AgentEvent::TaskList(self.task_list.get()));
-        let status = self.context_status();
+        let status = self.context_status(self.overhead_now());
         self.link.emit(AgentEvent::Context(status));
         if let Some((level, text)) = self.model.window_notice() {
             self.link.notice(level, text);
@@ -370,9 +373,10 @@ impl Worker {
                     command = work.recv() => command,
                     landed = self.background.wait_compaction(&never) => {
                         if let Some((job, result)) = landed {
-                            let input = self.preflight_input(self.link.mode(), false);
+                            let mode = self.link.mode();
+                            let input = self.preflight_input(self.overhead_now(), false);
                             // A failure is logged and shown by `finish_compaction` itself.
-                            let _ = self.finish_compaction(job, result, &input);
+                            let _ = self.finish_compaction(job, result, &input, mode);
                         }
                         continue;
                     }
@@ -381,7 +385,7 @@ impl Worker {
                         continue;
                     }
                     () = hub.tools_changed_since(tools) => {
-                        let status = self.context_status();
+                        let status = self.context_status(self.overhead_now());
                         self.link.emit(AgentEvent::Context(status));
                         continue;
                     }
@@ -394,7 +398,7 @@ impl Worker {
                         continue;
                     }
                     () = hub.tools_changed_since(tools) => {
-                        let status = self.context_status();
+                        let status = self.context_status(self.overhead_now());
                         self.link.emit(AgentEvent::Context(status));
                         continue;
                     }
@@ -443,12 +447,13 @@ impl Worker {
                 }
                 UserCommand::SetMode(_) => {
                     self.save_session_settings();
-                    let status = self.context_status();
+                    let status = self.context_status(self.overhead_now());
                     self.link.emit(AgentEvent::Context(status));
                 }
                 UserCommand::DescribeContext => {
-                    self.count_exactly(self.link.mode()).await;
-                    let breakdown = self.describe_context();
+                    let mut head = self.head(self.link.mode());
+                    self.count_exactly(&mut head).await;
+                    let breakdown = self.describe_context(&head);
                     self.link.emit(AgentEvent::ContextBreakdown(breakdown));
                 }
                 UserCommand::SetModel(name) => match self.models.check(&name).await {
@@ -538,7 +543,7 @@ impl Worker {
         self.models.set_current(name);
         self.save_session_settings();
         self.link.emit(AgentEvent::ModelChanged { model: self.model.name().to_string(), window: self.model.window() });
-        let status = self.context_status();
+        let status = self.context_status(self.overhead_now());
         self.link.emit(AgentEvent::Context(status));
     }
 

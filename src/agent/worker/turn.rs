@@ -1,15 +1,18 @@
 //! One prompt to its answer: pre-flight, request, stream, store, dispatch tools, repeat.
 
+use std::borrow::Cow;
+
 use tokio_util::sync::CancellationToken;
 
 use super::Worker;
 use super::dispatch::saved_outputs;
 use super::local::{MAX_UNPARSED_TOOL_CALLS, unparsed_tool_call, unparsed_tool_call_reply};
 use crate::agent::events::{AgentEvent, CompactionTrigger, NoticeLevel, TurnOutcome, TurnStats, TurnSummary};
+use crate::agent::request::{HeadSources, PreparedRequest, RequestHead, Sending};
 use crate::agent::spend::add_cost;
 use crate::context::{BudgetLevel, PreflightInput, StageReport, Urgency, check_request};
 use crate::conversation::{Message, Mode};
-use crate::llm::{ChatRequest, ChatResponse, LlmError, StopReason, StreamEvent};
+use crate::llm::{ChatRequest, ChatResponse, Fingerprint, LlmError, StopReason, StreamEvent};
 use crate::prompt::{self, Environment};
 
 /// Appended to a partial answer kept after an interrupt, so the model knows it was cut.
@@ -18,17 +21,6 @@ pub const INTERRUPTED_MARK: &str = "[interrupted by the user]";
 /// Times a Stop hook may send the model back to work in one turn: a hook that always says
 /// "go on" must not loop forever.
 const MAX_STOP_HOOK_ROUNDS: u32 = 3;
-
-/// A request ready to send, its rough size for calibration, and its blocks for cache analytics.
-pub(super) struct Prepared {
-    request: ChatRequest,
-    raw_tokens: u64,
-    /// The rough tokens of its system prompt and tools, kept with its usage.
-    overhead: u64,
-    fingerprint: crate::llm::Fingerprint,
-    /// The context's parts as estimated at sending, for the report.
-    parts: [u64; 4],
-}
 
 impl Worker {
     pub(super) async fn run_turn(&mut self, prompt: String, cancel: CancellationToken) -> TurnSummary {
@@ -72,8 +64,8 @@ impl Worker {
                 break TurnOutcome::MaxTurns { limit };
             }
             let mode = self.link.mode();
-            let prepared = match self.prepare_request(mode, &cancel).await {
-                Ok(p) => p,
+            let (prepared, fingerprint) = match self.prepare_request(mode, &cancel).await {
+                Ok(ready) => ready,
                 Err(outcome) => break outcome,
             };
             let (result, partial) = self.call_model(&prepared.request, &cancel).await;
@@ -94,7 +86,7 @@ impl Worker {
                         NoticeLevel::Warning,
                         "the provider found the request too long; shrinking the context and retrying",
                     );
-                    self.shrink_after_overflow(mode, prepared.raw_tokens, &cancel).await;
+                    self.shrink_after_overflow(&prepared, &cancel).await;
                     continue;
                 }
                 Err(e) => {
@@ -109,29 +101,34 @@ impl Worker {
             stats.requests += 1;
             stats.all_requests += 1;
             stats.usage.add(&response.usage);
-            let usage_id = self.record_response(&response, prepared.raw_tokens, prepared.overhead);
+            let usage_id = self.record_response(&response, prepared.raw_tokens, prepared.overhead.total());
             let answered = (prepared.request.clone(), response.usage.prompt_tokens());
+            // What the next request's system prompt and tools take as things stand: this one's,
+            // unless the user switched modes while it was answered (the tail names the mode).
+            let overhead =
+                if self.link.mode() == prepared.mode { prepared.overhead.total() } else { self.overhead_now() };
             if let Some(job) = self.background.take_deferred() {
                 // The request is answered and in the provider's cache: summarise reading it.
-                self.launch_compaction(job, vec![answered.clone()]);
+                self.launch_compaction(job, vec![answered.clone()], overhead);
             }
             self.background.answered(answered.0, answered.1);
             stats.cost_usd = add_cost(stats.cost_usd, self.spend.request(&response.model, &response.usage));
             if let Some((level, text)) = self.model.learn_served_window().await {
                 self.link.notice(level, text);
             }
-            self.observe_cache(prepared.fingerprint, &response.usage);
+            self.observe_cache(fingerprint, &response.usage);
             if let Some(id) = usage_id {
+                let parts = self.request_parts(&prepared);
                 let figures = self.requests.figures(
                     &self.budget(),
-                    prepared.parts,
+                    parts,
                     response.usage.prompt_tokens(),
                     self.cache.last_break(),
                 );
                 self.session.record_figures(id, &figures);
             }
             self.keep_warm.answered(chrono::Utc::now().timestamp());
-            let status = self.context_status();
+            let status = self.context_status(overhead);
             self.link.emit(AgentEvent::Usage { usage: response.usage, context: self.context_report(&start) });
             self.link.emit(AgentEvent::Context(status));
 
@@ -216,7 +213,7 @@ impl Worker {
         self.spend.add(tally.cost_usd);
         if tally.requests > 0 {
             // The status line's cost includes them now, not only from the next request on.
-            let status = self.context_status();
+            let status = self.context_status(self.overhead_now());
             self.link.emit(AgentEvent::Context(status));
         }
     }
@@ -236,52 +233,45 @@ impl Worker {
         self.session.record_request(message_id, &response.model, &response.usage, overhead)
     }
 
-    /// The system prompt and the tools for a request: the frozen memory block and environment,
-    /// and the instruction files as they are on disk now.
-    pub(super) fn system_and_tools(
-        &self,
-    ) -> (Vec<crate::conversation::SystemBlock>, Vec<crate::conversation::ToolSpec>) {
-        let instructions = self.place.instruction_files();
-        self.system_and_tools_with(&instructions)
-    }
-
-    fn system_and_tools_with(
-        &self,
-        instructions: &[prompt::InstructionFile],
-    ) -> (Vec<crate::conversation::SystemBlock>, Vec<crate::conversation::ToolSpec>) {
+    /// The head of a request sent in `mode` now, assembled once: the system prompt (the frozen
+    /// memory block and environment, the instruction files as they are on disk now), the tools,
+    /// the tail — weighed with the counts known.
+    pub(super) fn head(&self, mode: Mode) -> RequestHead {
         let snapshot = &self.session.pipeline().state().prompt;
         let environment = match &snapshot.environment {
-            Some(text) => text.clone(),
-            None => {
-                Environment::detect(self.place.root(), self.place.cwd(), chrono::Local::now().date_naive()).render()
-            }
+            Some(text) => Cow::Borrowed(text.as_str()),
+            None => Cow::Owned(
+                Environment::detect(self.place.root(), self.place.cwd(), chrono::Local::now().date_naive()).render(),
+            ),
         };
-        let specs = self.tools.specs();
-        // Skills are listed only to an agent that can load them.
-        let loads_skills = specs.iter().any(|s| s.name == crate::conversation::tool_names::SKILL);
-        let parts = prompt::PromptParts {
+        let config = self.place.config();
+        let max_tokens = self.max_output_tokens();
+        let task_list = self.task_list.tail();
+        let sources = HeadSources {
+            mode,
+            instructions: self.place.instruction_scan(),
             memories: snapshot.memory_block.as_deref(),
-            instructions,
-            environment: &environment,
-            recall: None,
-            skills: if loads_skills { &self.ext.skills_listing } else { "" },
+            environment,
+            skills: &self.ext.skills_listing,
             role: self.subagent_role(),
+            task_list: task_list.as_deref(),
+            tools: self.tools.offered(),
+            sending: Sending {
+                model: self.model.name().to_string(),
+                max_tokens,
+                cache: (self.model.honours_cache_control() && config.cache.enabled).then_some(config.cache.ttl),
+                reasoning: crate::llm::reasoning_for(config.thinking, self.model.thinking_support(), max_tokens),
+                images: self.model.takes_images(),
+            },
         };
-        // Every mode sends the same tools and system prompt, so a mode switch keeps the cached
-        // prefix: the mode is a line in the request's tail and is held where calls are
-        // dispatched (ask mode also sends `tool_choice` none).
-        (prompt::build(&parts), specs)
+        RequestHead::assemble(sources, self.session.pipeline().exact_counts(), config.context.chars_per_token)
     }
 
-    /// What a request carries after its last cache breakpoint: the task list and the mode.
-    pub(super) fn request_tail(&self, mode: Mode) -> Option<String> {
-        prompt::request_tail(self.task_list.tail().as_deref(), mode, self.subagent_role().is_some())
-    }
-
-    pub(super) fn preflight_input(&mut self, mode: Mode, compaction_running: bool) -> PreflightInput {
+    /// The pre-flight's input for a request whose system prompt and tools take `overhead`.
+    pub(super) fn preflight_input(&self, overhead: u64, compaction_running: bool) -> PreflightInput {
         PreflightInput {
             budget: self.budget(),
-            overhead: self.overhead_tokens(mode),
+            overhead,
             now: chrono::Utc::now().timestamp(),
             compaction_running,
             compaction_allowed: true,
@@ -290,8 +280,14 @@ impl Worker {
 
     /// Run the pre-flight — applying a finished background compaction, planning one to start
     /// once this request is answered or awaiting one now, as the thresholds say, trimming when
-    /// nothing else can — and build the request.
-    async fn prepare_request(&mut self, mode: Mode, cancel: &CancellationToken) -> Result<Prepared, TurnOutcome> {
+    /// nothing else can — and build the request: its head once (again only when a compaction
+    /// lands on the way, which rebuilds the memory block), its messages asked of the pipeline
+    /// once. With it, its blocks for the cache watch.
+    async fn prepare_request(
+        &mut self,
+        mode: Mode,
+        cancel: &CancellationToken,
+    ) -> Result<(PreparedRequest, Fingerprint), TurnOutcome> {
         // A compaction planned for a request that was never answered is planned again.
         self.background.defer(None);
         if let Some(reason) = self.ensure_prompt_snapshot() {
@@ -300,13 +296,16 @@ impl Worker {
         let protected = self.protected_context();
         self.session.pipeline_mut().set_protected(protected);
         self.refresh_outline();
-        self.count_exactly(mode).await;
-        let input = self.preflight_input(mode, false);
+        let mut head = self.head(mode);
+        self.count_exactly(&mut head).await;
+        let input = self.preflight_input(head.overhead().total(), false);
         if input.overhead >= input.budget.effective {
             return Err(TurnOutcome::Failed { error: self.window_too_small(&input) });
         }
-        self.poll_compaction(&input).await;
-        let mut input = self.preflight_input(mode, self.background.compacting());
+        if let Some(landed) = self.poll_compaction(&input, mode).await {
+            head = landed;
+        }
+        let mut input = self.preflight_input(head.overhead().total(), self.background.compacting());
         let mut pre = self.session.pipeline_mut().preflight(&input);
         self.report_stages(&pre.reports, pre.changed);
         let must_wait = pre.compaction == Some(Urgency::Now)
@@ -319,26 +318,26 @@ impl Worker {
                 self.background.defer(job);
             }
             Some(Urgency::Now) => {
-                let candidates = self.requests_to_read(mode, &input);
+                let candidates = self.requests_to_read(&head, &input);
                 self.start_compaction(CompactionTrigger::Auto, &input, candidates);
             }
             Some(Urgency::Background) | None => {}
         }
         if must_wait && self.background.compacting() {
-            match self.await_compaction(&input, cancel).await {
+            match self.await_compaction(&input, mode, cancel).await {
                 None if cancel.is_cancelled() => return Err(TurnOutcome::Interrupted { partial: String::new() }),
-                None | Some(Ok(_)) | Some(Err(_)) => {}
+                Some(Ok(landed)) => head = landed.head,
+                None | Some(Err(_)) => {}
             }
             // Whatever happened, the next pre-flight trims if the context still does not fit.
-            input = PreflightInput { compaction_allowed: false, ..self.preflight_input(mode, false) };
+            input =
+                PreflightInput { compaction_allowed: false, ..self.preflight_input(head.overhead().total(), false) };
             pre = self.session.pipeline_mut().preflight(&input);
             self.report_stages(&pre.reports, pre.changed);
         }
-        let status = self.context_status();
-        self.link.emit(AgentEvent::Context(status));
-        let instructions = self.place.instruction_files();
-        self.cache.instructions_are(prompt::fingerprint(&instructions));
-        if self.tools.section().changed_since_last_request() {
+        let view = self.session.pipeline_mut().for_request(input.overhead, self.model.window());
+        self.cache.instructions_are(prompt::fingerprint(&head.instructions().files));
+        if self.tools.section().changed_since_last_request(head.tools_generation()) {
             self.cache.expect_break("the MCP servers' tools changed".to_string());
         }
         if pre.tokens > input.budget.effective {
@@ -348,45 +347,21 @@ impl Worker {
                 "request larger than the window after every stage"
             );
         }
-        let request = self.build_request(mode, &instructions);
-        debug_assert_eq!(check_request(&request.messages), Ok(()), "every request satisfies the invariant");
-        let raw_tokens = self.session.pipeline_mut().raw_tokens(input.overhead, self.model.window());
-        let fingerprint = self.cache.fingerprint(&request);
-        let parts = self.request_parts();
-        Ok(Prepared { request, raw_tokens, overhead: input.overhead, fingerprint, parts })
-    }
-
-    /// The request the pipeline's view makes now: system prompt, tools, messages, the tail.
-    fn build_request(&mut self, mode: Mode, instructions: &[prompt::InstructionFile]) -> ChatRequest {
-        let (system, tools) = self.system_and_tools_with(instructions);
-        let messages = self.session.pipeline_mut().view(self.model.window());
-        let cache = (self.model.honours_cache_control() && self.place.config().cache.enabled)
-            .then_some(self.place.config().cache.ttl);
-        let max_tokens = self.max_output_tokens();
-        let reasoning =
-            crate::llm::reasoning_for(self.place.config().thinking, self.model.thinking_support(), max_tokens);
-        ChatRequest {
-            model: self.model.name().to_string(),
-            system,
-            messages,
-            tools,
-            tool_choice: if mode == Mode::Ask { crate::llm::ToolChoice::None } else { crate::llm::ToolChoice::Auto },
-            max_tokens,
-            cache,
-            tail: self.request_tail(mode),
-            reasoning,
-            images: self.model.takes_images(),
-        }
+        let prepared = head.complete(view);
+        let status = self.status_of(prepared.estimate);
+        self.link.emit(AgentEvent::Context(status));
+        debug_assert_eq!(check_request(&prepared.request.messages), Ok(()), "every request satisfies the invariant");
+        let fingerprint = self.cache.fingerprint(&prepared.request);
+        Ok((prepared, fingerprint))
     }
 
     /// What a compaction that cannot wait for the next answer may read in place: the last
-    /// request answered (all of it in the provider's cache), then the request as it would be
-    /// sent now; the first that reaches the part kept verbatim is read.
-    pub(super) fn requests_to_read(&mut self, mode: Mode, input: &PreflightInput) -> Vec<(ChatRequest, u64)> {
-        let instructions = self.place.instruction_files();
-        let now = self.build_request(mode, &instructions);
-        let tokens = self.session.pipeline_mut().estimate(input.overhead, input.budget.window);
-        self.background.last_answered().into_iter().chain([(now, tokens)]).collect()
+    /// request answered (all of it in the provider's cache), then the request `head` makes
+    /// now; the first that reaches the part kept verbatim is read.
+    pub(super) fn requests_to_read(&mut self, head: &RequestHead, input: &PreflightInput) -> Vec<(ChatRequest, u64)> {
+        let view = self.session.pipeline_mut().for_request(input.overhead, input.budget.window);
+        let now = head.request_with(view.messages);
+        self.background.last_answered().into_iter().chain([(now, view.estimate)]).collect()
     }
 
     /// The first prompt waits a little for MCP servers still starting, so their tools are in
@@ -438,16 +413,17 @@ impl Worker {
         }
     }
 
-    /// After a context-length error: compact now (or trim, when the breaker is open), sized so
-    /// the next request is clearly smaller than the one refused.
-    async fn shrink_after_overflow(&mut self, mode: Mode, raw_refused: u64, cancel: &CancellationToken) {
-        let input = self.preflight_input(mode, self.background.compacting());
+    /// After a context-length error on `refused`: compact now (or trim, when the breaker is
+    /// open), sized so the next request is clearly smaller than the one refused.
+    async fn shrink_after_overflow(&mut self, refused: &PreparedRequest, cancel: &CancellationToken) {
+        let (mode, raw_refused) = (refused.mode, refused.raw_tokens);
+        let input = self.preflight_input(refused.overhead.total(), self.background.compacting());
         // The provider's refusal is better evidence than our estimate: calibrate on it.
         self.session.pipeline_mut().report_usage(input.budget.window, raw_refused);
-        let _ = self.await_compaction(&input, cancel).await;
+        let _ = self.await_compaction(&input, mode, cancel).await;
         let compacted = self.session.pipeline().breaker_allows(input.now)
             && self.start_compaction(CompactionTrigger::Overflow, &input, Vec::new())
-            && matches!(self.await_compaction(&input, cancel).await, Some(Ok(_)));
+            && matches!(self.await_compaction(&input, mode, cancel).await, Some(Ok(_)));
         if !compacted && let Some(report) = self.session.pipeline_mut().trim(raw_refused / 4) {
             self.report_stages(&[report], true);
         }
