@@ -231,9 +231,9 @@ impl Worker {
             skills: if loads_skills { &self.ext.skills_listing } else { "" },
             role: self.subagent_role(),
         };
-        // Every mode sends the same tools and system prompt, so a mode switch keeps the cached
-        // prefix: the mode is a line in the request's tail and is held where calls are
-        // dispatched (ask mode also sends `tool_choice` none).
+        // Every mode sends the same tools, system prompt and tool choice, so a mode switch keeps
+        // the cached prefix: the mode is a line in the request's tail and is held where calls
+        // are dispatched.
         (prompt::build(&parts), specs)
     }
 
@@ -333,7 +333,10 @@ impl Worker {
             system,
             messages,
             tools,
-            tool_choice: if mode == Mode::Ask { crate::llm::ToolChoice::None } else { crate::llm::ToolChoice::Auto },
+            // The same in every mode: Anthropic drops the cached messages when `tool_choice`
+            // changes, so ask mode is held where calls are dispatched (each is refused with a
+            // result saying so) and by the mode line, not by `tool_choice` none.
+            tool_choice: crate::llm::ToolChoice::Auto,
             max_tokens,
             cache,
             tail: self.request_tail(mode),
