@@ -60,12 +60,34 @@ impl CompactionPlan {
     /// Where the tail starts in `conversation`: a request's messages can be read in place when
     /// they reach it (what comes before is what is summarised).
     pub fn tail_in(&self, conversation: &[Arc<Message>]) -> Option<usize> {
-        let same = |m: &Message| {
-            m.role == self.tail_first.role
-                && m.text() == self.tail_first.text()
-                && m.tool_calls().map(|c| &c.id).eq(self.tail_first.tool_calls().map(|c| &c.id))
-        };
-        conversation.iter().position(|m| same(m))
+        conversation.iter().position(|m| same_message(m, &self.tail_first))
+    }
+
+    /// Where the part kept verbatim starts in `conversation` (a request's messages as sent),
+    /// when that request can be read in place for this plan: at the tail's first message, or
+    /// at its end when the request stops just before the tail — the tail opens with the reply
+    /// to it — so everything it holds is what is summarised (a compaction the window forces
+    /// before a request reads the request before it, all in the cache).
+    pub fn reads_in(&self, conversation: &[Arc<Message>]) -> Option<usize> {
+        self.tail_in(conversation).or_else(|| {
+            let (last, summarised_last) = (conversation.last()?, self.messages.last()?);
+            (self.tail_first.role == Role::Assistant && same_message(last, summarised_last))
+                .then_some(conversation.len())
+        })
+    }
+}
+
+/// Whether `sent` is `stored` as a request carries it: a tool result by its call (its text may
+/// be sent shortened), anything else by role, text and calls.
+fn same_message(sent: &Message, stored: &Message) -> bool {
+    match (sent.tool_result(), stored.tool_result()) {
+        (Some(a), Some(b)) => a.call_id == b.call_id,
+        (None, None) => {
+            sent.role == stored.role
+                && sent.text() == stored.text()
+                && sent.tool_calls().map(|c| &c.id).eq(stored.tool_calls().map(|c| &c.id))
+        }
+        _ => false,
     }
 }
 

@@ -37,6 +37,11 @@ pub fn instruction(plan: &CompactionPlan, tail_messages: usize, budget: u32) -> 
             "The last message above, {}, starts new work: it stays as it is, after your summary. Everything before it is finished: summarise it briefly, for reference — what was asked, what was done and found, with the exact names, paths and values worth knowing later. Its In Progress and Next Steps are \"none\" unless something was left unfinished.\n\n",
             plan.tail_opening
         ));
+    } else if tail_messages == 0 {
+        scope.push_str(&format!(
+            "Everything above is summarised: the conversation goes on after it with {}, which stays as it is, after your summary. Let In Progress and Next Steps say where the work stands at the end.\n\n",
+            plan.tail_opening
+        ));
     } else {
         let n = tail_messages;
         scope.push_str(&format!(
@@ -84,8 +89,9 @@ pub(super) async fn summarize(
     max_tokens: u32,
     chars_per_token: f64,
 ) -> Outcome {
-    // The conversation must reach the tail: what comes before it is what is summarised.
-    let Some(tail_at) = plan.tail_in(&conversation.messages) else { return Outcome::Fallback };
+    // The conversation must reach the tail, or stop just before it: what comes before the
+    // tail is what is summarised.
+    let Some(tail_at) = plan.reads_in(&conversation.messages) else { return Outcome::Fallback };
     let ask = instruction(plan, conversation.messages.len() - tail_at, budget);
     let need = conversation.tokens
         + estimate_text_tokens(ask.len(), chars_per_token)

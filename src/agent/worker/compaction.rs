@@ -88,7 +88,8 @@ impl Worker {
             return;
         }
         let in_place = self.model.summarizes_in_place();
-        let template = requests.into_iter().filter(|_| in_place).find(|(r, _)| job.plan.tail_in(&r.messages).is_some());
+        let template =
+            requests.into_iter().filter(|_| in_place).find(|(r, _)| job.plan.reads_in(&r.messages).is_some());
         let template = template.map(|(request, tokens)| {
             job.plan.conversation = Some(Conversation { messages: request.messages.clone(), tokens });
             request
