@@ -206,3 +206,35 @@ fn a_large_result_that_would_cross_the_tail_budget_is_summarised_not_kept_whole(
     assert!(t[..tail_start].iter().any(|&n| n >= 4_000), "the large result is summarised");
     assert!(l.entries().len() - tail_start >= config.compaction_min_tail_messages);
 }
+
+#[test]
+fn a_request_that_stops_just_before_the_tail_is_read_in_place_whole() {
+    // One long turn of calls: the tail opens with one of the model's calls.
+    let mut l = Ledger::new(3.2);
+    l.push(1, Message::user("fix the build"));
+    for i in 0..12 {
+        let mut a = Message::assistant(format!("step {i}"));
+        a.content.push(Block::ToolCall(ToolCall::new(format!("c{i}"), "bash", r#"{"command":"make"}"#)));
+        l.push(2 + 2 * i, a);
+        l.push(3 + 2 * i, Message::tool(ToolResult::ok(format!("c{i}"), "bash", "o\n".repeat(2_000))));
+    }
+    let config = ContextConfig::default();
+    let budget = ContextBudget::new(32_000, &config);
+    let plan = plan(&l, &ContextState::default(), &config, &budget, &tokens(&l), false).unwrap();
+    let entries = l.entries();
+    let at = entries.iter().position(|e| e.seq == plan.through_seq).unwrap() + 1;
+    assert_eq!(plan.tail_first.role, crate::conversation::Role::Assistant);
+    let messages = |range: std::ops::Range<usize>| -> Vec<Arc<Message>> {
+        entries[range].iter().map(|e| e.message.clone()).collect()
+    };
+    // A request holding the tail reads in place from it.
+    assert_eq!(plan.reads_in(&messages(0..entries.len())), Some(at));
+    // The request the tail's first call answered stops just before it: all it holds is
+    // summarised.
+    assert_eq!(plan.reads_in(&messages(0..at)), Some(at));
+    // A request that stops earlier does not hold all that is summarised.
+    assert_eq!(plan.reads_in(&messages(0..at - 2)), None);
+    // Nor does one when the tail opens with the user's message.
+    let plan = CompactionPlan { tail_first: Arc::new(Message::user("and the tests")), ..plan };
+    assert_eq!(plan.reads_in(&messages(0..at)), None);
+}

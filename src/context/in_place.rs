@@ -10,8 +10,13 @@ use super::compact::{COMPACTION_PROMPT, CompactionPlan, Conversation, Summarizer
 use super::estimate::{MESSAGE_OVERHEAD_TOKENS, estimate_text_tokens};
 use super::redact::redact_secrets;
 use super::reply::{CompactionReply, split_reply};
+use super::salient::excerpt;
 
 const IN_PLACE_PROMPT: &str = include_str!("../../assets/prompts/compaction_in_place.md");
+/// A message the view no longer shows travels in the instruction at most this long (its
+/// telling lines, as a long tool result's transcript): one huge message must not push the
+/// call past the window and onto the transcript path, in chunks.
+const HIDDEN_PIECE_CHARS: usize = 6_000;
 
 /// Why an in-place summary was not written.
 pub(super) enum Outcome {
@@ -56,7 +61,7 @@ pub fn instruction(plan: &CompactionPlan, tail_messages: usize, budget: u32) -> 
             .iter()
             .zip(&plan.seqs)
             .filter(|(_, seq)| plan.hidden.contains(seq))
-            .map(|(m, _)| super::transcript::transcript_piece(m))
+            .map(|(m, _)| excerpt(&super::transcript::transcript_piece(m), HIDDEN_PIECE_CHARS))
             .collect::<Vec<_>>()
             .join("\n");
         scope.push_str(&format!(
@@ -119,5 +124,39 @@ pub(super) async fn summarize(
             Outcome::Failed("the summariser's answer was cut off at the length limit twice; nothing was stored".into())
         }
         Err(SummaryError::Failed(e)) => Outcome::Failed(e),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use super::*;
+    use crate::conversation::Message;
+
+    #[test]
+    fn a_huge_message_the_view_no_longer_shows_travels_cut_to_its_telling_lines() {
+        let huge =
+            format!("THOUGHT: start of the plan\n{}the end of the plan", "a long line of reasoning\n".repeat(8_000));
+        let plan = CompactionPlan {
+            previous_summary: None,
+            generation: 1,
+            through_seq: 3,
+            messages: vec![Arc::new(Message::user("fix it")), Arc::new(Message::assistant(huge.clone()))],
+            seqs: vec![1, 2],
+            stretches: Vec::new(),
+            carried: Vec::new(),
+            summarised_tokens: 60_000,
+            input_ratio: 4.0,
+            summary_share: 0.035,
+            finished: false,
+            conversation: None,
+            hidden: vec![2],
+            tail_first: Arc::new(Message::user("next")),
+            tail_opening: "the user's message that begins “next”".into(),
+        };
+        let ask = instruction(&plan, 2, 1_000);
+        assert!(ask.len() < huge.len() / 10, "{} characters", ask.len());
+        assert!(ask.contains("THOUGHT: start of the plan") && ask.contains("the end of the plan"));
     }
 }
