@@ -103,8 +103,9 @@ pub struct Conversation {
 const TURN_STRETCH: u64 = 2;
 
 /// Choose the tail to keep verbatim: about `compaction_tail_share` of the compaction threshold,
-/// at least `compaction_min_tail_messages` messages and, when they fit in half the threshold,
-/// the last `compaction_min_tail_turns` user turns; aligned so no tool group is split and the
+/// at least `compaction_min_tail_messages` messages (while they fit twice that budget; past it,
+/// the latest tool group) and, when they fit twice that budget, the last
+/// `compaction_min_tail_turns` user turns; aligned so no tool group is split and the
 /// latest reply is kept. A `manual` compaction keeps that share of the current conversation
 /// instead, when it is smaller, and only the message minimum. `None` when there is nothing before the tail to summarise.
 pub fn plan(
@@ -147,12 +148,16 @@ pub fn plan(
     let mut start = visible.len();
     let mut kept = 0u64;
     while start > 0 {
-        let enough_messages = visible.len() - start >= config.compaction_min_tail_messages;
+        let next = sent_tokens[visible[start - 1]];
+        // The message minimum may stretch the tail too, not replace it: past the stretch, the
+        // latest tool group alone (the alignment below keeps it whole) stays verbatim, and the
+        // large results before it are summarised instead of being read on every request.
+        let enough_messages = visible.len() - start >= config.compaction_min_tail_messages
+            || (kept > 0 && kept + next > turn_cap && !manual);
         let enough_turns = !honour_turns || start <= min_turns_start;
         // The budget is a ceiling once the minimums hold: a large result that would cross it
         // is summarised rather than kept whole (it is read on every request until the next
         // compaction).
-        let next = sent_tokens[visible[start - 1]];
         if (kept >= tail_budget || kept + next > tail_budget) && enough_messages && enough_turns {
             break;
         }

@@ -69,6 +69,30 @@ fn the_turn_minimum_yields_to_the_budget_in_one_huge_turn() {
     assert!(plan.messages.len() > 40, "most of the turn is summarised: {}", plan.messages.len());
 }
 
+#[test]
+fn past_twice_the_tail_budget_only_the_latest_group_stays_whole() {
+    // Big results: the four latest messages would be twice the tail budget and more; the latest
+    // group alone stays verbatim, the large result before it is summarised.
+    let mut l = Ledger::new(3.2);
+    l.push(1, Message::user("read the logs"));
+    for n in 0..8 {
+        let mut a = Message::assistant(format!("reading log {n}"));
+        a.content.push(Block::ToolCall(ToolCall::new(format!("c{n}"), "file_read", "{}")));
+        l.push(2 + 2 * n, a);
+        l.push(3 + 2 * n, Message::tool(ToolResult::ok(format!("c{n}"), "file_read", "l\n".repeat(3_000))));
+    }
+    let config = ContextConfig::default();
+    let budget = ContextBudget::new(32_000, &config);
+    let plan = plan(&l, &ContextState::default(), &config, &budget, &tokens(&l), false).unwrap();
+    assert_eq!(plan.through_seq, 15, "the tail is the last call and its result");
+    assert_eq!(plan.tail_first.tool_calls().next().map(|c| c.id.as_str()), Some("c7"));
+    // Small results: the four latest messages fit, and stay.
+    let l = ledger_with_turns(20, 20);
+    let small = super::plan(&l, &ContextState::default(), &config, &budget, &tokens(&l), false).unwrap();
+    let tail = l.entries().iter().filter(|e| e.seq > small.through_seq).count();
+    assert!(tail >= config.compaction_min_tail_messages, "{tail}");
+}
+
 struct FakeSummarizer {
     window: u64,
     calls: Mutex<Vec<String>>,
