@@ -109,15 +109,14 @@ async fn in_the_terminal_a_compaction_finishing_while_idle_shows_within_a_second
     assert!(mock.requests().iter().any(is_summariser));
 }
 
-/// The window of the next test: pruning and early compaction may start from 16,800 tokens,
-/// compaction is due from 20,400 (blocking at 23,040).
+/// The window of the next test: compaction is due from 20,400 tokens (blocking at 23,040).
 const SMALL_WINDOW: u64 = 32_000;
 /// Where the test aims the estimate of its turn's last request: past the compaction threshold,
 /// and with one request's usual growth (about 3k here) past blocking, yet under blocking itself.
 const AIM: u64 = 21_000;
-/// The longest file the test writes, in cairn's rough tokens (a result is cut at a quarter of
-/// the usable window: 19.2 KB).
-const MAX_FILE: u64 = 5_900;
+/// The longest file the test writes, in cairn's rough tokens (a result is cut at 15 % of the
+/// usable window: 11.5 KB).
+const MAX_FILE: u64 = 3_400;
 
 /// What the mock counts a request as (and reports as its usage): its JSON, four characters a
 /// token.
@@ -142,8 +141,9 @@ async fn a_compaction_planned_at_a_final_answer_starts_with_the_next_prompt() {
     sandbox.write("c.txt", &format!("{}\n", "x".repeat(92)).repeat(3));
     let project = sandbox.project.path().to_path_buf();
     // The model reads files until the turn's last request is at AIM, then answers: smaller ones
-    // first (each request stays under the level where anything may be rewritten), then one
-    // sized from the usage the mock reports for the request before it.
+    // first, then one sized from the usage the mock reports for the request before it (an
+    // early compaction before it would have to repay four times its cost in the few requests
+    // a session of this length is expected to go on: it does not).
     let (reads, done) = (AtomicUsize::new(0), AtomicBool::new(false));
     let script = Script::new().responder(move |req| {
         if is_summariser(req) {
@@ -160,7 +160,7 @@ async fn a_compaction_planned_at_a_final_answer_starts_with_the_next_prompt() {
         }
         let n = reads.fetch_add(1, Ordering::SeqCst) + 1;
         let left = AIM.saturating_sub(counted(req) + 40);
-        // Until the last file fits, files of at most 3k that keep every request under 16,800.
+        // Until the last file fits, files of at most 3k.
         let size = if left <= MAX_FILE {
             done.store(true, Ordering::SeqCst);
             left
