@@ -24,6 +24,7 @@ mod mcp_serve;
 mod memory;
 pub mod net;
 mod prompt;
+mod report;
 pub mod store;
 mod tools;
 mod trust;

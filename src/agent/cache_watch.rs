@@ -22,6 +22,8 @@ pub(super) struct CacheWatch {
     /// is no cache rate to show (local servers never will).
     seen: bool,
     ttl_secs: i64,
+    /// The break the last request showed, if any (for the session report).
+    last_break: Option<crate::llm::CacheBreak>,
 }
 
 impl CacheWatch {
@@ -38,6 +40,7 @@ impl CacheWatch {
             last_usage: None,
             seen: false,
             ttl_secs,
+            last_break: None,
         }
     }
 
@@ -93,8 +96,10 @@ impl CacheWatch {
     /// change cairn named) is only counted, for `/context`.
     pub(super) fn observe(&mut self, fingerprint: Fingerprint, usage: &Usage) -> Option<String> {
         let expected = std::mem::take(&mut self.expected);
+        self.last_break = None;
         let seen =
             self.tracker.observe(fingerprint, usage, chrono::Utc::now().timestamp(), self.ttl_secs, &expected)?;
+        self.last_break = Some(seen.clone());
         let text = format!("prompt cache break, {}", seen.describe());
         let ours = seen.kind == BreakKind::Unexpected && seen.first_difference.is_some();
         if ours {
@@ -104,6 +109,16 @@ impl CacheWatch {
             tracing::info!("{text}");
             None
         }
+    }
+
+    /// The break the request just observed showed, if it showed one.
+    pub(super) fn last_break(&self) -> Option<&crate::llm::CacheBreak> {
+        self.last_break.as_ref()
+    }
+
+    /// The provider has shown that it caches prompts.
+    pub(super) fn caches(&self) -> bool {
+        self.seen
     }
 
     pub(super) fn last_usage(&self) -> Option<Usage> {

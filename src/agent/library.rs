@@ -305,8 +305,8 @@ impl Library {
             LibraryError::Input("that call's output is not stored (it never ran, or the session is not saved)".into())
         };
         let session = self.store.resolve_session(self.project, session).map_err(|_| missing())?;
-        match self.store.tool_record(&session.id, call_id) {
-            Ok(Some(record)) => Ok(record.output),
+        match self.store.tool_output(&session.id, call_id) {
+            Ok(Some(output)) => Ok(output),
             Ok(None) => Err(missing()),
             Err(e) => Err(LibraryError::Failed(format!("could not read the output: {e}"))),
         }
@@ -321,7 +321,10 @@ impl Library {
 
     /// The project's memories and the global ones, newest first.
     pub fn memories(&self) -> Result<Vec<MemoryRecord>, LibraryError> {
-        self.store.memories(self.project).map_err(|e| LibraryError::Failed(format!("could not read the memories: {e}")))
+        self.store
+            .memories(self.project)
+            .map(crate::memory::with_quarantine)
+            .map_err(|e| LibraryError::Failed(format!("could not read the memories: {e}")))
     }
 
     /// Delete the memory `id` names (`7` or `#7`); the answer says which memory it was.

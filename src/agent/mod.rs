@@ -10,7 +10,9 @@
 //! approval gate), `task_list` (the `todo` tool's list) and `link` (events, mode, turn
 //! control). `worker/` holds the `Worker`, whose
 //! fields only it sees, and its `impl` blocks that orchestrate the parts: `turn`, `dispatch`,
-//! `compaction`, `memory`, `segments`, `context_view` and `spill`.
+//! `compaction`, `memory`, `segments` and `context_view`. A tool call's path, from the model's
+//! call to its finished record, is `calls/`: the worker lends it the parts it needs, and keeps
+//! and tells what comes out.
 //!
 //! Draws and prints nothing. Public is only the event type the render benchmark feeds the
 //! interface; the rest is the crate's.
@@ -20,9 +22,12 @@ mod attachments;
 mod auxiliary;
 mod background;
 mod cache_watch;
+mod calls;
 mod checkpoints;
 mod events;
 mod extensions;
+mod hook_runs;
+mod keep_warm;
 mod library;
 mod link;
 mod local_site;
@@ -30,8 +35,10 @@ mod mcp_desk;
 mod model_slot;
 mod models;
 mod recap;
+mod request_log;
 mod rewind;
 mod runner;
+mod saved_outputs;
 mod session_state;
 mod setup;
 mod slash;
@@ -48,7 +55,7 @@ pub(crate) use events::CommandInfo;
 pub(crate) use events::{
     ApprovalDecision, ApprovalKind, ApprovalRequest, Attachment, CacheStats, CompactionEvent, CompactionTrigger,
     ContextBreakdown, ContextReport, ContextStatus, HistoryMark, HistoryRecap, InstructionFilesReport, ModelList,
-    NoticeLevel, SubagentEvent, SubagentOutcome, ToolFinished, TurnOutcome, TurnStats, TurnSummary, UserCommand,
+    NoticeLevel, SubagentEvent, SubagentOutcome, TurnOutcome, TurnStats, TurnSummary, UserCommand,
 };
 #[cfg(test)]
 pub(crate) use events::{CacheReport, ContextPart, CostReport, ModelChoice, SegmentInfo, SkippedFile};

@@ -243,11 +243,11 @@ mod tests {
     fn the_pipeline_is_priced_from_the_catalog_and_the_provider_cache() {
         let sonnet = Prices { input: 3.0, output: 15.0, cache_read: 0.3, cache_write: 3.75, cache_write_1h: 6.0 };
         let priced = info(Some(sonnet), WindowSource::Catalog);
-        let on = CacheConfig { enabled: true, ttl: CacheTtl::FiveMinutes };
-        let off = CacheConfig { enabled: false, ..on };
+        let on = CacheConfig { enabled: true, ttl: CacheTtl::FiveMinutes, ..CacheConfig::default() };
+        let off = CacheConfig { enabled: false, ..on.clone() };
         assert_eq!(cost_model(&priced, ProviderKind::Anthropic, &on), CostModel::from_prices(&sonnet, true));
         // `[cache] ttl = "1h"`: a rewrite is written again at the 1-hour price.
-        let hour = cost_model(&priced, ProviderKind::Anthropic, &CacheConfig { ttl: CacheTtl::OneHour, ..on });
+        let hour = cost_model(&priced, ProviderKind::Anthropic, &CacheConfig { ttl: CacheTtl::OneHour, ..on.clone() });
         assert_eq!(hour.rewrite_cost(1), 6.0 - 0.3);
         assert_eq!(cost_model(&priced, ProviderKind::Anthropic, &on).rewrite_cost(1), 3.75 - 0.3);
         // `[cache] enabled = false`: every re-sent token is full input, so reductions pay at once.

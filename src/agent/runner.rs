@@ -108,7 +108,7 @@ pub fn spawn(setup: AgentSetup) -> Result<AgentHandle, StoreError> {
         Err(e) => tracing::warn!(error = %e, "could not remove empty sessions"),
     }
     let resumed = matches!(setup.session, SessionChoice::Resume(_));
-    let removed = super::worker::clean_truncations(
+    let removed = super::saved_outputs::clean_truncations(
         &setup.truncations_dir,
         &setup.store,
         setup.config.context.truncation_retention_days,
@@ -240,7 +240,8 @@ impl Router {
                 | UserCommand::ResumeSession(_)
                 | UserCommand::PlanRewind { .. }
                 | UserCommand::Rewind { .. }
-                | UserCommand::Undo) => {
+                | UserCommand::Undo
+                | UserCommand::WriteReport) => {
                     let _ = self.work.send(other);
                 }
             }

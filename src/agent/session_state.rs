@@ -12,8 +12,8 @@ use super::events::{AgentEvent, NoticeLevel};
 use super::link::Emitter;
 use crate::config::{ContextConfig, ProviderKind, Redactor};
 use crate::context::{ContextState, Pipeline};
-use crate::conversation::{Block, Message, Mode, Role, Usage};
-use crate::store::{SessionInfo, SessionLock, Store, StoreError, ToolRecord};
+use crate::conversation::{Block, FinishedCall, Message, Mode, Role, Usage};
+use crate::store::{SessionInfo, SessionLock, Store, StoreError};
 
 pub(super) struct SessionState {
     store: Arc<Store>,
@@ -167,15 +167,19 @@ impl SessionState {
     /// Commit a message with key values redacted, then hand it to the pipeline. A failed commit
     /// is reported once and the session goes on in memory: losing the ability to save is bad,
     /// losing the user's turn is worse. Returns the stored row id.
-    pub(super) fn persist(&mut self, mut message: Message, record: Option<ToolRecord>) -> Option<i64> {
+    pub(super) fn persist(&mut self, mut message: Message, record: Option<&FinishedCall>) -> Option<i64> {
         self.redact_message(&mut message);
-        let record = record.map(|mut r| {
-            self.redactor.redact_in_place(&mut r.arguments);
-            self.redactor.redact_in_place(&mut r.output);
-            if let Some(diff) = &mut r.diff {
-                self.redactor.redact_in_place(diff);
+        // The record stays as it is for the front ends; what is stored has its key values out.
+        let record = record.map(|r| {
+            let mut stored = r.clone();
+            self.redactor.redact_in_place(&mut stored.arguments);
+            self.redactor.redact_in_place(&mut stored.output);
+            // The summary and the approval line quote the arguments (`$ curl -H …`).
+            self.redactor.redact_in_place(&mut stored.summary);
+            for text in [&mut stored.diff, &mut stored.approval].into_iter().flatten() {
+                self.redactor.redact_in_place(text);
             }
-            r
+            stored
         });
         let stored = self.ensure_stored().and_then(|()| match &record {
             Some(r) => self.store.append_tool_message(&self.info.id, &message, r),
@@ -255,12 +259,52 @@ impl SessionState {
     }
 
     /// Record a request's usage under `purpose`, against the message it produced.
-    pub(super) fn record_usage(&mut self, message_id: Option<i64>, purpose: &str, model: &str, usage: &Usage) {
-        if let Err(e) = self
+    /// Store a request's usage; the row's id, to hang its figures on.
+    pub(super) fn record_usage(
+        &mut self,
+        message_id: Option<i64>,
+        purpose: &str,
+        model: &str,
+        usage: &Usage,
+    ) -> Option<i64> {
+        match self
             .ensure_stored()
             .and_then(|()| self.store.record_usage(&self.info.id, message_id, purpose, model, usage))
         {
-            self.store_error(&e);
+            Ok(id) => Some(id),
+            Err(e) => {
+                self.store_error(&e);
+                None
+            }
+        }
+    }
+
+    /// An agent request's usage, with the rough tokens of the system prompt and tools it
+    /// carried; the row's id, to hang its figures on.
+    pub(super) fn record_request(
+        &mut self,
+        message_id: Option<i64>,
+        model: &str,
+        usage: &Usage,
+        overhead: u64,
+    ) -> Option<i64> {
+        match self
+            .ensure_stored()
+            .and_then(|()| self.store.record_request(&self.info.id, message_id, model, usage, overhead))
+        {
+            Ok(id) => Some(id),
+            Err(e) => {
+                self.store_error(&e);
+                None
+            }
+        }
+    }
+
+    /// What a request carried, beside its usage row (see [`crate::store::RequestFigures`]).
+    pub(super) fn record_figures(&mut self, usage_id: i64, figures: &crate::store::RequestFigures) {
+        if let Err(e) = self.store.record_request_figures(usage_id, figures) {
+            // The report loses one point; the session goes on.
+            tracing::warn!(error = %e, "could not store a request's figures");
         }
     }
 

@@ -19,6 +19,8 @@ pub enum SlashCommand {
     /// A model by name, or the picker.
     Model(Option<String>),
     Context,
+    /// `/report`: the session report, as HTML.
+    Report,
     Rewind,
     Undo,
     Diff(DiffTarget),
@@ -44,6 +46,7 @@ pub const COMMANDS: &[(&str, &str, &str)] = &[
     ("/new", "", "start a fresh session"),
     ("/mode", "edit|plan|ask", "switch mode (Shift+Tab cycles)"),
     ("/context", "", "what the model sees, token by token"),
+    ("/report", "", "this session's report, as HTML"),
     ("/rewind", "", "take back code and/or conversation to before a turn"),
     ("/undo", "", "take back the file changes of the last turn that made some"),
     ("/diff", "[N|last]", "what this session (or turn N, or the last turn) changed"),
@@ -94,6 +97,7 @@ pub fn parse_slash_with(input: &str, custom: &[CommandInfo]) -> Option<Result<Sl
         "model" => Ok(SlashCommand::Model((!arg.is_empty()).then(|| arg.to_string()))),
         "usage" => Ok(SlashCommand::Usage),
         "context" => Ok(SlashCommand::Context),
+        "report" => Ok(SlashCommand::Report),
         "rewind" => Ok(SlashCommand::Rewind),
         "undo" => Ok(SlashCommand::Undo),
         "diff" => match arg {

@@ -150,6 +150,21 @@ pub enum Command {
         #[arg(long, default_value_t = 30, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
         days: u32,
     },
+    /// Write a session's report as one HTML file (context, cache, cost, outputs, topics, memories), or with --since the spend per day and project; prints its path
+    Report {
+        /// Session id (a unique prefix is enough); default: the project's latest session
+        #[arg(conflicts_with = "since")]
+        session: Option<String>,
+        /// Spend per day and per project (every project) from this day on: YYYY-MM-DD
+        #[arg(long, value_name = "DATE")]
+        since: Option<String>,
+        /// Open the report with the system's viewer once written
+        #[arg(long)]
+        open: bool,
+        /// Where to write it (default: reports/ in the data folder)
+        #[arg(long, value_name = "FILE")]
+        out: Option<PathBuf>,
+    },
     /// Print a session as JSONL (one message a line)
     Export {
         /// Session id (a unique prefix is enough)
@@ -235,6 +250,9 @@ pub enum ContextCommand {
         /// ../shared/bench/costsim.py prices with; a session's own tools may take more)
         #[arg(long, value_name = "N")]
         tool_tokens: Option<u64>,
+        /// Also write the replay's session report (HTML, as `cairn report` writes a session's) to FILE
+        #[arg(long, value_name = "FILE")]
+        report: Option<PathBuf>,
     },
 }
 

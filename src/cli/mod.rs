@@ -12,6 +12,7 @@ mod local;
 mod mcp_serve;
 mod mistyped;
 mod replay;
+mod report;
 mod rewind;
 mod runnable;
 mod startup;
@@ -43,6 +44,9 @@ async fn dispatch(cli: Cli) -> Result<ExitCode, CliError> {
     match &cli.command {
         Some(Command::Sessions { json }) => subcommands::sessions(&startup, *json),
         Some(Command::Export { id }) => subcommands::export(&startup, id),
+        Some(Command::Report { session, since, open, out }) => {
+            report::run(&startup, session.as_deref(), since.as_deref(), *open, out.as_deref())
+        }
         Some(Command::Usage { json, days }) => subcommands::usage(&startup, *json, *days),
         Some(Command::Memories { json }) => subcommands::memories(&startup, *json),
         Some(Command::Forget { id }) => subcommands::forget(&startup, id),
@@ -62,7 +66,7 @@ async fn dispatch(cli: Cli) -> Result<ExitCode, CliError> {
         Some(Command::Acp { trust }) => acp::run(&startup, *trust).await,
         Some(Command::McpServe { trust }) => mcp_serve::run(&startup, *trust).await,
         Some(Command::Context {
-            command: ContextCommand::Replay { file, window, json, dump, offline, summaries, tool_tokens },
+            command: ContextCommand::Replay { file, window, json, dump, offline, summaries, tool_tokens, report },
         }) => {
             let summaries = if *offline { Some(args::ReplaySummaries::Extractive) } else { *summaries };
             let args = replay::Args {
@@ -72,6 +76,7 @@ async fn dispatch(cli: Cli) -> Result<ExitCode, CliError> {
                 dump: dump.as_deref(),
                 summaries,
                 tool_tokens: *tool_tokens,
+                report: report.as_deref(),
             };
             replay::run(&startup, args).await
         }

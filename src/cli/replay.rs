@@ -24,6 +24,8 @@ pub struct Args<'a> {
     pub summaries: Option<ReplaySummaries>,
     /// Tokens of the tool definitions; `None`: costsim's figure.
     pub tool_tokens: Option<u64>,
+    /// Where to write the replay's session report (HTML).
+    pub report: Option<&'a Path>,
 }
 
 fn write_jsonl(path: &Path, system: &str, messages: &[Message], reply: Option<&str>) -> std::io::Result<()> {
@@ -165,6 +167,20 @@ pub async fn run(startup: &Startup, args: Args<'_>) -> Result<ExitCode, CliError
     }
     if let Some(e) = dump_error {
         return Err(CliError::Failed(e));
+    }
+    if let Some(path) = args.report {
+        let name = args.file.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+        let source = crate::report::ReplaySource {
+            name: &name,
+            model: &model.name,
+            budget: crate::context::ContextBudget::new(window, &startup.config.context),
+            chars_per_token: startup.config.context.chars_per_token,
+        };
+        let redactor = crate::config::Redactor::from_env(&crate::config::env_var);
+        let html = crate::report::render_session(&crate::report::from_replay(&report, &trajectory, &source, &redactor));
+        crate::report::write_file(path, &html)
+            .map_err(|e| CliError::Failed(format!("cannot write the report to {}: {e}", path.display())))?;
+        eprintln!("cairn: replay report written to {}", path.display());
     }
     let mut out = std::io::stdout().lock();
     let written = if args.json {

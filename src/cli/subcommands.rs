@@ -92,6 +92,14 @@ pub fn memories(startup: &Startup, json: bool) -> Result<ExitCode, CliError> {
             crate::agent::provenance_suffix(&m)
         )
         .map_err(io_failed)?;
+        if let Some(why) = &m.quarantined {
+            let held = if m.pinned {
+                "pinned by you, so given to the model despite"
+            } else {
+                "QUARANTINED, not given to the model until you pin it:"
+            };
+            writeln!(out, "{:>5}  {held} {why}", "").map_err(io_failed)?;
+        }
     }
     Ok(ExitCode::SUCCESS)
 }
@@ -115,7 +123,7 @@ pub fn export(startup: &Startup, id: &str) -> Result<ExitCode, CliError> {
     for stored in store.messages(&session.id)? {
         let m = &stored.message;
         let full = match m.tool_result() {
-            Some(r) => store.tool_record(&session.id, &r.call_id)?.map(|rec| rec.output),
+            Some(r) => store.tool_output(&session.id, &r.call_id)?,
             None => None,
         };
         let mut line = crate::context::trajectory_line(m, full.as_deref(), Some(&stored.created_at));
@@ -229,11 +237,11 @@ pub async fn doctor(startup: &Startup) -> Result<ExitCode, CliError> {
 
 /// The instruction files the prompt holds here, and those skipped with why.
 fn instructions_report(startup: &Startup, trust: &crate::trust::ProjectTrust, out: &mut String) {
-    let scan = crate::prompt::scan_instruction_files(&startup.root, &startup.cwd);
+    let scan = crate::prompt::scan_instruction_files(&startup.root, &startup.cwd, &startup.paths.user_extension_dirs());
     let scan = if trust.is_trusted() { scan } else { scan.untrusted() };
     out.push_str("\nInstruction files\n");
     if scan.files.is_empty() && scan.skipped.is_empty() {
-        out.push_str("  none (AGENTS.md or CLAUDE.md, from the project root down to here)\n");
+        out.push_str("  none (AGENTS.md or CLAUDE.md in your config folder, and from the project root down to here)\n");
     }
     for file in &scan.files {
         let clipped =

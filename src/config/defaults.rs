@@ -368,10 +368,16 @@ pub enum CacheTtl {
 pub struct CacheConfig {
     pub enabled: bool,
     pub ttl: CacheTtl,
+    /// Most keep-alive pings per idle spell (0: none). A ping is sent only when the cost
+    /// model says it pays (docs/report.md, "Keeping the cache warm").
+    pub keepalive_max_pings: u32,
+    /// A ping goes this long before the cache would run out, so a slow answer still lands in
+    /// time (**cairn**: 90 s covers a retried request).
+    pub keepalive_lead_secs: u64,
 }
 
 impl Default for CacheConfig {
     fn default() -> Self {
-        CacheConfig { enabled: true, ttl: CacheTtl::FiveMinutes }
+        CacheConfig { enabled: true, ttl: CacheTtl::FiveMinutes, keepalive_max_pings: 2, keepalive_lead_secs: 90 }
     }
 }

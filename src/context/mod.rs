@@ -14,9 +14,11 @@ mod extractive;
 mod facts;
 mod fit;
 mod in_place;
+mod injection;
 mod invariant;
 #[cfg(test)]
 mod invariant_props;
+mod keep_alive;
 mod landing;
 mod ledger;
 mod new_work;
@@ -53,7 +55,9 @@ pub use estimate::{MESSAGE_OVERHEAD_TOKENS, estimate_message_tokens, estimate_te
 pub use exact::{ExactCounts, text_of as exact_text_of};
 pub use extractive::{ExtractiveSummarizer, ScriptedSummarizer, extract, requested_tokens};
 pub use facts::{Effect, LineRange, ToolFacts, normalise_path};
+pub use injection::scan as scan_injection;
 pub use invariant::{Violation, check_request};
+pub use keep_alive::{KeepAlive, KeepAliveInput, MIN_CACHED_PREFIX, decide as keep_alive, return_probability};
 pub use ledger::{Entry, Ledger};
 pub use new_work::NewWork;
 pub use pairs::sanitize_pairs;
@@ -61,7 +65,8 @@ pub use pipeline::{Pipeline, Preflight, PreflightInput, Stage, StageReport, Urge
 pub use redact::redact_secrets;
 pub use replay::{ReplayOptions, replay};
 pub use replay_report::{
-    AuxReport, DumpedRequest, ReplayReport, ReplayTotals, RequestReport, TOOL_SCHEMA_TOKENS, USAGE_CHARS_PER_TOKEN,
+    AuxReport, DumpedRequest, ReplayEnd, ReplayReport, ReplayTotals, RequestParts, RequestReport, TOOL_SCHEMA_TOKENS,
+    USAGE_CHARS_PER_TOKEN,
 };
 pub use reply::{CompactionReply, split_reply};
 pub use rewind::rewind_state;
@@ -73,4 +78,4 @@ pub use summary::{summarize, summarize_reply};
 pub use terms::{fts_query, similarity, terms};
 pub use trajectory::{Trajectory, parse_trajectory, trajectory_line};
 pub use transcript::{transcript_piece, transcript_piece_within};
-pub use truncate::{Cut, Spill, TruncationLimits, plan_cut, render_cut, turn_overflow};
+pub use truncate::{Cut, Spill, TruncationLimits, TurnCut, plan_cut, plan_turn_cut, render_cut};

@@ -18,10 +18,10 @@ use super::invariant::check_request;
 use super::pipeline::{Pipeline, PreflightInput, Urgency};
 use super::replay_calls::{InFlight, Planned, Recording, Run, Tokenizer, price};
 use super::replay_report::{
-    DumpedRequest, ReplayReport, ReplayTotals, RequestReport, TOOL_SCHEMA_TOKENS, USAGE_CHARS_PER_TOKEN,
+    DumpedRequest, ReplayReport, ReplayTotals, RequestParts, RequestReport, TOOL_SCHEMA_TOKENS, USAGE_CHARS_PER_TOKEN,
 };
 use super::trajectory::Trajectory;
-use super::truncate::{Spill, TruncationLimits, plan_cut, render_cut, turn_overflow};
+use super::truncate::{Spill, TruncationLimits, TurnCut, plan_cut, plan_turn_cut, render_cut};
 use crate::config::{ContextConfig, Prices};
 use crate::conversation::{Message, Role, ToolResult};
 
@@ -120,7 +120,15 @@ pub async fn replay(
             pending_results.push(message.clone());
             continue;
         }
-        flush_results(&mut run.p, &mut push, &mut pending_results, &limits, turn_cap, spill);
+        flush_results(
+            &mut run.p,
+            &mut push,
+            &mut pending_results,
+            &limits,
+            turn_cap,
+            spill,
+            &mut run.report.end.truncated,
+        );
         if message.role == Role::User {
             if !run.report.requests.is_empty() {
                 // The previous turn has ended.
@@ -167,6 +175,12 @@ pub async fn replay(
         let estimate = run.p.estimate(overhead, window);
         let sizes: Vec<u64> = view.iter().map(|m| run.tokenizer.message(m)).collect();
         let tokens = fixed_usage + sizes.iter().sum::<u64>();
+        let parts = {
+            let (summary, messages) = run.p.parts(window);
+            let rest = tokens - fixed_usage;
+            let summary = (summary * rest).checked_div(summary + messages).unwrap_or(0);
+            RequestParts { system_and_tools: fixed_usage, summary, messages: rest - summary }
+        };
         let mut violations = Vec::new();
         if let Err(v) = check_request(&view) {
             violations.push(v.to_string());
@@ -200,6 +214,7 @@ pub async fn replay(
             cache_write_tokens: write,
             cost: price(options.prices.as_ref(), 0, read, write, output),
             violations,
+            parts,
         });
         run.previous = view.clone();
         let followed = Some(i) != last_request;
@@ -224,8 +239,10 @@ pub async fn replay(
         run.p.report_usage(tokens, raw);
         push(&mut run.p, message.clone());
     }
-    flush_results(&mut run.p, &mut push, &mut pending_results, &limits, turn_cap, spill);
+    flush_results(&mut run.p, &mut push, &mut pending_results, &limits, turn_cap, spill, &mut run.report.end.truncated);
     let counters = run.p.counters();
+    run.report.end.state = run.p.state().clone();
+    run.report.end.segments = std::mem::take(&mut run.segments);
     let mut report = run.report;
     let cost = options.prices.map(|_| {
         report.requests.iter().filter_map(|r| r.cost).chain(report.aux.iter().filter_map(|a| a.cost)).sum::<f64>() + 0.0 // an empty sum is −0.0
@@ -264,6 +281,7 @@ fn flush_results(
     limits: &TruncationLimits,
     turn_cap: usize,
     spill: &mut dyn FnMut(&str, &str) -> Result<String, String>,
+    truncated: &mut std::collections::BTreeMap<String, usize>,
 ) {
     if pending.is_empty() {
         return;
@@ -277,23 +295,28 @@ fn flush_results(
         })
     };
     let mut results: Vec<ToolResult> = pending.drain(..).filter_map(|m| m.tool_result().cloned()).collect();
-    let mut truncated = 0;
+    let sizes_before: std::collections::HashMap<String, usize> =
+        results.iter().map(|r| (r.call_id.clone(), r.content.len())).collect();
+    let mut truncated_count = 0;
     for r in results.iter_mut() {
         if let Some(text) = cut_one(r, limits) {
             r.content = text;
-            truncated += 1;
+            truncated_count += 1;
         }
     }
     let sizes: Vec<usize> = results.iter().map(|r| r.content.len()).collect();
-    let reduced =
-        TruncationLimits { max_bytes: (turn_cap / (4 * results.len().max(1))).max(2_000), max_lines: 200, ..*limits };
-    for i in turn_overflow(&sizes, turn_cap, reduced.max_bytes) {
-        if let Some(text) = cut_one(&results[i], &reduced) {
-            results[i].content = text;
+    if let Some(TurnCut { limits: reduced, again }) = plan_turn_cut(&sizes, 0, turn_cap, results.len(), limits) {
+        for i in again {
+            if let Some(text) = cut_one(&results[i], &reduced) {
+                results[i].content = text;
+            }
         }
     }
-    p.note_truncations(truncated);
+    p.note_truncations(truncated_count);
     for r in results {
+        if sizes_before.get(&r.call_id).is_some_and(|&full| r.content.len() < full) {
+            truncated.insert(r.call_id.clone(), r.content.len());
+        }
         push(p, Message::tool(r));
     }
 }

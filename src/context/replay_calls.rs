@@ -184,6 +184,8 @@ impl Run<'_> {
                         n.summary = Some(line);
                     }
                 }
+                let before = self.report.requests.len() + 1;
+                self.report.end.summaries.push((before, reply.summary.clone()));
                 Some(self.p.apply_compaction(&done.plan, reply.summary, input, done.tokens_before))
             }
             Err(_) => {

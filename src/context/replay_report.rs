@@ -30,6 +30,17 @@ pub struct RequestReport {
     pub cache_write_tokens: u64,
     pub cost: Option<f64>,
     pub violations: Vec<String>,
+    /// Of `tokens`: the system prompt and tools, the continuation (summary and carried
+    /// words), and the messages — for the session report's context chart.
+    pub parts: RequestParts,
+}
+
+/// What a replayed request carried, in the provider's tokens.
+#[derive(Clone, Copy, Debug, Default, Serialize)]
+pub struct RequestParts {
+    pub system_and_tools: u64,
+    pub summary: u64,
+    pub messages: u64,
 }
 
 /// An auxiliary (compaction) call made before request `before`.
@@ -73,6 +84,20 @@ pub struct ReplayReport {
     pub requests: Vec<RequestReport>,
     pub aux: Vec<AuxReport>,
     pub totals: ReplayTotals,
+    /// What the session report reads besides the requests (not part of the JSON report).
+    #[serde(skip)]
+    pub end: ReplayEnd,
+}
+
+/// The replay's state at its end, for the session report: the context state, the segments
+/// with their lines, and the text first sent for each tool result that was truncated.
+#[derive(Clone, Debug, Default)]
+pub struct ReplayEnd {
+    pub state: super::state::ContextState,
+    pub segments: Vec<super::segments::SegmentNode>,
+    pub truncated: std::collections::BTreeMap<String, usize>,
+    /// Each compaction's summary, with the request it landed before.
+    pub summaries: Vec<(usize, String)>,
 }
 
 /// A request as it would be sent, for dumping: `aux` numbers auxiliary calls before request

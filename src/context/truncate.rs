@@ -184,9 +184,35 @@ pub fn clip_to_fit(text: &str, max_bytes: usize) -> String {
     }
 }
 
+/// The per-turn cap's plan for the results of one assistant message, each already cut to the
+/// limits of one result: the smaller limits and which results (by position) to cut again to
+/// them, largest first, until the rest fits.
+#[derive(Clone, Debug, PartialEq)]
+pub struct TurnCut {
+    pub limits: TruncationLimits,
+    pub again: Vec<usize>,
+}
+
+/// `sizes` are the results as they stand, `sent` what earlier results of the same message
+/// took, `calls` how many calls the message made. `None` while they fit under `cap`.
+pub fn plan_turn_cut(
+    sizes: &[usize],
+    sent: usize,
+    cap: usize,
+    calls: usize,
+    limits: &TruncationLimits,
+) -> Option<TurnCut> {
+    if sent + sizes.iter().sum::<usize>() <= cap {
+        return None;
+    }
+    let limits = TruncationLimits { max_bytes: (cap / (4 * calls.max(1))).max(2_000), max_lines: 200, ..*limits };
+    let again = turn_overflow(sizes, cap.saturating_sub(sent), limits.max_bytes);
+    Some(TurnCut { limits, again })
+}
+
 /// When the results of one assistant message exceed `cap` bytes together: which of them
 /// (by position) to spill further, largest first, until the rest fits.
-pub fn turn_overflow(sizes: &[usize], cap: usize, reduced: usize) -> Vec<usize> {
+fn turn_overflow(sizes: &[usize], cap: usize, reduced: usize) -> Vec<usize> {
     let mut total: usize = sizes.iter().sum();
     let mut order: Vec<usize> = (0..sizes.len()).collect();
     order.sort_by_key(|&i| std::cmp::Reverse(sizes[i]));
@@ -250,6 +276,16 @@ mod tests {
     fn turn_cap_spills_largest_first() {
         assert_eq!(turn_overflow(&[10, 100, 50, 80], 120, 5), vec![1, 3]);
         assert!(turn_overflow(&[10, 20], 100, 5).is_empty());
+    }
+
+    #[test]
+    fn the_turn_cap_cuts_the_largest_results_again_only_when_they_pass_it_together() {
+        let per_result = limits(2_000, 50_000);
+        assert_eq!(plan_turn_cut(&[30_000, 40_000], 0, 100_000, 2, &per_result), None);
+        assert_eq!(plan_turn_cut(&[30_000, 40_000], 40_000, 100_000, 2, &per_result).map(|p| p.again), Some(vec![1]));
+        let plan = plan_turn_cut(&[50_000, 3_000, 50_000], 0, 80_000, 3, &per_result).unwrap();
+        assert_eq!(plan.again, vec![0], "the largest first, until the rest fits");
+        assert_eq!((plan.limits.max_bytes, plan.limits.max_lines, plan.limits.head_share), (6_666, 200, 0.6));
     }
 
     #[test]

@@ -47,15 +47,21 @@ impl ToolCall {
 
     /// The arguments as a JSON object, or the parse error to report to the model.
     pub fn parsed_arguments(&self) -> Result<serde_json::Value, String> {
-        let text = self.arguments.trim();
-        if text.is_empty() {
-            return Ok(serde_json::Value::Object(Default::default()));
-        }
-        match serde_json::from_str::<serde_json::Value>(text) {
-            Ok(v @ serde_json::Value::Object(_)) => Ok(v),
-            Ok(other) => Err(format!("arguments must be a JSON object, got {}", json_kind(&other))),
-            Err(e) => Err(format!("arguments are not valid JSON ({e})")),
-        }
+        parse_arguments(&self.arguments)
+    }
+}
+
+/// A call's arguments (JSON text, as the model sent them) as a JSON object, or the parse error
+/// to report to the model.
+pub(super) fn parse_arguments(text: &str) -> Result<serde_json::Value, String> {
+    let text = text.trim();
+    if text.is_empty() {
+        return Ok(serde_json::Value::Object(Default::default()));
+    }
+    match serde_json::from_str::<serde_json::Value>(text) {
+        Ok(v @ serde_json::Value::Object(_)) => Ok(v),
+        Ok(other) => Err(format!("arguments must be a JSON object, got {}", json_kind(&other))),
+        Err(e) => Err(format!("arguments are not valid JSON ({e})")),
     }
 }
 

@@ -7,6 +7,7 @@
 
 mod content;
 mod controls;
+mod finished_call;
 mod memory_kind;
 mod message;
 mod mode;
@@ -19,6 +20,7 @@ mod usage;
 
 pub use content::{Image, Thinking, ThinkingSource};
 pub use controls::strip_terminal_controls;
+pub use finished_call::FinishedCall;
 pub use memory_kind::{MemoryKind, RetentionClass};
 pub use message::{Block, IMAGE_CHARS_PER_TOKEN, Message, Role, ToolCall, ToolResult};
 pub use mode::Mode;

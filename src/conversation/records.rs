@@ -45,6 +45,11 @@ pub struct MemoryRecord {
     /// Who approved it being global (a global save always needs someone): "you, in the
     /// approval dialog", "--yes", "you, in /memories". `None` for a project memory.
     pub approved_by: Option<String>,
+    /// Why it is not given to the model as it is (it carries instructions aimed at the
+    /// model), until the user pins it. Filled by whoever lists memories; the store leaves it
+    /// `None`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub quarantined: Option<String>,
 }
 
 /// A turn as `/rewind` and `cairn rewind --to N` number it.
@@ -71,4 +76,7 @@ pub struct ToolDisplay {
     /// The approval line: what allowed or refused the call (`None` for calls recorded before
     /// cairn kept it, and for calls nothing had to decide).
     pub decided_by: Option<String>,
+    /// The call's one-line summary as its tool gave it (`None` for calls recorded before cairn
+    /// kept it: the summary is then made again from the arguments).
+    pub summary: Option<String>,
 }

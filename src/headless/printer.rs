@@ -179,6 +179,7 @@ impl Printer {
                     | AgentEvent::Usage { .. }
                     | AgentEvent::Context(_)
                     | AgentEvent::ContextBreakdown(_)
+                    | AgentEvent::ReportWritten(_)
                     | AgentEvent::ModeChanged(_)
                     | AgentEvent::ModelChanged { .. }
                     | AgentEvent::TurnFinished(_)
@@ -262,6 +263,7 @@ impl Printer {
                 | AgentEvent::Models(_)
                 | AgentEvent::Context(_)
                 | AgentEvent::ContextBreakdown(_)
+                | AgentEvent::ReportWritten(_)
                 | AgentEvent::Queued { .. }
                 | AgentEvent::TurnStarted { .. }
                 | AgentEvent::ToolCallStreaming { .. }

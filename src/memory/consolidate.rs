@@ -37,6 +37,7 @@ mod tests {
             updated_at: String::new(),
             expires_at: expires.map(String::from),
             approved_by: None,
+            quarantined: None,
         }
     }
 

@@ -149,6 +149,7 @@ mod tests {
             updated_at: String::new(),
             expires_at: None,
             approved_by: None,
+            quarantined: None,
         }];
         assert_eq!(
             merge_decision(MemoryKind::Project, "Test command", "Tests run with `make check -j8`", &existing),

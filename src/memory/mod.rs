@@ -11,6 +11,22 @@ pub use consolidate::consolidation;
 pub use extract::{Merge, merge_decision, parse_extraction};
 pub use select::build_block;
 
+/// Why `memory` must not be injected as it is (see `context::injection`), pinned or not.
+pub fn quarantine(memory: &crate::conversation::MemoryRecord) -> Option<String> {
+    crate::context::scan_injection(&format!("{}\n{}", memory.title, memory.content))
+}
+
+/// Whether `memory` may go into the prompt: it carries no instructions for the model, or the
+/// user pinned it after seeing why it was held back.
+pub fn injectable(memory: &crate::conversation::MemoryRecord) -> bool {
+    memory.pinned || quarantine(memory).is_none()
+}
+
+/// `memories` with the reason each one is held back filled in.
+pub fn with_quarantine(memories: Vec<crate::conversation::MemoryRecord>) -> Vec<crate::conversation::MemoryRecord> {
+    memories.into_iter().map(|m| crate::conversation::MemoryRecord { quarantined: quarantine(&m), ..m }).collect()
+}
+
 /// Working memories expire after this many days (KosmoKrator's retention).
 pub const WORKING_DAYS: i64 = 14;
 

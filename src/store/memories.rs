@@ -33,6 +33,7 @@ pub(super) fn memory_from_row(r: &Row<'_>) -> rusqlite::Result<MemoryRecord> {
         updated_at: r.get(9)?,
         expires_at: r.get(10)?,
         approved_by: r.get(11)?,
+        quarantined: None,
     })
 }
 

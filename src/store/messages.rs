@@ -1,7 +1,7 @@
 use rusqlite::{OptionalExtension, params};
 
 use super::{Store, StoreError, now_rfc3339};
-use crate::conversation::{Block, Message, Role, ToolDisplay};
+use crate::conversation::{Block, FinishedCall, Message, Role, ToolDisplay};
 
 /// A message as stored: its row id, its position in the session, and when it completed.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -12,35 +12,19 @@ pub struct StoredMessage {
     pub created_at: String,
 }
 
-/// The full, untruncated record of one tool call.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct ToolRecord {
-    pub call_id: String,
-    pub tool: String,
-    pub arguments: String,
-    pub output: String,
-    pub is_error: bool,
-    pub exit_code: Option<i32>,
-    pub diff: Option<String>,
-    pub duration_ms: u64,
-    /// The call never ran: refused, denied, interrupted, or its arguments did not parse.
-    pub not_run: bool,
-    /// The transcript's approval line: the rule, mode, user or sandbox that decided the call.
-    pub decided_by: Option<String>,
-}
-
 impl Store {
     /// Commit one completed message.
     pub fn append_message(&self, session: &str, message: &Message) -> Result<StoredMessage, StoreError> {
         self.append(session, message, None)
     }
 
-    /// Commit a tool message together with the full record of its call, in one transaction.
+    /// Commit a tool message together with the record of its call (its whole output), in one
+    /// transaction.
     pub fn append_tool_message(
         &self,
         session: &str,
         message: &Message,
-        record: &ToolRecord,
+        record: &FinishedCall,
     ) -> Result<StoredMessage, StoreError> {
         self.append(session, message, Some(record))
     }
@@ -49,7 +33,7 @@ impl Store {
         &self,
         session: &str,
         message: &Message,
-        record: Option<&ToolRecord>,
+        record: Option<&FinishedCall>,
     ) -> Result<StoredMessage, StoreError> {
         let content = serde_json::to_string(&message.content)
             .map_err(|e| StoreError::Corrupt(format!("cannot encode message: {e}")))?;
@@ -71,8 +55,8 @@ impl Store {
         )?;
         if let Some(r) = record {
             tx.execute(
-                "INSERT INTO tool_results (session_id, message_id, call_id, tool, arguments, output, is_error, exit_code, diff, duration_ms, created_at, not_run, decided_by)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)",
+                "INSERT INTO tool_results (session_id, message_id, call_id, tool, arguments, output, is_error, exit_code, diff, duration_ms, created_at, not_run, decided_by, summary)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)",
                 params![
                     session,
                     id,
@@ -83,10 +67,12 @@ impl Store {
                     r.is_error,
                     r.exit_code,
                     r.diff,
-                    r.duration_ms as i64,
+                    r.duration.as_millis() as i64,
                     now,
                     r.not_run,
-                    r.decided_by
+                    // The column keeps the approval line (the short `decided_by` is not stored).
+                    r.approval,
+                    r.summary
                 ],
             )?;
         }
@@ -127,7 +113,7 @@ impl Store {
     pub fn tool_display(&self, session: &str) -> Result<std::collections::HashMap<String, ToolDisplay>, StoreError> {
         let conn = self.conn();
         let mut stmt = conn.prepare(
-            "SELECT call_id, diff, duration_ms, not_run, decided_by FROM tool_results WHERE session_id = ?1",
+            "SELECT call_id, diff, duration_ms, not_run, decided_by, summary FROM tool_results WHERE session_id = ?1",
         )?;
         let rows = stmt.query_map(params![session], |r| {
             Ok((
@@ -137,34 +123,21 @@ impl Store {
                     duration_ms: r.get::<_, i64>(2)? as u64,
                     not_run: r.get(3)?,
                     decided_by: r.get(4)?,
+                    summary: r.get::<_, Option<String>>(5)?.filter(|s| !s.is_empty()),
                 },
             ))
         })?;
         Ok(rows.collect::<Result<_, _>>()?)
     }
 
-    /// The full record of a tool call of the session.
-    pub fn tool_record(&self, session: &str, call_id: &str) -> Result<Option<ToolRecord>, StoreError> {
+    /// The whole stored output of a tool call of the session.
+    pub fn tool_output(&self, session: &str, call_id: &str) -> Result<Option<String>, StoreError> {
         Ok(self
             .conn()
             .query_row(
-                "SELECT call_id, tool, arguments, output, is_error, exit_code, diff, duration_ms, not_run, decided_by
-                 FROM tool_results WHERE session_id = ?1 AND call_id = ?2 ORDER BY id DESC LIMIT 1",
+                "SELECT output FROM tool_results WHERE session_id = ?1 AND call_id = ?2 ORDER BY id DESC LIMIT 1",
                 params![session, call_id],
-                |r| {
-                    Ok(ToolRecord {
-                        call_id: r.get(0)?,
-                        tool: r.get(1)?,
-                        arguments: r.get(2)?,
-                        output: r.get(3)?,
-                        is_error: r.get(4)?,
-                        exit_code: r.get(5)?,
-                        diff: r.get(6)?,
-                        duration_ms: r.get::<_, i64>(7)? as u64,
-                        not_run: r.get(8)?,
-                        decided_by: r.get(9)?,
-                    })
-                },
+                |r| r.get(0),
             )
             .optional()?)
     }

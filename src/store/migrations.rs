@@ -258,6 +258,35 @@ const STEPS: &[&str] = &[
     ALTER TABLE sessions ADD COLUMN todo TEXT;
     CREATE INDEX sessions_by_parent ON sessions(parent_session);
     "#,
+    // 10: what each agent request carried, for the session report: the window and thresholds
+    // in force, the context in four parts (as sent, summing to the prompt tokens the provider
+    // reported), what the pipeline did since the request before (JSON) and the cache break the
+    // request showed, if any (JSON).
+    r#"
+    CREATE TABLE request_figures (
+        usage_id        INTEGER PRIMARY KEY REFERENCES usage(id) ON DELETE CASCADE,
+        window          INTEGER NOT NULL,
+        effective       INTEGER NOT NULL,
+        warning         INTEGER NOT NULL,
+        auto_compact    INTEGER NOT NULL,
+        blocking        INTEGER NOT NULL,
+        system_tokens   INTEGER NOT NULL,
+        memory_tokens   INTEGER NOT NULL,
+        summary_tokens  INTEGER NOT NULL,
+        message_tokens  INTEGER NOT NULL,
+        stages          TEXT NOT NULL DEFAULT '[]',
+        cache_break     TEXT
+    );
+    "#,
+    // 11: what a resumed session needs to show the figures the live one showed: each call's
+    // one-line summary as its tool gave it; the `task` call that started a subagent's session;
+    // the rough tokens of the system prompt and tools a request carried (the estimate is
+    // calibrated against them, whatever the tools are when the session is opened again).
+    r#"
+    ALTER TABLE tool_results ADD COLUMN summary TEXT;
+    ALTER TABLE sessions ADD COLUMN parent_call TEXT;
+    ALTER TABLE usage ADD COLUMN overhead_tokens INTEGER;
+    "#,
 ];
 
 pub const LATEST: i64 = STEPS.len() as i64;

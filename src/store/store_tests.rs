@@ -32,12 +32,12 @@ fn messages_keep_order_and_blocks() {
     assistant.content.push(crate::conversation::Block::ToolCall(ToolCall::new("c1", "file_read", r#"{"path":"a"}"#)));
     store.append_message(&s.id, &assistant).unwrap();
     let result = ToolResult::ok("c1", "file_read", "short");
-    let record = ToolRecord {
+    let record = crate::conversation::FinishedCall {
         call_id: "c1".into(),
         tool: "file_read".into(),
         arguments: r#"{"path":"a"}"#.into(),
         output: "the full output".into(),
-        duration_ms: 12,
+        duration: std::time::Duration::from_millis(12),
         ..Default::default()
     };
     store.append_tool_message(&s.id, &Message::tool(result), &record).unwrap();
@@ -45,7 +45,7 @@ fn messages_keep_order_and_blocks() {
     let stored = store.messages(&s.id).unwrap();
     assert_eq!(stored.iter().map(|m| m.seq).collect::<Vec<_>>(), vec![1, 2, 3]);
     assert_eq!(stored[1].message, assistant);
-    assert_eq!(store.tool_record(&s.id, "c1").unwrap().unwrap().output, "the full output");
+    assert_eq!(store.tool_output(&s.id, "c1").unwrap().unwrap(), "the full output");
 }
 
 #[test]

@@ -1,11 +1,11 @@
 //! The tools the model can call: the `Tool` trait, the registry, the permission rules, the OS
 //! sandbox for `bash`, path resolution, and the built-in tools themselves.
 //!
-//! A call goes through three steps, in this order, in `agent`: permissions (may this run in
-//! this mode, on these paths, under these rules? — `permissions::Policy`), approval (does the
-//! user agree, having seen the preview?), execution (`bash` inside the sandbox). `prepare`
-//! computes the preview without side effects; `execute` performs exactly what was prepared, and
-//! refuses if the world changed in between.
+//! A call goes through three steps, in this order, in `agent`'s call path (`agent/calls`):
+//! permissions (may this run in this mode, on these paths, under these rules? —
+//! `permissions::Policy`), approval (does the user agree, having seen the preview?), execution
+//! (`bash` inside the sandbox). `prepare` computes the preview without side effects; `execute`
+//! performs exactly what was prepared, and refuses if the world changed in between.
 
 mod change;
 mod editor;
@@ -15,7 +15,7 @@ mod policy;
 mod registry;
 mod summary;
 #[cfg(test)]
-mod test_support;
+pub(crate) mod test_support;
 mod tracker;
 
 pub mod bash;

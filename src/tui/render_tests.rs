@@ -207,6 +207,7 @@ fn context_breakdown() -> ContextBreakdown {
                 cache_creation_input_tokens: 5_200,
             }),
             breaks: vec!["turn 12: the tool list changed (a tool was added)".into()],
+            keep_alive: Default::default(),
         },
         segments: vec![
             SegmentInfo { level: 1, first_seq: 1, last_seq: 240, tokens: 151_000, summarized: true, shown: false },
@@ -228,7 +229,7 @@ fn context_breakdown() -> ContextBreakdown {
 #[test]
 fn context_view() {
     let mut app = conversation();
-    app.set_overlay(Some(Overlay::Context(ContextView { breakdown: Some(context_breakdown()) })));
+    app.set_overlay(Some(Overlay::Context(ContextView::new(Some(context_breakdown())))));
     snapshot("context", &app);
 }
 
@@ -245,14 +246,14 @@ fn context_view_counted() {
         ContextPart { name: "messages".into(), tokens: 91_300, exact: true },
         ContextPart { name: "chat template and framing".into(), tokens: 413, exact: false },
     ];
-    app.set_overlay(Some(Overlay::Context(ContextView { breakdown: Some(breakdown) })));
+    app.set_overlay(Some(Overlay::Context(ContextView::new(Some(breakdown)))));
     snapshot("context_counted", &app);
 }
 
 #[test]
 fn context_view_while_waiting() {
     let mut app = conversation();
-    app.set_overlay(Some(Overlay::Context(ContextView { breakdown: None })));
+    app.set_overlay(Some(Overlay::Context(ContextView::new(None))));
     snapshot("context_loading", &app);
 }
 
@@ -315,7 +316,8 @@ fn expanded_tool_output() {
 /// Two subagents of one message — one at work on its second call, one done with its report —
 /// under the checklist panel of the agent's task list.
 fn subagents_and_task_list() -> App {
-    use crate::agent::{SubagentEvent, SubagentOutcome, ToolFinished};
+    use crate::agent::{SubagentEvent, SubagentOutcome};
+    use crate::conversation::FinishedCall;
     use crate::conversation::{Block, Message, Role, TaskItem, TaskList, TaskStatus, ToolCall};
     let mut app = app();
     app.on_agent_event(AgentEvent::TurnStarted { prompt: "where are parse_x and render_y used?".into() });
@@ -395,7 +397,7 @@ fn subagents_and_task_list() -> App {
             requests: 2,
         },
     );
-    app.on_agent_event(AgentEvent::ToolFinished(ToolFinished {
+    app.on_agent_event(AgentEvent::ToolFinished(FinishedCall {
         call_id: "t1".into(),
         tool: "task".into(),
         summary: "explore: find parse_x users".into(),
@@ -408,6 +410,7 @@ fn subagents_and_task_list() -> App {
         decided_by: None,
         approval: None,
         by_user: false,
+        ..Default::default()
     }));
     app
 }

@@ -2,6 +2,7 @@
 mod support;
 
 mod acp;
+mod cache_keep_alive;
 mod checkpoint_links;
 mod checkpoints;
 mod context_arguments;
@@ -36,6 +37,7 @@ mod local_server;
 mod mcp;
 mod mcp_serve;
 mod memory_and_prompt;
+mod memory_quarantine;
 mod minors;
 mod models_cache;
 mod models_images;
@@ -46,6 +48,7 @@ mod models_thinking;
 mod permissions;
 mod prompt_cache;
 mod readme;
+mod session_report;
 mod store_concurrency;
 mod stream_deadlines;
 mod subagents;

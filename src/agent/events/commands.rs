@@ -79,7 +79,40 @@ pub enum UserCommand {
     },
     /// `/undo`: take back the file changes of the latest turn that made some.
     Undo,
+    /// `/report`: write the session report (HTML) and answer with its path
+    /// ([`AgentEvent::ReportWritten`]).
+    WriteReport,
     Shutdown,
+}
+
+impl UserCommand {
+    /// Whether the user starts work with this: it ends an idle spell (the keep-alive learns
+    /// how long the user was away). Looking at `/context` or a report does not.
+    pub fn is_the_users_turn(&self) -> bool {
+        match self {
+            UserCommand::Submit(_)
+            | UserCommand::Shell { .. }
+            | UserCommand::RunCommand { .. }
+            | UserCommand::CarryOutPlan { .. }
+            | UserCommand::Compact => true,
+            UserCommand::Interrupt
+            | UserCommand::Approval { .. }
+            | UserCommand::SetMode(_)
+            | UserCommand::SetModel(_)
+            | UserCommand::Settle
+            | UserCommand::DescribeContext
+            | UserCommand::NewSession
+            | UserCommand::ResumeSession(_)
+            | UserCommand::Library(_)
+            | UserCommand::Mcp(_)
+            | UserCommand::ListModels
+            | UserCommand::PlanRewind { .. }
+            | UserCommand::Rewind { .. }
+            | UserCommand::Undo
+            | UserCommand::WriteReport
+            | UserCommand::Shutdown => false,
+        }
+    }
 }
 
 /// The user's answer in the approval dialog.

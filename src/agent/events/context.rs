@@ -59,6 +59,18 @@ pub struct CacheReport {
     pub last_request: Option<Usage>,
     /// Cache breaks seen, newest last, each explained in one line.
     pub breaks: Vec<String>,
+    /// The pings that kept the cache warm while the user was idle.
+    pub keep_alive: KeepAliveReport,
+}
+
+/// Keep-alive pings since the session was opened, for `/context`.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct KeepAliveReport {
+    pub pings: u64,
+    /// Dollars they cost; `None` when none was priced.
+    pub cost_usd: Option<f64>,
+    /// The last decision, in words: why a ping was sent or not.
+    pub last: Option<String>,
 }
 
 /// One segment of the session's history, for the `/context` tree.

@@ -10,7 +10,7 @@ pub use commands::{ApprovalDecision, ApprovalKind, ApprovalRequest, CommandInfo,
 pub use context::SkippedFile;
 pub use context::{
     CacheReport, ContextBreakdown, ContextPart, ContextReport, ContextStatus, CostReport, InstructionFilesReport,
-    SegmentInfo,
+    KeepAliveReport, SegmentInfo,
 };
 pub use stats::{CacheStats, TurnOutcome, TurnStats, TurnSummary};
 
@@ -22,7 +22,7 @@ use serde::Serialize;
 use super::library::{LibraryAnswer, LibraryError};
 use super::mcp_desk::McpPanel;
 use super::rewind::{RewindOutcome, RewindPreview};
-use crate::conversation::{Message, Mode, Usage};
+use crate::conversation::{FinishedCall, Message, Mode, Usage};
 use crate::store::{SessionInfo, ToolDisplay};
 
 /// Why a compaction runs.
@@ -60,33 +60,6 @@ pub enum CompactionEvent {
         trigger: CompactionTrigger,
         error: String,
     },
-}
-
-/// A finished tool call, as the transcript shows it.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct ToolFinished {
-    pub call_id: String,
-    pub tool: String,
-    pub summary: String,
-    /// The result as sent to the model.
-    pub content: String,
-    pub is_error: bool,
-    pub exit_code: Option<i32>,
-    pub diff: Option<String>,
-    pub duration: Duration,
-    /// The call never ran: refused by policy, denied, or its arguments did not parse.
-    pub not_run: bool,
-    /// What allowed or refused the call, for headless `decided_by`: the rule
-    /// (`allow bash(git log *) (project-local, …:2)`), `read-only set`, `mode`, `user`,
-    /// `user: --yes` or `sandbox`. `None` when nothing had to decide (an unknown tool,
-    /// arguments that did not parse, an interrupt).
-    pub decided_by: Option<String>,
-    /// The transcript's approval line, stored with the call so a resumed session shows it too:
-    /// `allowed by rule: …`, `approved by you for this session: bash(git push)`,
-    /// `stopped by the sandbox: …`. `None` for calls the mode's defaults let through unasked.
-    pub approval: Option<String>,
-    /// The user's own `!cmd`, not the model's call: its output is shown whole.
-    pub by_user: bool,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
@@ -181,6 +154,9 @@ pub struct HistoryRecap {
     pub summaries: HashMap<String, String>,
     /// After the message at `after` (an index into the history), in order.
     pub marks: Vec<(usize, HistoryMark)>,
+    /// A `task` call's id → its subagent's work as the live session reported it: started, each
+    /// call it made and what it wrote, finished with its requests and tokens.
+    pub subagents: HashMap<String, Vec<SubagentEvent>>,
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -261,7 +237,8 @@ pub enum AgentEvent {
         arguments: String,
     },
     ApprovalRequested(ApprovalRequest),
-    ToolFinished(ToolFinished),
+    /// A call is over: the same record the store keeps of it.
+    ToolFinished(FinishedCall),
     /// After every model request: its usage and the context figures.
     Usage {
         usage: Usage,
@@ -275,6 +252,8 @@ pub enum AgentEvent {
     Compaction(CompactionEvent),
     /// The answer to `DescribeContext`.
     ContextBreakdown(ContextBreakdown),
+    /// The answer to `WriteReport`: the report's path, or why it could not be written.
+    ReportWritten(Result<String, String>),
     ModeChanged(Mode),
     ModelChanged {
         model: String,

@@ -7,6 +7,8 @@
 use tokio_util::sync::CancellationToken;
 
 use super::Worker;
+use super::dispatch::saved_outputs;
+use crate::agent::calls::CutLimits;
 use crate::agent::events::Attachment;
 use crate::agent::recap::ATTACHMENT_OPEN as OPEN;
 use crate::conversation::tool_names::{FILE_READ, GLOB};
@@ -61,9 +63,9 @@ impl Worker {
             editor: self.tools.editor(),
             denied: Default::default(),
         };
-        let limits = self.truncation_limits();
         // All attachments of a prompt together stay within what one reply's results may take.
-        let cap = crate::context::TruncationLimits::turn_cap(&self.place.config().context, &self.budget());
+        let CutLimits { each: limits, reply: cap } = self.cut_limits();
+        let saved = saved_outputs(&self.place, &self.session);
         let mut sent_total = 0usize;
         for raw in found {
             // "@src/main.rs," ends a sentence: the mark is not part of the path.
@@ -111,7 +113,7 @@ impl Worker {
                 }
             };
             let call = ToolCall::new(format!("attach-{}", blocks.len() + 1), tool, args.to_string());
-            let (sent, cut) = self.truncate_result(&call, &content, &limits);
+            let (sent, cut) = saved.cut(&call.id, &call.name, &call.arguments, &content, &limits);
             if sent_total + sent.len() > cap {
                 shown.push(not_attached(
                     &label,

@@ -3,19 +3,16 @@
 //! the user's approval unless the command's `allowed-tools` allow it), each `@path` of the
 //! project appended, then sent as the prompt — with the command's `model` for that turn.
 
-use serde_json::json;
 use tokio_util::sync::CancellationToken;
 
 use super::Worker;
-use super::dispatch::{Cleared, Gate, Ruling, execute};
-use crate::agent::approvals::{Approval, Question};
-use crate::agent::events::{ApprovalKind, NoticeLevel, TurnOutcome, TurnSummary};
-use crate::conversation::ToolCall;
-use crate::conversation::tool_names::BASH;
+use super::dispatch::saved_outputs;
+use crate::agent::calls::{Calls, tool_alias};
+use crate::agent::events::{NoticeLevel, TurnOutcome, TurnSummary};
 use crate::prompt::commands::{self, CustomCommand, file_mentions, shell_spans};
 use crate::prompt::skills;
-use crate::tools::permissions::{Call, Choices, DecidedBy, Effect, Permission, Policy, Rules};
-use crate::tools::{Access, resolve_path};
+use crate::tools::permissions::{Effect, Policy, Rules};
+use crate::tools::resolve_path;
 
 /// A file included with `@path` is cut here: the prompt is for instructions, and the model
 /// can read the rest.
@@ -27,7 +24,7 @@ fn allowed_rule(text: &str) -> String {
         Some(i) => (&text[..i], &text[i..]),
         None => (text, ""),
     };
-    format!("{}{rest}", super::hooks::tool_alias(tool.trim()))
+    format!("{}{rest}", tool_alias(tool.trim()))
 }
 
 /// What to run for `/NAME`: a command file, or a skill's instructions.
@@ -95,73 +92,14 @@ impl Worker {
         let mut last = 0;
         for (i, (range, shell)) in spans.into_iter().enumerate() {
             out.push_str(&text[last..range.start]);
-            out.push_str(&self.run_one_shell(&command.name, i, &shell, &allowed, cancel).await);
+            let ctx = self.tool_context(cancel);
+            let saved = saved_outputs(&self.place, &self.session);
+            let mut calls = Calls::new(&mut self.tools, &self.ext, &self.place, &self.link, saved);
+            out.push_str(&calls.run_span((&command.name, i), &shell, &allowed, &ctx, cancel).await);
             last = range.end;
         }
         out.push_str(&text[last..]);
         out
-    }
-
-    async fn run_one_shell(
-        &mut self,
-        command: &str,
-        index: usize,
-        shell: &str,
-        allowed: &Policy,
-        cancel: &CancellationToken,
-    ) -> String {
-        let registry = self.tools.registry();
-        let Some(bash) = registry.get(BASH) else { return format!("[not run: no bash tool for `{shell}`]") };
-        let args = json!({"command": shell});
-        let call = ToolCall::new(format!("command-{command}-{index}"), BASH, args.to_string());
-        let ctx = self.tool_context(cancel);
-        let prepared = match bash.prepare(&args, &ctx) {
-            Ok(p) => p,
-            Err(e) => return format!("[not run: {}]", e.0),
-        };
-        let mode = self.link.mode();
-        let bash_call = Call { tool: BASH, access: Access::Execute, args: &args, paths: &[] };
-        let by_command = allowed.decide(mode, &bash_call);
-        let pre_allowed =
-            by_command.permission == Permission::Allow && matches!(by_command.decided_by, DecidedBy::Rule(_));
-        let decision = self.tools.policy().decide(mode, &bash_call);
-        match decision.permission {
-            Permission::Deny => return format!("[not run: {}]", decision.reason),
-            Permission::Allow => {}
-            Permission::Ask if pre_allowed => {}
-            Permission::Ask => {
-                let reason = format!("/{command} runs a command for its prompt");
-                let question = Question {
-                    call: &call,
-                    summary: &prepared.summary,
-                    diff: None,
-                    reason: &reason,
-                    asked_by: decision.decided_by.label(),
-                    choices: &Choices::default(),
-                    kind: ApprovalKind::Call,
-                    needs_user: decision.needs_user,
-                };
-                match self.tools.gate().ask(question, cancel, &self.link.emitter()).await {
-                    Approval::Approved(_) => {}
-                    Approval::Denied { .. } => return format!("[not run: `{shell}` was not approved]"),
-                    Approval::Interrupted => return format!("[not run: `{shell}` was interrupted]"),
-                }
-            }
-        }
-        let cleared = Cleared {
-            call,
-            tool: bash,
-            args,
-            prepared,
-            sandbox: self.tools.sandbox_of(mode, &decision),
-            ctx: None,
-            ruling: Ruling::default(),
-        };
-        let (outcome, _) = execute(Gate::Run(Box::new(cleared)), &ctx, None).await;
-        if outcome.output.is_error && outcome.output.exit_code.is_none() {
-            return format!("[`{shell}` failed: {}]", outcome.output.content.trim_end());
-        }
-        outcome.output.content.trim_end().to_string()
     }
 
     /// The project files the text mentions as `@path`, appended to it.

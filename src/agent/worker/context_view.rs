@@ -76,20 +76,32 @@ impl Worker {
         self.context_breakdown(parts, total)
     }
 
-    /// The parts as estimated, scaled to add up to the calibrated total.
-    fn estimated_parts(&mut self, total: u64) -> Vec<ContextPart> {
+    /// What the next request carries, estimated in four parts: the system prompt (without
+    /// memories) and tools, the memory block, the summary and carried words, the messages.
+    pub(super) fn request_parts(&mut self) -> [u64; 4] {
         let (system, tools) = self.overhead_parts(self.link.mode());
         let (summary, messages) = self.session.pipeline_mut().parts(self.model.window());
+        let memories = self.memory_tokens();
+        [system.saturating_sub(memories) + tools, memories, summary, messages]
+    }
+
+    fn memory_tokens(&self) -> u64 {
         let cpt = self.place.config().context.chars_per_token;
-        let memories = self
-            .session
+        self.session
             .pipeline()
             .state()
             .prompt
             .memory_block
             .as_deref()
             .map(|m| estimate_text_tokens(m.len(), cpt))
-            .unwrap_or(0);
+            .unwrap_or(0)
+    }
+
+    /// The parts as estimated, scaled to add up to the calibrated total.
+    fn estimated_parts(&mut self, total: u64) -> Vec<ContextPart> {
+        let (system, tools) = self.overhead_parts(self.link.mode());
+        let (summary, messages) = self.session.pipeline_mut().parts(self.model.window());
+        let memories = self.memory_tokens();
         let part = |name: &str, tokens: u64| ContextPart { name: name.into(), tokens, exact: false };
         let mut parts = vec![
             part("system prompt", system.saturating_sub(memories)),
@@ -140,6 +152,11 @@ impl Worker {
                 session_hit_rate: session.filter(|s| s.usage.prompt_tokens() > 0).map(|s| s.usage.cache_hit_rate()),
                 last_request: self.cache.last_usage(),
                 breaks: self.cache.breaks(),
+                keep_alive: crate::agent::events::KeepAliveReport {
+                    pings: self.keep_warm.sent,
+                    cost_usd: self.keep_warm.cost,
+                    last: self.keep_warm.last.clone(),
+                },
             },
             segments,
             cost: crate::agent::events::CostReport {

@@ -8,6 +8,8 @@ use std::sync::Arc;
 
 use super::Worker;
 use crate::agent::events::NoticeLevel;
+use crate::agent::session_state::SessionState;
+use crate::agent::workplace::Workplace;
 use crate::config::Redactor;
 use crate::context::{PromptSnapshot, fts_query};
 use crate::conversation::{MemoryKind, RetentionClass, clip, floor_char_boundary};
@@ -68,7 +70,7 @@ fn save_memory(
             if global && existing.iter().any(|m| m.id == id && !m.global) {
                 store.set_memory_global(project, id, true, approved_by).map_err(|e| e.to_string())?;
             }
-            Ok(format!("Updated memory #{id} ({kind}{scope}): {title}"))
+            Ok(format!("Updated memory #{id} ({kind}{scope}): {title}{}", held_back(title, content)))
         }
         Merge::Insert => {
             let expires = crate::memory::expiry(class, now_utc());
@@ -84,8 +86,27 @@ fn save_memory(
                     approved_by,
                 })
                 .map_err(|e| e.to_string())?;
-            Ok(format!("Saved memory #{} ({kind}, {class}{scope}): {title}", m.id))
+            Ok(format!("Saved memory #{} ({kind}, {class}{scope}): {title}{}", m.id, held_back(title, content)))
         }
+    }
+}
+
+/// What a save answers when the memory is quarantined: it is kept, not injected.
+fn held_back(title: &str, content: &str) -> String {
+    match crate::context::scan_injection(&format!("{title}\n{content}")) {
+        Some(why) => format!(
+            ". It is quarantined ({why}): it will not be given to the model in later sessions unless the user pins it in /memories"
+        ),
+        None => String::new(),
+    }
+}
+
+/// A recalled fragment as it may be shown to the model: withheld, with why, when it carries
+/// instructions aimed at the model.
+fn recalled(text: String) -> String {
+    match crate::context::scan_injection(&text) {
+        Some(why) => format!("(withheld: {why})"),
+        None => text,
     }
 }
 
@@ -117,7 +138,7 @@ fn render_hit(h: &MessageHit, query: &str, max_chars: usize) -> String {
         "- [{}, “{title}”, {}] {}",
         h.created_at.get(..10).unwrap_or(""),
         h.role,
-        snippet(&h.text, query, max_chars)
+        recalled(snippet(&h.text, query, max_chars))
     )
 }
 
@@ -154,14 +175,11 @@ impl MemoryAccess for AgentMemory {
         if !memories.is_empty() {
             out.push_str("Memories:\n");
             for m in &memories {
-                out.push_str(&format!(
-                    "- #{} [{}, {}] {}: {}\n",
-                    m.id,
-                    m.kind,
-                    m.class,
-                    m.title,
-                    clip(&m.content, 400)
-                ));
+                let body = match crate::memory::quarantine(m).filter(|_| !m.pinned) {
+                    Some(why) => format!("(quarantined, withheld until the user pins it: {why})"),
+                    None => format!("{}: {}", m.title, clip(&m.content, 400)),
+                };
+                out.push_str(&format!("- #{} [{}, {}] {body}\n", m.id, m.kind, m.class));
             }
         }
         if !hits.is_empty() {
@@ -180,7 +198,7 @@ impl MemoryAccess for AgentMemory {
                     o.seq,
                     o.tool,
                     o.call_id,
-                    snippet(&self.redactor.redact(&o.output), query, 400)
+                    recalled(snippet(&self.redactor.redact(&o.output), query, 400))
                 ));
             }
         }
@@ -188,18 +206,19 @@ impl MemoryAccess for AgentMemory {
     }
 }
 
-impl Worker {
-    pub(super) fn memory_access(&self) -> AgentMemory {
-        AgentMemory {
-            store: self.place.store().clone(),
-            project: self.place.project(),
-            session: self.session.id().to_string(),
-            redactor: self.session.redactor().clone(),
-            visible: self.session.visible_seqs(),
-            approved_by: None,
-        }
+/// The memory tools' view of `session`, in `place`, as it stands now.
+pub(super) fn memory_access(place: &Workplace, session: &SessionState) -> AgentMemory {
+    AgentMemory {
+        store: place.store().clone(),
+        project: place.project(),
+        session: session.id().to_string(),
+        redactor: session.redactor().clone(),
+        visible: session.visible_seqs(),
+        approved_by: None,
     }
+}
 
+impl Worker {
     /// The memories to inject for `query`: unexpired, not this session's own summaries.
     fn memory_block_for(&self, query: &str) -> (String, Vec<i64>) {
         let now = now_utc();
@@ -274,6 +293,11 @@ impl Worker {
         let family = self.session_family();
         let skip = |session: &str, _: i64| family.contains(session);
         let hits = self.place.store().search_messages(self.place.project(), &fts, SESSION_RECALL_HITS, &skip).ok()?;
+        // A fragment that carries instructions for the model is left out of the frozen block.
+        let hits: Vec<MessageHit> = hits
+            .into_iter()
+            .filter(|h| crate::context::scan_injection(&snippet(&h.text, query, 300)).is_none())
+            .collect();
         if hits.is_empty() {
             return None;
         }
@@ -396,7 +420,7 @@ impl Worker {
         let mut text = String::from(
             "<recall>\nEarlier messages that match this request (from this or past sessions of the project; they may be out of date):\n",
         );
-        for h in &hits {
+        for h in hits.iter().filter(|h| crate::context::scan_injection(&snippet(&h.text, prompt, 400)).is_none()) {
             let line = render_hit(h, prompt, 400);
             if text.len() + line.len() > budget_chars {
                 break;

@@ -7,17 +7,16 @@ mod compaction;
 mod context_view;
 mod dispatch;
 mod hooks;
+mod keep_alive;
 mod local;
 mod memory;
-mod permit;
+mod report;
 mod rewind;
 mod segments;
 mod shell;
-mod spill;
 mod subagent;
 mod turn;
 
-pub use spill::clean_truncations;
 pub use turn::INTERRUPTED_MARK;
 
 use std::sync::Arc;
@@ -33,10 +32,12 @@ use super::cache_watch::CacheWatch;
 use super::checkpoints::{CheckpointSite, Checkpoints};
 use super::events::{AgentEvent, NoticeLevel, UserCommand};
 use super::extensions::Extensions;
+use super::keep_warm::KeepWarm;
 use super::library::Library;
 use super::link::Link;
 use super::model_slot::ModelSlot;
 use super::models::ModelDirectory;
+use super::request_log::RequestLog;
 use super::session_state::SessionState;
 use super::setup::AgentSetup;
 use super::spend::Spend;
@@ -81,6 +82,10 @@ pub(super) struct Worker {
     max_turns: Option<u32>,
     /// The local server: its news, its tokenizer, its timings.
     local: crate::agent::local_site::LocalSite,
+    /// What each request carried, for the session report.
+    requests: RequestLog,
+    /// The prompt cache kept warm while the user is idle.
+    keep_warm: KeepWarm,
 }
 
 impl Worker {
@@ -118,7 +123,8 @@ impl Worker {
             setup.config,
             setup.truncations_dir,
             setup.trust.clone(),
-        );
+        )
+        .with_user_dirs(setup.user_dirs);
         let checkpoints = start_checkpoints(&place, session.id(), session.redactor(), &link);
         let mut worker = Worker {
             cache: CacheWatch::new(place.config().cache.ttl),
@@ -142,6 +148,8 @@ impl Worker {
             models,
             max_turns: setup.max_turns,
             local: crate::agent::local_site::LocalSite::new(setup.local_server, setup.tokenizer),
+            requests: RequestLog::default(),
+            keep_warm: KeepWarm::default(),
         };
         worker.settle_loaded_session()?;
         Ok(worker)
@@ -195,6 +203,8 @@ impl Worker {
     /// A loaded session starts from its last reported usage and, when the cache is cold, with
     /// its pending deduplication applied.
     fn settle_loaded_session(&mut self) -> Result<(), StoreError> {
+        self.requests.clear();
+        self.keep_warm = KeepWarm::load(&self.place.store().idle_gaps(self.session.id())?);
         self.price_context();
         let per_model = self.place.store().usage_by_model(self.session.id())?;
         self.spend.load(&per_model);
@@ -217,7 +227,8 @@ impl Worker {
 
     /// Start the estimate from the last reported usage, as if that request had just been made.
     pub(super) fn calibrate_from_store(&mut self) -> Result<(), StoreError> {
-        let Some((usage, reply_seq)) = self.place.store().last_turn_usage(self.session.id())? else { return Ok(()) };
+        let Some(last) = self.place.store().last_request(self.session.id())? else { return Ok(()) };
+        let (usage, reply_seq) = (last.usage, last.reply_seq);
         self.cache.record(usage);
         if self.session.pipeline().state().awaiting_usage {
             // A compaction landed after that request (`/compact`, or one finishing while idle):
@@ -240,7 +251,10 @@ impl Worker {
                 .sum(),
             None => 0,
         };
-        pipeline.report_usage(usage.prompt_tokens(), now.saturating_sub(after));
+        // The request carried the system prompt and tools it had then: an MCP server's tools
+        // not listed yet now, say. Its count is of those, as the live session's calibration was.
+        let then = (now.saturating_sub(after) + last.overhead_tokens.unwrap_or(overhead)).saturating_sub(overhead);
+        pipeline.report_usage(usage.prompt_tokens(), then);
         Ok(())
     }
 
@@ -269,12 +283,13 @@ impl Worker {
         }
         let library = Library::new(self.place.store().clone(), self.place.project());
         let history = self.session.take_history();
-        let recap = self.recap(&history);
+        let tool_display = library.tool_display(self.session.id());
+        let recap = self.recap(&history, &tool_display);
         self.link.emit(AgentEvent::SessionReady {
             session: self.session.info().clone(),
             resumed,
             history,
-            tool_display: library.tool_display(self.session.id()),
+            tool_display,
             mode,
             model: self.model.name().to_string(),
             window: self.model.window(),
@@ -300,7 +315,11 @@ impl Worker {
     }
 
     /// What the transcript needs besides the messages to show a stored session as it was.
-    fn recap(&mut self, history: &[std::sync::Arc<crate::conversation::Message>]) -> super::events::HistoryRecap {
+    fn recap(
+        &mut self,
+        history: &[std::sync::Arc<crate::conversation::Message>],
+        displays: &std::collections::HashMap<String, crate::conversation::ToolDisplay>,
+    ) -> super::events::HistoryRecap {
         let times = self.session.take_loaded_times();
         let store = self.place.store();
         let id = self.session.id();
@@ -309,15 +328,21 @@ impl Worker {
         } else {
             (store.usage_rows(id).unwrap_or_default(), store.compaction_log(id).unwrap_or_default())
         };
-        super::recap::recap(
+        let mut recap = super::recap::recap(
             history,
             &times,
+            displays,
             &usage,
             &compactions,
             self.spend.pricing(),
             self.place.config().context.chars_per_token,
             self.place.root(),
-        )
+        );
+        recap.subagents = super::recap::subagents(store, id, history, self.place.root()).unwrap_or_else(|e| {
+            tracing::warn!(error = %e, "the subagents' sessions could not be read back");
+            Default::default()
+        });
+        recap
     }
 
     pub(super) async fn run(mut self, mut work: mpsc::UnboundedReceiver<UserCommand>) {
@@ -328,6 +353,18 @@ impl Worker {
             // status line and `/context` show it); the next request is the first to send it, so
             // landing now breaks no cache that waiting would keep.
             let never = CancellationToken::new();
+            // An MCP server whose tools arrive while the user is idle changes what the next
+            // request carries: the status line says so at once, as it would after a request.
+            let hub = self.ext.hub.clone();
+            let tools = hub.generation();
+            // While the user is idle with a warm cache, a keep-alive ping may be due.
+            let wake = self.keep_alive_wake();
+            let due = async move {
+                match wake {
+                    Some(after) => tokio::time::sleep(after).await,
+                    None => std::future::pending().await,
+                }
+            };
             let command = if self.background.compacting() {
                 tokio::select! {
                     command = work.recv() => command,
@@ -339,11 +376,34 @@ impl Worker {
                         }
                         continue;
                     }
+                    () = due => {
+                        self.keep_alive_due().await;
+                        continue;
+                    }
+                    () = hub.tools_changed_since(tools) => {
+                        let status = self.context_status();
+                        self.link.emit(AgentEvent::Context(status));
+                        continue;
+                    }
                 }
             } else {
-                work.recv().await
+                tokio::select! {
+                    command = work.recv() => command,
+                    () = due => {
+                        self.keep_alive_due().await;
+                        continue;
+                    }
+                    () = hub.tools_changed_since(tools) => {
+                        let status = self.context_status();
+                        self.link.emit(AgentEvent::Context(status));
+                        continue;
+                    }
+                }
             };
             let Some(command) = command else { break };
+            if command.is_the_users_turn() {
+                self.keep_warm.back(chrono::Utc::now().timestamp());
+            }
             match command {
                 UserCommand::Submit(prompt) => self.turn(prompt).await,
                 UserCommand::CarryOutPlan { edited } => {
@@ -409,6 +469,10 @@ impl Worker {
                 }
                 UserCommand::Rewind { user_seq, scope, overwrite } => self.rewind(user_seq, scope, &overwrite),
                 UserCommand::Undo => self.undo(),
+                UserCommand::WriteReport => {
+                    let written = self.write_report();
+                    self.link.emit(AgentEvent::ReportWritten(written));
+                }
                 UserCommand::Shutdown => break,
                 // The router answers these itself; they never reach the worker.
                 UserCommand::Interrupt
@@ -439,6 +503,7 @@ impl Worker {
         self.link.emit(AgentEvent::TurnFinished(summary));
         self.update_segments();
         self.roll_up_segments();
+        self.keep_warm.idle(chrono::Utc::now().timestamp());
     }
 
     /// What the router needs to answer `/mcp` by itself.

@@ -77,10 +77,34 @@ impl Worker {
             ),
         }
     }
+}
 
-    /// The context a `task` call runs with: a launcher for one subagent, bound to this call.
-    /// `None` for other tools, and past the depth limit (the call then says it cannot start one).
-    pub(super) fn delegation_context(&self, call: &ToolCall, ctx: &ToolContext) -> Option<ToolContext> {
+/// What a `task` call's launcher is made from, lent by the worker while a reply's calls run
+/// (the toolbox and the session are lent to the call path, which hands them in).
+pub(super) struct Delegator<'w> {
+    pub place: &'w Workplace,
+    pub model: &'w ModelSlot,
+    pub models: &'w ModelDirectory,
+    pub spend: &'w Spend,
+    pub ext: &'w Extensions,
+    pub link: &'w Link,
+    pub task_list: &'w SessionTaskList,
+    pub delegation: &'w Delegation,
+    pub background: &'w Background,
+    pub checkpoints: &'w Checkpoints,
+}
+
+impl Delegator<'_> {
+    /// The context a `task` call runs with: a launcher for one subagent, bound to this call,
+    /// with the parent's `tools` as they stand now. `None` for other tools, and past the depth
+    /// limit the call says it cannot start one.
+    pub(super) fn context(
+        &self,
+        call: &ToolCall,
+        tools: &Toolbox,
+        session: &SessionState,
+        ctx: &ToolContext,
+    ) -> Option<ToolContext> {
         if call.name != TASK {
             return None;
         }
@@ -94,12 +118,12 @@ impl Worker {
             model: self.model.clone(),
             models: self.models.clone(),
             pricing: self.spend.pricing().clone(),
-            tools: self.tools.clone(),
+            tools: tools.clone(),
             ext: self.ext.for_subagent(),
             link: self.link.clone(),
-            redactor: self.session.redactor().clone(),
-            parent_session: self.session.id().to_string(),
-            request: self.parent_request(),
+            redactor: session.redactor().clone(),
+            parent_session: session.id().to_string(),
+            request: parent_request(session),
             parent_tasks: self.task_list.clone(),
             depth: self.delegation.depth + 1,
             types: self.delegation.types.clone(),
@@ -110,23 +134,22 @@ impl Worker {
         };
         Some(ToolContext { subagents: Some(Arc::new(launcher)), ..ctx.clone() })
     }
+}
 
-    /// The user's request the parent works on, quoted for a subagent's brief.
-    fn parent_request(&self) -> String {
-        let request = self
-            .session
-            .pipeline()
-            .ledger()
-            .entries()
-            .iter()
-            .rev()
-            .find(|e| e.role() == Role::User)
-            .map(|e| e.message.text())
-            .unwrap_or_default();
-        let quoted: String =
-            clip(request.trim(), BRIEF_REQUEST_CHARS).lines().map(|l| format!("> {l}\n")).collect::<String>();
-        format!("The user's request the parent is working on:\n\n{quoted}\n")
-    }
+/// The user's request the parent works on, quoted for a subagent's brief.
+fn parent_request(session: &SessionState) -> String {
+    let request = session
+        .pipeline()
+        .ledger()
+        .entries()
+        .iter()
+        .rev()
+        .find(|e| e.role() == Role::User)
+        .map(|e| e.message.text())
+        .unwrap_or_default();
+    let quoted: String =
+        clip(request.trim(), BRIEF_REQUEST_CHARS).lines().map(|l| format!("> {l}\n")).collect::<String>();
+    format!("The user's request the parent is working on:\n\n{quoted}\n")
 }
 
 /// Everything one subagent is made from, taken from its parent when the `task` call was
@@ -251,6 +274,7 @@ impl Launcher {
                 self.place.project(),
                 NewSession { provider: model.kind(), model: model.name(), mode: link.mode() },
                 &self.parent_session,
+                &self.call_id,
                 &agent.name,
                 &request.description,
             )
@@ -289,6 +313,8 @@ impl Launcher {
             max_turns: Some(config.subagents.max_turns),
             // A subagent counts with the estimate; the server's news reaches the parent.
             local: Default::default(),
+            requests: Default::default(),
+            keep_warm: Default::default(),
         };
         // What the subagent is told: its job, what the parent works on, and the session's facts
         // as they are for the subagent (its mode, its depth), never the parent's.
@@ -385,6 +411,7 @@ async fn forward(mut events: mpsc::UnboundedReceiver<AgentEvent>, parent: Emitte
             | AgentEvent::ContextStage(_)
             | AgentEvent::Compaction(_)
             | AgentEvent::ContextBreakdown(_)
+            | AgentEvent::ReportWritten(_)
             | AgentEvent::ModeChanged(_)
             | AgentEvent::ModelChanged { .. }
             | AgentEvent::TurnFinished(_)

@@ -3,6 +3,7 @@
 use tokio_util::sync::CancellationToken;
 
 use super::Worker;
+use super::dispatch::saved_outputs;
 use super::local::{MAX_UNPARSED_TOOL_CALLS, unparsed_tool_call, unparsed_tool_call_reply};
 use crate::agent::events::{AgentEvent, CompactionTrigger, NoticeLevel, TurnOutcome, TurnStats, TurnSummary};
 use crate::agent::spend::add_cost;
@@ -22,7 +23,11 @@ const MAX_STOP_HOOK_ROUNDS: u32 = 3;
 pub(super) struct Prepared {
     request: ChatRequest,
     raw_tokens: u64,
+    /// The rough tokens of its system prompt and tools, kept with its usage.
+    overhead: u64,
     fingerprint: crate::llm::Fingerprint,
+    /// The context's parts as estimated at sending, for the report.
+    parts: [u64; 4],
 }
 
 impl Worker {
@@ -104,7 +109,7 @@ impl Worker {
             stats.requests += 1;
             stats.all_requests += 1;
             stats.usage.add(&response.usage);
-            self.record_response(&response, prepared.raw_tokens);
+            let usage_id = self.record_response(&response, prepared.raw_tokens, prepared.overhead);
             let answered = (prepared.request.clone(), response.usage.prompt_tokens());
             // A compaction planned for this request is summarised now, reading it in the
             // provider's cache, when another request follows at once (the model called tools,
@@ -119,6 +124,16 @@ impl Worker {
                 self.link.notice(level, text);
             }
             self.observe_cache(prepared.fingerprint, &response.usage);
+            if let Some(id) = usage_id {
+                let figures = self.requests.figures(
+                    &self.budget(),
+                    prepared.parts,
+                    response.usage.prompt_tokens(),
+                    self.cache.last_break(),
+                );
+                self.session.record_figures(id, &figures);
+            }
+            self.keep_warm.answered(chrono::Utc::now().timestamp());
             let status = self.context_status();
             self.link.emit(AgentEvent::Usage { usage: response.usage, context: self.context_report(&start) });
             self.link.emit(AgentEvent::Context(status));
@@ -190,6 +205,21 @@ impl Worker {
         }
     }
 
+    /// A prompt too long for the window is cut like a tool result, its full text saved.
+    fn spill_long_prompt(&mut self, prompt: String) -> String {
+        let limits = self.cut_limits().each;
+        let seq = self.session.last_seq() + 1;
+        let Some(text) = saved_outputs(&self.place, &self.session).cut_prompt(&prompt, seq, &limits) else {
+            return prompt;
+        };
+        self.session.pipeline_mut().note_truncations(1);
+        self.link.notice(
+            NoticeLevel::Warning,
+            "the message was too long for the context window; its middle was saved to a file the model can read",
+        );
+        text
+    }
+
     /// Classify the cache behaviour of the request just answered; a break nobody expected is
     /// worth telling the user about (it costs money and means a volatile prefix).
     fn observe_cache(&mut self, fingerprint: crate::llm::Fingerprint, usage: &crate::conversation::Usage) {
@@ -198,17 +228,23 @@ impl Worker {
         }
     }
 
-    /// Count auxiliary calls (compaction) made since the last turn.
+    /// Count auxiliary calls (compaction) and subagents' requests made since the last turn.
     pub(super) fn take_aux_usage(&mut self, stats: &mut TurnStats) {
         let tally = self.background.take_usage();
         stats.usage.add(&tally.usage);
         stats.all_requests += tally.requests;
         stats.cost_usd = add_cost(stats.cost_usd, tally.cost_usd);
         self.spend.add(tally.cost_usd);
+        if tally.requests > 0 {
+            // The status line's cost includes them now, not only from the next request on.
+            let status = self.context_status();
+            self.link.emit(AgentEvent::Context(status));
+        }
     }
 
-    /// Store the assistant message and its usage; calibrate the estimate on the usage.
-    fn record_response(&mut self, response: &ChatResponse, raw_at_send: u64) {
+    /// Store the assistant message and its usage; calibrate the estimate on the usage. The
+    /// usage row's id, when it was stored.
+    fn record_response(&mut self, response: &ChatResponse, raw_at_send: u64, overhead: u64) -> Option<i64> {
         self.session.pipeline_mut().report_usage(response.usage.prompt_tokens(), raw_at_send);
         self.learn_local_costs(response);
         self.cache.record(response.usage);
@@ -218,7 +254,7 @@ impl Worker {
             self.session.persist(response.message.clone(), None)
         };
         self.link.emit(AgentEvent::AssistantMessage(response.message.clone()));
-        self.session.record_usage(message_id, "turn", &response.model, &response.usage);
+        self.session.record_request(message_id, &response.model, &response.usage, overhead)
     }
 
     /// The system prompt and the tools for a request: the frozen memory block and environment,
@@ -349,7 +385,8 @@ impl Worker {
         debug_assert_eq!(check_request(&request.messages), Ok(()), "every request satisfies the invariant");
         let raw_tokens = self.session.pipeline_mut().raw_tokens(input.overhead, self.model.window());
         let fingerprint = self.cache.fingerprint(&request);
-        Ok(Prepared { request, raw_tokens, fingerprint })
+        let parts = self.request_parts();
+        Ok(Prepared { request, raw_tokens, overhead: input.overhead, fingerprint, parts })
     }
 
     /// The request the pipeline's view makes now: system prompt, tools, messages, the tail.
@@ -427,6 +464,7 @@ impl Worker {
     /// Tell the user what the stages did, and persist the state they changed.
     fn report_stages(&mut self, reports: &[StageReport], changed: bool) {
         for report in reports {
+            self.requests.mark(report);
             self.cache.expect_break(format!("{:?} rewrote the history", report.stage).to_lowercase());
             tracing::info!(stage = ?report.stage, saved = report.saved_tokens, count = report.count, "{}", report.detail);
             self.link.emit(AgentEvent::ContextStage(report.clone()));

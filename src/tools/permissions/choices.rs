@@ -9,6 +9,7 @@ use std::path::Path;
 
 use super::rule::Rule;
 use super::shell::{Part, PartKind, Word};
+use crate::conversation::tool_names::{FILE_READ, FILE_WRITE};
 use crate::tools::{ProjectPath, resolve_path};
 
 /// The rules the dialog may offer; `a` takes the shown list for the session, `p` writes it to
@@ -140,7 +141,7 @@ pub fn choices_for_bash(parts: &[&Part], root: &Path) -> Choices {
         .iter()
         .map(|part| match part.kind {
             PartKind::Write | PartKind::Read => {
-                let tool = if part.kind == PartKind::Write { "file_write" } else { "file_read" };
+                let tool = if part.kind == PartKind::Write { FILE_WRITE } else { FILE_READ };
                 let paths: Vec<ProjectPath> =
                     part.words.iter().filter(|w| w.literal).map(|w| resolve_path(root, &w.text)).collect();
                 if paths.len() != part.words.len() || paths.len() != 1 {

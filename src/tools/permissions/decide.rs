@@ -13,6 +13,7 @@ use super::choices::{Choices, choices_for_mcp, choices_for_paths};
 use super::rule::{Effect, MemoryScope, Subject};
 use super::rules::{Rules, SourcedRule};
 use crate::conversation::Mode;
+use crate::conversation::tool_names::{BASH, FILE_EDIT, FILE_READ, FILE_WRITE, GLOB, GREP, MEMORY_SAVE, WEB_FETCH};
 use crate::tools::{Access, ProjectPath};
 
 /// The answer.
@@ -169,21 +170,21 @@ impl Policy {
                 ),
             );
         }
-        if call.tool == "bash" {
+        if call.tool == BASH {
             let command = call.args.get("command").and_then(|c| c.as_str()).unwrap_or("");
             return self.decide_bash(mode, command);
         }
         let scope;
         let subject = match call.tool {
-            "file_read" | "file_write" | "file_edit" | "glob" | "grep" => Subject::Paths(call.paths),
-            "memory_save" => {
+            FILE_READ | FILE_WRITE | FILE_EDIT | GLOB | GREP => Subject::Paths(call.paths),
+            MEMORY_SAVE => {
                 scope = match call.args.get("scope").and_then(|s| s.as_str()) {
                     Some("global") => MemoryScope::Global,
                     _ => MemoryScope::Project,
                 };
                 Subject::Memory(scope)
             }
-            "web_fetch" => Subject::Domain(url_host(call.args)),
+            WEB_FETCH => Subject::Domain(url_host(call.args)),
             _ => Subject::Nothing,
         };
         self.decide_tool(mode, call.tool, call.access, subject, call.paths)
@@ -202,8 +203,8 @@ impl Policy {
             return Decision::deny(DecidedBy::rule(r), denied_by_rule(tool, &describe_subject(tool, paths), r));
         }
         // A search reads what it searches: `file_read` deny rules hold for it too.
-        if tool == "grep"
-            && let Some(r) = self.rules.decide("file_read", subject).filter(|r| r.effect == Effect::Deny)
+        if tool == GREP
+            && let Some(r) = self.rules.decide(FILE_READ, subject).filter(|r| r.effect == Effect::Deny)
         {
             return Decision::deny(DecidedBy::rule(r), denied_by_rule(tool, &describe_subject(tool, paths), r));
         }
@@ -271,7 +272,7 @@ impl Policy {
         crate::tools::ReadDenials::new(move |tool, path| {
             let p = crate::tools::resolve_path(&root, &path.to_string_lossy());
             let paths = std::slice::from_ref(&p);
-            [tool, "file_read"]
+            [tool, FILE_READ]
                 .iter()
                 .any(|t| rules.decide(t, Subject::Paths(paths)).is_some_and(|r| r.effect == Effect::Deny))
         })

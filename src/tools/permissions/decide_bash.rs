@@ -21,6 +21,7 @@ use super::reads;
 use super::rule::{Effect, Subject};
 use super::shell::{self, Part, PartKind, Word, program_base};
 use crate::conversation::Mode;
+use crate::conversation::tool_names::{BASH, FILE_READ, FILE_WRITE};
 use crate::tools::{Access, ProjectPath};
 
 /// Where the parts of one line run, as far as the `cd`s before them tell.
@@ -33,8 +34,8 @@ struct Track {
 impl Policy {
     pub(super) fn decide_bash(&self, mode: Mode, command: &str) -> Decision {
         // `deny bash` holds even for what cannot be parsed.
-        if let Some(r) = self.rules.find("bash", Subject::Nothing, Effect::Deny) {
-            return Decision::deny(DecidedBy::rule(r), denied_by_rule("bash", "every command", r));
+        if let Some(r) = self.rules.find(BASH, Subject::Nothing, Effect::Deny) {
+            return Decision::deny(DecidedBy::rule(r), denied_by_rule(BASH, "every command", r));
         }
         let script = shell::parse(command);
         if let Some(why) = &script.unparsable {
@@ -104,7 +105,7 @@ impl Policy {
             );
         }
         if mode == Mode::Edit
-            && let Some(r) = self.rules.find("bash", Subject::Nothing, Effect::Allow)
+            && let Some(r) = self.rules.find(BASH, Subject::Nothing, Effect::Allow)
         {
             return Decision::allow(DecidedBy::rule(r));
         }
@@ -148,7 +149,7 @@ impl Policy {
                 Invocation::Argv { env, words } => self
                     .rules
                     .could_match_bash(env, words, Effect::Deny)
-                    .map(|r| (r, denied_by_rule("bash", &format!("`{}`", shown(words, &text)), r))),
+                    .map(|r| (r, denied_by_rule(BASH, &format!("`{}`", shown(words, &text)), r))),
                 Invocation::Opaque(why) => self.rules.bash_pattern_rule(Effect::Deny).map(|r| {
                     (
                         r,
@@ -239,7 +240,7 @@ impl Policy {
     /// one too or proven read-only; nothing it runs is unknown.
     fn allowed_by_rules(&self, part: &Part, runs: &[Invocation], track: &Track) -> Option<DecidedBy> {
         let subject = Subject::Command { env: &part.env, words: &part.words };
-        let outer = self.rules.find("bash", subject, Effect::Allow)?;
+        let outer = self.rules.find(BASH, subject, Effect::Allow)?;
         let cx = Context { root: &self.root, cwds: &track.cwds };
         for run in runs.iter().skip(1) {
             match run {
@@ -247,7 +248,7 @@ impl Policy {
                 Invocation::Argv { env, words } => {
                     let inner = Subject::Command { env, words };
                     let inner_part = Part { kind: PartKind::Command, env: env.clone(), words: words.clone() };
-                    if self.rules.find("bash", inner, Effect::Allow).is_none()
+                    if self.rules.find(BASH, inner, Effect::Allow).is_none()
                         && readonly::check(&inner_part, &cx).is_err()
                     {
                         return None;
@@ -275,13 +276,13 @@ impl Policy {
         let mut paths = reads::resolve(&r.paths, &self.root, &track.cwds);
         paths.extend(reads::repo_paths(&r.repo_paths, &self.root, &track.cwds));
         if let Some(rule) =
-            self.rules.decide("file_read", Subject::Paths(&paths)).filter(|rule| rule.effect != Effect::Allow)
+            self.rules.decide(FILE_READ, Subject::Paths(&paths)).filter(|rule| rule.effect != Effect::Allow)
         {
             return match rule.effect {
                 Effect::Deny => verdict(
                     Permission::Deny,
                     DecidedBy::rule(rule),
-                    denied_by_rule("bash", &format!("`{text}` reads {}", describe_paths(&paths)), rule),
+                    denied_by_rule(BASH, &format!("`{text}` reads {}", describe_paths(&paths)), rule),
                 ),
                 Effect::Ask | Effect::Allow => verdict(
                     Permission::Ask,
@@ -292,25 +293,25 @@ impl Policy {
         }
         let mut outside: Vec<ProjectPath> = paths.iter().filter(|p| !p.inside_project).cloned().collect();
         if r.recursive {
-            let denies = self.rules.has("file_read", Effect::Deny);
+            let denies = self.rules.has(FILE_READ, Effect::Deny);
             let confined = mode == Mode::Plan || outside.is_empty();
             if denies || (r.follows_links && confined) {
                 let deny = |p: &ProjectPath| {
                     denies
                         && self
                             .rules
-                            .decide("file_read", Subject::Paths(std::slice::from_ref(p)))
+                            .decide(FILE_READ, Subject::Paths(std::slice::from_ref(p)))
                             .is_some_and(|rule| rule.effect == Effect::Deny)
                 };
                 let walked = reads::walk(&self.root, &paths, r.follows_links, &deny);
                 if let Some(found) = &walked.denied
-                    && let Some(rule) = self.rules.decide("file_read", Subject::Paths(std::slice::from_ref(found)))
+                    && let Some(rule) = self.rules.decide(FILE_READ, Subject::Paths(std::slice::from_ref(found)))
                 {
                     return verdict(
                         Permission::Deny,
                         DecidedBy::rule(rule),
                         denied_by_rule(
-                            "bash",
+                            BASH,
                             &format!(
                                 "`{text}` reads everything under {}, {} among it,",
                                 describe_paths(&paths),
@@ -321,7 +322,7 @@ impl Policy {
                     );
                 }
                 if walked.cut && denies {
-                    let rule = self.rules.iter().find(|x| x.effect == Effect::Deny && x.rule.names_tool("file_read"));
+                    let rule = self.rules.iter().find(|x| x.effect == Effect::Deny && x.rule.names_tool(FILE_READ));
                     if let Some(rule) = rule {
                         return verdict(
                             Permission::Deny,
@@ -343,7 +344,7 @@ impl Policy {
         if outside.is_empty() {
             return verdict(Permission::Allow, DecidedBy::ReadOnlySet, String::new());
         }
-        if let Some(rule) = self.rules.find("file_read", Subject::Paths(&outside), Effect::Allow) {
+        if let Some(rule) = self.rules.find(FILE_READ, Subject::Paths(&outside), Effect::Allow) {
             extra_reads.extend(outside.iter().map(|p| p.absolute.clone()));
             return verdict(Permission::Allow, DecidedBy::rule(rule), String::new());
         }
@@ -365,12 +366,12 @@ impl Policy {
     /// For a part that is not read-only: a file it names (any argument, of any program it
     /// runs) that a `file_read` deny rule covers. `cp .env x` and `awk 1 .en?` are refused.
     fn named_files_denied(&self, runs: &[Invocation], text: &str, track: &Track) -> Option<PartDecision> {
-        if !self.rules.has("file_read", Effect::Deny) {
+        if !self.rules.has(FILE_READ, Effect::Deny) {
             return None;
         }
         let mut named = Vec::new();
         let refuse = |why: String| {
-            let rule = self.rules.iter().find(|x| x.effect == Effect::Deny && x.rule.names_tool("file_read"))?;
+            let rule = self.rules.iter().find(|x| x.effect == Effect::Deny && x.rule.names_tool(FILE_READ))?;
             Some(PartDecision {
                 text: text.to_string(),
                 permission: Permission::Deny,
@@ -425,14 +426,14 @@ impl Policy {
         for p in paths.iter().chain(&repo) {
             if let Some(rule) = self
                 .rules
-                .decide("file_read", Subject::Paths(std::slice::from_ref(p)))
+                .decide(FILE_READ, Subject::Paths(std::slice::from_ref(p)))
                 .filter(|r| r.effect == Effect::Deny)
             {
                 return Some(PartDecision {
                     text: text.to_string(),
                     permission: Permission::Deny,
                     decided_by: DecidedBy::rule(rule),
-                    why: denied_by_rule("bash", &format!("`{text}` names {}, which", p.display), rule),
+                    why: denied_by_rule(BASH, &format!("`{text}` names {}, which", p.display), rule),
                     needs_user: false,
                 });
             }
@@ -446,7 +447,7 @@ impl Policy {
             PartDecision::new(text, permission, decided_by, why)
         };
         let (tool, access) =
-            if part.kind == PartKind::Write { ("file_write", Access::Write) } else { ("file_read", Access::Read) };
+            if part.kind == PartKind::Write { (FILE_WRITE, Access::Write) } else { (FILE_READ, Access::Read) };
         let words: Vec<String> = part.words.iter().filter(|w| w.literal).map(|w| w.text.clone()).collect();
         if words.len() != part.words.len() {
             // `> "$HOME/y"`: where it goes is known only when it runs.
@@ -465,7 +466,7 @@ impl Policy {
         // `allow bash` with no pattern lets a command write where it likes.
         if mode == Mode::Edit
             && self.rules.decide(tool, Subject::Paths(&paths)).is_none()
-            && let Some(r) = self.rules.find("bash", Subject::Nothing, Effect::Allow)
+            && let Some(r) = self.rules.find(BASH, Subject::Nothing, Effect::Allow)
             && !paths.iter().any(|p| super::protected::protection(&self.root, &p.absolute).is_some())
         {
             return verdict(Permission::Allow, DecidedBy::rule(r), String::new());

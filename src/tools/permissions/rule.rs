@@ -24,6 +24,9 @@ use globset::{GlobBuilder, GlobMatcher};
 
 use super::command_match::{self, PatternWord};
 use super::shell::Word;
+use crate::conversation::tool_names::{
+    BASH, FILE_EDIT, FILE_READ, FILE_WRITE, GLOB, GREP, MEMORY_SAVE, MEMORY_SEARCH, SKILL, TOOL_SEARCH, WEB_FETCH,
+};
 use crate::tools::ProjectPath;
 
 /// What a rule does to the calls it matches. Ordered by strength: deny beats ask beats allow.
@@ -77,19 +80,8 @@ impl Level {
 
 /// The tools a rule may name. A new tool is added here when it is built, so a rule for a tool
 /// that does not exist (a typo) is an error rather than a rule that never matches.
-pub const TOOLS: &[&str] = &[
-    "bash",
-    "file_read",
-    "file_write",
-    "file_edit",
-    "glob",
-    "grep",
-    "memory_save",
-    "memory_search",
-    "web_fetch",
-    "skill",
-    "tool_search",
-];
+pub const TOOLS: &[&str] =
+    &[BASH, FILE_READ, FILE_WRITE, FILE_EDIT, GLOB, GREP, MEMORY_SAVE, MEMORY_SEARCH, WEB_FETCH, SKILL, TOOL_SEARCH];
 
 /// A parsed rule.
 #[derive(Clone, Debug)]
@@ -301,14 +293,14 @@ fn check_tool(tool: &str) -> Result<(), String> {
 
 fn parse_pattern(tool: &str, pattern: &str) -> Result<Pattern, String> {
     match tool {
-        "bash" => parse_command_pattern(pattern).map(Pattern::Command),
-        "file_read" | "file_write" | "file_edit" | "glob" | "grep" => parse_path_pattern(pattern).map(Pattern::Path),
-        "memory_save" => match pattern {
+        BASH => parse_command_pattern(pattern).map(Pattern::Command),
+        FILE_READ | FILE_WRITE | FILE_EDIT | GLOB | GREP => parse_path_pattern(pattern).map(Pattern::Path),
+        MEMORY_SAVE => match pattern {
             "global" => Ok(Pattern::Memory(MemoryScope::Global)),
             "project" => Ok(Pattern::Memory(MemoryScope::Project)),
             other => Err(format!("memory_save takes `global` or `project` as its pattern, not `{other}`")),
         },
-        "web_fetch" => parse_domain(pattern).map(Pattern::Domain),
+        WEB_FETCH => parse_domain(pattern).map(Pattern::Domain),
         _ => Err(format!("`{tool}` takes no pattern; write just `{tool}`")),
     }
 }

@@ -12,6 +12,7 @@ use std::path::{Path, PathBuf};
 use super::rule::{Effect, Level, Rule, Subject};
 use super::shell::Word;
 use crate::config::{PermissionsConfig, RuleText};
+use crate::conversation::tool_names::BASH;
 
 /// Where a rule was written.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -172,7 +173,7 @@ impl Rules {
         let mut best: Option<&SourcedRule> = None;
         for r in &self.rules {
             if r.effect == effect
-                && r.rule.names_tool("bash")
+                && r.rule.names_tool(BASH)
                 && r.rule.could_match_command(env, words) == Some(true)
                 && best.is_none_or(|b| r.level > b.level)
             {
@@ -188,7 +189,7 @@ impl Rules {
         let mut best: Option<&SourcedRule> = None;
         for r in &self.rules {
             if r.effect == effect
-                && r.rule.names_tool("bash")
+                && r.rule.names_tool(BASH)
                 && r.rule.has_pattern()
                 && best.is_none_or(|b| r.level > b.level)
             {

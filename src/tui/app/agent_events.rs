@@ -3,9 +3,9 @@
 
 use super::history::{compacted_text, trigger_text, turn_summary_text};
 use super::{Activity, App, OpenSession, PlanReady};
-use crate::agent::{AgentEvent, CompactionEvent, NoticeLevel, ToolFinished, TurnOutcome, TurnSummary, UserCommand};
+use crate::agent::{AgentEvent, CompactionEvent, NoticeLevel, TurnOutcome, TurnSummary, UserCommand};
 use crate::conversation::tool_names::TASK;
-use crate::conversation::{Message, Mode, format_tokens};
+use crate::conversation::{FinishedCall, Message, Mode, format_tokens};
 use crate::tui::cells::{
     AssistantCell, Cell, NoticeKind, SubagentStatus, ThinkingCell, ToolCell, ToolStatus, UserCell,
 };
@@ -84,6 +84,8 @@ impl App {
                 self.end_stream();
                 self.plan.ready = None;
                 self.turn.retry = None;
+                // What the status line said of the last turn is not news of this one.
+                self.flash = None;
                 self.transcript.push(Cell::User(UserCell::new(prompt)));
                 self.turn.attempt_from = self.transcript.len();
                 self.transcript.follow();
@@ -180,9 +182,13 @@ impl App {
                 if let Some(Overlay::Context(view)) = &mut self.overlay {
                     view.breakdown = Some(breakdown);
                 } else {
-                    self.overlay = Some(Overlay::Context(ContextView { breakdown: Some(breakdown) }));
+                    self.overlay = Some(Overlay::Context(ContextView::new(Some(breakdown))));
                 }
             }
+            AgentEvent::ReportWritten(written) => match written {
+                Ok(path) => self.notice(NoticeKind::Info, format!("session report written: {path}")),
+                Err(e) => self.notice(NoticeKind::Error, format!("could not write the session report: {e}")),
+            },
             AgentEvent::ModeChanged(mode) => self.session.mode = mode,
             AgentEvent::ModelRefused { name, known } => self.notice(
                 NoticeKind::Error,
@@ -356,7 +362,7 @@ impl App {
         }
     }
 
-    fn on_tool_finished(&mut self, f: ToolFinished) {
+    fn on_tool_finished(&mut self, f: FinishedCall) {
         if f.tool == TASK {
             self.approvals.retain(|a| a.request.call_id != f.call_id && a.request.task.as_ref() != Some(&f.call_id));
             self.update_subagent(&f.call_id, |s| {

@@ -103,7 +103,7 @@ fn a_tool_call_goes_from_preparing_to_approval_to_done() {
         summary: "a.txt".into(),
         arguments: "{}".into(),
     });
-    app.on_agent_event(AgentEvent::ToolFinished(ToolFinished {
+    app.on_agent_event(AgentEvent::ToolFinished(FinishedCall {
         call_id: "c1".into(),
         tool: "file_edit".into(),
         summary: "a.txt".into(),
@@ -116,6 +116,7 @@ fn a_tool_call_goes_from_preparing_to_approval_to_done() {
         decided_by: Some("user".into()),
         approval: Some("approved by you for this session: file_edit(./a.txt)".into()),
         by_user: false,
+        ..Default::default()
     }));
     assert!(app.approvals.is_empty(), "a finished call's dialog is gone");
     match app.transcript.get(2) {
@@ -138,7 +139,7 @@ fn a_call_to_an_unknown_tool_keeps_the_summary_from_its_arguments() {
     let mut msg = Message::assistant("");
     msg.content.push(Block::ToolCall(ToolCall::new("c1", "edit", r#"{"path":"main.rs"}"#)));
     app.on_agent_event(AgentEvent::AssistantMessage(msg));
-    app.on_agent_event(AgentEvent::ToolFinished(ToolFinished {
+    app.on_agent_event(AgentEvent::ToolFinished(FinishedCall {
         call_id: "c1".into(),
         tool: "edit".into(),
         summary: "edit".into(),
@@ -151,6 +152,7 @@ fn a_call_to_an_unknown_tool_keeps_the_summary_from_its_arguments() {
         decided_by: None,
         approval: None,
         by_user: false,
+        ..Default::default()
     }));
     assert_eq!(texts(&app)[1..], ["tool: edit main.rs NotRun"]);
 }
@@ -163,6 +165,17 @@ fn an_interrupt_marks_the_partial_answer() {
     app.on_agent_event(finished(TurnOutcome::Interrupted { partial: "Half an ans".into() }));
     assert_eq!(texts(&app), ["user: long", "assistant: Half an ans [interrupted]"]);
     assert_eq!(app.turn.activity, Activity::Idle);
+}
+
+#[test]
+fn the_last_turns_status_message_does_not_stay_into_the_next() {
+    let mut app = app();
+    app.on_agent_event(AgentEvent::TurnStarted { prompt: "first".into() });
+    app.flash("approved; for this session: bash(cargo test *)");
+    app.on_agent_event(finished(TurnOutcome::Completed { text: String::new() }));
+    assert!(app.flash_text().is_some(), "said at the end of the turn, it is still read");
+    app.on_agent_event(AgentEvent::TurnStarted { prompt: "second".into() });
+    assert_eq!(app.flash_text(), None, "the next turn's status line is its own");
 }
 
 #[test]
@@ -233,6 +246,7 @@ fn a_resumed_session_shows_its_history_with_tool_results() {
                 duration_ms: 1_200,
                 not_run: false,
                 decided_by: Some("allowed: read-only command".into()),
+                summary: None,
             },
         )]
         .into(),
@@ -346,6 +360,7 @@ fn a_resumed_session_shows_the_cells_the_live_one_did() {
         summaries: [("c1".to_string(), "fn total in src".to_string()), ("c2".to_string(), "$ cargo test".to_string())]
             .into(),
         marks: vec![(4, HistoryMark::TurnEnd { elapsed: Duration::from_millis(3_400), stats })],
+        subagents: Default::default(),
     };
     let mut app = app();
     app.on_agent_event(AgentEvent::SessionReady {

@@ -13,11 +13,11 @@ use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 
 use super::{App, Phase};
 use crate::agent::{
-    AgentEvent, ApprovalRequest, CompactionEvent, CompactionTrigger, ContextReport, ContextStatus, ToolFinished,
-    TurnOutcome, TurnStats, TurnSummary, UserCommand,
+    AgentEvent, ApprovalRequest, CompactionEvent, CompactionTrigger, ContextReport, ContextStatus, TurnOutcome,
+    TurnStats, TurnSummary, UserCommand,
 };
 use crate::context::BudgetLevel;
-use crate::conversation::{Block, Message, ToolCall, Usage};
+use crate::conversation::{Block, FinishedCall, Message, ToolCall, Usage};
 use crate::store::{MemoryRecord, SessionSummary};
 use crate::tui::completion::FileIndex;
 use crate::tui::overlays::Overlay;
@@ -128,7 +128,7 @@ fn finished(
     diff: Option<&str>,
     ms: u64,
 ) -> AgentEvent {
-    AgentEvent::ToolFinished(ToolFinished {
+    AgentEvent::ToolFinished(FinishedCall {
         call_id: id.into(),
         tool: tool.into(),
         summary: summary.into(),
@@ -141,6 +141,7 @@ fn finished(
         decided_by: None,
         approval: None,
         by_user: false,
+        ..Default::default()
     })
 }
 
@@ -317,5 +318,6 @@ pub fn memory(id: i64, title: &str, pinned: bool, kind: &str) -> MemoryRecord {
         updated_at: "2026-11-12T10:00:00Z".into(),
         expires_at: None,
         approved_by: None,
+        quarantined: None,
     }
 }

@@ -279,6 +279,7 @@ fn memories_are_pinned_made_global_and_deleted_with_a_second_press_through_the_a
         updated_at: "2026-11-12T10:00:00Z".into(),
         expires_at: None,
         approved_by: None,
+        quarantined: None,
     };
     app.on_agent_event(AgentEvent::Library(LibraryAnswer::Memories(Ok(vec![memory.clone()]))));
     press(&mut app, KeyCode::Char('p'));
@@ -499,10 +500,11 @@ fn ctrl_f_finds_text_in_the_transcript_and_jumps_between_matches() {
 
 #[test]
 fn alt_o_opens_the_whole_output_of_the_newest_tool_call_and_slash_searches_it() {
-    use crate::agent::{AgentEvent, LibraryAnswer, LibraryRequest, ToolFinished};
+    use crate::agent::{AgentEvent, LibraryAnswer, LibraryRequest};
+    use crate::conversation::FinishedCall;
     let (mut app, mut rx) = connected();
     app.on_agent_event(AgentEvent::SessionStored(session_info("abc")));
-    app.on_agent_event(AgentEvent::ToolFinished(ToolFinished {
+    app.on_agent_event(AgentEvent::ToolFinished(FinishedCall {
         call_id: "c1".into(),
         tool: "bash".into(),
         summary: "$ cargo test".into(),
@@ -515,6 +517,7 @@ fn alt_o_opens_the_whole_output_of_the_newest_tool_call_and_slash_searches_it() 
         decided_by: None,
         approval: None,
         by_user: false,
+        ..Default::default()
     }));
     crate::tui::app::fixture::draw(&app, 80, 24);
     app.on_key(KeyEvent::new(KeyCode::Char('o'), KeyModifiers::ALT));

@@ -3,7 +3,8 @@
 use std::time::Duration;
 
 use super::super::agent_events::tests::{app, texts};
-use crate::agent::{AgentEvent, ApprovalRequest, ToolFinished};
+use crate::agent::{AgentEvent, ApprovalRequest};
+use crate::conversation::FinishedCall;
 use crate::conversation::{Block, Message, Mode, ToolCall};
 
 #[test]
@@ -70,7 +71,7 @@ fn a_subagent_is_one_cell_its_approval_is_labelled_and_its_report_ends_it() {
         usage: Default::default(),
         requests: 2,
     }));
-    app.on_agent_event(AgentEvent::ToolFinished(ToolFinished {
+    app.on_agent_event(AgentEvent::ToolFinished(FinishedCall {
         call_id: "t1".into(),
         tool: "task".into(),
         summary: "general: find callers".into(),
@@ -83,6 +84,7 @@ fn a_subagent_is_one_cell_its_approval_is_labelled_and_its_report_ends_it() {
         decided_by: None,
         approval: None,
         by_user: false,
+        ..Default::default()
     }));
     assert_eq!(
         texts(&app),
@@ -118,7 +120,13 @@ fn a_resumed_session_shows_its_subagents_as_their_cells_with_reports() {
         history: history.into_iter().map(std::sync::Arc::new).collect(),
         tool_display: [(
             "t1".to_string(),
-            crate::store::ToolDisplay { diff: None, duration_ms: 4_000, not_run: false, decided_by: None },
+            crate::store::ToolDisplay {
+                diff: None,
+                duration_ms: 4_000,
+                not_run: false,
+                decided_by: None,
+                summary: None,
+            },
         )]
         .into(),
         mode: Mode::Edit,

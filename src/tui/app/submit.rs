@@ -98,8 +98,16 @@ impl App {
                     self.overlay = Some(Overlay::Text(TextView::loading("Usage (cost and tokens)")));
                 }
             }
+            SlashCommand::Report => {
+                if self.agent.queue.is_some() {
+                    self.send(UserCommand::WriteReport);
+                    self.flash("writing the session report…");
+                } else {
+                    self.flash("still connecting to the model provider…");
+                }
+            }
             SlashCommand::Context => {
-                self.overlay = Some(Overlay::Context(ContextView { breakdown: None }));
+                self.overlay = Some(Overlay::Context(ContextView::new(None)));
                 self.send(UserCommand::DescribeContext);
             }
             SlashCommand::Rewind => self.open_rewind(),

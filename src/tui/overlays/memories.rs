@@ -133,7 +133,11 @@ impl MemoriesView {
                     Span::styled(if selected { "▸ " } else { "  " }, theme.accent.patch(base)),
                     Span::styled(format!("{pin} "), base),
                     Span::styled(format!("#{} ", m.id), theme.dim.patch(base)),
-                    Span::styled(m.title.clone(), base),
+                    Span::styled(crate::conversation::strip_terminal_controls(&m.title), base),
+                    Span::styled(
+                        if m.quarantined.is_some() && !m.pinned { "  ⚠ quarantined" } else { "" },
+                        theme.notice_warning.patch(base),
+                    ),
                     Span::styled(
                         format!("  {}{}", m.kind, if m.global { " · global" } else { "" }),
                         theme.faint.patch(base),
@@ -154,7 +158,7 @@ impl MemoriesView {
     fn render_detail(&self, m: &MemoryRecord, area: Rect, buf: &mut Buffer, theme: &Theme) {
         let scope = if m.global { "global" } else { "this project" };
         let mut lines = vec![
-            Line::from(Span::styled(m.title.clone(), theme.heading2)),
+            Line::from(Span::styled(crate::conversation::strip_terminal_controls(&m.title), theme.heading2)),
             Line::from(Span::styled(
                 format!(
                     "#{} · {} · {} · {}{} · saved {}",
@@ -170,7 +174,17 @@ impl MemoriesView {
             Line::from(Span::styled(crate::agent::memory_origin(m), theme.dim)),
             Line::default(),
         ];
-        lines.extend(m.content.lines().map(|l| Line::from(Span::styled(l.to_string(), theme.text))));
+        if let Some(why) = &m.quarantined {
+            let text = if m.pinned {
+                format!("Pinned by you, so given to the model despite: {why}.")
+            } else {
+                format!("Quarantined ({why}): not given to the model; pin it (p) to let it in.")
+            };
+            lines.insert(3, Line::from(Span::styled(text, theme.notice_warning)));
+        }
+        // Escapes and hidden characters are shown as nothing, never sent to the terminal.
+        let content = crate::conversation::strip_terminal_controls(&m.content);
+        lines.extend(content.lines().map(|l| Line::from(Span::styled(l.to_string(), theme.text))));
         if self.confirm_delete == Some(m.id) {
             lines.push(Line::default());
             lines.push(Line::from(Span::styled(

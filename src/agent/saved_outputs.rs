@@ -1,15 +1,25 @@
-//! Truncation files: the full output of a truncated tool result (or an over-long prompt),
-//! written atomically under the data folder's `truncations/`, named by session and call so
-//! names never collide, and removed after the retention period unless a live session may
+//! The place for saved outputs: the whole text of a tool result cut to the limits (or of an
+//! over-long prompt), written atomically under the data folder's `truncations/`, named by
+//! session and call so names never collide, with key values kept out; a saved output read back
+//! is never saved again. Files are removed after the retention period unless a live session may
 //! still point at them.
 
 use std::path::{Path, PathBuf};
 
-use super::Worker;
+use crate::config::Redactor;
 use crate::context::{Spill, TruncationLimits, plan_cut, render_cut};
-use crate::conversation::ToolCall;
 use crate::conversation::tool_names::FILE_READ;
 use crate::store::Store;
+
+/// Where one session's outputs are saved.
+pub(super) struct SavedOutputs<'a> {
+    /// Canonical, so paths the tools resolve compare equal.
+    dir: &'a Path,
+    /// The project root, against which a `file_read` path resolves.
+    root: &'a Path,
+    session: String,
+    redactor: Redactor,
+}
 
 fn safe_name(s: &str) -> String {
     s.chars().map(|c| if c.is_ascii_alphanumeric() || c == '-' || c == '_' { c } else { '_' }).take(80).collect()
@@ -32,22 +42,39 @@ fn write_atomically(dir: &Path, name: &str, text: &str) -> std::io::Result<PathB
     Ok(path)
 }
 
-impl Worker {
-    pub(super) fn truncation_limits(&self) -> TruncationLimits {
-        TruncationLimits::new(&self.place.config().context, &self.budget())
+impl<'a> SavedOutputs<'a> {
+    pub(super) fn new(dir: &'a Path, root: &'a Path, session: &str, redactor: &Redactor) -> SavedOutputs<'a> {
+        SavedOutputs { dir, root, session: session.to_string(), redactor: redactor.clone() }
     }
 
-    /// The result as the model sees it, cut to `limits` with the full text saved; `true` when
-    /// it was cut.
-    pub(super) fn truncate_result(&self, call: &ToolCall, content: &str, limits: &TruncationLimits) -> (String, bool) {
+    /// The session whose outputs these are.
+    pub(super) fn session(&self) -> &str {
+        &self.session
+    }
+
+    /// The folder, for the read permission: reading a saved output is as free as reading the
+    /// project.
+    pub(super) fn dir(&self) -> &Path {
+        self.dir
+    }
+
+    /// The result of the call `call_id` of `tool` with `arguments`, as the model sees it: cut
+    /// to `limits` with the whole text saved; `true` when it was cut.
+    pub(super) fn cut(
+        &self,
+        call_id: &str,
+        tool: &str,
+        arguments: &str,
+        content: &str,
+        limits: &TruncationLimits,
+    ) -> (String, bool) {
         let Some(cut) = plan_cut(content, limits) else { return (content.to_string(), false) };
-        if self.reads_a_spill_file(call) {
+        if self.reads_a_saved_output(tool, arguments) {
             // Reading a saved output back must never save it again (no loop).
             return (render_cut(content, &cut, Spill::NotSaved), true);
         }
-        let name = format!("{}-{}", safe_name(self.session.id()), safe_name(&call.id));
-        let text = match write_atomically(self.place.truncations_dir(), &name, &self.session.redactor().redact(content))
-        {
+        let name = format!("{}-{}", safe_name(&self.session), safe_name(call_id));
+        let text = match write_atomically(self.dir, &name, &self.redactor.redact(content)) {
             Ok(path) => render_cut(content, &cut, Spill::Saved(&path.display().to_string())),
             Err(e) => {
                 tracing::error!(error = %e, "cannot save a truncated output");
@@ -57,36 +84,29 @@ impl Worker {
         (text, true)
     }
 
-    fn reads_a_spill_file(&self, call: &ToolCall) -> bool {
-        if call.name != FILE_READ {
+    fn reads_a_saved_output(&self, tool: &str, arguments: &str) -> bool {
+        if tool != FILE_READ {
             return false;
         }
-        let Ok(args) = call.parsed_arguments() else { return false };
+        let Ok(args) = serde_json::from_str::<serde_json::Value>(arguments) else { return false };
         let Some(path) = args.get("path").and_then(|p| p.as_str()) else { return false };
-        crate::tools::resolve_path(self.place.root(), path).absolute.starts_with(self.place.truncations_dir())
+        crate::tools::resolve_path(self.root, path).absolute.starts_with(self.dir)
     }
 
-    /// A prompt too long for the window is cut like a tool result, its full text saved.
-    pub(super) fn spill_long_prompt(&mut self, prompt: String) -> String {
-        let limits = self.truncation_limits();
-        let doubled = TruncationLimits { max_bytes: limits.max_bytes * 2, max_lines: limits.max_lines * 2, ..limits };
-        let Some(cut) = plan_cut(&prompt, &doubled) else { return prompt };
-        let name = format!("{}-prompt-{}", safe_name(self.session.id()), self.session.last_seq() + 1);
-        let text = match write_atomically(self.place.truncations_dir(), &name, &self.session.redactor().redact(&prompt))
-        {
-            Ok(path) => render_cut(&prompt, &cut, Spill::Saved(&path.display().to_string())),
-            Err(e) => render_cut(&prompt, &cut, Spill::Failed(&e.to_string())),
-        };
-        self.session.pipeline_mut().note_truncations(1);
-        self.link.notice(
-            crate::agent::events::NoticeLevel::Warning,
-            "the message was too long for the context window; its middle was saved to a file the model can read",
-        );
-        text
+    /// A prompt too long for the window, cut like a tool result (to twice `limits`) with its
+    /// whole text saved; `None` when it fits. `seq` is the one it will be stored at.
+    pub(super) fn cut_prompt(&self, prompt: &str, seq: i64, limits: &TruncationLimits) -> Option<String> {
+        let doubled = TruncationLimits { max_bytes: limits.max_bytes * 2, max_lines: limits.max_lines * 2, ..*limits };
+        let cut = plan_cut(prompt, &doubled)?;
+        let name = format!("{}-prompt-{seq}", safe_name(&self.session));
+        Some(match write_atomically(self.dir, &name, &self.redactor.redact(prompt)) {
+            Ok(path) => render_cut(prompt, &cut, Spill::Saved(&path.display().to_string())),
+            Err(e) => render_cut(prompt, &cut, Spill::Failed(&e.to_string())),
+        })
     }
 }
 
-/// Remove spilled outputs older than `days`, except those of sessions active within that time.
+/// Remove saved outputs older than `days`, except those of sessions active within that time.
 pub fn clean_truncations(dir: &Path, store: &Store, days: u64) -> usize {
     let Ok(entries) = std::fs::read_dir(dir) else { return 0 };
     let cutoff = std::time::SystemTime::now() - std::time::Duration::from_secs(days * 86_400);
