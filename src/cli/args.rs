@@ -216,6 +216,14 @@ pub enum Command {
         #[arg(long)]
         trust: bool,
     },
+    /// cairn's launcher for a command an editor's terminal runs for an ACP session: confines
+    /// itself by the sandbox the session granted and becomes the command (never run by hand)
+    #[command(hide = true, alias = "unsandboxed")]
+    Sandboxed {
+        /// The command's words, for the editor to show; the grant holds what runs
+        #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
+        shown: Vec<String>,
+    },
     /// Inspect the context pipeline
     Context {
         #[command(subcommand)]

@@ -2,6 +2,7 @@
 mod support;
 
 mod acp;
+mod acp_terminals;
 mod cache_keep_alive;
 mod checkpoint_links;
 mod checkpoints;
