@@ -15,6 +15,11 @@
 //! It reports usage as a provider's prompt cache would (`--no-cache` turns that off), and with
 //! `--context-window N` it refuses requests that would not fit N tokens, as a real model does.
 //! `--dump DIR` writes each request's body to `DIR/NNN.json`, to see exactly what was sent.
+//! `--summarise` answers every request as a summariser, deterministically: exactly as long as
+//! the request asks ("at most about N tokens", at four characters a token), as `cairn context
+//! replay --summaries scripted` answers, built from what it was sent — so a replay with
+//! `--summaries model` against it (`SUMMARIES=http benches/context-costs.sh`) makes its
+//! summary calls over real HTTP, checked by the strict mock, and prices as the scripted one.
 //! A turn may carry `"thinking": "…"`: a signed thinking block (Anthropic), a reasoning item
 //! (Responses) or `reasoning_content` (chat completions), which cairn must send back.
 
@@ -34,12 +39,21 @@ struct Args {
     context_window: Option<u64>,
     cache: bool,
     dump: Option<std::path::PathBuf>,
+    summarise: bool,
 }
 
-const USAGE: &str = "usage: mock_llm [--script FILE.json] [--port N] [--chunk-delay-ms N] [--context-window N] [--no-cache] [--dump DIR]";
+const USAGE: &str = "usage: mock_llm [--script FILE.json] [--port N] [--chunk-delay-ms N] [--context-window N] [--no-cache] [--dump DIR] [--summarise]";
 
 fn parse_args() -> Result<Args, String> {
-    let mut args = Args { script: None, port: 0, chunk_delay_ms: 0, context_window: None, cache: true, dump: None };
+    let mut args = Args {
+        script: None,
+        port: 0,
+        chunk_delay_ms: 0,
+        context_window: None,
+        cache: true,
+        dump: None,
+        summarise: false,
+    };
     let mut it = std::env::args().skip(1);
     while let Some(flag) = it.next() {
         let mut value = || it.next().ok_or_else(|| format!("{flag} needs a value\n{USAGE}"));
@@ -54,6 +68,7 @@ fn parse_args() -> Result<Args, String> {
             }
             "--no-cache" => args.cache = false,
             "--dump" => args.dump = Some(value()?.into()),
+            "--summarise" => args.summarise = true,
             "-h" | "--help" => return Err(USAGE.to_string()),
             other => return Err(format!("unknown argument {other:?}\n{USAGE}")),
         }
@@ -97,9 +112,16 @@ async fn run() -> Result<(), String> {
     if let Some(tokens) = args.context_window {
         script = script.context_window(tokens);
     }
+    if args.summarise {
+        script = script.responder(mock_llm::summariser::reply);
+    }
     let addr = SocketAddr::from(([127, 0, 0, 1], args.port));
     let mock = MockLlm::bind(addr, script).await.map_err(|e| format!("cannot listen on {addr}: {e}"))?;
-    println!("mock LLM serving {count} scripted replies");
+    if args.summarise {
+        println!("mock LLM answering every request as a summariser of the length asked for");
+    } else {
+        println!("mock LLM serving {count} scripted replies");
+    }
     println!("  ANTHROPIC_BASE_URL={}", mock.anthropic_base_url());
     println!("  OPENAI_BASE_URL={}", mock.openai_base_url());
     println!("press Ctrl+C to stop");
@@ -111,8 +133,8 @@ async fn run() -> Result<(), String> {
             _ = tokio::signal::ctrl_c() => return Ok(()),
             _ = ticker.tick() => {}
         }
-        let requests = mock.requests();
-        for (i, request) in requests.iter().enumerate().skip(shown) {
+        let requests = mock.requests_from(shown);
+        for (i, request) in requests.iter().enumerate().map(|(i, r)| (i + shown, r)) {
             let messages = request.messages().len();
             println!("#{} {:?} {} ({messages} messages)", i + 1, request.wire, request.path);
             if let Some(dir) = &args.dump {
@@ -126,6 +148,6 @@ async fn run() -> Result<(), String> {
                 println!("   problem: {problem}");
             }
         }
-        shown = requests.len();
+        shown += requests.len();
     }
 }

@@ -29,6 +29,9 @@ pub(super) struct Background {
     compaction: Option<InFlight>,
     /// A compaction planned at the pre-flight, to start once the request is answered.
     deferred: Option<CompactionJob>,
+    /// A compaction planned at a request whose answer ended the turn: it starts when the user
+    /// goes on (a session that ends there pays for no summary that would never land).
+    parked: Option<CompactionJob>,
     /// The last request answered, and its size: a compaction that cannot wait reads it from
     /// the provider's cache when it reaches the part kept verbatim.
     answered: Option<(crate::llm::ChatRequest, u64)>,
@@ -75,6 +78,15 @@ impl Background {
         self.deferred.take()
     }
 
+    /// Keep `job` until the user's next prompt: its request was answered and the turn ended.
+    pub(super) fn park(&mut self, job: CompactionJob) {
+        self.parked = Some(job);
+    }
+
+    pub(super) fn take_parked(&mut self) -> Option<CompactionJob> {
+        self.parked.take()
+    }
+
     pub(super) fn answered(&mut self, request: crate::llm::ChatRequest, tokens: u64) {
         self.answered = Some((request, tokens));
     }
@@ -91,6 +103,7 @@ impl Background {
     /// A session switch drops a running compaction: its plan is of the session left.
     pub(super) fn abort_compaction(&mut self) {
         self.deferred = None;
+        self.parked = None;
         self.answered = None;
         if let Some(running) = self.compaction.take() {
             running.handle.abort();

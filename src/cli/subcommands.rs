@@ -66,7 +66,7 @@ pub fn memories(startup: &Startup, json: bool) -> Result<ExitCode, CliError> {
     if list.is_empty() {
         writeln!(
             out,
-            "No memories for {} yet. cairn saves them when you ask it to remember something, and from compaction summaries.",
+            "No memories for {} yet. cairn saves them when you ask it to remember something, and the lasting facts a compaction names.",
             startup.root.display()
         )
         .map_err(io_failed)?;

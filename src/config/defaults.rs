@@ -315,6 +315,11 @@ pub struct ContextConfig {
     /// Finished work is summarised before the window asks only when that saves this many times
     /// what it costs (the summary call and the rewrite after the system prompt).
     pub new_work_margin: f64,
+    /// A compaction before the window forces one (from the warning threshold) is made only when
+    /// the requests still expected read back this many times what it costs: it loses detail the
+    /// verbatim history has, and a session that ends first never needed it (measured on the
+    /// corpus at 32k: 4 costs what 1 does and keeps more evidence, docs/context-costs.md).
+    pub early_compaction_margin: f64,
 }
 
 impl Default for ContextConfig {
@@ -355,6 +360,7 @@ impl Default for ContextConfig {
             new_work_min_terms: 40,
             new_work_min_novelty: 0.35,
             new_work_margin: 2.0,
+            early_compaction_margin: 4.0,
         }
     }
 }

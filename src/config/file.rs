@@ -116,6 +116,9 @@ fn validate(config: &Config) -> Result<(), Problem> {
     if !(c.new_work_margin >= 1.0 && c.new_work_margin.is_finite()) {
         return Err(problem("context.new_work_margin", "must be at least 1 (e.g. 2)"));
     }
+    if !(c.early_compaction_margin >= 1.0 && c.early_compaction_margin.is_finite()) {
+        return Err(problem("context.early_compaction_margin", "must be at least 1 (e.g. 2)"));
+    }
     if c.max_sent_argument_chars < 1_000 {
         return Err(problem("context.max_sent_argument_chars", "must be at least 1000 (e.g. 8000)"));
     }

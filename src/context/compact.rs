@@ -60,12 +60,34 @@ impl CompactionPlan {
     /// Where the tail starts in `conversation`: a request's messages can be read in place when
     /// they reach it (what comes before is what is summarised).
     pub fn tail_in(&self, conversation: &[Arc<Message>]) -> Option<usize> {
-        let same = |m: &Message| {
-            m.role == self.tail_first.role
-                && m.text() == self.tail_first.text()
-                && m.tool_calls().map(|c| &c.id).eq(self.tail_first.tool_calls().map(|c| &c.id))
-        };
-        conversation.iter().position(|m| same(m))
+        conversation.iter().position(|m| same_message(m, &self.tail_first))
+    }
+
+    /// Where the part kept verbatim starts in `conversation` (a request's messages as sent),
+    /// when that request can be read in place for this plan: at the tail's first message, or
+    /// at its end when the request stops just before the tail — the tail opens with the reply
+    /// to it — so everything it holds is what is summarised (a compaction the window forces
+    /// before a request reads the request before it, all in the cache).
+    pub fn reads_in(&self, conversation: &[Arc<Message>]) -> Option<usize> {
+        self.tail_in(conversation).or_else(|| {
+            let (last, summarised_last) = (conversation.last()?, self.messages.last()?);
+            (self.tail_first.role == Role::Assistant && same_message(last, summarised_last))
+                .then_some(conversation.len())
+        })
+    }
+}
+
+/// Whether `sent` is `stored` as a request carries it: a tool result by its call (its text may
+/// be sent shortened), anything else by role, text and calls.
+fn same_message(sent: &Message, stored: &Message) -> bool {
+    match (sent.tool_result(), stored.tool_result()) {
+        (Some(a), Some(b)) => a.call_id == b.call_id,
+        (None, None) => {
+            sent.role == stored.role
+                && sent.text() == stored.text()
+                && sent.tool_calls().map(|c| &c.id).eq(stored.tool_calls().map(|c| &c.id))
+        }
+        _ => false,
     }
 }
 
@@ -81,8 +103,9 @@ pub struct Conversation {
 const TURN_STRETCH: u64 = 2;
 
 /// Choose the tail to keep verbatim: about `compaction_tail_share` of the compaction threshold,
-/// at least `compaction_min_tail_messages` messages and, when they fit in half the threshold,
-/// the last `compaction_min_tail_turns` user turns; aligned so no tool group is split and the
+/// at least `compaction_min_tail_messages` messages (while they fit twice that budget; past it,
+/// the latest tool group) and, when they fit twice that budget, the last
+/// `compaction_min_tail_turns` user turns; aligned so no tool group is split and the
 /// latest reply is kept. A `manual` compaction keeps that share of the current conversation
 /// instead, when it is smaller, and only the message minimum. `None` when there is nothing before the tail to summarise.
 pub fn plan(
@@ -125,12 +148,16 @@ pub fn plan(
     let mut start = visible.len();
     let mut kept = 0u64;
     while start > 0 {
-        let enough_messages = visible.len() - start >= config.compaction_min_tail_messages;
+        let next = sent_tokens[visible[start - 1]];
+        // The message minimum may stretch the tail too, not replace it: past the stretch, the
+        // latest tool group alone (the alignment below keeps it whole) stays verbatim, and the
+        // large results before it are summarised instead of being read on every request.
+        let enough_messages = visible.len() - start >= config.compaction_min_tail_messages
+            || (kept > 0 && kept + next > turn_cap && !manual);
         let enough_turns = !honour_turns || start <= min_turns_start;
         // The budget is a ceiling once the minimums hold: a large result that would cross it
         // is summarised rather than kept whole (it is read on every request until the next
         // compaction).
-        let next = sent_tokens[visible[start - 1]];
         if (kept >= tail_budget || kept + next > tail_budget) && enough_messages && enough_turns {
             break;
         }

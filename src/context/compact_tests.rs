@@ -69,6 +69,30 @@ fn the_turn_minimum_yields_to_the_budget_in_one_huge_turn() {
     assert!(plan.messages.len() > 40, "most of the turn is summarised: {}", plan.messages.len());
 }
 
+#[test]
+fn past_twice_the_tail_budget_only_the_latest_group_stays_whole() {
+    // Big results: the four latest messages would be twice the tail budget and more; the latest
+    // group alone stays verbatim, the large result before it is summarised.
+    let mut l = Ledger::new(3.2);
+    l.push(1, Message::user("read the logs"));
+    for n in 0..8 {
+        let mut a = Message::assistant(format!("reading log {n}"));
+        a.content.push(Block::ToolCall(ToolCall::new(format!("c{n}"), "file_read", "{}")));
+        l.push(2 + 2 * n, a);
+        l.push(3 + 2 * n, Message::tool(ToolResult::ok(format!("c{n}"), "file_read", "l\n".repeat(3_000))));
+    }
+    let config = ContextConfig::default();
+    let budget = ContextBudget::new(32_000, &config);
+    let plan = plan(&l, &ContextState::default(), &config, &budget, &tokens(&l), false).unwrap();
+    assert_eq!(plan.through_seq, 15, "the tail is the last call and its result");
+    assert_eq!(plan.tail_first.tool_calls().next().map(|c| c.id.as_str()), Some("c7"));
+    // Small results: the four latest messages fit, and stay.
+    let l = ledger_with_turns(20, 20);
+    let small = super::plan(&l, &ContextState::default(), &config, &budget, &tokens(&l), false).unwrap();
+    let tail = l.entries().iter().filter(|e| e.seq > small.through_seq).count();
+    assert!(tail >= config.compaction_min_tail_messages, "{tail}");
+}
+
 struct FakeSummarizer {
     window: u64,
     calls: Mutex<Vec<String>>,
@@ -205,4 +229,36 @@ fn a_large_result_that_would_cross_the_tail_budget_is_summarised_not_kept_whole(
     assert!(kept <= tail_budget, "tail {kept} tokens over its budget {tail_budget}");
     assert!(t[..tail_start].iter().any(|&n| n >= 4_000), "the large result is summarised");
     assert!(l.entries().len() - tail_start >= config.compaction_min_tail_messages);
+}
+
+#[test]
+fn a_request_that_stops_just_before_the_tail_is_read_in_place_whole() {
+    // One long turn of calls: the tail opens with one of the model's calls.
+    let mut l = Ledger::new(3.2);
+    l.push(1, Message::user("fix the build"));
+    for i in 0..12 {
+        let mut a = Message::assistant(format!("step {i}"));
+        a.content.push(Block::ToolCall(ToolCall::new(format!("c{i}"), "bash", r#"{"command":"make"}"#)));
+        l.push(2 + 2 * i, a);
+        l.push(3 + 2 * i, Message::tool(ToolResult::ok(format!("c{i}"), "bash", "o\n".repeat(2_000))));
+    }
+    let config = ContextConfig::default();
+    let budget = ContextBudget::new(32_000, &config);
+    let plan = plan(&l, &ContextState::default(), &config, &budget, &tokens(&l), false).unwrap();
+    let entries = l.entries();
+    let at = entries.iter().position(|e| e.seq == plan.through_seq).unwrap() + 1;
+    assert_eq!(plan.tail_first.role, crate::conversation::Role::Assistant);
+    let messages = |range: std::ops::Range<usize>| -> Vec<Arc<Message>> {
+        entries[range].iter().map(|e| e.message.clone()).collect()
+    };
+    // A request holding the tail reads in place from it.
+    assert_eq!(plan.reads_in(&messages(0..entries.len())), Some(at));
+    // The request the tail's first call answered stops just before it: all it holds is
+    // summarised.
+    assert_eq!(plan.reads_in(&messages(0..at)), Some(at));
+    // A request that stops earlier does not hold all that is summarised.
+    assert_eq!(plan.reads_in(&messages(0..at - 2)), None);
+    // Nor does one when the tail opens with the user's message.
+    let plan = CompactionPlan { tail_first: Arc::new(Message::user("and the tests")), ..plan };
+    assert_eq!(plan.reads_in(&messages(0..at)), None);
 }

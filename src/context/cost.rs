@@ -107,8 +107,10 @@ impl CostModel {
     /// context and a compaction every `s / growth` requests: `read × s / 2 + cost × growth / s`,
     /// least at `s² = 2 × cost × growth / read`. Past that span, waiting for the window costs
     /// more than compacting now — provided the session goes on long enough to read the saving
-    /// back, which `expected` (conservative) must cover on its own.
-    pub fn early_compaction_pays(&self, span: u64, cost: f64, growth: u64, expected: f64) -> bool {
+    /// back `margin` times, which `expected` (conservative) must cover on its own: an early
+    /// compaction loses detail the verbatim history has, and a session that ends first never
+    /// needed it, so a saving that barely covers it is not taken.
+    pub fn early_compaction_pays(&self, span: u64, cost: f64, growth: u64, expected: f64, margin: f64) -> bool {
         if self.read <= 0.0 || span == 0 {
             // A prefix that costs nothing to keep (a local server's KV cache) is never worth
             // summarising before the window forces it.
@@ -116,7 +118,7 @@ impl CostModel {
         }
         let span = span as f64;
         let steady = span * span * self.read >= 2.0 * cost * growth as f64;
-        let repaid = span * self.read * expected >= cost;
+        let repaid = span * self.read * expected >= margin * cost;
         steady && repaid
     }
 }

@@ -95,10 +95,14 @@ fn compacting_before_the_window_forces_it_pays_only_for_a_long_enough_span() {
     // A compaction costing $0.10 (in $/M units: 100,000) at 1,000 tokens of growth a request:
     // the break-even span is sqrt(2 × 100,000 × 1,000 / 0.30) ≈ 25.8k tokens.
     let cost = 100_000.0;
-    assert!(!m.early_compaction_pays(20_000, cost, 1_000, 100.0), "a short span: wait for the window");
-    assert!(m.early_compaction_pays(30_000, cost, 1_000, 100.0), "a long span: compact now");
+    assert!(!m.early_compaction_pays(20_000, cost, 1_000, 100.0, 1.0), "a short span: wait for the window");
+    assert!(m.early_compaction_pays(30_000, cost, 1_000, 100.0, 1.0), "a long span: compact now");
     // The same span in a session expected to end soon never reads the saving back.
-    assert!(!m.early_compaction_pays(30_000, cost, 1_000, 5.0));
+    assert!(!m.early_compaction_pays(30_000, cost, 1_000, 5.0, 1.0));
+    // Read back once in the requests expected, but not four times: the margin keeps the detail.
+    assert!(m.early_compaction_pays(30_000, cost, 1_000, 12.0, 1.0));
+    assert!(!m.early_compaction_pays(30_000, cost, 1_000, 12.0, 4.0));
+    assert!(m.early_compaction_pays(30_000, cost, 1_000, 48.0, 4.0));
 }
 
 #[test]
@@ -106,8 +110,8 @@ fn without_a_cache_early_compaction_pays_sooner_and_on_a_local_server_never() {
     let cost = 100_000.0;
     // Every token re-sent costs full input: the span that pays is √10 shorter than with a cache.
     let plain = CostModel::no_cache(3.0, 15.0);
-    assert!(plain.early_compaction_pays(10_000, cost, 1_000, 100.0));
-    assert!(!CostModel::from_prices(&sonnet(), true).early_compaction_pays(10_000, cost, 1_000, 100.0));
+    assert!(plain.early_compaction_pays(10_000, cost, 1_000, 100.0, 1.0));
+    assert!(!CostModel::from_prices(&sonnet(), true).early_compaction_pays(10_000, cost, 1_000, 100.0, 1.0));
     // A local server keeps its prefix for free: only the window forces a compaction.
-    assert!(!CostModel::local().early_compaction_pays(1_000_000, 1.0, 1_000, 1_000.0));
+    assert!(!CostModel::local().early_compaction_pays(1_000_000, 1.0, 1_000, 1_000.0, 1.0));
 }

@@ -188,6 +188,15 @@ impl ScriptedSummarizer {
     }
 }
 
+impl ScriptedSummarizer {
+    /// The reply to a conversation read in place (`messages`, then `instruction`): what
+    /// [`Summarizer::summarize_conversation`] answers, for a server that answers as this
+    /// summariser does (the mock's `--summarise`).
+    pub fn reply_in_place(&self, messages: &[Arc<Message>], instruction: &str, max_tokens: u32) -> String {
+        self.reply(&in_place_request(messages, instruction), max_tokens)
+    }
+}
+
 impl Summarizer for ScriptedSummarizer {
     fn summarize<'a>(
         &'a self,
@@ -212,7 +221,7 @@ impl Summarizer for ScriptedSummarizer {
         instruction: &'a str,
         max_tokens: u32,
     ) -> BoxFuture<'a, Result<String, SummaryError>> {
-        Box::pin(async move { Ok(self.reply(&in_place_request(messages, instruction), max_tokens)) })
+        Box::pin(async move { Ok(self.reply_in_place(messages, instruction, max_tokens)) })
     }
 }
 

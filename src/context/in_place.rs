@@ -10,8 +10,13 @@ use super::compact::{COMPACTION_PROMPT, CompactionPlan, Conversation, Summarizer
 use super::estimate::{MESSAGE_OVERHEAD_TOKENS, estimate_text_tokens};
 use super::redact::redact_secrets;
 use super::reply::{CompactionReply, split_reply};
+use super::salient::excerpt;
 
 const IN_PLACE_PROMPT: &str = include_str!("../../assets/prompts/compaction_in_place.md");
+/// A message the view no longer shows travels in the instruction at most this long (its
+/// telling lines, as a long tool result's transcript): one huge message must not push the
+/// call past the window and onto the transcript path, in chunks.
+const HIDDEN_PIECE_CHARS: usize = 6_000;
 
 /// Why an in-place summary was not written.
 pub(super) enum Outcome {
@@ -37,6 +42,11 @@ pub fn instruction(plan: &CompactionPlan, tail_messages: usize, budget: u32) -> 
             "The last message above, {}, starts new work: it stays as it is, after your summary. Everything before it is finished: summarise it briefly, for reference — what was asked, what was done and found, with the exact names, paths and values worth knowing later. Its In Progress and Next Steps are \"none\" unless something was left unfinished.\n\n",
             plan.tail_opening
         ));
+    } else if tail_messages == 0 {
+        scope.push_str(&format!(
+            "Everything above is summarised: the conversation goes on after it with {}, which stays as it is, after your summary. Let In Progress and Next Steps say where the work stands at the end.\n\n",
+            plan.tail_opening
+        ));
     } else {
         let n = tail_messages;
         scope.push_str(&format!(
@@ -51,7 +61,7 @@ pub fn instruction(plan: &CompactionPlan, tail_messages: usize, budget: u32) -> 
             .iter()
             .zip(&plan.seqs)
             .filter(|(_, seq)| plan.hidden.contains(seq))
-            .map(|(m, _)| super::transcript::transcript_piece(m))
+            .map(|(m, _)| excerpt(&super::transcript::transcript_piece(m), HIDDEN_PIECE_CHARS))
             .collect::<Vec<_>>()
             .join("\n");
         scope.push_str(&format!(
@@ -84,8 +94,9 @@ pub(super) async fn summarize(
     max_tokens: u32,
     chars_per_token: f64,
 ) -> Outcome {
-    // The conversation must reach the tail: what comes before it is what is summarised.
-    let Some(tail_at) = plan.tail_in(&conversation.messages) else { return Outcome::Fallback };
+    // The conversation must reach the tail, or stop just before it: what comes before the
+    // tail is what is summarised.
+    let Some(tail_at) = plan.reads_in(&conversation.messages) else { return Outcome::Fallback };
     let ask = instruction(plan, conversation.messages.len() - tail_at, budget);
     let need = conversation.tokens
         + estimate_text_tokens(ask.len(), chars_per_token)
@@ -113,5 +124,39 @@ pub(super) async fn summarize(
             Outcome::Failed("the summariser's answer was cut off at the length limit twice; nothing was stored".into())
         }
         Err(SummaryError::Failed(e)) => Outcome::Failed(e),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use super::*;
+    use crate::conversation::Message;
+
+    #[test]
+    fn a_huge_message_the_view_no_longer_shows_travels_cut_to_its_telling_lines() {
+        let huge =
+            format!("THOUGHT: start of the plan\n{}the end of the plan", "a long line of reasoning\n".repeat(8_000));
+        let plan = CompactionPlan {
+            previous_summary: None,
+            generation: 1,
+            through_seq: 3,
+            messages: vec![Arc::new(Message::user("fix it")), Arc::new(Message::assistant(huge.clone()))],
+            seqs: vec![1, 2],
+            stretches: Vec::new(),
+            carried: Vec::new(),
+            summarised_tokens: 60_000,
+            input_ratio: 4.0,
+            summary_share: 0.035,
+            finished: false,
+            conversation: None,
+            hidden: vec![2],
+            tail_first: Arc::new(Message::user("next")),
+            tail_opening: "the user's message that begins “next”".into(),
+        };
+        let ask = instruction(&plan, 2, 1_000);
+        assert!(ask.len() < huge.len() / 10, "{} characters", ask.len());
+        assert!(ask.contains("THOUGHT: start of the plan") && ask.contains("the end of the plan"));
     }
 }

@@ -50,6 +50,7 @@ impl Pipeline {
         self.state.carried.messages.extend(plan.carried.iter().cloned());
         self.state.counters.compactions += 1;
         self.state.awaiting_usage = true;
+        self.compacted_unreported = true;
         self.rewrite_continuation();
         self.refresh_twins();
         let folded = self.apply_dedup_from(0);

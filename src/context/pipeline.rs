@@ -122,6 +122,10 @@ pub struct Pipeline {
     /// Nothing is cached at the provider (a session just loaded with a cold cache): changes to
     /// the view cost nothing until the next request is sent.
     cold: bool,
+    /// A compaction landed in this process and no usage was reported since: no automatic one
+    /// fires (anti-thrash). A resumed session waits for none (its stored flag says only that
+    /// the stored usage is older than the compaction).
+    pub(super) compacted_unreported: bool,
     /// The summariser reads the conversation in place (`new_work`: what a compaction costs).
     pub(super) summary_in_place: bool,
     /// Counts from the model's own tokenizer, where the server gives them; the estimate
@@ -146,6 +150,7 @@ impl Pipeline {
             cost: CostModel::default(),
             requests: 0,
             cold: false,
+            compacted_unreported: false,
             summary_in_place: false,
             exact: ExactCounts::default(),
         }
@@ -244,6 +249,7 @@ impl Pipeline {
         let messages = self.messages_tokens();
         self.calibration = Some(Calibration { reported: prompt_tokens, raw: raw_at_send, messages });
         self.state.awaiting_usage = false;
+        self.compacted_unreported = false;
         self.cold = false;
     }
 
@@ -304,7 +310,7 @@ impl Pipeline {
         let mut level = budget.level(tokens);
         let may_compact = input.compaction_allowed
             && self.config.auto_compact
-            && !self.state.awaiting_usage
+            && !self.compacted_unreported
             && self.breaker_allows(input.now);
         if self.finished_work_leaves(input, level, tokens) {
             let compaction = Some(Urgency::Background);

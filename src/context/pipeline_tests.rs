@@ -384,3 +384,30 @@ fn on_a_paid_cached_api_a_long_span_is_compacted_before_the_window_forces_it() {
     s.p.set_cost_model(CostModel::local());
     assert_eq!(s.p.preflight(&input).compaction, None);
 }
+
+#[test]
+fn a_resumed_session_compacts_at_once_where_the_window_needs_it() {
+    // The stored state says a compaction landed and no usage came since (the last process ended
+    // there, or its later usage was not stored): a new process has no compaction to wait on.
+    let mut s = busy_session(ContextConfig { prune: false, ..Default::default() }, 40, 300);
+    let input = s.input(32_000);
+    let before = s.p.estimate(input.overhead, 32_000);
+    let plan = s.p.plan_compaction(&input.budget, false).unwrap();
+    s.p.apply_compaction(&plan, "## Goal\nmigrate".into(), &input, before);
+    for n in 0..50 {
+        s.call(
+            &format!("more{n}"),
+            "bash",
+            &format!(r#"{{"command":"x {n}"}}"#),
+            &format!("line of {n}\n").repeat(300),
+        );
+    }
+    assert!(s.p.state().awaiting_usage);
+    let stored: Vec<(i64, Arc<Message>)> = s.p.ledger().entries().iter().map(|e| (e.seq, e.message.clone())).collect();
+    let mut resumed = Pipeline::restore(s.p.config().clone(), s.p.state().clone(), stored);
+    assert_eq!(s.p.preflight(&input).compaction, None, "the process it landed in waits for usage");
+    let pre = resumed.preflight(&input);
+    assert_eq!(pre.level, BudgetLevel::Blocking, "{pre:?}");
+    assert_eq!(pre.compaction, Some(Urgency::Now), "compacted, not trimmed: {pre:?}");
+    assert!(pre.reports.iter().all(|r| r.stage != Stage::Trim));
+}

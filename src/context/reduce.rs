@@ -152,7 +152,8 @@ impl Pipeline {
         let call = self.summary_call_cost(plan, tokens, budget, &input.budget);
         let cost = call + self.cost.rewrite_cost(after.saturating_sub(kept_prefix));
         let expected = self.horizon(&input.budget, after).expected_requests();
-        self.cost.early_compaction_pays(span, cost, self.calibrated(self.average_growth()), expected)
+        let growth = self.calibrated(self.average_growth());
+        self.cost.early_compaction_pays(span, cost, growth, expected, self.config.early_compaction_margin)
     }
 
     /// Rough tokens in the provider's count, when usage has calibrated the estimate (the rough

@@ -1,7 +1,8 @@
 //! Replaying a recorded session through the pipeline, turn by turn, as if it were happening
 //! now: before each assistant message a request is built exactly as the agent builds it —
 //! a compaction planned at one request is summarised once it is answered and lands before the
-//! next, one the window forces is awaited, the provider's reported usage calibrates the
+//! next (after an answer that ends the turn, once the user goes on), one the window forces is
+//! awaited (reading the request before it in place), the provider's reported usage calibrates the
 //! estimate — checked against the invariant, priced with a simulated prefix cache, and
 //! optionally dumped. Tool results are truncated as they are produced; summaries come from the
 //! `Summarizer` given, and every auxiliary call a live session makes is made (`replay_calls`).
@@ -15,7 +16,7 @@ use super::cost::CostModel;
 use super::estimate::estimate_text_tokens;
 use super::invariant::check_request;
 use super::pipeline::{Pipeline, PreflightInput, Urgency};
-use super::replay_calls::{InFlight, Recording, Run, Tokenizer, price};
+use super::replay_calls::{InFlight, Planned, Recording, Run, Tokenizer, price};
 use super::replay_report::{
     DumpedRequest, ReplayReport, ReplayTotals, RequestParts, RequestReport, TOOL_SCHEMA_TOKENS, USAGE_CHARS_PER_TOKEN,
 };
@@ -103,6 +104,13 @@ pub async fn replay(
     let mut read_tokens_total = 0u64;
     let mut prompt_tokens_total = 0u64;
     let mut in_flight: Option<InFlight> = None;
+    // A compaction planned at a turn's last request (answered without tool calls), as the
+    // agent keeps it: summarised once the user goes on, reading that request in the cache.
+    let mut parked: Option<(Planned, Conversation)> = None;
+    // Nothing follows the recording's last request: a summary started after it would land
+    // before a request the recording does not hold (in a live session, the one after its
+    // tools ran), so neither is replayed.
+    let last_request = trajectory.messages.iter().rposition(|m| m.role == Role::Assistant);
     let mut push = |p: &mut Pipeline, m: Message| {
         seq += 1;
         p.append(seq, m);
@@ -143,6 +151,9 @@ pub async fn replay(
         stages.extend(pre.reports);
         // Planned now, summarised once this request is answered (reading it in place).
         let deferred = pre.compaction == Some(Urgency::Background);
+        // The previous turn ended with a compaction planned: the user goes on, so it starts
+        // now — unless this request plans its own (its finished work, or the window's now).
+        let resumed = parked.take().filter(|_| !pre.finished_work && pre.compaction != Some(Urgency::Now));
         if pre.compaction == Some(Urgency::Now) {
             // The request before, all in the cache, when it reaches the part kept verbatim;
             // else the view as it is now.
@@ -153,7 +164,9 @@ pub async fn replay(
                 conversations.push(Conversation { messages: run.previous.clone(), tokens: last.tokens });
             }
             conversations.push(Conversation { messages: view, tokens });
-            if let Some(done) = run.start(&input, false, conversations, index, dump).await {
+            parked = None;
+            if let Some(planned) = run.plan(&input, false) {
+                let done = run.summarise(planned, conversations, index, dump).await;
                 stages.extend(run.land(done, &input));
             }
             stages.extend(run.p.preflight(&PreflightInput { compaction_allowed: false, ..input }).reports);
@@ -205,9 +218,22 @@ pub async fn replay(
             parts,
         });
         run.previous = view.clone();
-        if deferred {
-            let conversation = vec![Conversation { messages: view, tokens }];
-            in_flight = run.start(&input, pre.finished_work, conversation, index + 1, dump).await;
+        let followed = Some(i) != last_request;
+        if let Some((planned, conversation)) = resumed {
+            if followed {
+                in_flight = Some(run.summarise(planned, vec![conversation], index + 1, dump).await);
+            }
+        } else if deferred
+            && followed
+            && let Some(planned) = run.plan(&input, pre.finished_work)
+        {
+            let conversation = Conversation { messages: view, tokens };
+            if message.has_tool_calls() {
+                // Another request follows at once: summarised now, landing before it.
+                in_flight = Some(run.summarise(planned, vec![conversation], index + 1, dump).await);
+            } else {
+                parked = Some((planned, conversation));
+            }
         }
         // The provider reports what it counted; the next estimate starts from it.
         run.p.report_usage(tokens, raw);

@@ -133,6 +133,12 @@ pub(super) struct Run<'a> {
     pub(super) fixed_usage: u64,
 }
 
+/// A compaction planned at a request, not yet summarised: the plan and the context's size then.
+pub(super) struct Planned {
+    plan: CompactionPlan,
+    tokens_before: u64,
+}
+
 /// A compaction summarised in the background: it lands before the next request.
 pub(super) struct InFlight {
     plan: CompactionPlan,
@@ -141,27 +147,31 @@ pub(super) struct InFlight {
 }
 
 impl Run<'_> {
-    /// Plan a compaction (the finished work's, or the window's), name the segments it hides,
-    /// and summarise it reading in place the first of `conversations` (requests as sent) that
-    /// reaches the part kept verbatim, when the summariser can; its calls are dumped before
-    /// request `index`.
-    pub(super) async fn start(
-        &mut self,
-        input: &PreflightInput,
-        finished: bool,
-        conversations: Vec<Conversation>,
-        index: usize,
-        dump: &mut dyn FnMut(DumpedRequest),
-    ) -> Option<InFlight> {
+    /// Plan a compaction (the finished work's, or the window's) and name the segments it hides.
+    pub(super) fn plan(&mut self, input: &PreflightInput, finished: bool) -> Option<Planned> {
         let mut plan =
             if finished { self.p.plan_finished_work() } else { self.p.plan_compaction(&input.budget, false) }?;
         let after = self.p.state().summary.as_ref().map_or(i64::MIN, |s| s.through_seq);
         plan.stretches = segment_plan::stretches(&self.segments, after, plan.through_seq);
-        plan.conversation = conversations.into_iter().find(|c| plan.tail_in(&c.messages).is_some());
         let tokens_before = self.p.estimate(input.overhead, input.budget.window);
+        Some(Planned { plan, tokens_before })
+    }
+
+    /// Summarise a planned compaction, reading in place the first of `conversations` (requests
+    /// as sent) the plan can be read in, when the summariser can; its calls are dumped before
+    /// request `index`.
+    pub(super) async fn summarise(
+        &mut self,
+        planned: Planned,
+        conversations: Vec<Conversation>,
+        index: usize,
+        dump: &mut dyn FnMut(DumpedRequest),
+    ) -> InFlight {
+        let Planned { mut plan, tokens_before } = planned;
+        plan.conversation = conversations.into_iter().find(|c| plan.reads_in(&c.messages).is_some());
         let result = summarize_reply(&plan, &self.recording, self.cpt, &|_, _| {}).await;
         self.drain_calls(index, dump);
-        Some(InFlight { plan, tokens_before, result })
+        InFlight { plan, tokens_before, result }
     }
 
     /// Apply a finished compaction, or record its failure; the stretch lines it wrote become

@@ -122,8 +122,8 @@ pub struct ContextState {
     pub counters: StageCounters,
     #[serde(default)]
     pub breaker: Breaker,
-    /// Set by a compaction, cleared by the next reported usage: no automatic compaction until
-    /// real usage has been seen once (anti-thrash).
+    /// Set by a compaction, cleared by the next reported usage: the last usage stored is of the
+    /// history before it, so a resumed session does not calibrate on it.
     #[serde(default)]
     pub awaiting_usage: bool,
     #[serde(default)]

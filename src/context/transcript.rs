@@ -171,6 +171,9 @@ pub(super) async fn summarize_transcript(
             }
         })
         .collect();
+    // A message too long for one call (an answer of a hundred thousand characters) keeps its
+    // telling lines, as a long result does, when that lets the transcript go in one call.
+    let pieces = fit_pieces(pieces, (input_budget as f64 * chars_per_token) as usize);
     let mut chunks = chunk(&pieces, input_budget, chars_per_token);
     let mut summary = plan.previous_summary.clone();
     let mut stretches = Vec::new();
@@ -225,6 +228,29 @@ pub(super) async fn summarize_transcript(
     Ok(CompactionReply { summary, stretches, memories })
 }
 
+/// `pieces` with the longest cut to their telling lines (the same length for all of them, at
+/// least [`MIN_RESULT_CHARS`]) so that together they fit `budget_chars`; as they are when they
+/// already do.
+fn fit_pieces(pieces: Vec<String>, budget_chars: usize) -> Vec<String> {
+    let total: usize = pieces.iter().map(|p| p.len() + 1).sum();
+    if total <= budget_chars {
+        return pieces;
+    }
+    let mut lengths: Vec<usize> = pieces.iter().map(|p| p.len() + 1).collect();
+    lengths.sort_unstable();
+    let mut used = 0usize;
+    let mut cap = usize::MAX;
+    for (k, &len) in lengths.iter().enumerate() {
+        let c = budget_chars.saturating_sub(used) / (lengths.len() - k);
+        if len > c {
+            cap = c.max(MIN_RESULT_CHARS);
+            break;
+        }
+        used += len;
+    }
+    pieces.into_iter().map(|p| if p.len() + 1 > cap { excerpt(&p, cap.saturating_sub(1)) } else { p }).collect()
+}
+
 /// Pack pieces into chunks of at most `budget` tokens; a piece larger than a chunk is cut.
 fn chunk(pieces: &[String], budget: u64, cpt: f64) -> Vec<String> {
     let max_chars = ((budget as f64) * cpt) as usize;
@@ -256,4 +282,26 @@ fn split_in_half(text: &str) -> Vec<String> {
     let mid = floor_char_boundary(text, text.len() / 2);
     let cut = text[..mid].rfind('\n').filter(|&c| c > text.len() / 4).unwrap_or(mid);
     vec![text[..cut].to_string(), text[cut..].to_string()]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_longest_pieces_keep_their_telling_lines_so_all_fit_one_call() {
+        let reasoning: String = (0..7_500).map(|n| format!("{n}: the dtype of column_{n} is kept\n")).collect();
+        let huge = format!("ASSISTANT:\nTHOUGHT: the plan begins\n{reasoning}and the plan ends\n");
+        let small: Vec<String> = (0..40).map(|i| format!("ASSISTANT:\nstep {i}\n{}\n", "o".repeat(900))).collect();
+        let mut pieces = small.clone();
+        pieces.insert(20, huge.clone());
+        let fitted = fit_pieces(pieces, 60_000);
+        assert!(fitted.iter().map(|p| p.len() + 1).sum::<usize>() <= 60_000);
+        assert_eq!(fitted.len(), 41);
+        assert!(fitted[20].len() < huge.len() / 5);
+        assert!(fitted[20].contains("THOUGHT: the plan begins") && fitted[20].contains("and the plan ends"));
+        assert_eq!(fitted[..20], small[..20], "the short ones stay whole");
+        // What fits already stays as it is.
+        assert_eq!(fit_pieces(small.clone(), 60_000), small);
+    }
 }

@@ -14,7 +14,8 @@ pub enum MemoryKind {
     User,
     /// A technical choice and why.
     Decision,
-    /// The summary of a compaction, kept as a working memory of its session.
+    /// The summary of a compaction, which earlier versions kept as a working memory of its
+    /// session; none is stored now (a summary is no memory), old ones expire.
     Compaction,
 }
 

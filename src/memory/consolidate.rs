@@ -1,5 +1,6 @@
 //! Consolidation after extraction: expired working memories go, and of the compaction
-//! summaries only the newest ten stay. Pinned memories always stay.
+//! summaries earlier versions stored as memories only the newest ten stay (none is stored
+//! now: a summary is no memory). Pinned memories always stay.
 
 use crate::conversation::MemoryKind;
 use crate::store::MemoryRecord;
@@ -16,18 +17,6 @@ pub fn consolidation(memories: &[MemoryRecord], now: chrono::DateTime<chrono::Ut
     doomed.sort_unstable();
     doomed.dedup();
     doomed
-}
-
-/// A title that says what a session was about: the first line of the summary's goal.
-pub fn summary_title(summary: &str) -> String {
-    let goal = summary
-        .split("## Goal")
-        .nth(1)
-        .and_then(|rest| {
-            rest.lines().map(|l| l.trim().trim_start_matches(['-', '*', '>']).trim()).find(|l| !l.is_empty())
-        })
-        .unwrap_or("session summary");
-    format!("Summary: {}", crate::conversation::clip(goal.trim_matches('"'), 80))
 }
 
 #[cfg(test)]
@@ -71,14 +60,5 @@ mod tests {
             )
         }));
         assert_eq!(consolidation(&all, now), vec![1, 100, 101]);
-    }
-
-    #[test]
-    fn summary_titles_come_from_the_goal() {
-        assert_eq!(
-            summary_title("## Goal\n\n- \"Port the parser to nom\"\n## Done"),
-            "Summary: Port the parser to nom"
-        );
-        assert_eq!(summary_title("no sections"), "Summary: session summary");
     }
 }

@@ -7,7 +7,7 @@ mod consolidate;
 mod extract;
 mod select;
 
-pub use consolidate::{consolidation, summary_title};
+pub use consolidate::consolidation;
 pub use extract::{Merge, merge_decision, parse_extraction};
 pub use select::build_block;
 

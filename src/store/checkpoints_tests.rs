@@ -231,7 +231,7 @@ fn a_rewind_finds_the_last_summary_that_covers_only_earlier_messages() {
             tokens_after: 5,
             summary: text,
         };
-        store.commit_compaction(&s, "{}", &record, None).unwrap();
+        store.commit_compaction(&s, "{}", &record).unwrap();
     }
     let earlier = store.summary_before(&s, 12).unwrap().unwrap();
     assert_eq!(earlier, EarlierSummary { through_seq: 9, summary: "second".into(), generation: 2 });
@@ -253,7 +253,7 @@ fn a_summary_made_before_a_rewind_that_took_back_what_it_covers_is_not_put_back_
             tokens_after: 3,
             summary: text,
         };
-        store.commit_compaction(&s, "{}", &record, None).unwrap();
+        store.commit_compaction(&s, "{}", &record).unwrap();
     };
     compact(8, "covers 1-8, written while 5-8 were live");
     // The rewind is stamped after the compaction (ms timestamps).

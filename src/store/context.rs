@@ -1,6 +1,5 @@
 use rusqlite::{OptionalExtension, params};
 
-use super::memories::NewMemory;
 use super::{Store, StoreError, now_rfc3339};
 
 /// One compaction, as logged.
@@ -33,14 +32,14 @@ impl Store {
         })
     }
 
-    /// A compaction, all or nothing: the new context state, the log entry and the summary as a
-    /// working memory commit together, or the old state stands.
+    /// A compaction, all or nothing: the new context state and the log entry (which holds the
+    /// summary) commit together, or the old state stands. A summary is no memory: it is kept in
+    /// this log, and the messages it stands for stay searchable by the recall tool.
     pub fn commit_compaction(
         &self,
         session: &str,
         state: &str,
         record: &CompactionRecord<'_>,
-        memory: Option<NewMemory<'_>>,
     ) -> Result<(), StoreError> {
         let now = now_rfc3339();
         self.write(|tx| {
@@ -62,13 +61,6 @@ impl Store {
                 now
             ],
         )?;
-        if let Some(m) = &memory {
-            tx.execute(
-                "INSERT INTO memories (project_id, kind, class, title, content, session_id, created_at, updated_at, expires_at)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?7, ?8)",
-                params![m.project.map(|p| p.0), m.kind, m.class, m.title, m.content, m.session_id, now, m.expires_at],
-            )?;
-        }
         Ok(())
         })
     }

@@ -138,40 +138,23 @@ fn memories_are_scoped_to_their_project_plus_global_ones() {
 }
 
 #[test]
-fn a_compaction_commits_state_log_and_memory_together_or_not_at_all() {
+fn a_compaction_commits_state_and_log_together_or_not_at_all_and_stores_no_memory() {
     let (_d, store) = store();
     let p = store.project(std::path::Path::new("/w")).unwrap();
     let s = store.create_session(p, new_session()).unwrap();
     store.save_context_state(&s.id, "{\"v\":1}").unwrap();
     let record =
         CompactionRecord { trigger: "auto", through_seq: 10, tokens_before: 100, tokens_after: 10, summary: "sum" };
-    let memory = NewMemory {
-        project: Some(p),
-        kind: MemoryKind::Compaction,
-        class: RetentionClass::Working,
-        title: "t",
-        content: "sum",
-        session_id: Some(&s.id),
-        expires_at: None,
-        approved_by: None,
-    };
-    store.commit_compaction(&s.id, "{\"v\":2}", &record, Some(memory)).unwrap();
+    store.commit_compaction(&s.id, "{\"v\":2}", &record).unwrap();
     assert_eq!(store.context_state(&s.id).unwrap().as_deref(), Some("{\"v\":2}"));
     assert_eq!(store.compaction_count(&s.id).unwrap(), 1);
-    assert_eq!(store.memories(p).unwrap().len(), 1);
-    // A memory that violates the schema (a session that does not exist) fails the whole
-    // transaction: the old state stands.
-    let bad = NewMemory {
-        project: Some(p),
-        kind: MemoryKind::Compaction,
-        class: RetentionClass::Working,
-        title: "t",
-        content: "c",
-        session_id: Some("no-such-session"),
-        expires_at: None,
-        approved_by: None,
-    };
-    assert!(store.commit_compaction(&s.id, "{\"v\":3}", &record, Some(bad)).is_err());
+    assert!(store.memories(p).unwrap().is_empty(), "a summary is no memory");
+    // A log entry the database refuses fails the whole transaction: the old state stands.
+    store
+        .conn()
+        .execute_batch("CREATE TEMP TRIGGER refuse BEFORE INSERT ON compactions BEGIN SELECT RAISE(ABORT, 'no'); END;")
+        .unwrap();
+    assert!(store.commit_compaction(&s.id, "{\"v\":3}", &record).is_err());
     assert_eq!(store.context_state(&s.id).unwrap().as_deref(), Some("{\"v\":2}"));
     assert_eq!(store.compaction_count(&s.id).unwrap(), 1);
 }

@@ -2,7 +2,7 @@
 //! surviving compactions, `/compact` by hand, all through the real binary against a mock that
 //! refuses any request larger than its window.
 
-use serde_json::json;
+use serde_json::{Value, json};
 
 use crate::support::aux_calls::{AuxCall, trailing_sections};
 use crate::support::cairn::{Api, Sandbox, json_result, text, user_texts};
@@ -170,11 +170,19 @@ async fn compact_by_hand_then_a_new_prompt_keeps_the_goal_and_survives_a_restart
     assert_eq!(calls.len(), 1, "one auxiliary call per compaction");
     assert!(calls.iter().any(is_compaction), "the summariser was called");
     assert_eq!(result["usage"]["requests"].as_u64().unwrap(), calls.len() as u64, "every call is counted");
-    let memory: String = sandbox
-        .database()
-        .query_row("SELECT content FROM memories WHERE kind = 'compaction' AND class = 'working'", [], |r| r.get(0))
-        .unwrap();
-    assert!(memory.contains("Review the logs."), "the summary is kept as a working memory");
+    // A summary is no memory: it is kept in the compaction log, and `cairn memories` lists none.
+    let logged: String = sandbox.database().query_row("SELECT summary FROM compactions", [], |r| r.get(0)).unwrap();
+    assert!(logged.contains("Review the logs."), "the summary is in the compaction log: {logged}");
+    let listed = sandbox.bare_command(&["memories", "--json"]).output().await.unwrap();
+    assert!(listed.status.success(), "{}", text(&listed.stderr));
+    let memories: Value = serde_json::from_slice(&listed.stdout).unwrap();
+    let summaries: Vec<&Value> = memories
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|m| m["type"] == "compaction" || m["title"].as_str().is_some_and(|t| t.starts_with("Summary:")))
+        .collect();
+    assert!(summaries.is_empty(), "no summary is listed as a memory: {summaries:#?}");
 
     // A new process (the compaction was committed, not held in memory) and a new prompt.
     let next = sandbox
@@ -396,7 +404,7 @@ async fn six_logs_then_compact(script: Script) -> (Sandbox, MockLlm, serde_json:
 
 fn stored_summaries(sandbox: &Sandbox) -> Vec<String> {
     let db = sandbox.database();
-    let mut stmt = db.prepare("SELECT content FROM memories WHERE kind = 'compaction'").unwrap();
+    let mut stmt = db.prepare("SELECT summary FROM compactions").unwrap();
     stmt.query_map([], |r| r.get::<_, String>(0)).unwrap().map(Result::unwrap).collect()
 }
 

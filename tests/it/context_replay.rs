@@ -3,7 +3,7 @@
 use serde_json::{Value, json};
 
 use crate::support::cairn::{Api, Sandbox, text};
-use crate::support::mock_llm::{MockLlm, Reply, Script, Turn};
+use crate::support::mock_llm::{MockLlm, RecordedRequest, Reply, Script, Turn};
 
 /// A session in the TRAJECTORY format: a goal, `n` big command outputs, a few broken lines
 /// and one orphaned result.
@@ -178,6 +178,41 @@ async fn scripted_summaries_fill_the_length_asked_for_and_replay_counts_them() {
     assert_eq!(report["totals"]["aux_requests"].as_u64().unwrap() as usize, aux.len());
 }
 
+/// A replay whose summaries come over HTTP (`--summaries model`, the summariser the bench's
+/// `SUMMARIES=http` runs: the mock answering as the scripted summariser does) makes the same
+/// calls and prices the same as the scripted replay, and the strict mock finds nothing wrong
+/// with any call (the tools its history's calls need are sent, at most four breakpoints, …).
+#[tokio::test]
+async fn a_replay_with_summaries_over_http_prices_as_the_scripted_one() {
+    let sandbox = Sandbox::new();
+    let file = sandbox.project.path().join("session.jsonl");
+    std::fs::write(&file, recorded_session(60)).unwrap();
+    let mock =
+        MockLlm::start(Script::new().simulate_cache().responder(crate::support::mock_llm::summariser::reply)).await;
+    let replay = |summaries: &'static str| {
+        let mut args = vec!["context", "replay", file.to_str().unwrap(), "--window", "32000", "--json"];
+        args.extend(["--summaries", summaries]);
+        args.into_iter().map(String::from).collect::<Vec<_>>()
+    };
+    let args = replay("model");
+    let over_http = sandbox.run(Api::Anthropic, &mock, &args.iter().map(String::as_str).collect::<Vec<_>>()).await;
+    assert!(over_http.status.success(), "{}\n{}", text(&over_http.stdout), text(&over_http.stderr));
+    let args = replay("scripted");
+    let scripted = sandbox.bare_command(&args.iter().map(String::as_str).collect::<Vec<_>>()).output().await.unwrap();
+    assert!(scripted.status.success(), "{}", text(&scripted.stderr));
+    let (http, local): (Value, Value) =
+        (serde_json::from_slice(&over_http.stdout).unwrap(), serde_json::from_slice(&scripted.stdout).unwrap());
+    let (h, l) = (&http["totals"], &local["totals"]);
+    assert!(l["compactions"].as_u64().unwrap() >= 2, "{l}");
+    for key in ["requests", "compactions", "aux_requests", "violations", "tokens_sent", "aux_output_tokens"] {
+        assert_eq!(h[key], l[key], "{key}: over HTTP {h} vs scripted {l}");
+    }
+    let (hc, lc) = (h["cost"].as_f64().unwrap(), l["cost"].as_f64().unwrap());
+    assert!((hc / lc - 1.0).abs() < 0.001, "over HTTP ${hc:.4} vs scripted ${lc:.4}");
+    assert_eq!(mock.requests().len() as u64, h["aux_requests"].as_u64().unwrap(), "every summary went over HTTP");
+    assert!(mock.problems().is_empty(), "{:#?}", mock.problems());
+}
+
 #[tokio::test]
 async fn an_unreadable_file_is_a_usage_error() {
     let sandbox = Sandbox::new();
@@ -296,4 +331,45 @@ async fn a_replay_prices_a_headless_session_within_five_percent() {
     let ratio = predicted / live_cost;
     eprintln!("replay ${predicted:.4} vs live ${live_cost:.4}: {ratio:.3}");
     assert!((0.95..=1.05).contains(&ratio), "replay ${predicted:.4} vs live ${live_cost:.4}: {ratio:.3}");
+
+    // The same replay with its summaries over HTTP sends them as the live session does: the
+    // conversation of the request the call follows, with the cache breakpoints it had (so the
+    // call reads it from the cache), the same instruction after every breakpoint, the same
+    // length limit and nothing else. (The replay's summary and protected facts are its own,
+    // and its calibration — on the simulated tokenizer, not the mock's count of the JSON — may
+    // plan a compaction a request later.)
+    let summariser =
+        MockLlm::start(Script::new().simulate_cache().responder(crate::support::mock_llm::summariser::reply)).await;
+    let args = ["context", "replay", file.to_str().unwrap(), "--window", "32000", "--tool-tokens", &tool_tokens];
+    let over_http =
+        sandbox.run(Api::Anthropic, &summariser, &[&args[..], &["--json", "--summaries", "model"]].concat()).await;
+    assert!(over_http.status.success(), "{}", text(&over_http.stderr));
+    let requests = mock.requests();
+    let live_calls: Vec<usize> =
+        (0..requests.len()).filter(|&i| crate::support::aux_calls::AuxCall::of(&requests[i]).is_some()).collect();
+    let replayed_calls = summariser.requests();
+    assert_eq!(replayed_calls.len(), live_calls.len(), "the same summary calls");
+    let instruction = |r: &RecordedRequest| {
+        let last = r.messages().last().cloned().unwrap_or_default();
+        last["content"].as_array().and_then(|b| b.last()).cloned().unwrap_or_default()
+    };
+    let keys =
+        |r: &RecordedRequest| r.body.as_object().map(|o| o.keys().cloned().collect::<Vec<_>>()).unwrap_or_default();
+    for (&at, replayed) in live_calls.iter().zip(&replayed_calls) {
+        let live = &requests[at];
+        // The live call reads the agent's request before it, byte for byte, breakpoints included.
+        let before = &requests[at - 1];
+        let n = before.messages().len();
+        assert_eq!(live.messages()[..n - 1], before.messages()[..n - 1], "read in place");
+        assert_eq!(live.cache_markers(), before.cache_markers(), "the request's breakpoints, and no more");
+        let (li, ri) = (instruction(live), instruction(replayed));
+        assert!(li.get("cache_control").is_none() && ri.get("cache_control").is_none(), "the instruction is last");
+        let fixed = |v: &Value| v["text"].as_str().unwrap_or("").lines().take(40).map(String::from).collect::<Vec<_>>();
+        assert!(fixed(&li)[0].starts_with("[cairn] Stop here"), "{li}");
+        assert_eq!(fixed(&ri), fixed(&li), "the same instruction");
+        assert_eq!(replayed.cache_markers(), live.cache_markers(), "the same breakpoints");
+        assert_eq!(replayed.body["max_tokens"], live.body["max_tokens"]);
+        assert_eq!(keys(replayed), keys(live), "the same parameters");
+    }
+    assert!(summariser.problems().is_empty(), "{:#?}", summariser.problems());
 }

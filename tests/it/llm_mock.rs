@@ -182,3 +182,44 @@ fn script_files_use_snake_case_json() {
         matches!(replies[3], Reply::Fault(Fault::Status { code: 429, retry_after: Some(r), body: None }) if r == 0.5)
     );
 }
+
+/// The cache reads one Anthropic request reports (`message_start`'s usage).
+fn cache_read(sse: &str) -> u64 {
+    sse.lines()
+        .filter_map(|line| line.strip_prefix("data: "))
+        .filter_map(|data| serde_json::from_str::<Value>(data).ok())
+        .find(|event| event["type"] == "message_start")
+        .and_then(|event| event["message"]["usage"]["cache_read_input_tokens"].as_u64())
+        .unwrap_or(0)
+}
+
+/// As Anthropic documents: changing `tool_choice` invalidates the cached message blocks, while
+/// the tools and the system prompt stay cached (and the earlier choice's entries stay live).
+#[tokio::test]
+async fn a_change_of_tool_choice_reads_only_tools_and_system_from_the_cache() {
+    let mock = MockLlm::start(Script::new().simulate_cache().responder(|_| Some(Reply::Turn(Turn::text("ok"))))).await;
+    let marker = json!({"type": "ephemeral"});
+    let request = |choice: Option<Value>| {
+        let mut body = json!({
+            "model": "m", "max_tokens": 100, "stream": true,
+            "tools": [{"name": "file_read", "description": "Read a file.", "input_schema": {"type": "object"}}],
+            "system": [{"type": "text", "text": "s".repeat(8_000), "cache_control": marker}],
+            "messages": [{"role": "user", "content": [{"type": "text", "text": "m".repeat(8_000), "cache_control": marker}]}],
+        });
+        if let Some(choice) = choice {
+            body["tool_choice"] = choice;
+        }
+        body
+    };
+    let mut reads = Vec::new();
+    for choice in [None, Some(json!({"type": "auto"})), Some(json!({"type": "none"})), None] {
+        let (status, sse) = post(&mock, Wire::Anthropic, request(choice)).await;
+        assert_eq!(status, 200, "{sse}");
+        reads.push(cache_read(&sse));
+    }
+    assert_eq!(reads[0], 0, "nothing cached yet: {reads:?}");
+    assert!(reads[1] > 4_000, "absent is auto: the whole prefix is read: {reads:?}");
+    assert!((2_000..2_100).contains(&reads[2]), "tools and system only: {reads:?}");
+    assert_eq!(reads[3], reads[1], "back to auto, whose entries are still live: {reads:?}");
+    assert!(mock.problems().is_empty(), "{:#?}", mock.problems());
+}

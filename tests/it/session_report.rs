@@ -9,14 +9,14 @@ use crate::support::cairn::{Api, KEY, Sandbox, json_result, text};
 use crate::support::mock_llm::{MockLlm, Reply, Script, Turn};
 
 const WINDOW: &str = "32000";
-const READS: usize = 5;
+const READS: usize = 6;
 
 fn log(i: usize) -> String {
     (0..170).map(|n| format!("2026-11-22T10:00:{:02} run {i} step {n:04} status=ok detail=nothing\n", n % 60)).collect()
 }
 
-/// Reads enough logs that a 32k window compacts once; the summary carries the API key, which
-/// the report must not.
+/// Reads enough logs that a 32k window compacts once, and a short one; the summary carries the
+/// API key, which the report must not.
 fn script(sandbox: &Sandbox) -> Script {
     let mut script = Script::new().simulate_cache().context_window(32_000).responder(|req| {
         (AuxCall::of(req) == Some(AuxCall::Compaction)).then(|| {
@@ -29,7 +29,10 @@ fn script(sandbox: &Sandbox) -> Script {
         sandbox.write(&format!("logs/{i}.log"), &log(i));
         script = script.turn(Turn::tool("file_read", json!({"path": format!("logs/{i}.log")})));
     }
-    script.turn(Turn::text("All logs read."))
+    // A short read last: the compaction planned after the long ones starts once the model
+    // answers with a call (one planned at a final answer would wait for the next prompt).
+    sandbox.write("logs/index.txt", "0.log to 5.log\n");
+    script.turn(Turn::tool("file_read", json!({"path": "logs/index.txt"}))).turn(Turn::text("All logs read."))
 }
 
 /// The text of the figure cell `id` of a report.

@@ -54,12 +54,18 @@ fn unmarked(v: &Value) -> (Value, Option<Duration>) {
 /// Tokens of a message's framing (`{"role": …, "content": […]}`), counted with its first block.
 const MESSAGE_FRAMING: u64 = 8;
 
-/// `(block, breakpoint, starts a message)` in order → the prefix chain.
-fn chain(blocks: impl Iterator<Item = (Value, Option<Duration>, bool)>) -> Vec<Block> {
+/// `(block, breakpoint, starts a message)` in order → the prefix chain. `keyed`: from block
+/// `at` on, every prefix is also keyed by `key` (a request parameter whose change invalidates
+/// the cached blocks from there on, but not the ones before).
+fn chain(blocks: impl Iterator<Item = (Value, Option<Duration>, bool)>, keyed: Option<(usize, &str)>) -> Vec<Block> {
     let mut h = std::collections::hash_map::DefaultHasher::new();
     let mut cumulative = 0;
     blocks
-        .map(|(v, breakpoint, starts_message)| {
+        .enumerate()
+        .map(|(i, (v, breakpoint, starts_message))| {
+            if let Some((_, key)) = keyed.filter(|(at, _)| *at == i) {
+                key.hash(&mut h);
+            }
             v.to_string().hash(&mut h);
             cumulative += tokens(&v) + if starts_message { MESSAGE_FRAMING } else { 0 };
             Block { chain: h.finish(), cumulative, breakpoint }
@@ -82,18 +88,25 @@ impl PrefixCache {
     }
 
     /// An Anthropic Messages request: tools, then system blocks, then every message's blocks.
-    /// The outcome's parts add up to the request's tokens as this cache counts them.
+    /// The outcome's parts add up to the request's tokens as this cache counts them. As the
+    /// API documents, a change of `tool_choice` invalidates the cached message blocks while
+    /// tools and system stay cached: the messages' prefixes are keyed by it (absent is auto).
     pub fn anthropic(&mut self, body: &Value) -> CacheOutcome {
         let mut parts: Vec<(Value, bool)> = Vec::new();
         parts.extend(body["tools"].as_array().cloned().unwrap_or_default().into_iter().map(|t| (t, false)));
         parts.extend(body["system"].as_array().cloned().unwrap_or_default().into_iter().map(|s| (s, false)));
+        let messages_from = parts.len();
         for m in body["messages"].as_array().cloned().unwrap_or_default() {
             match &m["content"] {
                 Value::Array(blocks) => parts.extend(blocks.iter().cloned().enumerate().map(|(i, b)| (b, i == 0))),
                 other => parts.push((other.clone(), true)),
             }
         }
-        self.by_breakpoints(parts)
+        let choice = match &body["tool_choice"] {
+            Value::Null => serde_json::json!({"type": "auto"}).to_string(),
+            choice => choice.to_string(),
+        };
+        self.by_breakpoints(parts, Some((messages_from, &choice)))
     }
 
     /// A chat completions request to an endpoint that forwards `cache_control` to an Anthropic
@@ -114,7 +127,7 @@ impl PrefixCache {
                 other => parts.push((other, false)),
             }
         }
-        self.by_breakpoints(parts)
+        self.by_breakpoints(parts, None)
     }
 
     /// A Responses API request: OpenAI's automatic prefix caching over tools, instructions and
@@ -126,11 +139,14 @@ impl PrefixCache {
         self.automatic(parts)
     }
 
-    fn by_breakpoints(&mut self, parts: Vec<(Value, bool)>) -> CacheOutcome {
-        let blocks = chain(parts.iter().map(|(v, first)| {
-            let (v, ttl) = unmarked(v);
-            (v, ttl, *first)
-        }));
+    fn by_breakpoints(&mut self, parts: Vec<(Value, bool)>, keyed: Option<(usize, &str)>) -> CacheOutcome {
+        let blocks = chain(
+            parts.iter().map(|(v, first)| {
+                let (v, ttl) = unmarked(v);
+                (v, ttl, *first)
+            }),
+            keyed,
+        );
         let total = blocks.last().map(|b| b.cumulative).unwrap_or(0);
         let breakpoints: Vec<usize> = (0..blocks.len()).filter(|&i| blocks[i].breakpoint.is_some()).collect();
         let mut hit: Option<usize> = None;
@@ -174,7 +190,7 @@ impl PrefixCache {
     }
 
     fn automatic(&mut self, parts: Vec<Value>) -> CacheOutcome {
-        let blocks = chain(parts.iter().map(|v| (v.clone(), None, false)));
+        let blocks = chain(parts.iter().map(|v| (v.clone(), None, false)), None);
         let total = blocks.last().map(|b| b.cumulative).unwrap_or(0);
         let hit = blocks.iter().rev().find(|b| b.cumulative >= MIN_CACHEABLE && self.live(b.chain));
         let read = hit.map(|b| b.cumulative / 128 * 128).unwrap_or(0).min(total);

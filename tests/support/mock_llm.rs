@@ -12,7 +12,7 @@
 //! consulted first, then a queue of turns and faults, one per request.
 //!
 //! Self-contained: its helpers are included below by path, so the example can include this file
-//! alone.
+//! alone. `summariser` answers as cairn's scripted summariser does (for replays over HTTP).
 
 use std::collections::{BTreeMap, VecDeque};
 use std::net::SocketAddr;
@@ -39,6 +39,8 @@ mod responses;
 mod script;
 #[path = "mock_strict.rs"]
 mod strict;
+#[path = "mock_summariser.rs"]
+pub mod summariser;
 #[path = "mock_validate.rs"]
 mod validate;
 #[path = "mock_wire.rs"]
@@ -198,6 +200,13 @@ impl MockLlm {
     /// Every request so far, in arrival order.
     pub fn requests(&self) -> Vec<RecordedRequest> {
         self.shared.requests.lock().expect("mock lock poisoned").clone()
+    }
+
+    /// The requests from the `first`-th (0-based) on: what arrived since a caller last looked,
+    /// without copying the ones before.
+    pub fn requests_from(&self, first: usize) -> Vec<RecordedRequest> {
+        let requests = self.shared.requests.lock().expect("mock lock poisoned");
+        requests.get(first..).map(<[RecordedRequest]>::to_vec).unwrap_or_default()
     }
 
     /// Every problem of every request, each prefixed with its request number (1-based).

@@ -88,15 +88,17 @@ impl RequestHead {
             skills: if loads_skills { skills } else { "" },
             role,
         };
-        // Every mode sends the same tools and system prompt, so a mode switch keeps the cached
-        // prefix: the mode is a line in the request's tail and is held where calls are
-        // dispatched (ask mode also sends `tool_choice` none).
+        // Every mode sends the same tools, system prompt and tool choice, so a mode switch keeps
+        // the cached prefix: the mode is a line in the request's tail and is held where calls
+        // are dispatched. Anthropic drops the cached messages when `tool_choice` changes, so ask
+        // mode is not sent as `tool_choice` none: each call it makes is refused with a result
+        // saying so.
         let request = ChatRequest {
             model: sending.model,
             system: prompt::build(&parts),
             messages: Vec::new(),
             tools: tools.specs,
-            tool_choice: if mode == Mode::Ask { ToolChoice::None } else { ToolChoice::Auto },
+            tool_choice: ToolChoice::Auto,
             max_tokens: sending.max_tokens,
             cache: sending.cache,
             tail: prompt::request_tail(task_list, mode, role.is_some()),

@@ -99,6 +99,10 @@ fn a_completed_head_carries_the_views_messages_and_figures_and_nothing_else_chan
         (prepared.mode, prepared.overhead, prepared.raw_tokens, prepared.estimate),
         (Mode::Ask, overhead, overhead.total() + 2, 40)
     );
-    assert_eq!(prepared.request.tool_choice, ToolChoice::None, "ask mode calls no tool");
+    assert_eq!(
+        prepared.request.tool_choice,
+        ToolChoice::Auto,
+        "ask mode keeps the cached prefix: its calls are refused"
+    );
     assert_eq!(generation, 7);
 }

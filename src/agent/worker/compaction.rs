@@ -12,9 +12,9 @@ use crate::agent::background::CompactionJob;
 use crate::agent::events::{AgentEvent, CompactionEvent, CompactionTrigger, TurnOutcome, TurnStats, TurnSummary};
 use crate::agent::request::RequestHead;
 use crate::context::{CompactionPlan, CompactionReply, Conversation, PreflightInput, SegmentNode, StageReport};
-use crate::conversation::{MemoryKind, Mode, RetentionClass, format_tokens};
+use crate::conversation::{Mode, format_tokens};
 use crate::llm::ChatRequest;
-use crate::store::{CompactionRecord, NewMemory};
+use crate::store::CompactionRecord;
 
 /// A compaction committed: what it did, and the head a request has now.
 pub(super) struct Landed {
@@ -101,7 +101,8 @@ impl Worker {
             return;
         }
         let in_place = self.model.summarizes_in_place();
-        let template = requests.into_iter().filter(|_| in_place).find(|(r, _)| job.plan.tail_in(&r.messages).is_some());
+        let template =
+            requests.into_iter().filter(|_| in_place).find(|(r, _)| job.plan.reads_in(&r.messages).is_some());
         let template = template.map(|(request, tokens)| {
             job.plan.conversation = Some(Conversation { messages: request.messages.clone(), tokens });
             request
@@ -185,20 +186,10 @@ impl Worker {
         let old_state = self.session.pipeline().state().clone();
         let report = self.session.pipeline_mut().apply_compaction(&plan, summary.clone(), input, tokens_before);
         let tokens_after = tokens_before.saturating_sub(report.saved_tokens);
+        // The summary goes to the compaction log, not the memories: a summary is no memory (it
+        // is this session's, and the messages it stands for stay searchable).
         let committed =
             serde_json::to_string(self.session.pipeline().state()).map_err(|e| e.to_string()).and_then(|state| {
-                let expires = crate::memory::expiry(RetentionClass::Working, chrono::Utc::now());
-                let title = crate::memory::summary_title(&summary);
-                let memory = NewMemory {
-                    project: Some(self.place.project()),
-                    kind: MemoryKind::Compaction,
-                    class: RetentionClass::Working,
-                    title: &title,
-                    content: &summary,
-                    session_id: Some(self.session.id()),
-                    expires_at: expires.as_deref(),
-                    approved_by: None,
-                };
                 let record = CompactionRecord {
                     trigger: trigger_name(trigger),
                     through_seq: plan.through_seq,
@@ -206,10 +197,7 @@ impl Worker {
                     tokens_after,
                     summary: &summary,
                 };
-                self.place
-                    .store()
-                    .commit_compaction(self.session.id(), &state, &record, Some(memory))
-                    .map_err(|e| e.to_string())
+                self.place.store().commit_compaction(self.session.id(), &state, &record).map_err(|e| e.to_string())
             });
         if let Err(error) = committed {
             // The old state stands, in memory as on disk.

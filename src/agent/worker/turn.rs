@@ -103,15 +103,18 @@ impl Worker {
             stats.usage.add(&response.usage);
             let usage_id = self.record_response(&response, prepared.raw_tokens, prepared.overhead.total());
             let answered = (prepared.request.clone(), response.usage.prompt_tokens());
+            // A compaction planned for this request is summarised now, reading it in the
+            // provider's cache, when another request follows at once (the model called tools,
+            // or is sent back to work): it lands before that one. After a final answer it is
+            // not started: the next prompt plans again (the finished work may then leave
+            // whole, or it starts then), and a session that ends here pays for no summary that
+            // would never land.
+            let mut deferred = self.background.take_deferred();
+            self.background.answered(answered.0.clone(), answered.1);
             // What the next request's system prompt and tools take as things stand: this one's,
             // unless the user switched modes while it was answered (the tail names the mode).
             let overhead =
                 if self.link.mode() == prepared.mode { prepared.overhead.total() } else { self.overhead_now() };
-            if let Some(job) = self.background.take_deferred() {
-                // The request is answered and in the provider's cache: summarise reading it.
-                self.launch_compaction(job, vec![answered.clone()], overhead);
-            }
-            self.background.answered(answered.0, answered.1);
             stats.cost_usd = add_cost(stats.cost_usd, self.spend.request(&response.model, &response.usage));
             if let Some((level, text)) = self.model.learn_served_window().await {
                 self.link.notice(level, text);
@@ -149,6 +152,7 @@ impl Worker {
                         };
                     }
                     self.session.persist(Message::user(unparsed_tool_call_reply(marker)), None);
+                    self.launch_deferred(&mut deferred, &answered, overhead);
                     continue;
                 }
                 if stop_hook_rounds < MAX_STOP_HOOK_ROUNDS
@@ -156,7 +160,11 @@ impl Worker {
                 {
                     stop_hook_rounds += 1;
                     self.session.persist(Message::user(format!("[A Stop hook asks you to go on] {reason}")), None);
+                    self.launch_deferred(&mut deferred, &answered, overhead);
                     continue;
+                }
+                if let Some(job) = deferred.take() {
+                    self.background.park(job);
                 }
                 let text = response.message.text();
                 if response.stop == StopReason::MaxTokens {
@@ -164,6 +172,7 @@ impl Worker {
                 }
                 break TurnOutcome::Completed { text };
             }
+            self.launch_deferred(&mut deferred, &answered, overhead);
             let calls: Vec<_> = response.message.tool_calls().cloned().collect();
             self.dispatch(&calls, &cancel, &mut stats).await;
             if cancel.is_cancelled() {
@@ -179,6 +188,19 @@ impl Worker {
         stats.cache = self.cache.stats_since(&cache_start);
         stats.cache.read_share = stats.usage.cache_hit_rate();
         TurnSummary { outcome, stats }
+    }
+
+    /// Start the compaction planned for the request just answered (`answered`, with its size),
+    /// if any: the next request follows at once.
+    fn launch_deferred(
+        &mut self,
+        deferred: &mut Option<crate::agent::background::CompactionJob>,
+        answered: &(ChatRequest, u64),
+        overhead: u64,
+    ) {
+        if let Some(job) = deferred.take() {
+            self.launch_compaction(job, vec![answered.clone()], overhead);
+        }
     }
 
     /// A prompt too long for the window is cut like a tool result, its full text saved.
@@ -310,10 +332,18 @@ impl Worker {
         self.report_stages(&pre.reports, pre.changed);
         let must_wait = pre.compaction == Some(Urgency::Now)
             || (pre.level >= BudgetLevel::Blocking && self.background.compacting());
+        // A compaction planned when the previous turn ended starts now that the user goes on,
+        // reading that turn's last request from the provider's cache, beside this request (which
+        // still fits); it lands before the next one. This request's own plan replaces it when
+        // the finished work leaves, or when the window forces one now.
+        let parked = self
+            .background
+            .take_parked()
+            .filter(|_| !pre.finished_work && pre.compaction != Some(Urgency::Now) && !self.background.compacting());
         match pre.compaction {
             // Summarised once this request is answered: the summary call then reads all of it
             // from the provider's cache, and lands before the next request.
-            Some(Urgency::Background) if !self.background.compacting() => {
+            Some(Urgency::Background) if !self.background.compacting() && parked.is_none() => {
                 let job = self.plan_job(CompactionTrigger::Auto, pre.finished_work, &input);
                 self.background.defer(job);
             }
@@ -322,6 +352,10 @@ impl Worker {
                 self.start_compaction(CompactionTrigger::Auto, &input, candidates);
             }
             Some(Urgency::Background) | None => {}
+        }
+        if let Some(job) = parked {
+            let answered = self.background.last_answered().into_iter().collect();
+            self.launch_compaction(job, answered, input.overhead);
         }
         if must_wait && self.background.compacting() {
             match self.await_compaction(&input, mode, cancel).await {
