@@ -226,6 +226,12 @@ impl Router {
                     }
                     let _ = self.work.send(UserCommand::RunCommand { name, args });
                 }
+                UserCommand::Init => {
+                    if self.control.is_busy() {
+                        self.events.emit(AgentEvent::Queued { prompt: "/init".to_string() });
+                    }
+                    let _ = self.work.send(UserCommand::Init);
+                }
                 UserCommand::Shell { typed, command, into_context } => {
                     if self.control.is_busy() {
                         self.events.emit(AgentEvent::Queued { prompt: typed.clone() });
@@ -241,7 +247,8 @@ impl Router {
                 | UserCommand::PlanRewind { .. }
                 | UserCommand::Rewind { .. }
                 | UserCommand::Undo
-                | UserCommand::WriteReport) => {
+                | UserCommand::WriteReport
+                | UserCommand::Export { .. }) => {
                     let _ = self.work.send(other);
                 }
             }

@@ -21,6 +21,13 @@ pub enum SlashCommand {
     Context,
     /// `/report`: the session report, as HTML.
     Report,
+    /// `/init`: the model writes (or improves) the project's AGENTS.md.
+    Init,
+    /// `/export [md|html] [FILE]`: the conversation as a readable file.
+    Export {
+        format: crate::report::ExportFormat,
+        path: Option<String>,
+    },
     Rewind,
     Undo,
     Diff(DiffTarget),
@@ -47,6 +54,8 @@ pub const COMMANDS: &[(&str, &str, &str)] = &[
     ("/mode", "edit|plan|ask", "switch mode (Shift+Tab cycles)"),
     ("/context", "", "what the model sees, token by token"),
     ("/report", "", "this session's report, as HTML"),
+    ("/init", "", "write the project's AGENTS.md (or improve the one there), through your approval"),
+    ("/export", "[md|html] [FILE]", "this conversation as a readable file (HTML by default; secrets redacted)"),
     ("/rewind", "", "take back code and/or conversation to before a turn"),
     ("/undo", "", "take back the file changes of the last turn that made some"),
     ("/diff", "[N|last]", "what this session (or turn N, or the last turn) changed"),
@@ -98,6 +107,9 @@ pub fn parse_slash_with(input: &str, custom: &[CommandInfo]) -> Option<Result<Sl
         "usage" => Ok(SlashCommand::Usage),
         "context" => Ok(SlashCommand::Context),
         "report" => Ok(SlashCommand::Report),
+        "init" if arg.is_empty() => Ok(SlashCommand::Init),
+        "init" => Err("/init takes no arguments: it looks at the project itself".to_string()),
+        "export" => parse_export(arg),
         "rewind" => Ok(SlashCommand::Rewind),
         "undo" => Ok(SlashCommand::Undo),
         "diff" => match arg {
@@ -116,6 +128,37 @@ pub fn parse_slash_with(input: &str, custom: &[CommandInfo]) -> Option<Result<Sl
         }
         other => Err(format!("unknown command /{other}; /help lists the commands")),
     })
+}
+
+fn parse_export(arg: &str) -> Result<SlashCommand, String> {
+    use crate::report::ExportFormat;
+    let (first, rest) = match arg.split_once(char::is_whitespace) {
+        Some((f, r)) => (f, r.trim()),
+        None => (arg, ""),
+    };
+    let named = match first {
+        "md" | "markdown" => Some(ExportFormat::Markdown),
+        "html" => Some(ExportFormat::Html),
+        _ => None,
+    };
+    let path = match named {
+        Some(_) => rest,
+        None => arg,
+    };
+    let by_name = if path.ends_with(".md") || path.ends_with(".markdown") {
+        Some(ExportFormat::Markdown)
+    } else if path.ends_with(".html") || path.ends_with(".htm") {
+        Some(ExportFormat::Html)
+    } else {
+        None
+    };
+    if let (Some(asked), Some(named_by_file)) = (named, by_name)
+        && asked != named_by_file
+    {
+        return Err(format!("/export {first} {path}: the file's name says another format; give one or the other"));
+    }
+    let format = named.or(by_name).unwrap_or(ExportFormat::Html);
+    Ok(SlashCommand::Export { format, path: (!path.is_empty()).then(|| path.to_string()) })
 }
 
 fn parse_mcp(arg: &str) -> Result<SlashCommand, String> {

@@ -180,6 +180,7 @@ impl Printer {
                     | AgentEvent::Context(_)
                     | AgentEvent::ContextBreakdown(_)
                     | AgentEvent::ReportWritten(_)
+                    | AgentEvent::Exported(_)
                     | AgentEvent::ModeChanged(_)
                     | AgentEvent::ModelChanged { .. }
                     | AgentEvent::TurnFinished(_)
@@ -264,6 +265,7 @@ impl Printer {
                 | AgentEvent::Context(_)
                 | AgentEvent::ContextBreakdown(_)
                 | AgentEvent::ReportWritten(_)
+                | AgentEvent::Exported(_)
                 | AgentEvent::Queued { .. }
                 | AgentEvent::TurnStarted { .. }
                 | AgentEvent::ToolCallStreaming { .. }

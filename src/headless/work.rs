@@ -37,7 +37,9 @@ pub(super) fn answer_of(event: &AgentEvent) -> Option<Result<String, HeadlessErr
         AgentEvent::Mcp(panel) if panel.pending => return None,
         AgentEvent::Mcp(panel) => pretty(panel),
         AgentEvent::ContextBreakdown(breakdown) => pretty(breakdown),
-        AgentEvent::ReportWritten(written) => written.clone().map_err(HeadlessError::Failed),
+        AgentEvent::ReportWritten(written) | AgentEvent::Exported(written) => {
+            written.clone().map_err(HeadlessError::Failed)
+        }
         AgentEvent::Library(LibraryAnswer::Turns(list)) => list.clone().map_err(HeadlessError::from).and_then(pretty),
         AgentEvent::Library(LibraryAnswer::Diff(diff)) => match diff {
             Ok(d) if d.diff.is_empty() => Ok(format!("{}: no file changes", d.title)),
@@ -117,9 +119,11 @@ pub(super) fn slash_work(
         SlashCommand::Custom { name, args } => Work::Command(UserCommand::RunCommand { name, args }),
         SlashCommand::Context => Work::Command(UserCommand::DescribeContext),
         SlashCommand::Report => Work::Command(UserCommand::WriteReport),
+        SlashCommand::Export { format, path } => Work::Command(UserCommand::Export { format, path }),
+        SlashCommand::Init => Work::Command(UserCommand::Init),
         SlashCommand::Resume(_) | SlashCommand::New | SlashCommand::Quit => {
             return Err(HeadlessError::Usage(
-                "that command works in the interactive interface; headless runs take /compact, /context, /report, /mode, /model, /usage, /sessions, /memories, /forget, /undo, /diff, /mcp, /help and the custom commands".into(),
+                "that command works in the interactive interface; headless runs take /compact, /init, /context, /report, /export, /mode, /model, /usage, /sessions, /memories, /forget, /undo, /diff, /mcp, /help and the custom commands".into(),
             ));
         }
     })

@@ -13,6 +13,7 @@ pub mod commands;
 mod environment;
 mod frontmatter;
 mod git;
+mod init;
 mod instructions;
 pub mod skills;
 mod subagent;
@@ -21,6 +22,7 @@ mod task_list;
 pub use agent_types::{AgentType, AgentTypes, DEFAULT_TYPE, ModelChoice};
 pub use commands::CustomCommand;
 pub use environment::Environment;
+pub use init::{init_prompt, survey};
 pub use instructions::{
     InstructionFile, InstructionScan, fingerprint, read_instruction_files, render_instructions, scan_instruction_files,
 };

@@ -24,6 +24,7 @@ mod headless_session;
 mod headless_signals;
 mod hostile;
 mod idle_compaction;
+mod init_and_export;
 mod instruction_files;
 mod keys;
 mod layers;

@@ -82,6 +82,14 @@ pub enum UserCommand {
     /// `/report`: write the session report (HTML) and answer with its path
     /// ([`AgentEvent::ReportWritten`]).
     WriteReport,
+    /// `/init`: a turn in which the model writes or improves the project's AGENTS.md.
+    Init,
+    /// `/export`: write the conversation as a readable file (to `path`, else beside the
+    /// reports) and answer with its path ([`AgentEvent::Exported`]).
+    Export {
+        format: crate::report::ExportFormat,
+        path: Option<String>,
+    },
     Shutdown,
 }
 
@@ -94,6 +102,7 @@ impl UserCommand {
             | UserCommand::Shell { .. }
             | UserCommand::RunCommand { .. }
             | UserCommand::CarryOutPlan { .. }
+            | UserCommand::Init
             | UserCommand::Compact => true,
             UserCommand::Interrupt
             | UserCommand::Approval { .. }
@@ -110,6 +119,7 @@ impl UserCommand {
             | UserCommand::Rewind { .. }
             | UserCommand::Undo
             | UserCommand::WriteReport
+            | UserCommand::Export { .. }
             | UserCommand::Shutdown => false,
         }
     }

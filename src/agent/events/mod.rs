@@ -251,6 +251,8 @@ pub enum AgentEvent {
     ContextBreakdown(ContextBreakdown),
     /// The answer to `WriteReport`: the report's path, or why it could not be written.
     ReportWritten(Result<String, String>),
+    /// The answer to `Export`: the file's path, or why it could not be written.
+    Exported(Result<String, String>),
     ModeChanged(Mode),
     ModelChanged {
         model: String,

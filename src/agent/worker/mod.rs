@@ -443,6 +443,20 @@ impl Worker {
                     let written = self.write_report();
                     self.link.emit(AgentEvent::ReportWritten(written));
                 }
+                UserCommand::Export { format, path } => {
+                    let written = self.write_export(format, path.as_deref());
+                    self.link.emit(AgentEvent::Exported(written));
+                }
+                UserCommand::Init => {
+                    let root = self.place.root().to_path_buf();
+                    let surveyed = root.clone();
+                    let survey =
+                        tokio::task::spawn_blocking(move || crate::prompt::survey(&surveyed)).await.unwrap_or_default();
+                    let prompt = crate::prompt::init_prompt(&root, &survey);
+                    let cancel = self.link.control().begin();
+                    let summary = self.run_turn_shown(prompt, Some("/init"), cancel).await;
+                    self.end_turn(summary);
+                }
                 UserCommand::Shutdown => break,
                 // The router answers these itself; they never reach the worker.
                 UserCommand::Interrupt

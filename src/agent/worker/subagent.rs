@@ -411,6 +411,7 @@ async fn forward(mut events: mpsc::UnboundedReceiver<AgentEvent>, parent: Emitte
             | AgentEvent::Compaction(_)
             | AgentEvent::ContextBreakdown(_)
             | AgentEvent::ReportWritten(_)
+            | AgentEvent::Exported(_)
             | AgentEvent::ModeChanged(_)
             | AgentEvent::ModelChanged { .. }
             | AgentEvent::TurnFinished(_)

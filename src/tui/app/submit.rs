@@ -106,6 +106,15 @@ impl App {
                     self.flash("still connecting to the model provider…");
                 }
             }
+            SlashCommand::Init => self.send_work("/init".to_string(), UserCommand::Init),
+            SlashCommand::Export { format, path } => {
+                if self.agent.queue.is_some() {
+                    self.send(UserCommand::Export { format, path });
+                    self.flash("exporting the conversation…");
+                } else {
+                    self.flash("still connecting to the model provider…");
+                }
+            }
             SlashCommand::Context => {
                 self.overlay = Some(Overlay::Context(ContextView { breakdown: None }));
                 self.send(UserCommand::DescribeContext);
