@@ -21,6 +21,10 @@ pub enum SlashCommand {
     Context,
     /// `/report`: the session report, as HTML.
     Report,
+    /// `/ps`: the background commands, with their state and last lines.
+    Ps,
+    /// `/stop N`: end background command N.
+    Stop(u32),
     /// `/init`: the model writes (or improves) the project's AGENTS.md.
     Init,
     /// `/export [md|html] [FILE]`: the conversation as a readable file.
@@ -54,6 +58,8 @@ pub const COMMANDS: &[(&str, &str, &str)] = &[
     ("/mode", "edit|plan|ask", "switch mode (Shift+Tab cycles)"),
     ("/context", "", "what the model sees, token by token"),
     ("/report", "", "this session's report, as HTML"),
+    ("/ps", "", "the background commands: state and last lines of output"),
+    ("/stop", "N", "end background command N (its whole process group)"),
     ("/init", "", "write the project's AGENTS.md (or improve the one there), through your approval"),
     ("/export", "[md|html] [FILE]", "this conversation as a readable file (HTML by default; secrets redacted)"),
     ("/rewind", "", "take back code and/or conversation to before a turn"),
@@ -107,6 +113,11 @@ pub fn parse_slash_with(input: &str, custom: &[CommandInfo]) -> Option<Result<Sl
         "usage" => Ok(SlashCommand::Usage),
         "context" => Ok(SlashCommand::Context),
         "report" => Ok(SlashCommand::Report),
+        "ps" => Ok(SlashCommand::Ps),
+        "stop" => match arg.trim_start_matches('#').parse::<u32>() {
+            Ok(n) if n > 0 => Ok(SlashCommand::Stop(n)),
+            Ok(_) | Err(_) => needs("the number of a background command (/ps lists them)"),
+        },
         "init" if arg.is_empty() => Ok(SlashCommand::Init),
         "init" => Err("/init takes no arguments: it looks at the project itself".to_string()),
         "export" => parse_export(arg),

@@ -165,6 +165,9 @@ pub struct ToolsConfig {
     pub bash_max_timeout_ms: u64,
     /// Leave processes a command started in the background running when cairn exits.
     pub bash_keep_background: bool,
+    /// Bytes of output a background command (`bash` with `background`) keeps on disk; past
+    /// it the oldest half is dropped.
+    pub bash_background_max_bytes: u64,
     /// Most matches grep returns.
     pub grep_max_matches: usize,
     /// Most paths glob returns.
@@ -191,6 +194,8 @@ impl Default for ToolsConfig {
             bash_max_timeout_ms: 600_000,
             // Off: a finished cairn leaves nothing running that the user did not ask to keep.
             bash_keep_background: false,
+            // Hours of a chatty dev server's log, and still small on disk.
+            bash_background_max_bytes: 8 << 20,
             grep_max_matches: 200,
             glob_max_results: 500,
             // Matches the truncation line limit (KosmoKrator's default), so a default read never needs spilling.

@@ -89,6 +89,8 @@ pub struct StatusLine<'a> {
     /// Connected: the window is known even before the first figures.
     pub ready: bool,
     pub window: u64,
+    /// Background commands running (`/ps` lists them).
+    pub background: usize,
 }
 
 impl Widget for StatusLine<'_> {
@@ -127,6 +129,10 @@ impl Widget for StatusLine<'_> {
         }
 
         let mut right = Vec::new();
+        if self.background > 0 {
+            right.push(Span::styled(format!("⚙ {} bg", self.background), theme.status_bar));
+            right.push(Span::styled("  ", theme.status_bar));
+        }
         if let Some(usd) = self.context.and_then(|c| c.cost_usd) {
             right.push(Span::styled(crate::config::format_usd(usd), theme.status_bar));
             right.push(Span::styled("  ", theme.status_bar));

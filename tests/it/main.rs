@@ -2,6 +2,7 @@
 mod support;
 
 mod acp;
+mod background_commands;
 mod cache_keep_alive;
 mod checkpoint_links;
 mod checkpoints;

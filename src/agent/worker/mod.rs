@@ -86,6 +86,8 @@ pub(super) struct Worker {
     requests: RequestLog,
     /// The prompt cache kept warm while the user is idle.
     keep_warm: KeepWarm,
+    /// The background commands `bash` started: the main agent's (a subagent has none).
+    jobs: Option<Arc<crate::tools::background::Jobs>>,
 }
 
 impl Worker {
@@ -125,6 +127,11 @@ impl Worker {
             setup.trust.clone(),
         );
         let checkpoints = start_checkpoints(&place, session.id(), session.redactor(), &link);
+        let running = link.emitter();
+        let jobs = crate::tools::background::Jobs::new(
+            place.config().tools.bash_background_max_bytes,
+            Some(Arc::new(move |n| running.emit(AgentEvent::BackgroundRunning(n)))),
+        );
         let mut worker = Worker {
             cache: CacheWatch::new(place.config().cache.ttl),
             place,
@@ -149,6 +156,7 @@ impl Worker {
             local: crate::agent::local_site::LocalSite::new(setup.local_server, setup.tokenizer),
             requests: RequestLog::default(),
             keep_warm: KeepWarm::default(),
+            jobs: Some(jobs),
         };
         worker.settle_loaded_session()?;
         Ok(worker)
@@ -437,7 +445,7 @@ impl Worker {
                     let preview = self.plan_rewind(user_seq, scope);
                     self.link.emit(AgentEvent::RewindPlanned(preview));
                 }
-                UserCommand::Rewind { user_seq, scope, overwrite } => self.rewind(user_seq, scope, &overwrite),
+                UserCommand::Rewind { user_seq, scope, overwrite } => self.rewind(user_seq, scope, &overwrite).await,
                 UserCommand::Undo => self.undo(),
                 UserCommand::WriteReport => {
                     let written = self.write_report();
@@ -463,6 +471,7 @@ impl Worker {
                 | UserCommand::Approval { .. }
                 | UserCommand::Library(_)
                 | UserCommand::Mcp(_)
+                | UserCommand::Background(_)
                 | UserCommand::ListModels => {}
             }
         }
@@ -501,6 +510,11 @@ impl Worker {
             mcp: self.place.config().mcp.clone(),
             trust: self.place.trust().clone(),
         }
+    }
+
+    /// The background commands, for the router to answer `/ps` and `/stop` at once.
+    pub(super) fn jobs(&self) -> Option<Arc<crate::tools::background::Jobs>> {
+        self.jobs.clone()
     }
 
     pub(super) fn command_list(&self) -> Vec<super::events::CommandInfo> {

@@ -361,6 +361,7 @@ impl App {
             context: self.session.context,
             ready: matches!(self.phase, Phase::Ready),
             window: self.session.window,
+            background: self.session.background,
         }
     }
 }
