@@ -1,8 +1,12 @@
 #!/usr/bin/env python3
 """Render a terminal screen captured with colours to PNG.
 
-    tmux capture-pane -e -p -t SESSION > screen.ans
+    tmux capture-pane -e -p -N -t SESSION > screen.ans
     python3 scripts/term2png.py screen.ans out.png --cols 120 --rows 40
+
+(`-N` keeps the spaces at the end of each row: without it tmux drops them even where they
+carry a background colour, and a code block or a diff row looks ragged in the picture though
+it is even on the screen.)
 
 Reads the SGR escapes tmux writes (bold, dim, italic, underline, reverse, 16/256/true
 colours) and draws each cell with DejaVu Sans Mono, falling back to DejaVu Sans for glyphs the

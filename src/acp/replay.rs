@@ -102,9 +102,13 @@ mod tests {
         let diff = "--- a/a.txt\n+++ b/a.txt\n@@ -1 +1 @@\n-old\n+new\n".to_string();
         let displays = HashMap::from([(
             "c1".to_string(),
-            ToolDisplay { diff: Some(diff), duration_ms: 3, not_run: false, decided_by: None },
+            ToolDisplay { diff: Some(diff), duration_ms: 3, not_run: false, decided_by: None, summary: None },
         )]);
-        let recap = HistoryRecap { summaries: HashMap::from([("c1".into(), "a.txt".into())]), marks: Vec::new() };
+        let recap = HistoryRecap {
+            summaries: HashMap::from([("c1".into(), "a.txt".into())]),
+            marks: Vec::new(),
+            subagents: HashMap::new(),
+        };
         let got = updates(&history, &displays, &recap, Path::new("/p"), &Redactor::default());
         assert_eq!(got.len(), 4, "{got:#?}");
         assert!(matches!(&got[0], SessionUpdate::UserMessageChunk(c) if c.content == ContentBlock::from("rename it")));

@@ -232,7 +232,7 @@ async fn byte_identical_rewind(config: CheckpointsConfig) {
     assert!(diff.contains("--- a/src/b.rs\n+++ b/src/b.rs") && diff.contains("-    2\n+    20\n"), "{diff}");
     assert!(diff.contains("--- /dev/null\n+++ b/src/gen/c.rs\n"), "{diff}");
     assert!(diff.contains("Binary files a/data/keep.bin and /dev/null differ"), "{diff}");
-    assert!(diff.contains("old mode 100755\nnew mode 100644"), "{diff}");
+    assert!(diff.contains("# scripts/run.sh: mode 100755 → 100644\n"), "{diff}");
     assert!(session_diff(&rig.store, &rig.session).unwrap().contains("+turn one\n"));
 
     let report = rig.rewind_code_to(2, false);

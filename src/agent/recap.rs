@@ -7,12 +7,17 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
 
-use super::events::{Attachment, CompactionTrigger, HistoryMark, HistoryRecap, TurnStats};
+use std::collections::HashMap;
+
+use super::events::{
+    Attachment, CompactionTrigger, HistoryMark, HistoryRecap, SubagentEvent, SubagentOutcome, TurnStats,
+};
 use super::spend::add_cost;
 use crate::config::Pricing;
 use crate::context::estimate_text_tokens;
-use crate::conversation::{Block, Message, Role};
-use crate::store::{LoggedCompaction, UsageRow};
+use crate::conversation::tool_names::TASK;
+use crate::conversation::{Block, Message, Role, ToolDisplay, Usage};
+use crate::store::{LoggedCompaction, Store, StoreError, SubagentSession, UsageRow};
 
 /// How an attached file or folder starts in a user message.
 pub(super) const ATTACHMENT_OPEN: &str = "<attachment path=\"";
@@ -65,23 +70,38 @@ fn trigger(name: &str) -> CompactionTrigger {
     }
 }
 
+/// Each call's summary as its tool gave it (kept with the call), else as its arguments make it.
+fn summaries(
+    history: &[Arc<Message>],
+    displays: &HashMap<String, ToolDisplay>,
+    root: &Path,
+) -> HashMap<String, String> {
+    history
+        .iter()
+        .filter(|m| m.role == Role::Assistant)
+        .flat_map(|m| m.tool_calls())
+        .filter_map(|call| {
+            let kept = displays.get(&call.id).and_then(|d| d.summary.clone());
+            let summary = kept.or_else(|| crate::tools::summary_of(&call.name, &call.arguments, root))?;
+            Some((call.id.clone(), summary))
+        })
+        .collect()
+}
+
 /// The recap of `history`, whose messages were stored at `times` (same order), from the
-/// session's usage rows and compaction log.
+/// session's usage rows (its subagents' among them) and compaction log.
+#[allow(clippy::too_many_arguments)] // the parts of a stored session, each read once by the caller
 pub(super) fn recap(
     history: &[Arc<Message>],
     times: &[String],
+    displays: &HashMap<String, ToolDisplay>,
     usage: &[UsageRow],
     compactions: &[LoggedCompaction],
     pricing: &Pricing,
     chars_per_token: f64,
     root: &Path,
 ) -> HistoryRecap {
-    let mut out = HistoryRecap::default();
-    for call in history.iter().filter(|m| m.role == Role::Assistant).flat_map(|m| m.tool_calls()) {
-        if let Some(summary) = crate::tools::summary_of(&call.name, &call.arguments, root) {
-            out.summaries.insert(call.id.clone(), summary);
-        }
-    }
+    let mut out = HistoryRecap { summaries: summaries(history, displays, root), ..HistoryRecap::default() };
     if times.len() != history.len() || history.is_empty() {
         return out;
     }
@@ -92,8 +112,11 @@ pub(super) fn recap(
         let end = starts.get(k + 1).copied().unwrap_or(history.len());
         let from = times[start].as_str();
         let until = starts.get(k + 1).map(|&next| times[next].as_str());
+        // A turn a rewind took back is gone from the history: its requests are no later turn's.
+        // A keep-alive ping, sent while the user was away, was no turn's either.
         let rows: Vec<&UsageRow> = usage
             .iter()
+            .filter(|r| !r.rewound && r.purpose != "keepalive")
             .filter(|r| r.created_at.as_str() >= from && until.is_none_or(|u| r.created_at.as_str() < u))
             .collect();
         if rows.is_empty() {
@@ -101,8 +124,9 @@ pub(super) fn recap(
         }
         let mut stats = TurnStats::default();
         for r in &rows {
+            // A subagent's requests count in the turn that started it, as they did live.
             stats.all_requests += 1;
-            if r.purpose == "turn" {
+            if r.purpose == "turn" && !r.subagent {
                 stats.requests += 1;
             }
             stats.usage.add(&r.usage);
@@ -129,6 +153,105 @@ pub(super) fn recap(
     out
 }
 
+/// What each `task` call of `history` showed live, from the subagents' stored sessions: what
+/// it was, each call it made and what it wrote, then its requests and tokens (its own
+/// subagents' included). A session stored before cairn kept the call that started it is found
+/// by its job among those not yet matched.
+pub(super) fn subagents(
+    store: &Store,
+    session: &str,
+    history: &[Arc<Message>],
+    root: &Path,
+) -> Result<HashMap<String, Vec<SubagentEvent>>, StoreError> {
+    let children = store.subagent_sessions(session)?;
+    if children.is_empty() {
+        return Ok(HashMap::new());
+    }
+    let mut used = vec![false; children.len()];
+    let mut out = HashMap::new();
+    for call in history.iter().filter(|m| m.role == Role::Assistant).flat_map(|m| m.tool_calls()) {
+        if call.name != TASK {
+            continue;
+        }
+        let job = serde_json::from_str::<serde_json::Value>(&call.arguments)
+            .ok()
+            .and_then(|a| a.get("description").and_then(|d| d.as_str()).map(str::to_string))
+            .unwrap_or_default();
+        let found = children.iter().position(|c| c.call_id.as_deref() == Some(call.id.as_str())).or_else(|| {
+            (0..children.len()).find(|&i| !used[i] && children[i].call_id.is_none() && children[i].title == job)
+        });
+        let Some(i) = found else { continue };
+        used[i] = true;
+        out.insert(call.id.clone(), told(store, &children[i], root)?);
+    }
+    Ok(out)
+}
+
+/// One subagent's session as the events its live run sent.
+fn told(store: &Store, child: &SubagentSession, root: &Path) -> Result<Vec<SubagentEvent>, StoreError> {
+    let displays = store.tool_display(&child.id)?;
+    let summary = |id: &str, name: &str, arguments: &str| {
+        displays
+            .get(id)
+            .and_then(|d| d.summary.clone())
+            .or_else(|| crate::tools::summary_of(name, arguments, root))
+            .unwrap_or_default()
+    };
+    let mut events = vec![SubagentEvent::Started {
+        agent_type: child.agent_type.clone(),
+        description: child.title.clone(),
+        session_id: child.id.clone(),
+        model: child.model.clone(),
+        mode: child.mode,
+    }];
+    let mut summaries = HashMap::new();
+    for stored in store.messages(&child.id)? {
+        let message = stored.message;
+        match message.role {
+            Role::Assistant => {
+                let text = message.text();
+                if !text.trim().is_empty() {
+                    events.push(SubagentEvent::Text { text });
+                }
+                for call in message.tool_calls() {
+                    let line = summary(&call.id, &call.name, &call.arguments);
+                    summaries.insert(call.id.clone(), line.clone());
+                    events.push(SubagentEvent::ToolStarted {
+                        call_id: call.id.clone(),
+                        tool: call.name.clone(),
+                        summary: line,
+                    });
+                }
+            }
+            Role::Tool => {
+                for block in &message.content {
+                    let Block::ToolResult(result) = block else { continue };
+                    events.push(SubagentEvent::ToolFinished {
+                        call_id: result.call_id.clone(),
+                        tool: result.name.clone(),
+                        summary: summaries.get(&result.call_id).cloned().unwrap_or_default(),
+                        is_error: result.is_error,
+                        not_run: displays.get(&result.call_id).is_some_and(|d| d.not_run),
+                    });
+                }
+            }
+            Role::User => {}
+        }
+    }
+    let rows = store.usage_rows(&child.id)?;
+    let mut usage = Usage::default();
+    for r in &rows {
+        usage.add(&r.usage);
+    }
+    events.push(SubagentEvent::Finished {
+        outcome: SubagentOutcome::Reported,
+        report: String::new(),
+        usage,
+        requests: u32::try_from(rows.len()).unwrap_or(u32::MAX),
+    });
+    Ok(events)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -140,6 +263,8 @@ mod tests {
             model: "claude-sonnet-4-5".into(),
             usage: Usage { input_tokens: input, output_tokens: 10, ..Usage::default() },
             created_at: at.into(),
+            subagent: false,
+            rewound: false,
         }
     }
 
@@ -154,7 +279,13 @@ mod tests {
                 .collect();
         let t = |s: u32| format!("2026-11-20T12:00:{s:02}.000Z");
         let times = vec![t(0), t(2), t(5), t(10), t(13)];
-        let usage = vec![row("turn", &t(2), 1_000_000), row("turn", &t(5), 0), row("turn", &t(13), 0)];
+        // A keep-alive ping while the user was away belongs to no turn.
+        let usage = vec![
+            row("turn", &t(2), 1_000_000),
+            row("turn", &t(5), 0),
+            row("keepalive", &t(8), 0),
+            row("turn", &t(13), 0),
+        ];
         let compactions = vec![LoggedCompaction {
             trigger: "auto".into(),
             tokens_before: 171_000,
@@ -162,11 +293,12 @@ mod tests {
             summary_bytes: 4_000,
             created_at: t(12),
         }];
-        let recap = recap(&history, &times, &usage, &compactions, &Pricing::default(), 4.0, Path::new("/p"));
+        let displays = HashMap::new();
+        let recap = recap(&history, &times, &displays, &usage, &compactions, &Pricing::default(), 4.0, Path::new("/p"));
         assert_eq!(recap.summaries["c1"], "$ cargo test");
         assert_eq!(recap.marks.len(), 3);
         let (at, HistoryMark::TurnEnd { elapsed, stats }) = &recap.marks[0] else { panic!("{:?}", recap.marks) };
-        assert_eq!((*at, elapsed.as_secs(), stats.requests), (2, 5, 2));
+        assert_eq!((*at, elapsed.as_secs(), stats.requests, stats.all_requests), (2, 5, 2, 2));
         assert!((stats.cost_usd.unwrap() - 3.0003).abs() < 1e-9, "{stats:?}");
         assert!(matches!(
             recap.marks[1],

@@ -174,8 +174,10 @@ impl SessionState {
             let mut stored = r.clone();
             self.redactor.redact_in_place(&mut stored.arguments);
             self.redactor.redact_in_place(&mut stored.output);
-            if let Some(diff) = &mut stored.diff {
-                self.redactor.redact_in_place(diff);
+            // The summary and the approval line quote the arguments (`$ curl -H …`).
+            self.redactor.redact_in_place(&mut stored.summary);
+            for text in [&mut stored.diff, &mut stored.approval].into_iter().flatten() {
+                self.redactor.redact_in_place(text);
             }
             stored
         });
@@ -268,6 +270,27 @@ impl SessionState {
         match self
             .ensure_stored()
             .and_then(|()| self.store.record_usage(&self.info.id, message_id, purpose, model, usage))
+        {
+            Ok(id) => Some(id),
+            Err(e) => {
+                self.store_error(&e);
+                None
+            }
+        }
+    }
+
+    /// An agent request's usage, with the rough tokens of the system prompt and tools it
+    /// carried; the row's id, to hang its figures on.
+    pub(super) fn record_request(
+        &mut self,
+        message_id: Option<i64>,
+        model: &str,
+        usage: &Usage,
+        overhead: u64,
+    ) -> Option<i64> {
+        match self
+            .ensure_stored()
+            .and_then(|()| self.store.record_request(&self.info.id, message_id, model, usage, overhead))
         {
             Ok(id) => Some(id),
             Err(e) => {

@@ -21,6 +21,8 @@ pub(super) struct Workplace {
     truncations_dir: PathBuf,
     /// Whether the project's files are in force (its instruction files among them).
     trust: ProjectTrust,
+    /// The user's own folders: their instruction files come before the project's.
+    user_dirs: Arc<[PathBuf]>,
 }
 
 impl Workplace {
@@ -36,7 +38,22 @@ impl Workplace {
         // Created so it can be made canonical; a failure shows when a file is first saved there.
         let _ = std::fs::create_dir_all(&truncations_dir);
         let truncations_dir = truncations_dir.canonicalize().unwrap_or(truncations_dir);
-        Workplace { store, project, root, cwd, config: Arc::new(config), truncations_dir, trust }
+        Workplace {
+            store,
+            project,
+            root,
+            cwd,
+            config: Arc::new(config),
+            truncations_dir,
+            trust,
+            user_dirs: Arc::new([]),
+        }
+    }
+
+    /// The user's own folders (cairn's config folder, `~/.claude`), whose AGENTS.md and
+    /// CLAUDE.md apply in every project.
+    pub(super) fn with_user_dirs(self, user_dirs: Vec<PathBuf>) -> Workplace {
+        Workplace { user_dirs: user_dirs.into(), ..self }
     }
 
     pub(super) fn store(&self) -> &Arc<Store> {
@@ -63,17 +80,15 @@ impl Workplace {
         &self.trust
     }
 
-    /// The instruction files the model is given now: none in a folder the user has not trusted.
+    /// The instruction files the model is given now: in a folder the user has not trusted, only
+    /// the user's own.
     pub(super) fn instruction_files(&self) -> Vec<InstructionFile> {
-        if !self.trust.is_trusted() {
-            return Vec::new();
-        }
-        crate::prompt::read_instruction_files(&self.root, &self.cwd)
+        self.instruction_scan().files
     }
 
     /// What the instruction files are and which were left out, with why (`/context`).
     pub(super) fn instruction_scan(&self) -> InstructionScan {
-        let scan = crate::prompt::scan_instruction_files(&self.root, &self.cwd);
+        let scan = crate::prompt::scan_instruction_files(&self.root, &self.cwd, &self.user_dirs);
         if self.trust.is_trusted() { scan } else { scan.untrusted() }
     }
 

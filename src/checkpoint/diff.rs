@@ -81,7 +81,11 @@ fn render(store: &Store, entries: &[(String, PathState, PathState)]) -> Result<S
         if let (PathState::File { hash: a, mode: ma }, PathState::File { hash: b, mode: mb }) = (before, after)
             && a == b
         {
-            out.push_str(&format!("diff {path}\nold mode {:o}\nnew mode {:o}\n", 0o100000 | ma, 0o100000 | mb));
+            out.push_str(&format!("# {path}: mode {:o} → {:o}\n", 0o100000 | ma, 0o100000 | mb));
+            continue;
+        }
+        if let Some(what) = link_change(store, before, after)? {
+            out.push_str(&format!("# {path}: {what}\n"));
             continue;
         }
         match (side(store, before)?, side(store, after)?) {
@@ -104,6 +108,31 @@ fn render(store: &Store, entries: &[(String, PathState, PathState)]) -> Result<S
         }
     }
     Ok(out)
+}
+
+/// What became of a symbolic link (its target is its content): said in words, not diffed as
+/// a one-line file.
+fn link_change(store: &Store, before: &PathState, after: &PathState) -> Result<Option<String>, StoreError> {
+    let target = |state: &PathState| -> Result<String, StoreError> {
+        Ok(match side(store, state)? {
+            Side::Text(t) => t,
+            Side::Absent | Side::Binary | Side::Missing(_) => "?".to_string(),
+        })
+    };
+    Ok(match (before, after) {
+        (PathState::Symlink { .. }, PathState::Symlink { .. }) => {
+            Some(format!("symbolic link to {} now points to {}", target(before)?, target(after)?))
+        }
+        (PathState::Symlink { .. }, PathState::Absent | PathState::Dir) => {
+            Some(format!("symbolic link to {} removed", target(before)?))
+        }
+        (PathState::Symlink { .. }, _) => Some(format!("symbolic link to {} replaced by a file", target(before)?)),
+        (PathState::Absent | PathState::Dir, PathState::Symlink { .. }) => {
+            Some(format!("new symbolic link to {}", target(after)?))
+        }
+        (_, PathState::Symlink { .. }) => Some(format!("replaced by a symbolic link to {}", target(after)?)),
+        _ => None,
+    })
 }
 
 /// Folders and absence carry no content to diff.

@@ -274,11 +274,11 @@ pub async fn doctor(startup: &Startup) -> Result<ExitCode, CliError> {
 
 /// The instruction files the prompt holds here, and those skipped with why.
 fn instructions_report(startup: &Startup, trust: &crate::trust::ProjectTrust, out: &mut String) {
-    let scan = crate::prompt::scan_instruction_files(&startup.root, &startup.cwd);
+    let scan = crate::prompt::scan_instruction_files(&startup.root, &startup.cwd, &startup.paths.user_extension_dirs());
     let scan = if trust.is_trusted() { scan } else { scan.untrusted() };
     out.push_str("\nInstruction files\n");
     if scan.files.is_empty() && scan.skipped.is_empty() {
-        out.push_str("  none (AGENTS.md or CLAUDE.md, from the project root down to here)\n");
+        out.push_str("  none (AGENTS.md or CLAUDE.md in your config folder, and from the project root down to here)\n");
     }
     for file in &scan.files {
         let clipped =

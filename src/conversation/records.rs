@@ -76,4 +76,7 @@ pub struct ToolDisplay {
     /// The approval line: what allowed or refused the call (`None` for calls recorded before
     /// cairn kept it, and for calls nothing had to decide).
     pub decided_by: Option<String>,
+    /// The call's one-line summary as its tool gave it (`None` for calls recorded before cairn
+    /// kept it: the summary is then made again from the arguments).
+    pub summary: Option<String>,
 }

@@ -155,6 +155,18 @@ impl McpHub {
         self.inner.generation.load(Ordering::SeqCst)
     }
 
+    /// Resolves once the set of known tools is no longer that of generation `seen`.
+    pub async fn tools_changed_since(&self, seen: u64) {
+        // Subscribed before looking, so a change between the two is not missed.
+        let mut changes = self.inner.changed.subscribe();
+        while self.generation() == seen {
+            if changes.changed().await.is_err() {
+                // The hub is gone: no change will come.
+                std::future::pending::<()>().await;
+            }
+        }
+    }
+
     fn bump(&self, tools_changed: bool) {
         if tools_changed {
             self.inner.generation.fetch_add(1, Ordering::SeqCst);

@@ -1,6 +1,8 @@
-//! Instruction files: AGENTS.md and CLAUDE.md from the repository root down to the working
-//! directory, read from disk for every request (so an edit reaches the next one), capped so a
-//! huge file cannot crowd out the conversation.
+//! Instruction files: the user's own AGENTS.md and CLAUDE.md in their config folder (as Codex
+//! reads `~/.codex/AGENTS.md` and Claude Code `~/.claude/CLAUDE.md`), then the project's from the
+//! repository root down to the working directory, read from disk for every request (so an
+//! edit reaches the next one), capped so a huge file cannot crowd out the conversation. The
+//! user's files are theirs: no project item for folder trust, and read in an untrusted folder.
 //!
 //! A file is read only when it is a regular file that resolves inside the project (or cairn's
 //! own config folder): a repository can commit `AGENTS.md -> ../../.ssh/id_rsa`, or a link to
@@ -19,19 +21,23 @@ const MAX_TOTAL_CHARS: usize = 24_000;
 
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct InstructionFile {
-    /// Relative to the project root.
+    /// Relative to the project root; a user's own file as `~/…` (or its whole path).
     pub path: String,
     pub text: String,
     /// The file was longer than what is included.
     pub clipped_from: Option<usize>,
+    /// The user's own, from their config folder: no file of the project.
+    pub user: bool,
 }
 
 /// An instruction file that exists but was not read.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct SkippedInstruction {
-    /// Relative to the project root.
+    /// Relative to the project root; a user's own file as `~/…` (or its whole path).
     pub path: String,
     pub reason: SkipReason,
+    /// The user's own, from their config folder.
+    pub user: bool,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -79,64 +85,110 @@ pub struct InstructionScan {
 }
 
 impl InstructionScan {
-    /// The same scan in a folder the user has not trusted: every file left out, saying why.
+    /// The same scan in a folder the user has not trusted: every file of the project left out,
+    /// saying why (the user's own still count).
     pub fn untrusted(mut self) -> InstructionScan {
-        let files = std::mem::take(&mut self.files);
-        let left = files.into_iter().map(|f| SkippedInstruction { path: f.path, reason: SkipReason::Untrusted });
+        let (user, project): (Vec<_>, Vec<_>) = std::mem::take(&mut self.files).into_iter().partition(|f| f.user);
+        self.files = user;
+        let left = project.into_iter().map(|f| SkippedInstruction {
+            path: f.path,
+            reason: SkipReason::Untrusted,
+            user: false,
+        });
         self.skipped.splice(0..0, left);
         self
     }
 }
 
-/// The instruction files that apply in `cwd`, shallowest first.
-pub fn read_instruction_files(root: &Path, cwd: &Path) -> Vec<InstructionFile> {
-    scan_instruction_files(root, cwd).files
-}
-
-/// The instruction files that apply in `cwd`, shallowest first, and those skipped (with why).
-/// Links may point anywhere inside `root` or cairn's config folder.
-pub fn scan_instruction_files(root: &Path, cwd: &Path) -> InstructionScan {
+/// The instruction files that apply in `cwd` — those in the user's own folders `user_dirs`
+/// (cairn's config folder, `~/.claude`), then the project's shallowest first — and those
+/// skipped (with why). A project's links may point anywhere inside `root` or cairn's config
+/// folder; the user's own files are theirs to link where they like.
+pub fn scan_instruction_files(root: &Path, cwd: &Path, user_dirs: &[PathBuf]) -> InstructionScan {
     let config_dir = crate::config::Paths::from_env()
         .ok()
         .and_then(|p| p.config_file.parent().map(Path::to_path_buf))
         .and_then(|d| d.canonicalize().ok());
     let trusted: Vec<&Path> = std::iter::once(root).chain(config_dir.as_deref()).collect();
-    scan_with(root, cwd, &trusted)
+    let home = directories::BaseDirs::new().map(|b| b.home_dir().to_path_buf());
+    scan_with(root, cwd, &trusted, &UserFiles { dirs: user_dirs, home: home.as_deref() })
 }
 
-fn scan_with(root: &Path, cwd: &Path, trusted: &[&Path]) -> InstructionScan {
+/// Where the user's own instruction files are, and the home folder their paths are shown from.
+struct UserFiles<'a> {
+    dirs: &'a [PathBuf],
+    home: Option<&'a Path>,
+}
+
+impl UserFiles<'_> {
+    /// `~/.config/cairn/AGENTS.md`, or the whole path outside the home folder.
+    fn shown(&self, path: &Path) -> String {
+        match self.home.and_then(|h| path.strip_prefix(h).ok()) {
+            Some(rest) => format!("~/{}", rest.display()),
+            None => path.display().to_string(),
+        }
+    }
+}
+
+/// The files' texts, capped one by one and all together, into `scan`.
+struct Collector {
+    scan: InstructionScan,
+    total: usize,
+}
+
+impl Collector {
+    fn take(&mut self, path: &Path, shown: String, user: bool, trusted: &[&Path]) {
+        let (text, len) = match read_capped(path, trusted) {
+            Ok(Some(found)) => found,
+            Ok(None) => return,
+            Err(reason) => {
+                tracing::warn!(path = %shown, %reason, "instruction file skipped");
+                self.scan.skipped.push(SkippedInstruction { path: shown, reason, user });
+                return;
+            }
+        };
+        if text.trim().is_empty() || self.total >= MAX_TOTAL_CHARS {
+            return;
+        }
+        let allowance = MAX_FILE_CHARS.min(MAX_TOTAL_CHARS - self.total);
+        let (text, clipped_from) = if len > allowance {
+            let cut = crate::conversation::floor_char_boundary(&text, allowance.min(text.len()));
+            (text[..cut].to_string(), Some(len))
+        } else {
+            (text, None)
+        };
+        self.total += text.len();
+        self.scan.files.push(InstructionFile { path: shown, text, clipped_from, user });
+    }
+}
+
+fn scan_with(root: &Path, cwd: &Path, trusted: &[&Path], user: &UserFiles<'_>) -> InstructionScan {
+    let mut collector = Collector { scan: InstructionScan::default(), total: 0 };
+    // The user's own first: the project's, read after them, win where the two disagree.
+    let mut seen: Vec<PathBuf> = Vec::new();
+    for dir in user.dirs {
+        for name in INSTRUCTION_FILE_NAMES {
+            let path = dir.join(name);
+            // One file linked from two of the folders (CLAUDE.md -> ~/.claude/CLAUDE.md) once.
+            if let Ok(real) = path.canonicalize() {
+                if seen.contains(&real) {
+                    continue;
+                }
+                seen.push(real);
+            }
+            collector.take(&path, user.shown(&path), true, &[Path::new("/")]);
+        }
+    }
     let mut dirs: Vec<PathBuf> = cwd.ancestors().take_while(|d| d.starts_with(root)).map(Path::to_path_buf).collect();
     dirs.reverse();
-    let mut scan = InstructionScan::default();
-    let mut total = 0;
     for dir in dirs {
         for name in INSTRUCTION_FILE_NAMES {
             let path = dir.join(name);
             let rel = path.strip_prefix(root).unwrap_or(&path).display().to_string();
-            let (text, len) = match read_capped(&path, trusted) {
-                Ok(Some(found)) => found,
-                Ok(None) => continue,
-                Err(reason) => {
-                    tracing::warn!(path = %rel, %reason, "instruction file skipped");
-                    scan.skipped.push(SkippedInstruction { path: rel, reason });
-                    continue;
-                }
-            };
-            if text.trim().is_empty() || total >= MAX_TOTAL_CHARS {
-                continue;
-            }
-            let allowance = MAX_FILE_CHARS.min(MAX_TOTAL_CHARS - total);
-            let (text, clipped_from) = if len > allowance {
-                let cut = crate::conversation::floor_char_boundary(&text, allowance.min(text.len()));
-                (text[..cut].to_string(), Some(len))
-            } else {
-                (text, None)
-            };
-            total += text.len();
-            scan.files.push(InstructionFile { path: rel, text, clipped_from });
+            collector.take(&path, rel, false, trusted);
         }
     }
-    scan
+    collector.scan
 }
 
 /// The first [`MAX_FILE_CHARS`] bytes of `path` and its full length, if it is a regular file
@@ -244,6 +296,40 @@ impl Hash for InstructionFile {
 mod tests {
     use super::*;
 
+    const NO_USER: UserFiles<'static> = UserFiles { dirs: &[], home: None };
+
+    #[test]
+    fn the_users_own_file_comes_first_shown_from_home_and_stays_in_an_untrusted_folder() {
+        let dir = tempfile::tempdir().unwrap();
+        let home = tempfile::tempdir().unwrap();
+        let root = dir.path().canonicalize().unwrap();
+        let home = home.path().canonicalize().unwrap();
+        let config = home.join(".config/cairn");
+        std::fs::create_dir_all(&config).unwrap();
+        std::fs::create_dir_all(home.join(".claude")).unwrap();
+        std::fs::write(config.join("AGENTS.md"), "my rule: answer briefly").unwrap();
+        std::fs::write(home.join(".claude/CLAUDE.md"), "claude rule: no emoji").unwrap();
+        // The same file linked from the config folder is read once.
+        std::os::unix::fs::symlink(home.join(".claude/CLAUDE.md"), config.join("CLAUDE.md")).unwrap();
+        std::fs::write(root.join("AGENTS.md"), "project rule").unwrap();
+        let dirs = [config.clone(), home.join(".claude")];
+        let user = UserFiles { dirs: &dirs, home: Some(&home) };
+        let scan = scan_with(&root, &root, &[&root], &user);
+        let got: Vec<(&str, bool)> = scan.files.iter().map(|f| (f.path.as_str(), f.user)).collect();
+        assert_eq!(
+            got,
+            [("~/.config/cairn/AGENTS.md", true), ("~/.config/cairn/CLAUDE.md", true), ("AGENTS.md", false)]
+        );
+        assert!(
+            render_instructions(&scan.files).contains("<instructions path=\"~/.config/cairn/AGENTS.md\">\nmy rule")
+        );
+        let untrusted = scan.untrusted();
+        let kept: Vec<&str> = untrusted.files.iter().map(|f| f.path.as_str()).collect();
+        assert_eq!(kept, ["~/.config/cairn/AGENTS.md", "~/.config/cairn/CLAUDE.md"]);
+        assert_eq!(untrusted.skipped[0].path, "AGENTS.md");
+        assert_eq!(untrusted.skipped[0].reason, SkipReason::Untrusted);
+    }
+
     #[test]
     fn files_from_the_root_down_to_cwd_shallowest_first_and_capped() {
         let dir = tempfile::tempdir().unwrap();
@@ -254,7 +340,7 @@ mod tests {
         std::fs::write(root.join("pkg/CLAUDE.md"), "pkg rules").unwrap();
         std::fs::write(deep.join("AGENTS.md"), "x".repeat(20_000)).unwrap();
         std::fs::write(root.join("pkg/b.md"), "not an instruction file").unwrap();
-        let files = read_instruction_files(&root, &deep);
+        let files = scan_instruction_files(&root, &deep, &[]).files;
         let paths: Vec<&str> = files.iter().map(|f| f.path.as_str()).collect();
         assert_eq!(paths, ["AGENTS.md", "pkg/CLAUDE.md", "pkg/a/AGENTS.md"]);
         assert_eq!(files[2].clipped_from, Some(20_000));
@@ -263,7 +349,7 @@ mod tests {
         assert!(text.contains("<instructions path=\"pkg/CLAUDE.md\">\npkg rules\n"));
         assert!(text.contains("only the first 12000 of 20000 characters"));
         // A folder outside the project contributes nothing.
-        assert!(read_instruction_files(&deep, &root).is_empty());
+        assert!(scan_instruction_files(&deep, &root, &[]).files.is_empty());
     }
 
     #[cfg(unix)]
@@ -282,7 +368,7 @@ mod tests {
         assert_eq!(unsafe { libc::mkfifo(fifo.as_ptr(), 0o600) }, 0);
         std::os::unix::fs::symlink(root.join("nowhere"), sub.join("CLAUDE.md")).unwrap();
 
-        let scan = scan_with(&root, &sub, &[&root]);
+        let scan = scan_with(&root, &sub, &[&root], &NO_USER);
         assert!(scan.files.is_empty(), "{:?}", scan.files);
         let reasons: Vec<String> = scan.skipped.iter().map(ToString::to_string).collect();
         assert_eq!(reasons.len(), 4, "{reasons:#?}");
@@ -291,7 +377,7 @@ mod tests {
         assert_eq!(reasons[2], "sub/AGENTS.md is a FIFO, not a regular file");
         assert_eq!(reasons[3], "sub/CLAUDE.md is a link to nothing");
         // Even where links may lead, a device is never read.
-        let scan = scan_with(&root, &sub, &[&root, Path::new("/dev")]);
+        let scan = scan_with(&root, &sub, &[&root, Path::new("/dev")], &NO_USER);
         assert_eq!(scan.skipped[1].to_string(), "CLAUDE.md is a device, not a regular file");
     }
 
@@ -307,12 +393,12 @@ mod tests {
         std::fs::write(config_dir.join("AGENTS.md"), "my own rules").unwrap();
         std::os::unix::fs::symlink("docs/rules.md", root.join("AGENTS.md")).unwrap();
         std::os::unix::fs::symlink(config_dir.join("AGENTS.md"), root.join("CLAUDE.md")).unwrap();
-        let scan = scan_with(&root, &root, &[&root, &config_dir]);
+        let scan = scan_with(&root, &root, &[&root, &config_dir], &NO_USER);
         let texts: Vec<&str> = scan.files.iter().map(|f| f.text.as_str()).collect();
         assert_eq!(texts, ["shared rules", "my own rules"]);
         assert!(scan.skipped.is_empty());
         // Without the config folder trusted, the second link is refused.
-        assert_eq!(scan_with(&root, &root, &[&root]).skipped.len(), 1);
+        assert_eq!(scan_with(&root, &root, &[&root], &NO_USER).skipped.len(), 1);
     }
 
     #[test]
@@ -323,7 +409,7 @@ mod tests {
         let file = std::fs::File::create(root.join("AGENTS.md")).unwrap();
         file.set_len(8 << 30).unwrap();
         std::fs::write(root.join("CLAUDE.md"), format!("a{}", "é".repeat(7_000))).unwrap();
-        let scan = scan_with(&root, &root, &[&root]);
+        let scan = scan_with(&root, &root, &[&root], &NO_USER);
         assert_eq!(scan.files.len(), 2, "{:?}", scan.skipped);
         assert_eq!(scan.files[0].clipped_from, Some(8 << 30));
         assert_eq!(scan.files[0].text.len(), MAX_FILE_CHARS);

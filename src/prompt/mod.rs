@@ -23,9 +23,7 @@ pub use agent_types::{AgentType, AgentTypes, DEFAULT_TYPE, ModelChoice};
 pub use commands::CustomCommand;
 pub use environment::Environment;
 pub use init::{init_prompt, survey};
-pub use instructions::{
-    InstructionFile, InstructionScan, fingerprint, read_instruction_files, render_instructions, scan_instruction_files,
-};
+pub use instructions::{InstructionFile, InstructionScan, fingerprint, render_instructions, scan_instruction_files};
 pub use skills::Skill;
 pub use subagent::subagent_section;
 pub use task_list::task_list_tail;
@@ -157,7 +155,8 @@ mod tests {
 
     #[test]
     fn layers_are_ordered_from_stable_to_volatile_with_two_boundaries() {
-        let files = [InstructionFile { path: "AGENTS.md".into(), text: "use tabs".into(), clipped_from: None }];
+        let files =
+            [InstructionFile { path: "AGENTS.md".into(), text: "use tabs".into(), clipped_from: None, user: false }];
         let environment = env().render();
         let parts = PromptParts {
             memories: Some("# Memories\n- x"),

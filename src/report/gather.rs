@@ -284,7 +284,7 @@ mod tests {
         let project = store.project(std::path::Path::new("/tmp/p")).unwrap();
         let new = || NewSession { provider: ProviderKind::Anthropic, model: "claude-sonnet-4-5", mode: Mode::Edit };
         let session = store.create_session(project, new()).unwrap();
-        let child = store.create_child_session(project, new(), &session.id, "explore", "find it").unwrap();
+        let child = store.create_child_session(project, new(), &session.id, "c1", "explore", "find it").unwrap();
         let u =
             |read: u64| Usage { input_tokens: 10, output_tokens: 5, cache_read_input_tokens: read, ..Usage::default() };
         store.record_usage(&session.id, None, "turn", "claude-sonnet-4-5", &u(1_000)).unwrap();

@@ -342,11 +342,14 @@ impl Store {
         let ranges = self.rewound_ranges(session)?;
         let conn = self.conn();
         let mut stmt = conn.prepare(
+            // Files, as `/diff` counts them: a folder made or removed is no file of its own.
             "SELECT m.seq, m.content, m.created_at,
                     (SELECT COUNT(DISTINCT c.path) FROM checkpoint_changes c JOIN checkpoints k ON k.id = c.checkpoint_id
-                     WHERE k.session_id = m.session_id AND k.user_seq = m.seq AND c.reverted_at IS NULL),
+                     WHERE k.session_id = m.session_id AND k.user_seq = m.seq AND c.reverted_at IS NULL
+                       AND NOT (c.before_kind IN ('absent', 'dir') AND c.after_kind IN ('absent', 'dir'))),
                     (SELECT COUNT(DISTINCT c.path) FROM checkpoint_changes c JOIN checkpoints k ON k.id = c.checkpoint_id
-                     WHERE k.session_id = m.session_id AND k.user_seq = m.seq AND c.reverted_at IS NOT NULL)
+                     WHERE k.session_id = m.session_id AND k.user_seq = m.seq AND c.reverted_at IS NOT NULL
+                       AND NOT (c.before_kind IN ('absent', 'dir') AND c.after_kind IN ('absent', 'dir')))
              FROM messages m WHERE m.session_id = ?1 AND m.role = 'user' ORDER BY m.seq",
         )?;
         let rows = stmt.query_map(params![session], |r| {

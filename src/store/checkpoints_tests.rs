@@ -279,11 +279,11 @@ fn calibration_starts_from_the_last_request_whose_reply_was_not_rewound() {
     std::thread::sleep(std::time::Duration::from_millis(5));
     // An empty reply stores no message; its usage belongs to the turn all the same.
     store.record_usage(&s, None, "turn", "m", &usage(950)).unwrap();
-    assert_eq!(store.last_turn_usage(&s).unwrap().unwrap().0.input_tokens, 950);
+    assert_eq!(store.last_request(&s).unwrap().unwrap().usage.input_tokens, 950);
     std::thread::sleep(std::time::Duration::from_millis(5));
     store.rewind_messages(&s, second_prompt.seq, None).unwrap();
-    let (u, reply_seq) = store.last_turn_usage(&s).unwrap().unwrap();
-    assert_eq!((u.input_tokens, reply_seq), (100, Some(first.seq)));
+    let last = store.last_request(&s).unwrap().unwrap();
+    assert_eq!((last.usage.input_tokens, last.reply_seq), (100, Some(first.seq)));
 }
 
 #[test]

@@ -55,8 +55,8 @@ impl Store {
         )?;
         if let Some(r) = record {
             tx.execute(
-                "INSERT INTO tool_results (session_id, message_id, call_id, tool, arguments, output, is_error, exit_code, diff, duration_ms, created_at, not_run, decided_by)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)",
+                "INSERT INTO tool_results (session_id, message_id, call_id, tool, arguments, output, is_error, exit_code, diff, duration_ms, created_at, not_run, decided_by, summary)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)",
                 params![
                     session,
                     id,
@@ -71,7 +71,8 @@ impl Store {
                     now,
                     r.not_run,
                     // The column keeps the approval line (the short `decided_by` is not stored).
-                    r.approval
+                    r.approval,
+                    r.summary
                 ],
             )?;
         }
@@ -112,7 +113,7 @@ impl Store {
     pub fn tool_display(&self, session: &str) -> Result<std::collections::HashMap<String, ToolDisplay>, StoreError> {
         let conn = self.conn();
         let mut stmt = conn.prepare(
-            "SELECT call_id, diff, duration_ms, not_run, decided_by FROM tool_results WHERE session_id = ?1",
+            "SELECT call_id, diff, duration_ms, not_run, decided_by, summary FROM tool_results WHERE session_id = ?1",
         )?;
         let rows = stmt.query_map(params![session], |r| {
             Ok((
@@ -122,6 +123,7 @@ impl Store {
                     duration_ms: r.get::<_, i64>(2)? as u64,
                     not_run: r.get(3)?,
                     decided_by: r.get(4)?,
+                    summary: r.get::<_, Option<String>>(5)?.filter(|s| !s.is_empty()),
                 },
             ))
         })?;

@@ -278,6 +278,15 @@ const STEPS: &[&str] = &[
         cache_break     TEXT
     );
     "#,
+    // 11: what a resumed session needs to show the figures the live one showed: each call's
+    // one-line summary as its tool gave it; the `task` call that started a subagent's session;
+    // the rough tokens of the system prompt and tools a request carried (the estimate is
+    // calibrated against them, whatever the tools are when the session is opened again).
+    r#"
+    ALTER TABLE tool_results ADD COLUMN summary TEXT;
+    ALTER TABLE sessions ADD COLUMN parent_call TEXT;
+    ALTER TABLE usage ADD COLUMN overhead_tokens INTEGER;
+    "#,
 ];
 
 pub const LATEST: i64 = STEPS.len() as i64;

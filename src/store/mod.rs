@@ -39,7 +39,8 @@ pub use requests::{OutputSize, RequestFigures, RequestRow};
 pub use search::{MessageHit, OutputHit, searchable_text};
 pub use segments::SegmentRow;
 pub use sessions::{NewSession, SessionInfo};
-pub use usage::UsageTotals;
+pub use subagents::SubagentSession;
+pub use usage::{LastRequest, UsageTotals};
 pub use usage_report::{DailyUsage, LoggedCompaction, UsageRow};
 
 use std::path::Path;

@@ -6,23 +6,57 @@ use rusqlite::{OptionalExtension, params};
 use super::sessions::{NewSession, SessionInfo};
 use super::{ProjectId, Store, StoreError};
 
+/// A subagent's session as its parent's transcript finds it again.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SubagentSession {
+    pub id: String,
+    /// The parent's `task` call that started it (`None` for sessions stored before cairn kept it).
+    pub call_id: Option<String>,
+    pub agent_type: String,
+    /// Its job, as the call described it.
+    pub title: String,
+    pub model: String,
+    pub mode: crate::conversation::Mode,
+}
+
 impl Store {
-    /// A session for a subagent started by `parent`, titled by its job.
+    /// A session for a subagent started by `parent`'s `task` call `call_id`, titled by its job.
     pub fn create_child_session(
         &self,
         project: ProjectId,
         new: NewSession<'_>,
         parent: &str,
+        call_id: &str,
         agent_type: &str,
         title: &str,
     ) -> Result<SessionInfo, StoreError> {
         let mut info = self.create_session(project, new)?;
         self.execute(
-            "UPDATE sessions SET parent_session = ?2, agent_type = ?3, title = ?4 WHERE id = ?1",
-            params![info.id, parent, agent_type, title],
+            "UPDATE sessions SET parent_session = ?2, agent_type = ?3, title = ?4, parent_call = ?5 WHERE id = ?1",
+            params![info.id, parent, agent_type, title, call_id],
         )?;
         info.title = title.to_string();
         Ok(info)
+    }
+
+    /// The subagents' sessions `id` started, oldest first, with what started each.
+    pub fn subagent_sessions(&self, id: &str) -> Result<Vec<SubagentSession>, StoreError> {
+        let conn = self.conn();
+        let mut stmt = conn.prepare(
+            "SELECT id, parent_call, COALESCE(agent_type, ''), title, model, mode FROM sessions
+             WHERE parent_session = ?1 ORDER BY created_at, rowid",
+        )?;
+        let rows = stmt.query_map(params![id], |r| {
+            Ok(SubagentSession {
+                id: r.get(0)?,
+                call_id: r.get(1)?,
+                agent_type: r.get(2)?,
+                title: r.get(3)?,
+                model: r.get(4)?,
+                mode: r.get(5)?,
+            })
+        })?;
+        Ok(rows.collect::<Result<_, _>>()?)
     }
 
     /// The session that started `id`, when `id` is a subagent's.
@@ -73,7 +107,7 @@ mod tests {
         let store = Store::open_in_memory().unwrap();
         let p = store.project(std::path::Path::new("/tmp/p")).unwrap();
         let parent = store.create_session(p, new()).unwrap();
-        let child = store.create_child_session(p, new(), &parent.id, "explore", "find the parser").unwrap();
+        let child = store.create_child_session(p, new(), &parent.id, "c1", "explore", "find the parser").unwrap();
         let other = store.create_session(p, new()).unwrap();
         store.append_message(&child.id, &crate::conversation::Message::user("look")).unwrap();
         let list = store.list_sessions(p).unwrap();

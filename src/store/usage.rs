@@ -11,6 +11,16 @@ pub struct UsageTotals {
     pub requests: u64,
 }
 
+/// The last agent request of a session, as calibration reads it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct LastRequest {
+    pub usage: Usage,
+    /// The seq of the reply it produced, when one was stored.
+    pub reply_seq: Option<i64>,
+    /// The rough tokens of the system prompt and tools it carried.
+    pub overhead_tokens: Option<u64>,
+}
+
 impl Store {
     /// Record one request's usage. `purpose` says what the request was for: `turn` for the
     /// agent's own requests, `compaction`, `extraction`, … for auxiliary calls, `keepalive`
@@ -37,11 +47,39 @@ impl Store {
         usage: &Usage,
         at: &str,
     ) -> Result<i64, StoreError> {
+        self.insert_usage(session, message_id, purpose, model, usage, at, None)
+    }
+
+    /// An agent request's usage (`turn`), with the rough tokens of the system prompt and tools
+    /// it carried: a session opened again calibrates its estimate against them. Returns the
+    /// row's id.
+    pub fn record_request(
+        &self,
+        session: &str,
+        message_id: Option<i64>,
+        model: &str,
+        usage: &Usage,
+        overhead_tokens: u64,
+    ) -> Result<i64, StoreError> {
+        self.insert_usage(session, message_id, "turn", model, usage, &now_rfc3339(), Some(overhead_tokens))
+    }
+
+    #[allow(clippy::too_many_arguments)] // one row's columns
+    fn insert_usage(
+        &self,
+        session: &str,
+        message_id: Option<i64>,
+        purpose: &str,
+        model: &str,
+        usage: &Usage,
+        at: &str,
+        overhead_tokens: Option<u64>,
+    ) -> Result<i64, StoreError> {
         self.write(|tx| {
             tx.execute(
                 "INSERT INTO usage (session_id, message_id, purpose, model, input_tokens, output_tokens,
-                                    cache_read_input_tokens, cache_creation_input_tokens, created_at)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
+                                    cache_read_input_tokens, cache_creation_input_tokens, created_at, overhead_tokens)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
                 params![
                     session,
                     message_id,
@@ -51,7 +89,8 @@ impl Store {
                     usage.output_tokens as i64,
                     usage.cache_read_input_tokens as i64,
                     usage.cache_creation_input_tokens as i64,
-                    at
+                    at,
+                    overhead_tokens.map(|t| t as i64)
                 ],
             )?;
             Ok(tx.last_insert_rowid())
@@ -79,14 +118,16 @@ impl Store {
     }
 
     /// The session's last agent request whose reply a conversation rewind has not taken back:
-    /// its usage, the figure calibration starts from, and the seq of the reply it produced
-    /// (messages from there on came after the request).
-    pub fn last_turn_usage(&self, session: &str) -> Result<Option<(Usage, Option<i64>)>, StoreError> {
+    /// its usage, the figure calibration starts from, the seq of the reply it produced
+    /// (messages from there on came after the request), and the rough tokens of the system
+    /// prompt and tools it carried (`None` for requests recorded before cairn kept them).
+    pub fn last_request(&self, session: &str) -> Result<Option<LastRequest>, StoreError> {
         use rusqlite::OptionalExtension;
         Ok(self
             .conn()
             .query_row(
-                "SELECT u.input_tokens, u.output_tokens, u.cache_read_input_tokens, u.cache_creation_input_tokens, m.seq
+                "SELECT u.input_tokens, u.output_tokens, u.cache_read_input_tokens, u.cache_creation_input_tokens, m.seq,
+                        u.overhead_tokens
                  FROM usage u LEFT JOIN messages m ON m.id = u.message_id
                  WHERE u.session_id = ?1 AND u.purpose = 'turn'
                    AND NOT EXISTS (SELECT 1 FROM message_rewinds r WHERE r.session_id = u.session_id
@@ -99,15 +140,16 @@ impl Store {
                  ORDER BY u.id DESC LIMIT 1",
                 params![session],
                 |r| {
-                    Ok((
-                        Usage {
+                    Ok(LastRequest {
+                        usage: Usage {
                             input_tokens: r.get::<_, i64>(0)? as u64,
                             output_tokens: r.get::<_, i64>(1)? as u64,
                             cache_read_input_tokens: r.get::<_, i64>(2)? as u64,
                             cache_creation_input_tokens: r.get::<_, i64>(3)? as u64,
                         },
-                        r.get(4)?,
-                    ))
+                        reply_seq: r.get(4)?,
+                        overhead_tokens: r.get::<_, Option<i64>>(5)?.map(|t| t.max(0) as u64),
+                    })
                 },
             )
             .optional()?)

@@ -14,7 +14,17 @@ pub struct UsageRow {
     pub model: String,
     pub usage: Usage,
     pub created_at: String,
+    /// Made by a subagent the session started (at any depth), not by the session itself.
+    pub subagent: bool,
+    /// Made while a turn ran that a conversation rewind has since taken back.
+    pub rewound: bool,
 }
+
+/// A session and the subagents' sessions under it, at any depth, as `tree(id)`: its requests
+/// are what the session cost, as the live session and `cairn usage` count them.
+const SESSION_TREE: &str = "WITH RECURSIVE tree(id) AS (
+        SELECT ?1 UNION ALL SELECT s.id FROM sessions s JOIN tree t ON s.parent_session = t.id
+    )";
 
 /// One compaction of a session, as the transcript recaps it.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -50,29 +60,43 @@ fn usage_at(r: &rusqlite::Row<'_>, first: usize) -> rusqlite::Result<Usage> {
 }
 
 impl Store {
-    /// The session's usage summed per model, with the number of requests: what it cost.
+    /// The session's usage summed per model, with the number of requests: what it cost, its
+    /// subagents' requests included.
     pub fn usage_by_model(&self, session: &str) -> Result<Vec<(String, Usage, u64)>, StoreError> {
         let conn = self.conn();
-        let mut stmt = conn.prepare(
-            "SELECT model, SUM(input_tokens), SUM(output_tokens), SUM(cache_read_input_tokens),
+        let mut stmt = conn.prepare(&format!(
+            "{SESSION_TREE}
+             SELECT model, SUM(input_tokens), SUM(output_tokens), SUM(cache_read_input_tokens),
                     SUM(cache_creation_input_tokens), COUNT(*)
-             FROM usage WHERE session_id = ?1 GROUP BY model ORDER BY model",
-        )?;
+             FROM usage WHERE session_id IN (SELECT id FROM tree) GROUP BY model ORDER BY model"
+        ))?;
         let rows =
             stmt.query_map(params![session], |r| Ok((r.get(0)?, usage_at(r, 1)?, r.get::<_, i64>(5)? as u64)))?;
         Ok(rows.collect::<Result<_, _>>()?)
     }
 
-    /// Every request of the session, oldest first.
+    /// Every request of the session and of the subagents it started, oldest first, each saying
+    /// whether a conversation rewind has since taken back the turn it was made in.
     pub fn usage_rows(&self, session: &str) -> Result<Vec<UsageRow>, StoreError> {
         let conn = self.conn();
-        let mut stmt = conn.prepare(
-            "SELECT purpose, model, input_tokens, output_tokens, cache_read_input_tokens, cache_creation_input_tokens,
-                    created_at
-             FROM usage WHERE session_id = ?1 ORDER BY id",
-        )?;
+        let mut stmt = conn.prepare(&format!(
+            "{SESSION_TREE}
+             SELECT u.purpose, u.model, u.input_tokens, u.output_tokens, u.cache_read_input_tokens,
+                    u.cache_creation_input_tokens, u.created_at, u.session_id != ?1,
+                    EXISTS (SELECT 1 FROM message_rewinds r
+                            JOIN messages m ON m.session_id = r.session_id AND m.seq = r.first_seq
+                            WHERE r.session_id = ?1 AND u.created_at >= m.created_at AND u.created_at <= r.created_at)
+             FROM usage u WHERE u.session_id IN (SELECT id FROM tree) ORDER BY u.id"
+        ))?;
         let rows = stmt.query_map(params![session], |r| {
-            Ok(UsageRow { purpose: r.get(0)?, model: r.get(1)?, usage: usage_at(r, 2)?, created_at: r.get(6)? })
+            Ok(UsageRow {
+                purpose: r.get(0)?,
+                model: r.get(1)?,
+                usage: usage_at(r, 2)?,
+                created_at: r.get(6)?,
+                subagent: r.get(7)?,
+                rewound: r.get(8)?,
+            })
         })?;
         Ok(rows.collect::<Result<_, _>>()?)
     }

@@ -135,11 +135,12 @@ pub(super) fn agent_type_items(root: Option<&Path>, user_dir: Option<&Path>, ori
         .collect()
 }
 
-/// The instruction files that apply in `cwd`.
+/// The project's instruction files that apply in `cwd` (the user's own are no project's item).
 pub(super) fn instruction_items(root: &Path, cwd: &Path) -> Vec<Item> {
-    crate::prompt::scan_instruction_files(root, cwd)
+    crate::prompt::scan_instruction_files(root, cwd, &[])
         .files
         .iter()
+        .filter(|f| !f.user)
         .map(|f| {
             let lines = f.text.lines().count();
             let what = format!("{lines} line{} the model is told to follow", if lines == 1 { "" } else { "s" });

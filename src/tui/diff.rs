@@ -6,7 +6,7 @@ use ratatui::text::{Line, Span};
 
 use super::highlight;
 use super::theme::Theme;
-use super::wrap::{truncate_spans, width};
+use super::wrap::{Para, truncate_spans, width, wrap_para};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum RowKind {
@@ -132,48 +132,59 @@ impl Diff {
             })
             .collect()
     }
+}
 
-    /// Old on the left, new on the right; removed and added runs are paired line by line.
+impl Diff {
+    /// As [`Diff::unified`], but a line too long for `w` columns wraps under its text (the
+    /// number column left blank) instead of being cut: what a dialog asks about is shown whole.
+    pub fn unified_wrapped(&self, theme: &Theme, w: u16) -> Vec<Line<'static>> {
+        let colours = self.highlighted(theme);
+        let mut out = Vec::new();
+        for (row, colours) in self.rows.iter().zip(colours) {
+            let number = match row.kind {
+                RowKind::Removed => row.old,
+                RowKind::Added | RowKind::Context | RowKind::Hunk => row.new,
+            };
+            wrap_para(&self.row_para(row, colours, number, theme), w as usize, &mut out);
+        }
+        out
+    }
+
+    /// Old on the left, new on the right; removed and added runs are paired line by line, each
+    /// half wrapping within its column.
     pub fn side_by_side(&self, theme: &Theme, w: u16) -> Vec<Line<'static>> {
         let w = w as usize;
         let half = w.saturating_sub(2) / 2;
-        let nw = self.number_width();
         let colours = self.highlighted(theme);
-        let mut out = Vec::new();
-        let mut i = 0;
         let rows: Vec<(&Row, Option<Vec<Span<'static>>>)> = self.rows.iter().zip(colours).collect();
-        let cell = |row: Option<&(&Row, Option<Vec<Span<'static>>>)>| -> Vec<Span<'static>> {
-            match row {
-                None => vec![Span::styled(" ".repeat(half), theme.faint)],
-                Some((row, colours)) => {
-                    let (sign, base) = row_style(row.kind, theme);
-                    let number = if row.kind == RowKind::Added { row.new } else { row.old };
-                    let mut spans = vec![
-                        Span::styled(
-                            format!("{:>nw$} ", number.map(|n| n.to_string()).unwrap_or_default()),
-                            theme.diff_line_number,
-                        ),
-                        Span::styled(format!("{sign} "), base),
-                    ];
-                    spans.extend(text_spans(&row.text, colours.clone(), base, row.kind));
-                    fill(spans, half, base, row.kind).spans
-                }
-            }
+        let cell = |row: Option<&(&Row, Option<Vec<Span<'static>>>)>| -> Vec<Line<'static>> {
+            let Some((row, colours)) = row else { return Vec::new() };
+            let number = if row.kind == RowKind::Added { row.new } else { row.old };
+            let mut lines = Vec::new();
+            wrap_para(&self.row_para(row, colours.clone(), number, theme), half, &mut lines);
+            lines
         };
         let sep = Span::styled("│ ", theme.border);
+        let pair = |left: Vec<Line<'static>>, right: Vec<Line<'static>>, out: &mut Vec<Line<'static>>| {
+            for k in 0..left.len().max(right.len()) {
+                let mut spans = pad(left.get(k), half, theme);
+                spans.push(sep.clone());
+                spans.extend(pad(right.get(k), half, theme));
+                out.push(Line::from(spans));
+            }
+        };
+        let mut out = Vec::new();
+        let mut i = 0;
         while i < rows.len() {
             let row = rows[i].0;
             match row.kind {
                 RowKind::Hunk => {
-                    out.push(hunk_line(row, theme, w));
+                    wrap_para(&self.row_para(row, None, None, theme), w, &mut out);
                     i += 1;
                 }
                 RowKind::Context => {
-                    let mut spans = cell(Some(&rows[i]));
-                    spans.push(sep.clone());
-                    let right = (Row { old: row.new, ..row.clone() }, rows[i].1.clone());
-                    spans.extend(cell(Some(&(&right.0, right.1.clone()))));
-                    out.push(Line::from(spans));
+                    let right = Row { old: row.new, ..row.clone() };
+                    pair(cell(Some(&rows[i])), cell(Some(&(&right, rows[i].1.clone()))), &mut out);
                     i += 1;
                 }
                 RowKind::Removed | RowKind::Added => {
@@ -181,10 +192,7 @@ impl Diff {
                     let j = i + removed.len();
                     let added: Vec<_> = rows[j..].iter().take_while(|r| r.0.kind == RowKind::Added).collect();
                     for k in 0..removed.len().max(added.len()) {
-                        let mut spans = cell(removed.get(k).copied());
-                        spans.push(sep.clone());
-                        spans.extend(cell(added.get(k).copied()));
-                        out.push(Line::from(spans));
+                        pair(cell(removed.get(k).copied()), cell(added.get(k).copied()), &mut out);
                     }
                     i = j + added.len();
                 }
@@ -192,6 +200,40 @@ impl Diff {
         }
         out
     }
+
+    /// One row as a paragraph: the number and sign first, blank columns under them after.
+    fn row_para(&self, row: &Row, colours: Option<Vec<Span<'static>>>, number: Option<u32>, theme: &Theme) -> Para {
+        if row.kind == RowKind::Hunk {
+            return Para::plain(vec![Span::styled(row.text.trim_end().to_string(), theme.diff_hunk)]);
+        }
+        let nw = self.number_width();
+        let (sign, base) = row_style(row.kind, theme);
+        let fill = if row.kind == RowKind::Context { Style::default() } else { base };
+        Para {
+            first: vec![
+                Span::styled(
+                    format!("{:>nw$} ", number.map(|n| n.to_string()).unwrap_or_default()),
+                    theme.diff_line_number,
+                ),
+                Span::styled(format!("{sign} "), base),
+            ],
+            rest: vec![Span::styled(" ".repeat(nw + 1), theme.diff_line_number), Span::styled("  ", base)],
+            spans: text_spans(&row.text, colours, base, row.kind),
+            fill: Some(fill),
+            // Broken at a space where one fits, so a wrapped token reads whole.
+            hard: false,
+        }
+    }
+}
+
+/// A half row of a side-by-side diff, padded to `half` columns (blank when the side has none).
+fn pad(line: Option<&Line<'static>>, half: usize, theme: &Theme) -> Vec<Span<'static>> {
+    let mut spans = line.map(|l| l.spans.clone()).unwrap_or_default();
+    let used: usize = spans.iter().map(|s| width(&s.content)).sum();
+    if used < half {
+        spans.push(Span::styled(" ".repeat(half - used), theme.faint));
+    }
+    spans
 }
 
 fn parse_hunk(rest: &str) -> (u32, u32) {
@@ -288,6 +330,31 @@ mod tests {
         let lines = text(&d.side_by_side(&theme, 61));
         assert_eq!(lines[2], " 2 - fn b() {}               │  2 + fn b() -> u8 { 1 }");
         assert_eq!(lines.len(), 4);
+    }
+
+    #[test]
+    fn a_long_line_wraps_under_its_text_whole() {
+        let long =
+            format!("+        let gross: Money = {};", "self.items.iter().map(|i| i.price * i.qty).sum() + ".repeat(2));
+        let diff = Diff::parse(&format!("--- a/a.rs\n+++ b/a.rs\n@@ -1,1 +1,2 @@\n fn a() {{}}\n{long}\n"));
+        let theme = Theme::fallback(true);
+        let rows = text(&diff.unified_wrapped(&theme, 40));
+        assert_eq!(rows[1], " 1   fn a() {}");
+        assert!(rows[2].starts_with(" 2 +         let gross"), "{rows:#?}");
+        assert!(rows.len() > 4, "wrapped: {rows:#?}");
+        for continuation in &rows[3..] {
+            assert!(continuation.starts_with("     "), "hangs under the text: {rows:#?}");
+        }
+        // Nothing is cut: the rows hold the whole line.
+        let squeeze = |t: &str| t.replace(' ', "");
+        let joined: String = rows[2..].iter().map(|r| r.get(5..).unwrap_or("")).collect();
+        assert_eq!(squeeze(&joined), squeeze(&long[1..]));
+        let sides = text(&diff.side_by_side(&theme, 61));
+        let right: String = sides[2..]
+            .iter()
+            .filter_map(|r| r.split_once("│ ").map(|(_, r)| r.get(5..).unwrap_or("").to_string()))
+            .collect();
+        assert_eq!(squeeze(&right), squeeze(&long[1..]));
     }
 
     #[test]

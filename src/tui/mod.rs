@@ -15,6 +15,7 @@ mod composer;
 mod diff;
 mod frame;
 mod highlight;
+mod hints;
 mod key_file;
 mod keys;
 mod markdown;

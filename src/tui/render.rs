@@ -57,9 +57,10 @@ pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
     .areas(area);
     let above_status = Rect::new(area.x, area.y, area.width, area.height.saturating_sub(1));
     // An approval dialog takes the bottom of the screen; the transcript gets the rows above
-    // it, so its last line — the call waiting, and why — stays in sight.
+    // it, so its last line — the call waiting, and why — stays in sight (three rows are kept
+    // for it: what the dialog asks about needs the rest more than older lines do).
     let dialog = app.approval().map(|dialog| {
-        let max_h = (above_status.height * 3 / 4).max(8).min(above_status.height);
+        let max_h = above_status.height.saturating_sub(3).max(8).min(above_status.height);
         let h = dialog.desired_height(area.width, theme).clamp(8.min(max_h), max_h);
         (dialog, Rect::new(area.x, above_status.bottom().saturating_sub(h), area.width, h))
     });

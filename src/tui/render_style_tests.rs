@@ -99,7 +99,7 @@ fn every_view_draws_at_any_size_down_to_one_cell() {
     for overlay in 0..3 {
         let mut v = conversation();
         v.set_overlay(Some(match overlay {
-            0 => Overlay::Context(ContextView { breakdown: None }),
+            0 => Overlay::Context(ContextView::new(None)),
             1 => Overlay::Sessions(SessionsView {
                 items: vec![summary("a", "t", "2026-11-20T11:58:00Z", 1, 1, "x")],
                 selected: 0,

@@ -229,7 +229,7 @@ fn context_breakdown() -> ContextBreakdown {
 #[test]
 fn context_view() {
     let mut app = conversation();
-    app.set_overlay(Some(Overlay::Context(ContextView { breakdown: Some(context_breakdown()) })));
+    app.set_overlay(Some(Overlay::Context(ContextView::new(Some(context_breakdown())))));
     snapshot("context", &app);
 }
 
@@ -246,14 +246,14 @@ fn context_view_counted() {
         ContextPart { name: "messages".into(), tokens: 91_300, exact: true },
         ContextPart { name: "chat template and framing".into(), tokens: 413, exact: false },
     ];
-    app.set_overlay(Some(Overlay::Context(ContextView { breakdown: Some(breakdown) })));
+    app.set_overlay(Some(Overlay::Context(ContextView::new(Some(breakdown)))));
     snapshot("context_counted", &app);
 }
 
 #[test]
 fn context_view_while_waiting() {
     let mut app = conversation();
-    app.set_overlay(Some(Overlay::Context(ContextView { breakdown: None })));
+    app.set_overlay(Some(Overlay::Context(ContextView::new(None))));
     snapshot("context_loading", &app);
 }
 

@@ -1,6 +1,7 @@
 //! The status line: mode, model, what is running (with a spinner and a clock), and the context
 //! bar — the agent's one number, `96k/200k 48%`, coloured by budget level — with the cache hit
-//! rate of the last request and what the session has cost (at the catalog's prices).
+//! rate of the last request and what the session has cost (at the catalog's prices). At a
+//! narrow width the least important parts are left out first (see [`Part`]).
 
 use std::time::Instant;
 
@@ -14,7 +15,7 @@ use super::activity::Activity;
 use super::keys::{self, Action, GlobalAction};
 use super::overlays::level_style;
 use super::theme::Theme;
-use super::wrap::{spans_width, truncate_spans};
+use super::wrap::{spans_width, truncate_spans, truncate_words};
 use crate::agent::ContextStatus;
 use crate::context::BudgetLevel;
 use crate::conversation::Mode;
@@ -93,89 +94,276 @@ pub struct StatusLine<'a> {
     pub background: usize,
 }
 
+/// A part of the status line and how much it matters: at a narrow width the parts are left out
+/// least important first — the context bar's glyphs (its numbers stay), the cache share, the
+/// model's name, the turn's clock, the mouse note, the session's cost, the count of background
+/// commands — and only then is the text of what is running cut, at a word, then the message of
+/// the moment.
+struct Part {
+    spans: Vec<Span<'static>>,
+    /// `None`: never left out (the mode, what is running, the message, the context figure).
+    drop_rank: Option<u8>,
+}
+
+impl Part {
+    fn kept(spans: Vec<Span<'static>>) -> Part {
+        Part { spans, drop_rank: None }
+    }
+
+    fn droppable(rank: u8, spans: Vec<Span<'static>>) -> Part {
+        Part { spans, drop_rank: Some(rank) }
+    }
+}
+
+/// Ranks: the lowest is left out first.
+const DROP_BAR: u8 = 1;
+const DROP_CACHE: u8 = 2;
+const DROP_MODEL: u8 = 3;
+const DROP_CLOCK: u8 = 4;
+const DROP_MOUSE: u8 = 5;
+const DROP_COST: u8 = 6;
+/// Commands still running in the background: what the user may have forgotten is running.
+const DROP_BACKGROUND: u8 = 7;
+
+fn parts_width(parts: &[Part]) -> usize {
+    parts.iter().map(|p| spans_width(&p.spans)).sum()
+}
+
 impl Widget for StatusLine<'_> {
     fn render(self, area: Rect, buf: &mut Buffer) {
         let line = &self;
         let theme = self.theme;
         buf.set_style(area, theme.status_bar);
-        let mut left = vec![
+        let mut left = vec![Part::kept(vec![
             Span::styled(format!(" {} ", self.mode.label()), mode_style(self.mode, theme)),
             Span::styled(" ", theme.status_bar),
-        ];
+        ])];
         if self.quit_armed {
             // The one thing that matters now; nothing else may push it off a narrow line.
             let quit = keys::hint(Action::Global(GlobalAction::ClearOrQuit));
-            left.push(Span::styled(format!("press {quit} again to quit"), theme.notice_warning));
+            left.push(Part::kept(vec![Span::styled(format!("press {quit} again to quit"), theme.notice_warning)]));
         } else if !self.model.is_empty() {
-            left.push(Span::styled(self.model.to_string(), theme.status_model));
+            left.push(Part::droppable(DROP_MODEL, vec![Span::styled(self.model.to_string(), theme.status_model)]));
         }
+        // The text of what runs and the message may be cut at a word as a last resort.
+        let mut flexible = Vec::new();
         if let Some(what) = activity_text(line).filter(|_| !self.quit_armed) {
-            left.push(Span::styled(" · ", theme.faint));
-            left.push(Span::styled(
-                format!("{} ", spinner(self.now, Some(self.turn_started.unwrap_or(self.epoch)))),
-                theme.spinner,
-            ));
-            left.push(Span::styled(what, theme.status_bar));
+            left.push(Part::kept(vec![
+                Span::styled(" · ", theme.faint),
+                Span::styled(
+                    format!("{} ", spinner(self.now, Some(self.turn_started.unwrap_or(self.epoch)))),
+                    theme.spinner,
+                ),
+            ]));
+            flexible.push(left.len());
+            left.push(Part::kept(vec![Span::styled(what, theme.status_bar)]));
             if self.busy {
-                left.push(Span::styled(format!(" {}", clock(self.now, self.turn_started)), theme.faint));
+                left.push(Part::droppable(
+                    DROP_CLOCK,
+                    vec![Span::styled(format!(" {}", clock(self.now, self.turn_started)), theme.faint)],
+                ));
             }
         }
-        if !self.quit_armed {
-            left.extend(self.flash.map(|t| Span::styled(format!(" · {t}"), theme.notice_info)));
+        if !self.quit_armed
+            && let Some(t) = self.flash
+        {
+            left.push(Part::kept(vec![Span::styled(" · ", theme.notice_info)]));
+            // The message answers what the user just did: what runs gives way to it first.
+            flexible.push(left.len());
+            left.push(Part::kept(vec![Span::styled(t.to_string(), theme.notice_info)]));
         }
         if !self.mouse_capture && self.flash.is_none() {
             let toggle = keys::hint(Action::Global(GlobalAction::ToggleMouse));
-            left.push(Span::styled(format!(" · mouse free ({toggle})"), theme.notice_warning));
+            left.push(Part::droppable(
+                DROP_MOUSE,
+                vec![Span::styled(format!(" · mouse free ({toggle})"), theme.notice_warning)],
+            ));
         }
 
         let mut right = Vec::new();
         if self.background > 0 {
-            right.push(Span::styled(format!("⚙ {} bg", self.background), theme.status_bar));
-            right.push(Span::styled("  ", theme.status_bar));
+            right.push(Part::droppable(
+                DROP_BACKGROUND,
+                vec![
+                    Span::styled(format!("⚙ {} bg", self.background), theme.status_bar),
+                    Span::styled("  ", theme.status_bar),
+                ],
+            ));
         }
         if let Some(usd) = self.context.and_then(|c| c.cost_usd) {
-            right.push(Span::styled(crate::config::format_usd(usd), theme.status_bar));
-            right.push(Span::styled("  ", theme.status_bar));
+            right.push(Part::droppable(
+                DROP_COST,
+                vec![
+                    Span::styled(crate::config::format_usd(usd), theme.status_bar),
+                    Span::styled("  ", theme.status_bar),
+                ],
+            ));
         }
         if let Some(rate) = self.context.and_then(|c| c.cache_hit_rate) {
-            right.push(Span::styled(format!("cache {:.0}%", rate * 100.0), theme.status_bar));
-            right.push(Span::styled("  ", theme.status_bar));
+            right.push(Part::droppable(
+                DROP_CACHE,
+                vec![
+                    Span::styled(format!("cache {:.0}%", rate * 100.0), theme.status_bar),
+                    Span::styled("  ", theme.status_bar),
+                ],
+            ));
         }
         match &self.context {
             Some(c) => {
                 let style = level_style(c.level, theme);
                 let filled = ((c.tokens as f64 / c.window.max(1) as f64) * BAR_CELLS as f64).ceil() as usize;
                 let filled = filled.min(BAR_CELLS);
-                right.push(Span::styled("▰".repeat(filled), style));
-                right.push(Span::styled("▱".repeat(BAR_CELLS - filled), theme.bar_empty));
-                right.push(Span::styled(
-                    format!(" {}/{} {}%", format_tokens(c.tokens), format_tokens(c.window), c.percent()),
-                    style,
+                right.push(Part::droppable(
+                    DROP_BAR,
+                    vec![
+                        Span::styled("▰".repeat(filled), style),
+                        Span::styled("▱".repeat(BAR_CELLS - filled), theme.bar_empty),
+                        Span::styled(" ", style),
+                    ],
                 ));
+                let mut figure = vec![Span::styled(
+                    format!("{}/{} {}%", format_tokens(c.tokens), format_tokens(c.window), c.percent()),
+                    style,
+                )];
                 // The level in words too, so it reads without colour (NO_COLOR, colour blindness).
                 match c.level {
                     BudgetLevel::Ok => {}
                     BudgetLevel::Warning | BudgetLevel::Compact | BudgetLevel::Blocking => {
-                        right.push(Span::styled(format!(" {}", c.level.as_str()), style));
+                        figure.push(Span::styled(format!(" {}", c.level.as_str()), style));
                     }
                 }
                 if c.compacting || self.compacting.is_some() {
-                    right.push(Span::styled(" ⇣", theme.notice_compaction));
+                    figure.push(Span::styled(" ⇣", theme.notice_compaction));
                 }
+                right.push(Part::kept(figure));
             }
             None if self.ready => {
-                right.push(Span::styled(format!("—/{}", format_tokens(self.window)), theme.dim));
+                right.push(Part::kept(vec![Span::styled(format!("—/{}", format_tokens(self.window)), theme.dim)]));
             }
             None => {}
         }
-        right.push(Span::styled(" ", theme.status_bar));
+        right.push(Part::kept(vec![Span::styled(" ", theme.status_bar)]));
+
+        // Leave parts out, least important first, until the line fits with a column between.
+        let room = area.width as usize;
+        loop {
+            if parts_width(&left) + parts_width(&right) < room {
+                break;
+            }
+            let lowest = left.iter().chain(&right).filter_map(|p| p.drop_rank).min();
+            let Some(rank) = lowest else { break };
+            for side in [&mut left, &mut right] {
+                for p in side.iter_mut() {
+                    if p.drop_rank == Some(rank) {
+                        p.spans.clear();
+                        p.drop_rank = None;
+                    }
+                }
+            }
+        }
+        // Still too long: cut what runs, then the message, at a word (what runs goes whole
+        // rather than keep less than a word: the spinner still says something runs).
+        let last = flexible.len().saturating_sub(1);
+        for (n, i) in flexible.into_iter().enumerate() {
+            let over = (parts_width(&left) + parts_width(&right) + 1).saturating_sub(room);
+            if over == 0 {
+                break;
+            }
+            let part = &mut left[i];
+            let text: String = part.spans.iter().map(|s| s.content.as_ref()).collect();
+            let style = part.spans.first().map(|s| s.style).unwrap_or_default();
+            let keep = crate::tui::wrap::width(&text).saturating_sub(over);
+            let first_word = text.split(' ').next().map_or(0, crate::tui::wrap::width);
+            part.spans = if n < last && keep <= first_word {
+                Vec::new()
+            } else {
+                vec![Span::styled(truncate_words(&text, keep.max(2)), style)]
+            };
+        }
+        let right: Vec<Span<'static>> = right.into_iter().flat_map(|p| p.spans).collect();
         let right_w = spans_width(&right);
-        let left_room = (area.width as usize).saturating_sub(right_w + 1);
-        let left = truncate_spans(left, left_room);
+        let left: Vec<Span<'static>> = left.into_iter().flat_map(|p| p.spans).collect();
+        let left = truncate_spans(left, room.saturating_sub(right_w + 1));
         buf.set_line(area.x, area.y, &Line::from(left), area.width);
-        if right_w < area.width as usize {
+        if right_w < room {
             let x = area.x + area.width - right_w as u16;
             buf.set_line(x, area.y, &Line::from(right), right_w as u16);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn line(width: u16, flash: Option<&str>) -> String {
+        let theme = Theme::fallback(true);
+        let now = Instant::now();
+        let activity = Activity::Approval("bash".into());
+        let status = StatusLine {
+            theme: &theme,
+            mode: Mode::Edit,
+            model: "claude-sonnet-4-5",
+            activity: &activity,
+            compacting: None,
+            busy: true,
+            turn_started: Some(now - std::time::Duration::from_secs(12)),
+            epoch: now,
+            now,
+            flash,
+            quit_armed: false,
+            mouse_capture: true,
+            context: Some(ContextStatus {
+                tokens: 96_000,
+                window: 200_000,
+                level: BudgetLevel::Ok,
+                compacting: false,
+                cache_hit_rate: Some(0.87),
+                cost_usd: Some(0.42),
+            }),
+            ready: true,
+            window: 200_000,
+        };
+        let area = Rect::new(0, 0, width, 1);
+        let mut buf = Buffer::empty(area);
+        status.render(area, &mut buf);
+        (0..width).map(|x| buf[(x, 0)].symbol()).collect::<String>().trim_end().to_string()
+    }
+
+    #[test]
+    fn at_narrow_widths_the_least_important_parts_go_first_and_no_word_is_cut() {
+        let wide = line(120, None);
+        for part in
+            ["EDIT", "claude-sonnet-4-5", "waiting for your approval", "12s", "$0.42", "cache 87%", "▰", "96k/200k 48%"]
+        {
+            assert!(wide.contains(part), "{part} missing at 120: {wide}");
+        }
+        // The order: the bar's glyphs, the cache share, the model, the clock, the cost.
+        let expect = [
+            (90, vec!["claude-sonnet-4-5", "12s", "$0.42", "cache 87%", "96k/200k 48%"], vec!["▰"]),
+            (80, vec!["claude-sonnet-4-5", "12s", "$0.42", "96k/200k 48%"], vec!["cache"]),
+            (64, vec!["waiting for your approval", "12s", "$0.42", "96k/200k 48%"], vec!["claude"]),
+            (58, vec!["waiting for your approval", "$0.42", "96k/200k 48%"], vec!["12s"]),
+            (52, vec!["waiting for your approval", "96k/200k 48%"], vec!["$0.42"]),
+        ];
+        for (width, kept, gone) in expect {
+            let shown = line(width, None);
+            for part in kept {
+                assert!(shown.contains(part), "{part} missing at {width}: {shown}");
+            }
+            for part in gone {
+                assert!(!shown.contains(part), "{part} still there at {width}: {shown}");
+            }
+            assert!(!shown.contains('…'), "{shown}");
+        }
+        // Last of all, the words of what runs are cut, at a word.
+        let narrow = line(40, None);
+        assert!(narrow.contains("waiting for…") && narrow.contains("96k/200k 48%"), "{narrow}");
+        // What runs gives way to the message of the moment, which is cut last, at a word too.
+        let said = line(80, Some("approved; for this session: bash(cargo test *)"));
+        assert!(said.contains("· approved; for this session: bash(cargo test *)"), "{said}");
+        let narrow = line(50, Some("approved; for this session: bash(cargo test *)"));
+        assert!(narrow.contains("· approved; for this…") && !narrow.contains("waiting"), "{narrow}");
+        assert!(line(120, Some("approved; for this session: bash(cargo test *)")).contains("bash(cargo test *)"));
     }
 }

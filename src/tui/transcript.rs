@@ -184,6 +184,11 @@ impl Transcript {
             f(&mut entry.cell);
             *entry.cache.borrow_mut() = None;
         }
+        // Whether the next cell keeps its distance can change with this one (a call's diff).
+        if index + 1 < self.entries.len() {
+            let gap = self.entries[index + 1].cell.gap_after(&self.entries[index].cell);
+            self.entries[index + 1].gap = gap;
+        }
     }
 
     /// Index of the last cell that matches.
@@ -367,6 +372,26 @@ impl Widget for TranscriptView<'_> {
 mod tests {
     use super::*;
     use crate::tui::cells::{NoticeCell, NoticeKind, UserCell};
+
+    #[test]
+    fn a_call_showing_its_diff_is_set_apart_from_the_next_call() {
+        use crate::tui::cells::{ToolCell, ToolStatus};
+        let theme = Theme::fallback(true);
+        let mut t = Transcript::new();
+        t.push(Cell::Tool(ToolCell::new("c1", "file_edit")));
+        t.push(Cell::Tool(ToolCell::new("c2", "bash")));
+        // The diff arrives when the first call finishes, after the second was shown.
+        t.update(0, |c| {
+            if let Cell::Tool(tool) = c {
+                tool.diff = Some("--- a/a.txt\n+++ b/a.txt\n@@ -1 +1 @@\n-old\n+new\n".into());
+                tool.status = ToolStatus::Done { is_error: false, exit_code: None, duration: Default::default() };
+            }
+        });
+        let rows = draw(&t, &theme, 60, 8);
+        let next = rows.iter().position(|r| r.contains("bash")).expect("the second call");
+        assert!(rows[next - 1].is_empty(), "no blank row before the next call: {rows:#?}");
+        assert!(rows[next - 2].contains("1 + new"), "{rows:#?}");
+    }
 
     fn filled(n: usize) -> Transcript {
         let mut t = Transcript::new();

@@ -1,13 +1,23 @@
 //! Wrapping styled text to a width: word-wrap across spans, hard breaks for words wider than a
 //! line, and prefixes (list markers, quote bars, gutters) that hang over continuation lines.
 
+use ratatui::buffer::CellWidth;
 use ratatui::style::Style;
 use ratatui::text::{Line, Span};
-use unicode_width::UnicodeWidthChar;
+use unicode_segmentation::UnicodeSegmentation;
+
+/// Columns one grapheme cluster takes, as ratatui lays it out: a cluster holding a control
+/// character is not drawn at all.
+fn cluster_width(g: &str) -> usize {
+    if g.contains(char::is_control) { 0 } else { g.cell_width() as usize }
+}
 
 /// Display width of a string, as the terminal lays it out.
 pub fn width(s: &str) -> usize {
-    s.chars().map(|c| c.width().unwrap_or(0)).sum()
+    if s.is_ascii() {
+        return s.bytes().filter(|b| !b.is_ascii_control()).count();
+    }
+    s.graphemes(true).map(cluster_width).sum()
 }
 
 /// Width of a set of spans.
@@ -46,25 +56,38 @@ pub fn wrap_paras(paras: &[Para], width: u16) -> Vec<Line<'static>> {
     out
 }
 
-/// One styled grapheme-ish unit: a char with its style (wide chars count 2).
+/// One styled grapheme cluster with its width (a tab is a space; a wide one counts 2).
 #[derive(Clone, Copy)]
-struct Glyph {
-    c: char,
+struct Glyph<'a> {
+    g: &'a str,
     style: Style,
     w: usize,
+}
+
+impl Glyph<'_> {
+    fn is_space(&self) -> bool {
+        self.g == " "
+    }
 }
 
 pub fn wrap_para(p: &Para, width: usize, out: &mut Vec<Line<'static>>) {
     let first_w = spans_width(&p.first);
     let rest_w = spans_width(&p.rest);
-    let glyphs: Vec<Glyph> = p
+    let glyphs: Vec<Glyph<'_>> = p
         .spans
         .iter()
         .flat_map(|s| {
             let style = s.style;
-            s.content.chars().filter(|c| *c != '\n').map(move |c| {
-                let c = if c == '\t' { ' ' } else { c };
-                Glyph { c, style, w: c.width().unwrap_or(0) }
+            let text: &str = &s.content;
+            // Plain ASCII (most text) is one cluster a byte; "\r\n" is dropped either way.
+            let clusters: Box<dyn Iterator<Item = &str>> = if text.is_ascii() {
+                Box::new((0..text.len()).map(move |i| &text[i..=i]))
+            } else {
+                Box::new(text.graphemes(true))
+            };
+            clusters.filter(|g| !matches!(*g, "\n" | "\r\n")).map(move |g| {
+                let g = if g == "\t" { " " } else { g };
+                Glyph { g, style, w: cluster_width(g) }
             })
         })
         .collect();
@@ -93,7 +116,7 @@ pub fn wrap_para(p: &Para, width: usize, out: &mut Vec<Line<'static>>) {
 }
 
 /// Fill up to `avail` columns; returns (end of this row, start of the next).
-fn hard_break(glyphs: &[Glyph], start: usize, avail: usize) -> (usize, usize) {
+fn hard_break(glyphs: &[Glyph<'_>], start: usize, avail: usize) -> (usize, usize) {
     let mut used = 0;
     let mut i = start;
     while i < glyphs.len() && used + glyphs[i].w <= avail {
@@ -107,23 +130,23 @@ fn hard_break(glyphs: &[Glyph], start: usize, avail: usize) -> (usize, usize) {
 }
 
 /// Break at the last space that fits; a word longer than the row is broken hard.
-fn soft_break(glyphs: &[Glyph], start: usize, avail: usize) -> (usize, usize) {
+fn soft_break(glyphs: &[Glyph<'_>], start: usize, avail: usize) -> (usize, usize) {
     let (hard_end, _) = hard_break(glyphs, start, avail);
     if hard_end >= glyphs.len() {
         return (hard_end, hard_end);
     }
     // The row is full: is the next glyph a space (a clean break) or mid-word?
-    if glyphs[hard_end].c == ' ' {
+    if glyphs[hard_end].is_space() {
         let mut next = hard_end;
-        while next < glyphs.len() && glyphs[next].c == ' ' {
+        while next < glyphs.len() && glyphs[next].is_space() {
             next += 1;
         }
         return (trim_end(glyphs, start, hard_end), next);
     }
-    match (start..hard_end).rev().find(|&i| glyphs[i].c == ' ') {
+    match (start..hard_end).rev().find(|&i| glyphs[i].is_space()) {
         Some(space) if space > start => {
             let mut next = space;
-            while next < glyphs.len() && glyphs[next].c == ' ' {
+            while next < glyphs.len() && glyphs[next].is_space() {
                 next += 1;
             }
             (trim_end(glyphs, start, space), next)
@@ -132,15 +155,15 @@ fn soft_break(glyphs: &[Glyph], start: usize, avail: usize) -> (usize, usize) {
     }
 }
 
-fn trim_end(glyphs: &[Glyph], start: usize, mut end: usize) -> usize {
-    while end > start && glyphs[end - 1].c == ' ' {
+fn trim_end(glyphs: &[Glyph<'_>], start: usize, mut end: usize) -> usize {
+    while end > start && glyphs[end - 1].is_space() {
         end -= 1;
     }
     end
 }
 
 /// Append glyphs, merging runs of one style into one span.
-fn push_glyphs(spans: &mut Vec<Span<'static>>, glyphs: &[Glyph]) {
+fn push_glyphs(spans: &mut Vec<Span<'static>>, glyphs: &[Glyph<'_>]) {
     let mut run = String::new();
     let mut style = None;
     for g in glyphs {
@@ -150,7 +173,7 @@ fn push_glyphs(spans: &mut Vec<Span<'static>>, glyphs: &[Glyph]) {
             }
             style = Some(g.style);
         }
-        run.push(g.c);
+        run.push_str(g.g);
     }
     if let Some(s) = style {
         spans.push(Span::styled(run, s));
@@ -164,16 +187,30 @@ pub fn truncate(s: &str, max: usize) -> String {
     }
     let mut out = String::new();
     let mut used = 0;
-    for c in s.chars() {
-        let w = c.width().unwrap_or(0);
+    for g in s.graphemes(true) {
+        let w = cluster_width(g);
         if used + w + 1 > max {
             break;
         }
         used += w;
-        out.push(c);
+        out.push_str(g);
     }
     out.push('…');
     out
+}
+
+/// Cut a string to `max` columns at a word, ending in `…` when cut (mid-word only when its
+/// first word alone is too long).
+pub fn truncate_words(s: &str, max: usize) -> String {
+    if width(s) <= max {
+        return s.to_string();
+    }
+    let cut = truncate(s, max);
+    let body = cut.trim_end_matches('…');
+    match body.rfind(' ') {
+        Some(space) if space > 0 => format!("{}…", body[..space].trim_end()),
+        Some(_) | None => cut,
+    }
 }
 
 /// Cut styled spans to `max` columns, ending in `…` when cut.
@@ -242,10 +279,33 @@ mod tests {
     }
 
     #[test]
+    fn a_code_row_with_emoji_sequences_fills_to_the_same_edge_as_the_others() {
+        let fill = Style::default().bg(ratatui::style::Color::Blue);
+        let rows: Vec<Para> = ["let ok = true;", "// ⚠️ careful: 👩‍💻 at work, 🇫🇷 flag", "// 日本語 and café"]
+            .iter()
+            .map(|t| Para { spans: vec![Span::raw(t.to_string())], fill: Some(fill), hard: true, ..Para::default() })
+            .collect();
+        let lines = wrap_paras(&rows, 40);
+        // Drawn as the terminal is drawn: every row ends at the same column.
+        let area = ratatui::layout::Rect::new(0, 0, 40, lines.len() as u16);
+        let mut buf = ratatui::buffer::Buffer::empty(area);
+        for (y, line) in lines.iter().enumerate() {
+            buf.set_line(0, y as u16, line, 40);
+        }
+        for y in 0..area.height {
+            let painted = (0..40).rev().find(|&x| buf[(x, y)].bg == ratatui::style::Color::Blue).map(|x| x + 1);
+            assert_eq!(painted, Some(40), "row {y} ends early: {:?}", lines[y as usize]);
+        }
+    }
+
+    #[test]
     fn truncation_marks_the_cut() {
         assert_eq!(truncate("abcdef", 4), "abc…");
         assert_eq!(truncate("abc", 4), "abc");
         let spans = truncate_spans(vec![Span::raw("ab"), Span::raw("cdef")], 4);
         assert_eq!(spans.iter().map(|s| s.content.as_ref()).collect::<String>(), "abc…");
+        assert_eq!(truncate_words("waiting for your approval", 16), "waiting for…");
+        assert_eq!(truncate_words("waiting for your approval", 40), "waiting for your approval");
+        assert_eq!(truncate_words("unbreakable", 5), "unbr…");
     }
 }

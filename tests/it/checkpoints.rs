@@ -112,10 +112,16 @@ async fn cairn_rewind_code_puts_every_file_back_byte_for_byte_without_git() {
     assert_eq!(turns.as_array().unwrap().len(), 2);
     assert_eq!(turns[1]["prompt"], "rework a and b");
     assert_eq!(turns[0]["files_changed"], 0);
-    assert!(turns[1]["files_changed"].as_u64().unwrap() >= 9, "{turns}");
+    // Nine files (a, b, c, made, y, notes, stale, run.sh, current); the four folders made or
+    // removed are no files, as `/diff` counts them.
+    assert_eq!(turns[1]["files_changed"], 9, "{turns}");
 
     let diff = cairn(&sandbox, &["diff", &id, "--turn", "2"]).await;
     let diff = text(&diff.stdout);
+    // A mode change and a link said in cairn's words, not git's raw lines or a one-line file.
+    assert!(diff.contains("# scripts/run.sh: mode 100755 → 100644\n"), "{diff}");
+    assert!(diff.contains("# current: symbolic link to src/a.rs now points to src/b.rs\n"), "{diff}");
+    assert!(!diff.contains("old mode") && !diff.contains("+++ b/current"), "{diff}");
     assert!(diff.contains("--- a/src/b.rs\n+++ b/src/b.rs") && diff.contains("-    2\n+    20\n"), "{diff}");
     assert!(diff.contains("--- /dev/null\n+++ b/src/gen/c.rs\n"), "{diff}");
     assert!(diff.contains("--- a/old/stale.txt\n+++ /dev/null"), "{diff}");
@@ -315,7 +321,11 @@ async fn rewind_in_the_terminal_takes_back_code_and_conversation() {
     tokio::task::block_in_place(|| {
         screen.type_text("/diff");
         screen.send("\r");
-        screen.wait("the session's changes", |s| s.contains("Changes of this session") && s.contains("src/gen/c.rs"));
+        let diff = screen
+            .wait("the session's changes", |s| s.contains("Changes of this session") && s.contains("src/gen/c.rs"));
+        // Nine files, as /rewind counts them; a mode and a link in words.
+        assert!(diff.contains("Changes of this session  9 files"), "{diff}");
+        assert!(diff.contains("current  symbolic link to src/a.rs now points to src/b.rs"), "{diff}");
         screen.type_text("/rewind");
         screen.send("\r");
         let picker = screen.wait("the turns", |s| s.contains("Rewind: choose a turn (2)"));
@@ -327,6 +337,8 @@ async fn rewind_in_the_terminal_takes_back_code_and_conversation() {
         let done = screen.wait("the report", |s| s.contains("rewound to before turn 2"));
         assert!(done.contains("no longer sent to the model"), "{done}");
         assert!(!done.contains("Reworked a and b"), "the rewound turn leaves the transcript:\n{done}");
+        // The first turn's line keeps its own figures: the rewound turn's are gone with it.
+        assert!(done.contains(" · 1 request · ") && !done.contains("5 requests"), "{done}");
         screen.wait("the prompt offered again", |s| s.lines().rev().take(4).any(|l| l.contains("rework a and b")));
     });
     assert_eq!(tree_hash(&root), before, "every file, folder, mode and link as before the turn");

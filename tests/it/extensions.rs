@@ -130,7 +130,9 @@ async fn a_pre_tool_use_hook_denies_rm_with_its_reason_in_the_tui() {
         screen.type_text("clean up");
         screen.send("\r");
         let done = screen.wait("the turn to end", |s| s.contains("Left it."));
-        assert!(done.contains("no deleting in this repo"), "{done}");
+        // Said once, on the call's own lines, which name the hook.
+        assert_eq!(done.matches("no deleting in this repo").count(), 1, "{done}");
+        assert!(done.contains("↳ denied by PreToolUse hook `cat > /dev/null;"), "{done}");
         assert!(!done.contains("Allow bash?"), "a denied call never asks: {done}");
         screen.type_text("/quit");
         screen.send("\r");
@@ -224,7 +226,9 @@ async fn a_command_includes_files_and_the_output_of_the_commands_its_allowed_too
         .await;
     assert!(out.status.success(), "{}", text(&out.stderr));
     let sent = user_texts(&mock.requests()[0]).join("\n");
-    assert!(sent.contains("Branch state: SHELL-SAID-42"), "{sent}");
+    // What the command printed, and nothing about how it ended when it went well.
+    assert!(sent.contains("Branch state: SHELL-SAID-42\nUnapproved:"), "{sent}");
+    assert!(!sent.contains("[exit code"), "{sent}");
     assert!(sent.contains("Unapproved: [not run:"), "{sent}");
     assert!(!sandbox.exists("made.txt"));
     assert!(sent.contains("report on the release") && sent.contains("NOTES-CONTENT: ship on friday"), "{sent}");

@@ -104,3 +104,39 @@ async fn skipped_instruction_files_are_named_with_why_in_doctor_and_context() {
     );
     assert!(mock.requests().is_empty(), "/context asks the model nothing");
 }
+
+/// The user's own AGENTS.md, in their config folder, is read in every project — an untrusted
+/// one too, where the project's own is not — is no item of the project's trust, and `/context`
+/// and `doctor` list it.
+#[tokio::test]
+async fn the_users_own_instruction_file_is_read_everywhere_and_listed() {
+    let sandbox = Sandbox::new();
+    std::fs::write(sandbox.home.path().join("AGENTS.md"), "USER-RULE: end every answer with a haiku.").unwrap();
+    sandbox.write("AGENTS.md", "PROJECT-RULE: tabs, never spaces.");
+    let mock = MockLlm::start(Script::new().turn(Turn::text("fine"))).await;
+    let run = |args: &[&str]| {
+        let mut cmd = sandbox.command(Api::Anthropic, &mock, args);
+        cmd.env("HOME", sandbox.home.path());
+        cmd
+    };
+    let out = run(&["-p", "hi", "--output-format", "json"]).output().await.unwrap();
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let system = mock.requests()[0].body["system"].to_string();
+    assert!(system.contains("USER-RULE: end every answer with a haiku."), "{system}");
+    assert!(system.contains("<instructions path=\\\"~/AGENTS.md\\\">"), "{system}");
+    assert!(!system.contains("PROJECT-RULE"), "the untrusted project's file reached the prompt");
+    // What the folder's trust is asked about is the project's: the user's own file is not in it.
+    assert!(!text(&out.stderr).contains("~/AGENTS.md"), "{}", text(&out.stderr));
+
+    let context = run(&["-p", "/context"]).output().await.unwrap();
+    let breakdown: serde_json::Value = serde_json::from_slice(&context.stdout).unwrap();
+    let files = &breakdown["instruction_files"];
+    assert_eq!(files["read"], serde_json::json!(["~/AGENTS.md"]), "{files}");
+    assert!(files["skipped"].as_array().unwrap().iter().any(|s| s["path"] == "AGENTS.md"), "{files}");
+
+    let mut doctor = sandbox.bare_command(&["doctor"]);
+    doctor.env("HOME", sandbox.home.path());
+    let report = text(&doctor.output().await.unwrap().stdout);
+    let section = &report[report.find("Instruction files").expect("an instruction files section")..];
+    assert!(section.contains("~/AGENTS.md") && section.contains("in the prompt"), "{report}");
+}

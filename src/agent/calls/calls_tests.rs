@@ -313,9 +313,10 @@ async fn a_denying_pre_tool_use_hook_stops_the_call_before_it_runs() {
     let refused = &kept.calls[0];
     assert!(refused.not_run);
     assert_eq!(refused.decided_by.as_deref(), Some("hook"));
-    assert_eq!(refused.approval.as_deref(), Some("denied by a PreToolUse hook"));
+    assert_eq!(refused.approval.as_deref(), Some("denied by PreToolUse hook `echo 'not on a Friday' >&2; exit 2`"));
     assert!(refused.content.contains("a PreToolUse hook refused it: not on a Friday"), "{}", refused.content);
-    assert!(events.iter().any(|e| matches!(e, AgentEvent::Notice { text, .. } if text.contains("refused `echo`"))));
+    // The call's own line says it: no notice says it again.
+    assert!(!events.iter().any(|e| matches!(e, AgentEvent::Notice { text, .. } if text.contains("Friday"))));
 }
 
 #[tokio::test]

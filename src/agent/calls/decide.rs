@@ -76,9 +76,10 @@ impl Calls<'_> {
         };
         let allowed_by_hook;
         match self.pre_tool_hooks(&call, access, args, &prepared.paths, cancel).await {
-            PreTool::Deny(message) => {
+            PreTool::Deny { message, hook } => {
                 self.denied += 1;
-                return refused(&call, prepared.summary, message, Ruling::new("hook", "denied by a PreToolUse hook"));
+                let line = format!("denied by PreToolUse hook `{hook}`");
+                return refused(&call, prepared.summary, message, Ruling::new("hook", &line));
             }
             PreTool::Go { args: hooked, rewritten, allowed } => {
                 args = hooked;

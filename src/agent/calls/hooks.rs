@@ -56,8 +56,8 @@ pub(super) enum PreTool {
     /// Go on, with these arguments (rewritten by a hook, or as sent); `allowed` says which
     /// hook allowed it without asking the user.
     Go { args: Value, rewritten: bool, allowed: Option<String> },
-    /// A hook refused it: the text for the model.
-    Deny(String),
+    /// A hook refused it: the text for the model, and the hook (for the call's approval line).
+    Deny { message: String, hook: String },
 }
 
 impl Calls<'_> {
@@ -87,11 +87,16 @@ impl Calls<'_> {
             match answer.verdict {
                 Some(Verdict::Deny) => {
                     let reason = answer.reason.clone().unwrap_or_else(|| "no reason given".into());
-                    show(&events, HookEvent::PreToolUse, &outcome, Some(format!("refused `{}`: {reason}", call.name)));
-                    return PreTool::Deny(format!(
-                        "`{}` was not run: a PreToolUse hook refused it: {reason}. Do not retry it as it is; find another way, or ask the user.",
-                        call.name
-                    ));
+                    // The call's own line says it was refused, by whom and why: a notice would
+                    // say it a second time.
+                    show(&events, HookEvent::PreToolUse, &outcome, None);
+                    return PreTool::Deny {
+                        message: format!(
+                            "`{}` was not run: a PreToolUse hook refused it: {reason}. Do not retry it as it is; find another way, or ask the user.",
+                            call.name
+                        ),
+                        hook: crate::conversation::clip(&outcome.command, 60),
+                    };
                 }
                 Some(Verdict::Allow) => allowed = Some(outcome.command.clone()),
                 Some(Verdict::Ask) | None => {}

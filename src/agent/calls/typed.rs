@@ -132,6 +132,13 @@ impl Calls<'_> {
         if ran.record.is_error && ran.record.exit_code.is_none() {
             return format!("[`{shell}` failed: {}]", ran.record.output.trim_end());
         }
-        ran.record.output.trim_end().to_string()
+        let output = ran.record.output.trim_end();
+        // What it printed is what the prompt takes; a command that went well says nothing more
+        // (a failing one keeps its `[exit code N]`).
+        let printed = match ran.record.exit_code {
+            Some(0) => output.strip_suffix("[exit code 0]").unwrap_or(output).trim_end(),
+            Some(_) | None => output,
+        };
+        printed.to_string()
     }
 }

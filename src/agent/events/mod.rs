@@ -166,6 +166,9 @@ pub struct HistoryRecap {
     pub summaries: HashMap<String, String>,
     /// After the message at `after` (an index into the history), in order.
     pub marks: Vec<(usize, HistoryMark)>,
+    /// A `task` call's id → its subagent's work as the live session reported it: started, each
+    /// call it made and what it wrote, finished with its requests and tokens.
+    pub subagents: HashMap<String, Vec<SubagentEvent>>,
 }
 
 #[derive(Clone, Debug, PartialEq)]

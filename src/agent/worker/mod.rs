@@ -125,7 +125,8 @@ impl Worker {
             setup.config,
             setup.truncations_dir,
             setup.trust.clone(),
-        );
+        )
+        .with_user_dirs(setup.user_dirs);
         let checkpoints = start_checkpoints(&place, session.id(), session.redactor(), &link);
         let running = link.emitter();
         let jobs = crate::tools::background::Jobs::new(
@@ -234,7 +235,8 @@ impl Worker {
 
     /// Start the estimate from the last reported usage, as if that request had just been made.
     pub(super) fn calibrate_from_store(&mut self) -> Result<(), StoreError> {
-        let Some((usage, reply_seq)) = self.place.store().last_turn_usage(self.session.id())? else { return Ok(()) };
+        let Some(last) = self.place.store().last_request(self.session.id())? else { return Ok(()) };
+        let (usage, reply_seq) = (last.usage, last.reply_seq);
         self.cache.record(usage);
         if self.session.pipeline().state().awaiting_usage {
             // A compaction landed after that request (`/compact`, or one finishing while idle):
@@ -257,7 +259,10 @@ impl Worker {
                 .sum(),
             None => 0,
         };
-        pipeline.report_usage(usage.prompt_tokens(), now.saturating_sub(after));
+        // The request carried the system prompt and tools it had then: an MCP server's tools
+        // not listed yet now, say. Its count is of those, as the live session's calibration was.
+        let then = (now.saturating_sub(after) + last.overhead_tokens.unwrap_or(overhead)).saturating_sub(overhead);
+        pipeline.report_usage(usage.prompt_tokens(), then);
         Ok(())
     }
 
@@ -286,12 +291,13 @@ impl Worker {
         }
         let library = Library::new(self.place.store().clone(), self.place.project());
         let history = self.session.take_history();
-        let recap = self.recap(&history);
+        let tool_display = library.tool_display(self.session.id());
+        let recap = self.recap(&history, &tool_display);
         self.link.emit(AgentEvent::SessionReady {
             session: self.session.info().clone(),
             resumed,
             history,
-            tool_display: library.tool_display(self.session.id()),
+            tool_display,
             mode,
             model: self.model.name().to_string(),
             window: self.model.window(),
@@ -317,7 +323,11 @@ impl Worker {
     }
 
     /// What the transcript needs besides the messages to show a stored session as it was.
-    fn recap(&mut self, history: &[std::sync::Arc<crate::conversation::Message>]) -> super::events::HistoryRecap {
+    fn recap(
+        &mut self,
+        history: &[std::sync::Arc<crate::conversation::Message>],
+        displays: &std::collections::HashMap<String, crate::conversation::ToolDisplay>,
+    ) -> super::events::HistoryRecap {
         let times = self.session.take_loaded_times();
         let store = self.place.store();
         let id = self.session.id();
@@ -326,15 +336,21 @@ impl Worker {
         } else {
             (store.usage_rows(id).unwrap_or_default(), store.compaction_log(id).unwrap_or_default())
         };
-        super::recap::recap(
+        let mut recap = super::recap::recap(
             history,
             &times,
+            displays,
             &usage,
             &compactions,
             self.spend.pricing(),
             self.place.config().context.chars_per_token,
             self.place.root(),
-        )
+        );
+        recap.subagents = super::recap::subagents(store, id, history, self.place.root()).unwrap_or_else(|e| {
+            tracing::warn!(error = %e, "the subagents' sessions could not be read back");
+            Default::default()
+        });
+        recap
     }
 
     pub(super) async fn run(mut self, mut work: mpsc::UnboundedReceiver<UserCommand>) {
@@ -345,6 +361,10 @@ impl Worker {
             // status line and `/context` show it); the next request is the first to send it, so
             // landing now breaks no cache that waiting would keep.
             let never = CancellationToken::new();
+            // An MCP server whose tools arrive while the user is idle changes what the next
+            // request carries: the status line says so at once, as it would after a request.
+            let hub = self.ext.hub.clone();
+            let tools = hub.generation();
             // While the user is idle with a warm cache, a keep-alive ping may be due.
             let wake = self.keep_alive_wake();
             let due = async move {
@@ -368,12 +388,22 @@ impl Worker {
                         self.keep_alive_due().await;
                         continue;
                     }
+                    () = hub.tools_changed_since(tools) => {
+                        let status = self.context_status();
+                        self.link.emit(AgentEvent::Context(status));
+                        continue;
+                    }
                 }
             } else {
                 tokio::select! {
                     command = work.recv() => command,
                     () = due => {
                         self.keep_alive_due().await;
+                        continue;
+                    }
+                    () = hub.tools_changed_since(tools) => {
+                        let status = self.context_status();
+                        self.link.emit(AgentEvent::Context(status));
                         continue;
                     }
                 }

@@ -274,6 +274,7 @@ impl Launcher {
                 self.place.project(),
                 NewSession { provider: model.kind(), model: model.name(), mode: link.mode() },
                 &self.parent_session,
+                &self.call_id,
                 &agent.name,
                 &request.description,
             )

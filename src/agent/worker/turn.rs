@@ -23,6 +23,8 @@ const MAX_STOP_HOOK_ROUNDS: u32 = 3;
 pub(super) struct Prepared {
     request: ChatRequest,
     raw_tokens: u64,
+    /// The rough tokens of its system prompt and tools, kept with its usage.
+    overhead: u64,
     fingerprint: crate::llm::Fingerprint,
     /// The context's parts as estimated at sending, for the report.
     parts: [u64; 4],
@@ -117,7 +119,7 @@ impl Worker {
             stats.requests += 1;
             stats.all_requests += 1;
             stats.usage.add(&response.usage);
-            let usage_id = self.record_response(&response, prepared.raw_tokens);
+            let usage_id = self.record_response(&response, prepared.raw_tokens, prepared.overhead);
             let answered = (prepared.request.clone(), response.usage.prompt_tokens());
             if let Some(job) = self.background.take_deferred() {
                 // The request is answered and in the provider's cache: summarise reading it.
@@ -215,18 +217,23 @@ impl Worker {
         }
     }
 
-    /// Count auxiliary calls (compaction) made since the last turn.
+    /// Count auxiliary calls (compaction) and subagents' requests made since the last turn.
     pub(super) fn take_aux_usage(&mut self, stats: &mut TurnStats) {
         let tally = self.background.take_usage();
         stats.usage.add(&tally.usage);
         stats.all_requests += tally.requests;
         stats.cost_usd = add_cost(stats.cost_usd, tally.cost_usd);
         self.spend.add(tally.cost_usd);
+        if tally.requests > 0 {
+            // The status line's cost includes them now, not only from the next request on.
+            let status = self.context_status();
+            self.link.emit(AgentEvent::Context(status));
+        }
     }
 
     /// Store the assistant message and its usage; calibrate the estimate on the usage. The
     /// usage row's id, when it was stored.
-    fn record_response(&mut self, response: &ChatResponse, raw_at_send: u64) -> Option<i64> {
+    fn record_response(&mut self, response: &ChatResponse, raw_at_send: u64, overhead: u64) -> Option<i64> {
         self.session.pipeline_mut().report_usage(response.usage.prompt_tokens(), raw_at_send);
         self.learn_local_costs(response);
         self.cache.record(response.usage);
@@ -236,7 +243,7 @@ impl Worker {
             self.session.persist(response.message.clone(), None)
         };
         self.link.emit(AgentEvent::AssistantMessage(response.message.clone()));
-        self.session.record_usage(message_id, "turn", &response.model, &response.usage)
+        self.session.record_request(message_id, &response.model, &response.usage, overhead)
     }
 
     /// The system prompt and the tools for a request: the frozen memory block and environment,
@@ -356,7 +363,7 @@ impl Worker {
         let raw_tokens = self.session.pipeline_mut().raw_tokens(input.overhead, self.model.window());
         let fingerprint = self.cache.fingerprint(&request);
         let parts = self.request_parts();
-        Ok(Prepared { request, raw_tokens, fingerprint, parts })
+        Ok(Prepared { request, raw_tokens, overhead: input.overhead, fingerprint, parts })
     }
 
     /// The request the pipeline's view makes now: system prompt, tools, messages, the tail.

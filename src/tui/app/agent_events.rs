@@ -84,6 +84,8 @@ impl App {
                 self.end_stream();
                 self.plan.ready = None;
                 self.turn.retry = None;
+                // What the status line said of the last turn is not news of this one.
+                self.flash = None;
                 self.transcript.push(Cell::User(UserCell::new(prompt)));
                 self.turn.attempt_from = self.transcript.len();
                 self.transcript.follow();
@@ -180,7 +182,7 @@ impl App {
                 if let Some(Overlay::Context(view)) = &mut self.overlay {
                     view.breakdown = Some(breakdown);
                 } else {
-                    self.overlay = Some(Overlay::Context(ContextView { breakdown: Some(breakdown) }));
+                    self.overlay = Some(Overlay::Context(ContextView::new(Some(breakdown))));
                 }
             }
             AgentEvent::ReportWritten(written) => match written {

@@ -168,6 +168,17 @@ fn an_interrupt_marks_the_partial_answer() {
 }
 
 #[test]
+fn the_last_turns_status_message_does_not_stay_into_the_next() {
+    let mut app = app();
+    app.on_agent_event(AgentEvent::TurnStarted { prompt: "first".into() });
+    app.flash("approved; for this session: bash(cargo test *)");
+    app.on_agent_event(finished(TurnOutcome::Completed { text: String::new() }));
+    assert!(app.flash_text().is_some(), "said at the end of the turn, it is still read");
+    app.on_agent_event(AgentEvent::TurnStarted { prompt: "second".into() });
+    assert_eq!(app.flash_text(), None, "the next turn's status line is its own");
+}
+
+#[test]
 fn queued_prompts_are_listed_until_their_turn_starts() {
     let mut app = app();
     app.on_agent_event(AgentEvent::TurnStarted { prompt: "first".into() });
@@ -235,6 +246,7 @@ fn a_resumed_session_shows_its_history_with_tool_results() {
                 duration_ms: 1_200,
                 not_run: false,
                 decided_by: Some("allowed: read-only command".into()),
+                summary: None,
             },
         )]
         .into(),
@@ -348,6 +360,7 @@ fn a_resumed_session_shows_the_cells_the_live_one_did() {
         summaries: [("c1".to_string(), "fn total in src".to_string()), ("c2".to_string(), "$ cargo test".to_string())]
             .into(),
         marks: vec![(4, HistoryMark::TurnEnd { elapsed: Duration::from_millis(3_400), stats })],
+        subagents: Default::default(),
     };
     let mut app = app();
     app.on_agent_event(AgentEvent::SessionReady {

@@ -81,6 +81,10 @@ impl App {
                     for call in message.tool_calls() {
                         if call.name == TASK {
                             self.update_subagent(&call.id, |s| s.take_arguments(&call.arguments));
+                            // Its work as the live cell showed it: its calls, its tokens.
+                            for event in recap.subagents.get(&call.id).into_iter().flatten() {
+                                self.on_subagent(&call.id, event.clone());
+                            }
                             continue;
                         }
                         let mut cell = ToolCell::new(call.id.clone(), call.name.clone());

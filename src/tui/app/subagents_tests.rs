@@ -120,7 +120,13 @@ fn a_resumed_session_shows_its_subagents_as_their_cells_with_reports() {
         history: history.into_iter().map(std::sync::Arc::new).collect(),
         tool_display: [(
             "t1".to_string(),
-            crate::store::ToolDisplay { diff: None, duration_ms: 4_000, not_run: false, decided_by: None },
+            crate::store::ToolDisplay {
+                diff: None,
+                duration_ms: 4_000,
+                not_run: false,
+                decided_by: None,
+                summary: None,
+            },
         )]
         .into(),
         mode: Mode::Edit,

@@ -131,7 +131,7 @@ impl App {
                 }
             }
             SlashCommand::Context => {
-                self.overlay = Some(Overlay::Context(ContextView { breakdown: None }));
+                self.overlay = Some(Overlay::Context(ContextView::new(None)));
                 self.send(UserCommand::DescribeContext);
             }
             SlashCommand::Rewind => self.open_rewind(),

@@ -17,8 +17,13 @@ pub enum FilePart {
         created: bool,
         deleted: bool,
     },
-    /// A line to show as it is: "Binary files … differ", "# x: changed; content not kept", a
-    /// mode change.
+    /// A change that is no text diff — a binary file, a mode, a symbolic link, a content not
+    /// kept — in words.
+    Other {
+        path: String,
+        what: String,
+    },
+    /// A line about the whole diff ("a code rewind has since taken back some of these").
     Note(String),
 }
 
@@ -43,13 +48,15 @@ impl ChangesCell {
                         text.push_str(&row.text);
                     }
                 }
+                FilePart::Other { path, what } => text.push_str(&format!("{path} {what}")),
                 FilePart::Note(note) => text.push_str(note),
             }
         }
         text
     }
 
-    /// Split a multi-file unified diff (as `/diff` gets it) into files.
+    /// Split a multi-file diff (as `/diff` gets it: unified diffs, `Binary files … differ`,
+    /// and cairn's `# path: what` lines) into files.
     pub fn new(title: impl Into<String>, text: &str) -> ChangesCell {
         let mut parts = Vec::new();
         let mut lines = text.lines().peekable();
@@ -60,7 +67,7 @@ impl ChangesCell {
                 let (old, new) = (old.to_string(), new.to_string());
                 let mut chunk = format!("{line}\n{}\n", lines.next().unwrap_or_default());
                 while let Some(next) = lines.peek() {
-                    if next.starts_with("--- ") || next.starts_with("# ") || is_note(next) {
+                    if next.starts_with("--- ") || next.starts_with("# ") || next.starts_with("Binary files ") {
                         break;
                     }
                     chunk.push_str(next);
@@ -73,6 +80,10 @@ impl ChangesCell {
                 let mut diff = Diff::parse(&chunk);
                 diff.path = path.to_string();
                 parts.push(FilePart::Text { path: path.to_string(), diff, created, deleted });
+            } else if let Some(part) = binary(line) {
+                parts.push(part);
+            } else if let Some((path, what)) = line.strip_prefix("# ").and_then(|l| l.split_once(": ")) {
+                parts.push(FilePart::Other { path: path.to_string(), what: what.to_string() });
             } else if !line.trim().is_empty() {
                 parts.push(FilePart::Note(line.trim_start_matches("# ").to_string()));
             }
@@ -81,19 +92,13 @@ impl ChangesCell {
     }
 
     fn files(&self) -> usize {
-        self.parts
-            .iter()
-            .filter(|p| match p {
-                FilePart::Text { .. } => true,
-                FilePart::Note(n) => !n.starts_with("old mode") && !n.starts_with("new mode"),
-            })
-            .count()
+        self.parts.iter().filter(|p| matches!(p, FilePart::Text { .. } | FilePart::Other { .. })).count()
     }
 
     pub fn lines(&self, width: u16, theme: &Theme) -> Vec<Line<'static>> {
         let (added, removed) = self.parts.iter().fold((0, 0), |(a, r), p| match p {
             FilePart::Text { diff, .. } => (a + diff.added, r + diff.removed),
-            FilePart::Note(_) => (a, r),
+            FilePart::Other { .. } | FilePart::Note(_) => (a, r),
         });
         let mut head =
             vec![Span::styled("± ", theme.accent), Span::styled(format!("Changes of {}", self.title), theme.title)];
@@ -126,6 +131,14 @@ impl ChangesCell {
                         out.push(Line::from(spans));
                     }
                 }
+                FilePart::Other { path, what } => {
+                    let para = Para::prefixed(
+                        vec![Span::styled("  ", theme.faint), Span::styled(format!("{path}  "), theme.diff_header)],
+                        vec![Span::styled("    ", theme.faint)],
+                        vec![Span::styled(what.clone(), theme.dim)],
+                    );
+                    out.extend(wrap_paras(&[para], width));
+                }
                 FilePart::Note(text) => {
                     let para = Para::prefixed(
                         vec![Span::styled("  ", theme.faint)],
@@ -140,8 +153,15 @@ impl ChangesCell {
     }
 }
 
-fn is_note(line: &str) -> bool {
-    line.starts_with("Binary files ") || line.starts_with("diff ") || line.starts_with("old mode ")
+/// git's `Binary files a/x and b/x differ`, as a file's part.
+fn binary(line: &str) -> Option<FilePart> {
+    let (old, new) = line.strip_prefix("Binary files ")?.strip_suffix(" differ")?.split_once(" and ")?;
+    let (path, what) = match (old, new) {
+        ("/dev/null", new) => (new.trim_start_matches("b/"), "new binary file"),
+        (old, "/dev/null") => (old.trim_start_matches("a/"), "binary file deleted"),
+        (_, new) => (new.trim_start_matches("b/"), "binary file changed"),
+    };
+    Some(FilePart::Other { path: path.to_string(), what: what.to_string() })
 }
 
 #[cfg(test)]
@@ -151,7 +171,8 @@ mod tests {
     const SESSION: &str = "--- a/src/b.rs\n+++ b/src/b.rs\n@@ -1,3 +1,3 @@\n pub fn b() -> i32 {\n-    2\n+    20\n }\n\
 --- /dev/null\n+++ b/src/gen/c.rs\n@@ -0,0 +1 @@\n+pub fn c() {}\n\
 Binary files a/data/keep.bin and /dev/null differ\n\
-diff scripts/run.sh\nold mode 100755\nnew mode 100644\n\
+# scripts/run.sh: mode 100755 → 100644\n\
+# current: symbolic link to src/a.rs now points to src/b.rs\n\
 --- a/made.txt\n+++ /dev/null\n@@ -1 +0,0 @@\n-made\n\
 # target/: changed inside an ignored folder (not checkpointed)\n";
 
@@ -170,6 +191,7 @@ diff scripts/run.sh\nold mode 100755\nnew mode 100644\n\
             .iter()
             .map(|p| match p {
                 FilePart::Text { path, .. } => path.clone(),
+                FilePart::Other { path, what } => format!("{path}: {what}"),
                 FilePart::Note(n) => format!("note: {n}"),
             })
             .collect();
@@ -178,20 +200,22 @@ diff scripts/run.sh\nold mode 100755\nnew mode 100644\n\
             [
                 "src/b.rs",
                 "src/gen/c.rs",
-                "note: Binary files a/data/keep.bin and /dev/null differ",
-                "note: diff scripts/run.sh",
-                "note: old mode 100755",
-                "note: new mode 100644",
+                "data/keep.bin: binary file deleted",
+                "scripts/run.sh: mode 100755 → 100644",
+                "current: symbolic link to src/a.rs now points to src/b.rs",
                 "made.txt",
-                "note: target/: changed inside an ignored folder (not checkpointed)",
+                "target/: changed inside an ignored folder (not checkpointed)",
             ]
         );
         let lines = text(&cell, 80);
-        assert_eq!(lines[0], "± Changes of this session  6 files  +2 −2");
+        assert_eq!(lines[0], "± Changes of this session  7 files  +2 −2");
         assert_eq!(lines[1], "  src/b.rs  +1 −1");
         assert!(lines.iter().any(|l| l == "  src/gen/c.rs  (new)  +1 −0"), "{lines:#?}");
         assert!(lines.iter().any(|l| l == "  made.txt  (deleted)  +0 −1"), "{lines:#?}");
+        assert!(lines.iter().any(|l| l == "  data/keep.bin  binary file deleted"), "{lines:#?}");
+        assert!(lines.iter().any(|l| l == "  scripts/run.sh  mode 100755 → 100644"), "{lines:#?}");
         assert!(lines.iter().any(|l| l.contains("+     20")), "{lines:#?}");
+        assert!(!lines.iter().any(|l| l.contains("Binary files") || l.contains("old mode")), "{lines:#?}");
     }
 
     #[test]

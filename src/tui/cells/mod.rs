@@ -73,10 +73,10 @@ impl Cell {
     }
 
     /// Whether a blank row separates this cell from the one before it: consecutive tool calls
-    /// stack tightly.
+    /// stack tightly, unless the one before shows rows under its line (a diff, output).
     pub fn gap_after(&self, previous: &Cell) -> bool {
         match (previous, self) {
-            (Cell::Tool(_), Cell::Tool(_)) => false,
+            (Cell::Tool(p), Cell::Tool(_)) => p.shows_body(),
             // Thinking sits right above what it led to.
             (Cell::Thinking(_), Cell::Assistant(_) | Cell::Tool(_)) => false,
             (

@@ -10,7 +10,7 @@ use ratatui::text::{Line, Span};
 use crate::tui::diff::Diff;
 use crate::tui::keys::{Action, GlobalAction};
 use crate::tui::theme::Theme;
-use crate::tui::wrap::{Para, truncate_spans, wrap_para, wrap_paras};
+use crate::tui::wrap::{Para, spans_width, truncate_spans, wrap_para, wrap_paras};
 
 /// Output rows shown when a call is expanded.
 const EXPANDED_OUTPUT_ROWS: usize = 40;
@@ -128,18 +128,29 @@ impl ToolCell {
             }
             ToolStatus::NotRun => ("⊘", theme.tool_denied, "not run".to_string()),
         };
-        let mut spans =
-            vec![Span::styled(format!("{icon} "), icon_style), Span::styled(self.tool.clone(), theme.tool_name)];
-        if !self.summary.is_empty() {
-            spans.push(Span::styled(format!("  {}", self.summary), theme.tool_summary));
-        }
+        let head = vec![Span::styled(format!("{icon} "), icon_style), Span::styled(self.tool.clone(), theme.tool_name)];
+        // How it ended (and a diff's counts) always shows: a long summary is what gets cut.
+        let mut tail = Vec::new();
         if let Some(diff) = &self.diff {
             let d = Diff::parse(diff);
-            spans.push(Span::styled(format!("  +{}", d.added), theme.tool_ok));
-            spans.push(Span::styled(format!(" −{}", d.removed), theme.tool_error));
+            tail.push(Span::styled(format!("  +{}", d.added), theme.tool_ok));
+            tail.push(Span::styled(format!(" −{}", d.removed), theme.tool_error));
         }
-        spans.push(Span::styled(format!("  {outcome}"), theme.dim));
+        tail.push(Span::styled(format!("  {outcome}"), theme.dim));
+        let room = (width as usize).saturating_sub(spans_width(&head) + spans_width(&tail));
+        let mut spans = head;
+        if !self.summary.is_empty() && room > 3 {
+            spans.extend(truncate_spans(vec![Span::styled(format!("  {}", self.summary), theme.tool_summary)], room));
+        }
+        spans.extend(tail);
         Line::from(truncate_spans(spans, width as usize))
+    }
+
+    /// Whether rows show under the header (a diff, output): a blank row then separates the
+    /// next call from them.
+    pub fn shows_body(&self) -> bool {
+        let failed = matches!(self.status, ToolStatus::Done { is_error: true, .. } | ToolStatus::NotRun);
+        self.diff.is_some() || ((self.expanded || failed) && !self.output.trim().is_empty())
     }
 
     pub fn lines(&self, width: u16, theme: &Theme) -> Vec<Line<'static>> {
@@ -329,6 +340,19 @@ mod tests {
             ]
         );
         assert_eq!(text(&cell.lines(30, &theme))[1].chars().count(), 30, "cut to the width, never wrapped");
+    }
+
+    #[test]
+    fn a_long_command_never_pushes_how_it_ended_off_the_line() {
+        let theme = Theme::fallback(true);
+        let command = format!("$ cargo build --release && {}", "./scripts/check-everything --verbose ".repeat(4));
+        let cell = ToolCell { summary: command, ..done("boom", true) };
+        for width in [60, 80, 120] {
+            let header = text(&cell.lines(width, &theme)).remove(0);
+            assert!(header.ends_with("exit 101 · 1.2s"), "{header}");
+            assert!(header.contains("$ cargo build") && header.contains('…'), "{header}");
+            assert!(header.chars().count() <= width as usize, "{header}");
+        }
     }
 
     #[test]

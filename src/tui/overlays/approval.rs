@@ -20,9 +20,10 @@ use crate::agent::{ApprovalDecision, ApprovalKind, ApprovalRequest, UserCommand}
 use crate::conversation::tool_names::BASH;
 use crate::tui::diff::Diff;
 use crate::tui::highlight;
+use crate::tui::hints::{self, Hint};
 use crate::tui::keys::{self, Action, ApprovalAction, GlobalAction, ReasonAction};
 use crate::tui::theme::Theme;
-use crate::tui::wrap::{Para, truncate_spans, wrap_paras};
+use crate::tui::wrap::{Para, truncate_spans, width, wrap_paras};
 
 /// Side by side needs room for two readable halves.
 pub const SIDE_BY_SIDE_MIN_WIDTH: u16 = 100;
@@ -40,7 +41,23 @@ pub struct ApprovalDialog {
     /// The dialog opened while the user was typing: until then its answer keys are ignored, so
     /// a `y` or `n` meant for the prompt cannot answer it.
     pub guard_until: Option<std::time::Instant>,
+    /// Every rule `a` and `p` would save has been on screen: a dialog too tall for the screen
+    /// scrolls, and those keys wait until the user has scrolled through them all.
+    rules_in_sight: std::cell::Cell<bool>,
+    /// The rule rows seen so far, for the layout they were seen in (width, rules shown).
+    rules_seen: std::cell::RefCell<((u16, bool), Vec<bool>)>,
 }
+
+/// A dialog's rows for a width: what and why (on top), the preview (scrolls), and the rules
+/// `a` and `p` would save (below it), each part wrapped — nothing it asks about is cut.
+struct DialogRows {
+    top: Vec<Line<'static>>,
+    body: Vec<Line<'static>>,
+    bottom: Vec<Line<'static>>,
+}
+
+/// The fewest preview rows worth pinning the parts around; with less room everything scrolls.
+const MIN_BODY_ROWS: usize = 3;
 
 impl ApprovalDialog {
     pub fn new(request: ApprovalRequest) -> ApprovalDialog {
@@ -53,6 +70,8 @@ impl ApprovalDialog {
             scroll: 0,
             reason: None,
             guard_until: None,
+            rules_in_sight: std::cell::Cell::new(true),
+            rules_seen: std::cell::RefCell::new(((0, false), Vec::new())),
         }
     }
 
@@ -84,7 +103,7 @@ impl ApprovalDialog {
             return if self.side_by_side && w >= SIDE_BY_SIDE_MIN_WIDTH {
                 d.side_by_side(theme, w)
             } else {
-                d.unified(theme, w)
+                d.unified_wrapped(theme, w)
             };
         }
         let Some(command) = self.command() else {
@@ -124,9 +143,93 @@ impl ApprovalDialog {
 
     /// Rows the dialog wants at `w` columns (before it is capped by the screen).
     pub fn desired_height(&self, w: u16, theme: &Theme) -> u16 {
-        let body = self.body(w.saturating_sub(4), theme).len() as u16;
-        // Borders, the line saying why, a blank, the body, and a blank or the rule line last.
-        body + 6 + u16::from(self.reason.is_some()) * 2
+        let rows = self.rows(w.saturating_sub(4), theme);
+        let reason = if self.reason.is_some() { REASON_ROWS } else { 0 };
+        let all = rows.top.len() + rows.body.len() + rows.bottom.len() + reason;
+        // And the borders.
+        u16::try_from(all + 2).unwrap_or(u16::MAX)
+    }
+
+    /// What and why, the preview and the rules to remember, for `w` columns.
+    fn rows(&self, w: u16, theme: &Theme) -> DialogRows {
+        let r = &self.request;
+        let para = |spans: Vec<Span<'static>>| Para { spans, ..Para::default() };
+        let mut top = wrap_paras(&[para(self.what(theme))], w);
+        top.push(Line::default());
+        let narrow = self.side_by_side && r.diff.is_some() && w < SIDE_BY_SIDE_MIN_WIDTH;
+        if narrow {
+            let note = format!("(side by side needs {SIDE_BY_SIDE_MIN_WIDTH} columns; showing unified)");
+            top.extend(wrap_paras(&[para(vec![Span::styled(note, theme.faint)])], w));
+        }
+        let mut bottom = Vec::new();
+        if self.offers_rules() && self.reason.is_none() {
+            bottom.push(Line::default());
+            bottom.extend(self.rule_rows(w, theme));
+        }
+        DialogRows { top, body: self.body(w, theme), bottom }
+    }
+
+    /// The path with its counts, or why it asks: a command is shown whole below, so for one
+    /// only why is said here.
+    fn what(&self, theme: &Theme) -> Vec<Span<'static>> {
+        let r = &self.request;
+        if let Some(diff) = &r.diff {
+            let d = Diff::parse(diff);
+            return vec![
+                Span::styled(r.summary.clone(), theme.text.patch(theme.strong)),
+                Span::styled(format!("  +{}", d.added), theme.tool_ok),
+                Span::styled(format!(" −{}", d.removed), theme.tool_error),
+                Span::styled(format!("  {}", r.reason), theme.dim),
+            ];
+        }
+        match &r.kind {
+            // A command's reason is about its parts (`git push` is not read-only); a file
+            // tool's is what it does (creates notes.txt).
+            ApprovalKind::Call if r.tool == BASH => {
+                vec![Span::styled(format!("Asks because {}.", r.reason), theme.dim)]
+            }
+            ApprovalKind::Call => vec![Span::styled(format!("This call {}.", r.reason), theme.dim)],
+            ApprovalKind::OutsideSandbox { .. } => vec![Span::styled(
+                "This command failed inside the sandbox. Run it again without the sandbox?",
+                theme.dim,
+            )],
+        }
+    }
+
+    /// Every rule `a` and `p` would save, one to a row and wrapped under the label, then what
+    /// Tab switches to.
+    fn rule_rows(&self, w: u16, theme: &Theme) -> Vec<Line<'static>> {
+        let r = &self.request;
+        let label = format!(
+            "{}/{} remember: ",
+            keys::hint(Action::Approval(ApprovalAction::ApproveForSession)),
+            keys::hint(Action::Approval(ApprovalAction::ApproveForProject))
+        );
+        // The rules hang under the label, unless the label would leave them no room.
+        let indent = " ".repeat(if width(&label) * 2 < w as usize { width(&label) } else { 2 });
+        let mut paras: Vec<Para> = self
+            .shown_rules()
+            .iter()
+            .enumerate()
+            .map(|(i, rule)| Para {
+                first: vec![Span::styled(if i == 0 { label.clone() } else { indent.clone() }, theme.dim)],
+                rest: vec![Span::raw(indent.clone())],
+                spans: vec![Span::styled(rule.clone(), theme.text.patch(theme.strong))],
+                ..Para::default()
+            })
+            .collect();
+        if self.offers_prefix() {
+            let other = if self.prefix { r.exact.join(", ") } else { r.prefix.join(", ") };
+            let what = if self.prefix { "back to" } else { "broaden to" };
+            let tab = keys::hint(Action::Approval(ApprovalAction::TogglePrefix));
+            paras.push(Para {
+                first: vec![Span::styled(format!("{tab}: {what} "), theme.faint)],
+                rest: vec![Span::raw(indent.clone())],
+                spans: vec![Span::styled(other, theme.faint)],
+                ..Para::default()
+            });
+        }
+        wrap_paras(&paras, w)
     }
 
     pub fn scroll_by(&mut self, delta: isize) {
@@ -173,6 +276,13 @@ impl ApprovalDialog {
             // Nothing to remember (a global memory, a re-run outside the sandbox): not offered.
             Some(ApprovalAction::ApproveForSession | ApprovalAction::ApproveForProject) if !self.offers_rules() => {
                 return ViewOutcome::Say("nothing to remember for this call: y approves it once".into());
+            }
+            // Never a rule the user has not seen: a dialog taller than the screen shows them first.
+            Some(ApprovalAction::ApproveForSession | ApprovalAction::ApproveForProject)
+                if !self.rules_in_sight.get() =>
+            {
+                let down = keys::hint(Action::Approval(ApprovalAction::ScrollDown));
+                return ViewOutcome::Say(format!("see every rule first ({down}), then a/p"));
             }
             Some(ApprovalAction::ApproveForSession) => {
                 return self.answer(ApprovalDecision::ApproveForSession { prefix: self.prefix });
@@ -235,6 +345,36 @@ impl ApprovalDialog {
         ViewOutcome::CloseSending { command: UserCommand::Approval { id: r.id, decision }, saying }
     }
 
+    /// The footer's hints, the least important left out at a narrow width.
+    fn footer(&self) -> Vec<Hint> {
+        let r = &self.request;
+        let key = |a: Action| keys::hint(a);
+        if self.reason.is_some() {
+            return vec![
+                Hint::new(key(Action::Reason(ReasonAction::Confirm)), "deny with this reason", 9),
+                Hint::new(key(Action::Reason(ReasonAction::Cancel)), "back", 8),
+            ];
+        }
+        let once = match r.kind {
+            ApprovalKind::Call if self.offers_rules() => "once",
+            ApprovalKind::Call => "yes",
+            ApprovalKind::OutsideSandbox { .. } => "run it outside the sandbox",
+        };
+        let answer = |a: ApprovalAction| key(Action::Approval(a));
+        let mut hints = vec![Hint::new(answer(ApprovalAction::Approve), once, 10)];
+        if self.offers_rules() {
+            hints.push(Hint::new(answer(ApprovalAction::ApproveForSession), "this session", 8));
+            hints.push(Hint::new(answer(ApprovalAction::ApproveForProject), "this project", 7));
+        }
+        hints.push(Hint::new(answer(ApprovalAction::Deny), "no", 9));
+        if r.diff.is_some() {
+            let label = if self.side_by_side { "unified" } else { "side by side" };
+            hints.push(Hint::new(answer(ApprovalAction::ToggleDiffView), label, 3));
+        }
+        hints.push(Hint::new(key(Action::Global(GlobalAction::Interrupt)), "stop the turn", 5));
+        hints
+    }
+
     pub fn render(&self, area: Rect, buf: &mut Buffer, theme: &Theme) {
         Clear.render(area, buf);
         let r = &self.request;
@@ -250,146 +390,87 @@ impl ApprovalDialog {
         if let Some(agent) = &r.agent {
             title.spans.push(Span::styled(format!("asked by {agent} "), theme.accent));
         }
-        let hint = |a: ApprovalAction| Span::styled(keys::hint(Action::Approval(a)), theme.key);
-        let footer = if self.reason.is_some() {
-            Line::from(vec![
-                Span::raw(" "),
-                Span::styled(keys::hint(Action::Reason(ReasonAction::Confirm)), theme.key),
-                Span::styled(" deny with this reason · ", theme.dim),
-                Span::styled(keys::hint(Action::Reason(ReasonAction::Cancel)), theme.key),
-                Span::styled(" back ", theme.dim),
-            ])
-        } else {
-            let once = match r.kind {
-                ApprovalKind::Call if self.offers_rules() => " once · ",
-                ApprovalKind::Call => " yes · ",
-                ApprovalKind::OutsideSandbox { .. } => " run it outside the sandbox · ",
-            };
-            let mut spans = vec![Span::raw(" "), hint(ApprovalAction::Approve), Span::styled(once, theme.dim)];
-            if self.offers_rules() {
-                spans.push(hint(ApprovalAction::ApproveForSession));
-                spans.push(Span::styled(" this session · ", theme.dim));
-                spans.push(hint(ApprovalAction::ApproveForProject));
-                spans.push(Span::styled(" this project · ", theme.dim));
-            }
-            spans.push(hint(ApprovalAction::Deny));
-            spans.push(Span::styled(" no", theme.dim));
-
-            if r.diff.is_some() {
-                spans.push(Span::styled(" · ", theme.dim));
-                spans.push(hint(ApprovalAction::ToggleDiffView));
-                let label = if self.side_by_side { " unified" } else { " side by side" };
-                spans.push(Span::styled(label, theme.dim));
-            }
-            spans.push(Span::styled(" · ", theme.dim));
-            spans.push(Span::styled(keys::hint(Action::Global(GlobalAction::Interrupt)), theme.key));
-            spans.push(Span::styled(" stop the turn ", theme.dim));
-            Line::from(spans)
-        };
         let block = Block::default()
             .borders(Borders::ALL)
             .border_type(BorderType::Rounded)
             .border_style(theme.dialog_border)
             .style(theme.overlay)
-            .title(title)
-            .title_bottom(Line::from(truncate_spans(footer.spans, area.width.saturating_sub(2) as usize)));
+            .title(Line::from(truncate_spans(title.spans, area.width.saturating_sub(2) as usize)))
+            .title_bottom(hints::fit(&self.footer(), area.width.saturating_sub(2) as usize, theme));
         let inner = block.inner(area);
         block.render(area, buf);
         let inner = Rect::new(inner.x + 1, inner.y, inner.width.saturating_sub(2), inner.height);
         if inner.height == 0 {
             return;
         }
-        // What and why.
-        // A path with its counts; a command is shown whole below, so only why is said here.
-        let what = match &r.diff {
-            Some(diff) => {
-                let d = Diff::parse(diff);
-                vec![
-                    Span::styled(r.summary.clone(), theme.text.patch(theme.strong)),
-                    Span::styled(format!("  +{}", d.added), theme.tool_ok),
-                    Span::styled(format!(" −{}", d.removed), theme.tool_error),
-                    Span::styled(format!("  {}", r.reason), theme.dim),
-                ]
-            }
-            None => match &r.kind {
-                // A command's reason is about its parts (`git push` is not read-only); a file
-                // tool's is what it does (creates notes.txt).
-                ApprovalKind::Call if r.tool == BASH => {
-                    vec![Span::styled(format!("Asks because {}.", r.reason), theme.dim)]
-                }
-                ApprovalKind::Call => vec![Span::styled(format!("This call {}.", r.reason), theme.dim)],
-                ApprovalKind::OutsideSandbox { .. } => vec![Span::styled(
-                    "This command failed inside the sandbox. Run it again without the sandbox?",
-                    theme.dim,
-                )],
-            },
+        let reason_h = if self.reason.is_some() { REASON_ROWS } else { 0 };
+        let DialogRows { top, body, bottom } = self.rows(inner.width, theme);
+        let height = (inner.height as usize).saturating_sub(reason_h);
+        let fixed = top.len() + bottom.len();
+        let put = |buf: &mut Buffer, y: usize, line: &Line<'_>| {
+            buf.set_line(inner.x, inner.y + y as u16, line, inner.width);
         };
-        buf.set_line(inner.x, inner.y, &Line::from(truncate_spans(what, inner.width as usize)), inner.width);
-        let top = inner.y + 2;
-        let mut bottom = inner.y + inner.height;
-        if self.offers_rules() && self.reason.is_none() && inner.height > 4 {
-            // The rule `a` and `p` would take, in full, before either is pressed.
-            bottom = bottom.saturating_sub(1);
-            let mut spans = vec![
-                Span::styled(
-                    format!(
-                        "{}/{} remember: ",
-                        keys::hint(Action::Approval(ApprovalAction::ApproveForSession)),
-                        keys::hint(Action::Approval(ApprovalAction::ApproveForProject))
-                    ),
-                    theme.dim,
-                ),
-                Span::styled(self.shown_rules().join(", "), theme.text.patch(theme.strong)),
-            ];
-            if self.offers_prefix() {
-                let other = if self.prefix { r.exact.join(", ") } else { r.prefix.join(", ") };
-                let what = if self.prefix { "back to" } else { "broaden to" };
-                spans.push(Span::styled(
-                    format!("   {}: {what} {other}", keys::hint(Action::Approval(ApprovalAction::TogglePrefix))),
-                    theme.faint,
-                ));
+        // The rows that scroll, and where they start on screen.
+        let (scrolling, at, room) = if fixed + body.len().min(MIN_BODY_ROWS) <= height {
+            // What and why stay on top, the rules below; the preview scrolls between them.
+            for (y, line) in top.iter().enumerate() {
+                put(buf, y, line);
             }
-            buf.set_line(inner.x, bottom, &Line::from(truncate_spans(spans, inner.width as usize)), inner.width);
-            // A blank row between the preview and the rule.
-            bottom = bottom.saturating_sub(1);
+            for (i, line) in bottom.iter().enumerate() {
+                put(buf, height - bottom.len() + i, line);
+            }
+            self.rules_in_sight.set(true);
+            (body, top.len(), height - fixed)
+        } else {
+            // Too tall for the screen: all of it scrolls, and `a`/`p` wait until every rule row
+            // has been on screen.
+            let first_rule = top.len() + body.len();
+            let rule_rows = bottom.len();
+            let all: Vec<Line<'static>> = top.into_iter().chain(body).chain(bottom).collect();
+            let start = self.scroll.min(all.len().saturating_sub(height));
+            let mut seen = self.rules_seen.borrow_mut();
+            let layout = (inner.width, self.prefix);
+            if seen.0 != layout || seen.1.len() != rule_rows {
+                *seen = (layout, vec![false; rule_rows]);
+            }
+            for row in start..(start + height).min(all.len()) {
+                if let Some(i) = row.checked_sub(first_rule) {
+                    seen.1[i] = true;
+                }
+            }
+            self.rules_in_sight.set(seen.1.iter().all(|s| *s));
+            (all, 0, height)
+        };
+        let start = self.scroll.min(scrolling.len().saturating_sub(room));
+        for (i, line) in scrolling.iter().skip(start).take(room).enumerate() {
+            put(buf, at + i, line);
         }
         if let Some(reason) = &self.reason {
-            bottom = bottom.saturating_sub(2);
+            let y = inner.y + height as u16;
             let label = Line::from(Span::styled("Why not? (optional, sent to the model)", theme.dim));
-            buf.set_line(inner.x, bottom, &label, inner.width);
-            let field = Rect::new(inner.x, bottom + 1, inner.width, 1);
-            reason.render(field, buf);
+            buf.set_line(inner.x, y + 1, &label, inner.width);
+            reason.render(Rect::new(inner.x, y + 2, inner.width, 1), buf);
         }
-        let narrow = self.side_by_side && r.diff.is_some() && inner.width < SIDE_BY_SIDE_MIN_WIDTH;
-        if narrow && top < bottom {
-            let note = Line::from(Span::styled(
-                format!("(side by side needs {SIDE_BY_SIDE_MIN_WIDTH} columns; showing unified)"),
-                theme.faint,
-            ));
-            buf.set_line(inner.x, top - 1, &note, inner.width);
-        }
-        let rows = self.body(inner.width, theme);
-        let height = bottom.saturating_sub(top) as usize;
-        let start = self.scroll.min(rows.len().saturating_sub(height));
-        let more_below = rows.len() > start + height;
-        for (y, line) in (top..).zip(rows.iter().skip(start).take(height)) {
-            buf.set_line(inner.x, y, line, inner.width);
-        }
-        if more_below || start > 0 {
+        if scrolling.len() > start + room || start > 0 {
             let info = format!(
                 " {}–{} of {} rows · {}{} scroll ",
                 start + 1,
-                (start + height).min(rows.len()),
-                rows.len(),
+                (start + room).min(scrolling.len()),
+                scrolling.len(),
                 keys::hint(Action::Approval(ApprovalAction::ScrollUp)),
                 keys::hint(Action::Approval(ApprovalAction::ScrollDown))
             );
-            let w = info.chars().count() as u16;
-            let x = area.x + area.width.saturating_sub(w + 2);
-            buf.set_line(x, area.y, &Line::from(Span::styled(info, theme.faint)), w);
+            let w = width(&info) as u16;
+            if w + 4 < area.width {
+                let x = area.x + area.width.saturating_sub(w + 2);
+                buf.set_line(x, area.y, &Line::from(Span::styled(info, theme.faint)), w);
+            }
         }
     }
 }
+
+/// Rows the denial reason takes: a blank, its label and its field.
+const REASON_ROWS: usize = 3;
 
 /// A one-line editor for the denial reason.
 pub fn reason_editor(theme: &Theme) -> TextArea<'static> {
@@ -403,31 +484,5 @@ pub fn reason_editor(theme: &Theme) -> TextArea<'static> {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn text(lines: &[Line<'_>]) -> Vec<String> {
-        lines.iter().map(|l| l.spans.iter().map(|s| s.content.as_ref()).collect::<String>()).collect()
-    }
-
-    #[test]
-    fn a_read_outside_the_project_shows_its_path_not_a_command() {
-        let theme = Theme::fallback(true);
-        let dialog = ApprovalDialog::new(ApprovalRequest {
-            id: 1,
-            call_id: "c1".into(),
-            tool: "file_read".into(),
-            summary: "/etc/hostname".into(),
-            arguments: r#"{"path":"/etc/hostname"}"#.into(),
-            reason: "reads outside the project: /etc/hostname".into(),
-            diff: None,
-            asked_by: "mode: edit".into(),
-            exact: vec!["file_read(/etc/hostname)".into()],
-            prefix: vec!["file_read(/etc/)".into()],
-            kind: ApprovalKind::Call,
-            agent: None,
-            task: None,
-        });
-        assert_eq!(text(&dialog.body(60, &theme)), ["/etc/hostname"]);
-    }
-}
+#[path = "approval_tests.rs"]
+mod tests;

@@ -6,17 +6,19 @@ use ratatui::layout::Rect;
 use ratatui::style::Style;
 use ratatui::text::{Line, Span};
 
-use super::{footer, frame, view_area};
+use super::{ViewKey, ViewOutcome, footer, frame, view_area};
 use crate::agent::ContextBreakdown;
 use crate::context::BudgetLevel;
 use crate::conversation::format_tokens;
 use crate::tui::keys::{Action, OverlayAction};
 use crate::tui::theme::Theme;
-use crate::tui::wrap::truncate_spans;
+use crate::tui::wrap::{Para, truncate_spans, width, wrap_paras};
 
 pub struct ContextView {
     /// `None` until the agent answers.
     pub breakdown: Option<ContextBreakdown>,
+    /// Rows scrolled past: on a small screen the breakdown is longer than the view.
+    pub scroll: usize,
 }
 
 pub fn level_style(level: BudgetLevel, theme: &Theme) -> Style {
@@ -124,24 +126,29 @@ pub fn context_lines(b: &ContextBreakdown, w: usize, theme: &Theme) -> Vec<Line<
         Span::styled(rate(b.cache.session_hit_rate), theme.key),
     ]));
     match &b.cache.last_request {
-        Some(u) => out.push(Line::from(vec![
-            Span::styled("  last request      ", theme.text),
-            Span::styled(
-                format!(
-                    "{} read from cache · {} written to cache · {} uncached · {} out ({})",
-                    format_tokens(u.cache_read_input_tokens),
-                    format_tokens(u.cache_creation_input_tokens),
-                    format_tokens(u.input_tokens),
-                    format_tokens(u.output_tokens),
-                    rate(Some(u.cache_hit_rate()))
-                ),
-                theme.dim,
-            ),
-        ])),
+        Some(u) => out.extend(wrap_paras(
+            &[Para {
+                first: vec![Span::styled("  last request      ", theme.text)],
+                rest: vec![Span::raw(" ".repeat(20.min(w / 2)))],
+                spans: vec![Span::styled(
+                    format!(
+                        "{} read from cache · {} written to cache · {} uncached · {} out ({})",
+                        format_tokens(u.cache_read_input_tokens),
+                        format_tokens(u.cache_creation_input_tokens),
+                        format_tokens(u.input_tokens),
+                        format_tokens(u.output_tokens),
+                        rate(Some(u.cache_hit_rate()))
+                    ),
+                    theme.dim,
+                )],
+                ..Para::default()
+            }],
+            w as u16,
+        )),
         None => out.push(Line::from(Span::styled("  no request yet in this session", theme.dim))),
     }
     for brk in &b.cache.breaks {
-        out.push(Line::from(Span::styled(format!("  cache break: {brk}"), theme.notice_warning)));
+        out.extend(hanging("  cache break: ", brk, theme.notice_warning, w));
     }
     let k = &b.cache.keep_alive;
     if k.pings > 0 || k.last.is_some() {
@@ -157,16 +164,23 @@ pub fn context_lines(b: &ContextBreakdown, w: usize, theme: &Theme) -> Vec<Line<
     out.push(Line::default());
     out.push(Line::from(Span::styled("Cost", theme.heading2)));
     let usd = |c: Option<f64>| c.map(crate::config::format_usd).unwrap_or_else(|| "no price known".into());
-    out.push(Line::from(vec![
-        Span::styled("  this session      ", theme.text),
-        Span::styled(usd(b.cost.session_usd), theme.key),
-        Span::styled("  (auxiliary calls included; catalog prices)", theme.dim),
-    ]));
+    out.extend(wrap_paras(
+        &[Para {
+            first: vec![Span::styled("  this session      ", theme.text)],
+            rest: vec![Span::raw(" ".repeat(20.min(w / 2)))],
+            spans: vec![
+                Span::styled(usd(b.cost.session_usd), theme.key),
+                Span::styled("  (auxiliary calls and subagents included; catalog prices)", theme.dim),
+            ],
+            ..Para::default()
+        }],
+        w as u16,
+    ));
     out.push(Line::from(vec![
         Span::styled("  last request      ", theme.text),
         Span::styled(usd(b.cost.last_request_usd), theme.key),
     ]));
-    instruction_lines(&b.instruction_files, theme, &mut out);
+    instruction_lines(&b.instruction_files, theme, w, &mut out);
     if !b.segments.is_empty() {
         out.push(Line::default());
         out.push(Line::from(Span::styled("Segments (topics of this session)", theme.heading2)));
@@ -187,9 +201,10 @@ pub fn context_lines(b: &ContextBreakdown, w: usize, theme: &Theme) -> Vec<Line<
     let c = &b.counters;
     out.push(Line::default());
     out.push(Line::from(Span::styled("Pipeline so far", theme.heading2)));
-    out.push(Line::from(Span::styled(
-        format!(
-            "  {} truncated · {} deduplicated · {} pruned · {} ({} failed) · {} trimmed",
+    out.extend(hanging(
+        "  ",
+        &format!(
+            "{} truncated · {} deduplicated · {} pruned · {} ({} failed) · {} trimmed",
             c.truncations,
             c.dedup_replacements,
             c.pruned_results,
@@ -198,13 +213,19 @@ pub fn context_lines(b: &ContextBreakdown, w: usize, theme: &Theme) -> Vec<Line<
             counted(c.trimmed_messages, "message", "messages")
         ),
         theme.dim,
-    )));
+        w,
+    ));
     out.into_iter().map(|l| Line::from(truncate_spans(l.spans, w))).collect()
 }
 
 /// Which AGENTS.md / CLAUDE.md files the prompt holds, and those left out with why; nothing
 /// when the project has none.
-fn instruction_lines(files: &crate::agent::InstructionFilesReport, theme: &Theme, out: &mut Vec<Line<'static>>) {
+fn instruction_lines(
+    files: &crate::agent::InstructionFilesReport,
+    theme: &Theme,
+    w: usize,
+    out: &mut Vec<Line<'static>>,
+) {
     if files.read.is_empty() && files.skipped.is_empty() {
         return;
     }
@@ -217,14 +238,59 @@ fn instruction_lines(files: &crate::agent::InstructionFilesReport, theme: &Theme
         ]));
     }
     for skipped in &files.skipped {
-        out.push(Line::from(vec![
-            Span::styled(format!("  {}  ", skipped.path), theme.text),
-            Span::styled(format!("skipped: {}", skipped.reason), theme.notice_warning),
-        ]));
+        out.extend(wrap_paras(
+            &[Para {
+                first: vec![Span::styled(format!("  {}  ", skipped.path), theme.text)],
+                rest: vec![Span::raw("    ")],
+                spans: vec![Span::styled(format!("skipped: {}", skipped.reason), theme.notice_warning)],
+                ..Para::default()
+            }],
+            w as u16,
+        ));
     }
 }
 
+/// `label` then `text`, wrapped to `w` columns under the text: a line that must be read whole.
+fn hanging(label: &str, text: &str, style: Style, w: usize) -> Vec<Line<'static>> {
+    let indent = " ".repeat(width(label).min(w / 2));
+    wrap_paras(
+        &[Para {
+            first: vec![Span::styled(label.to_string(), style)],
+            rest: vec![Span::raw(indent)],
+            spans: vec![Span::styled(text.to_string(), style)],
+            ..Para::default()
+        }],
+        w as u16,
+    )
+}
+
 impl ContextView {
+    pub fn new(breakdown: Option<ContextBreakdown>) -> ContextView {
+        ContextView { breakdown, scroll: 0 }
+    }
+
+    pub fn on_key(&mut self, key: ViewKey) -> ViewOutcome {
+        match key {
+            ViewKey::Action(OverlayAction::Next) => self.scroll_by(1),
+            ViewKey::Action(OverlayAction::Prev) => self.scroll_by(-1),
+            ViewKey::Page(by) => self.scroll_by(by),
+            ViewKey::Action(
+                OverlayAction::Close
+                | OverlayAction::Open
+                | OverlayAction::TogglePin
+                | OverlayAction::ToggleGlobal
+                | OverlayAction::Delete
+                | OverlayAction::Search,
+            )
+            | ViewKey::Other => {}
+        }
+        ViewOutcome::Stay
+    }
+
+    pub fn scroll_by(&mut self, by: isize) {
+        self.scroll = self.scroll.saturating_add_signed(by);
+    }
+
     pub fn render(&self, area: Rect, buf: &mut Buffer, theme: &Theme) {
         let width = view_area(area, usize::MAX).width.saturating_sub(4);
         let lines = match &self.breakdown {
@@ -232,10 +298,15 @@ impl ContextView {
             None => vec![Line::from(Span::styled("Asking the agent…", theme.dim))],
         };
         let area = view_area(area, lines.len());
-        let foot = footer(&[(Action::Overlay(OverlayAction::Close), "close")], theme);
+        let mut actions = vec![(Action::Overlay(OverlayAction::Close), "close")];
+        if lines.len() + 2 > area.height as usize {
+            actions.push((Action::Overlay(OverlayAction::Next), "scroll"));
+        }
+        let foot = footer(&actions, theme);
         let inner = frame(area, buf, theme, "Context — what the model sees", foot);
         let inner = Rect::new(inner.x + 1, inner.y, inner.width.saturating_sub(2), inner.height);
-        for (i, line) in lines.iter().take(inner.height as usize).enumerate() {
+        let start = self.scroll.min(lines.len().saturating_sub(inner.height as usize));
+        for (i, line) in lines.iter().skip(start).take(inner.height as usize).enumerate() {
             buf.set_line(inner.x, inner.y + i as u16, line, inner.width);
         }
     }
@@ -245,4 +316,35 @@ impl ContextView {
 fn counted(n: impl Into<u64>, one: &str, many: &str) -> String {
     let n = n.into();
     format!("{n} {}", if n == 1 { one } else { many })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_long_cache_break_wraps_whole_under_its_label() {
+        let theme = Theme::fallback(true);
+        let why = "request 7: UNEXPECTED, 41203 fewer tokens read: the project's instruction files changed (first difference: block 2, the system prompt's dynamic part)";
+        let breakdown = ContextBreakdown {
+            parts: Vec::new(),
+            total: 1_000,
+            budget: crate::context::ContextBudget::new(200_000, &crate::config::ContextConfig::default()),
+            level: BudgetLevel::Ok,
+            counters: Default::default(),
+            cache: crate::agent::CacheReport { breaks: vec![why.into()], ..Default::default() },
+            segments: Vec::new(),
+            cost: Default::default(),
+            instruction_files: Default::default(),
+        };
+        let rows: Vec<String> = context_lines(&breakdown, 76, &theme)
+            .iter()
+            .map(|l| l.spans.iter().map(|s| s.content.as_ref()).collect::<String>())
+            .collect();
+        let first = rows.iter().position(|r| r.starts_with("  cache break: ")).expect("the break");
+        let joined: String =
+            rows[first..].iter().take_while(|r| !r.is_empty()).map(|r| r.trim()).collect::<Vec<_>>().join(" ");
+        assert!(joined.contains(why), "cut: {rows:#?}");
+        assert!(rows.iter().all(|r| !r.contains('…')), "{rows:#?}");
+    }
 }

@@ -32,6 +32,7 @@ use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, BorderType, Borders, Clear, Widget};
 
+use super::hints::{self, Hint};
 use super::keys::{self, Action, GlobalAction, OverlayAction};
 use super::theme::Theme;
 use crate::agent::{LibraryRequest, McpRequest, RewindScope, UserCommand};
@@ -108,8 +109,7 @@ impl Overlay {
             Overlay::Help(v) => v.on_key(key),
             Overlay::Sessions(v) => v.on_key(key),
             Overlay::Memories(v) => v.on_key(key),
-            // Nothing to move or open: the view only shows.
-            Overlay::Context(_) => ViewOutcome::Stay,
+            Overlay::Context(v) => v.on_key(key),
             Overlay::Mcp(v) => v.on_key(key),
             Overlay::Rewind(v) => v.on_key(key),
             Overlay::Models(v) => v.on_key(key),
@@ -123,7 +123,7 @@ impl Overlay {
             Overlay::Help(v) => v.scroll_by(if up { -3 } else { 3 }),
             Overlay::Sessions(v) => v.move_by(if up { -1 } else { 1 }),
             Overlay::Memories(v) => v.move_by(if up { -1 } else { 1 }),
-            Overlay::Context(_) => {}
+            Overlay::Context(v) => v.scroll_by(if up { -3 } else { 3 }),
             Overlay::Mcp(v) => v.move_by(if up { -1 } else { 1 }),
             Overlay::Rewind(v) => v.move_by(if up { -1 } else { 1 }),
             Overlay::Models(v) => v.move_by(if up { -1 } else { 1 }),
@@ -146,17 +146,20 @@ impl Overlay {
 }
 
 /// The area of a view holding `rows` rows of content: as tall as it needs (framed), at most
-/// most of the screen, with a margin that keeps the transcript in sight.
+/// most of the screen, with a margin that keeps the transcript in sight where there is room.
 pub fn view_area(area: Rect, rows: usize) -> Rect {
-    let w = if area.width > 100 { area.width * 85 / 100 } else { area.width.saturating_sub(2) };
-    let max_h = if area.height > 30 { area.height * 85 / 100 } else { area.height.saturating_sub(2) };
+    // On a small screen a margin would only let the transcript show through at the edges in
+    // scraps: the view takes the whole width, and the whole height when it needs it.
+    let w = if area.width > 100 { area.width * 85 / 100 } else { area.width };
+    let max_h = if area.height > 30 { area.height * 85 / 100 } else { area.height };
     let wanted = u16::try_from(rows.saturating_add(2)).unwrap_or(u16::MAX).max(8);
     let h = wanted.min(max_h);
     Rect::new(area.x + (area.width - w) / 2, area.y + (area.height - h) / 2, w, h)
 }
 
-/// Clear `area` and draw a titled frame; returns the inside.
-pub fn frame(area: Rect, buf: &mut Buffer, theme: &Theme, title: &str, footer: Line<'static>) -> Rect {
+/// Clear `area` and draw a titled frame; returns the inside. The footer's hints that do not fit
+/// the frame's width are left out, the least important first.
+pub fn frame(area: Rect, buf: &mut Buffer, theme: &Theme, title: &str, footer: Vec<Hint>) -> Rect {
     Clear.render(area, buf);
     let block = Block::default()
         .borders(Borders::ALL)
@@ -164,24 +167,22 @@ pub fn frame(area: Rect, buf: &mut Buffer, theme: &Theme, title: &str, footer: L
         .border_style(theme.overlay_border)
         .style(theme.overlay)
         .title(Line::from(Span::styled(format!(" {title} "), theme.title)))
-        .title_bottom(footer);
+        .title_bottom(hints::fit(&footer, area.width.saturating_sub(2) as usize, theme));
     let inner = block.inner(area);
     block.render(area, buf);
     inner
 }
 
-/// `Esc close · ↑↓ select · …` from the binding table.
-pub fn footer(actions: &[(Action, &str)], theme: &Theme) -> Line<'static> {
-    let mut spans = vec![Span::raw(" ")];
-    for (i, (action, label)) in actions.iter().enumerate() {
-        if i > 0 {
-            spans.push(Span::styled(" · ", theme.faint));
+/// `Esc close · ↑↓ select · …` from the binding table, each hint more important than the next
+/// but the way out, which is kept whatever the width.
+pub fn footer(actions: &[(Action, &str)], _theme: &Theme) -> Vec<Hint> {
+    let mut hints = hints::in_order(actions.iter().map(|(action, label)| (keys::hint(*action), label.to_string())));
+    for (hint, (action, _)) in hints.iter_mut().zip(actions) {
+        if *action == Action::Overlay(OverlayAction::Close) {
+            hint.rank = u8::MAX;
         }
-        spans.push(Span::styled(keys::hint(*action), theme.key));
-        spans.push(Span::styled(format!(" {label}"), theme.dim));
     }
-    spans.push(Span::raw(" "));
-    Line::from(spans)
+    hints
 }
 
 /// `3h ago`, `2d ago`, from an RFC 3339 time.
@@ -240,8 +241,28 @@ mod tests {
     }
 
     #[test]
+    fn at_80_by_24_a_picker_lets_nothing_of_the_transcript_show_at_its_edges() {
+        use crate::tui::app::fixture::{conversation, draw, text};
+        for (w, h) in [(80, 24), (100, 30)] {
+            let mut app = conversation();
+            app.set_overlay(Some(sessions()));
+            let screen = text(&draw(&app, w, h));
+            let rows: Vec<&str> = screen.lines().collect();
+            let top = rows.iter().position(|r| r.contains("╭ Sessions")).expect("the picker");
+            let bottom = top + rows[top..].iter().position(|r| r.contains('╰')).expect("its bottom");
+            let left = rows[top].chars().position(|c| c == '╭').unwrap();
+            for row in &rows[top..=bottom] {
+                let before: String = row.chars().take(left).collect();
+                assert!(before.trim().is_empty(), "the transcript shows at the left edge at {w}×{h}:\n{screen}");
+                let after = row.rsplit(['╮', '│', '╯']).next().unwrap_or("");
+                assert!(after.trim().is_empty(), "the transcript shows at the right edge at {w}×{h}:\n{screen}");
+            }
+        }
+    }
+
+    #[test]
     fn a_key_in_the_context_view_changes_nothing_but_close() {
-        let mut view = Overlay::Context(ContextView { breakdown: None });
+        let mut view = Overlay::Context(ContextView::new(None));
         assert_eq!(view.on_key(ViewKey::Action(OverlayAction::Delete)), ViewOutcome::Stay);
         assert_eq!(view.on_key(ViewKey::Action(OverlayAction::Close)), ViewOutcome::Close);
     }
