@@ -62,6 +62,8 @@ pub struct Config {
     /// The `todo` tool's task list.
     pub todo: TodoConfig,
     pub notify: NotifyConfig,
+    /// The full-screen interface: the user's own status line.
+    pub tui: TuiConfig,
     /// The llama-server cairn runs itself (`--local`).
     pub local: LocalConfig,
     /// The folders the user trusts (`[trust."PATH"]`), written by cairn when they say yes.
@@ -97,6 +99,28 @@ pub struct NotifyConfig {
 impl Default for NotifyConfig {
     fn default() -> Self {
         NotifyConfig { method: NotifyMethod::Bell, after_secs: 10, approvals: true }
+    }
+}
+
+/// `[tui]`: the interface's own settings. The user's alone: a project's settings files cannot
+/// set them (the status command runs without the folder's trust).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct TuiConfig {
+    /// A shell command (`sh -c`) given the session's figures as JSON on stdin; the first line
+    /// it prints is shown under the composer. docs/status-line.md gives the JSON.
+    pub status_command: Option<String>,
+    /// A run past this is killed (its whole process group) and counts as a failure.
+    pub status_command_timeout_ms: u64,
+    /// Runs are at least this far apart, however fast the figures change.
+    pub status_command_interval_ms: u64,
+}
+
+impl Default for TuiConfig {
+    fn default() -> Self {
+        // Claude Code's statusline refreshes at most every 300 ms; a line that takes longer
+        // than half a second to compute is stale by the time it shows.
+        TuiConfig { status_command: None, status_command_timeout_ms: 500, status_command_interval_ms: 300 }
     }
 }
 

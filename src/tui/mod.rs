@@ -29,6 +29,7 @@ mod terminal;
 mod theme;
 mod transcript;
 mod trust_prompt;
+mod user_status;
 mod wrap;
 
 pub use app::App;
@@ -43,3 +44,4 @@ pub(crate) use terminal::Tui;
 pub use theme::Theme;
 pub(crate) use theme::UserTheme;
 pub(crate) use trust_prompt::ask_trust;
+pub(crate) use user_status::UserStatus;

@@ -297,6 +297,10 @@ mod tests {
     use super::*;
 
     fn line(width: u16, flash: Option<&str>) -> String {
+        line_with(width, flash, 0)
+    }
+
+    fn line_with(width: u16, flash: Option<&str>, background: usize) -> String {
         let theme = Theme::fallback(true);
         let now = Instant::now();
         let activity = Activity::Approval("bash".into());
@@ -323,6 +327,7 @@ mod tests {
             }),
             ready: true,
             window: 200_000,
+            background,
         };
         let area = Rect::new(0, 0, width, 1);
         let mut buf = Buffer::empty(area);
@@ -365,5 +370,13 @@ mod tests {
         let narrow = line(50, Some("approved; for this session: bash(cargo test *)"));
         assert!(narrow.contains("· approved; for this…") && !narrow.contains("waiting"), "{narrow}");
         assert!(line(120, Some("approved; for this session: bash(cargo test *)")).contains("bash(cargo test *)"));
+    }
+
+    #[test]
+    fn the_count_of_background_commands_outlasts_the_cost() {
+        assert!(line_with(120, None, 2).contains("⚙ 2 bg  $0.42"), "{}", line_with(120, None, 2));
+        let narrow = line_with(60, None, 2);
+        assert!(narrow.contains("⚙ 2 bg") && !narrow.contains("$0.42"), "{narrow}");
+        assert!(!line_with(120, None, 0).contains("bg"));
     }
 }

@@ -51,6 +51,7 @@ mod permissions;
 mod prompt_cache;
 mod readme;
 mod session_report;
+mod status_command;
 mod store_concurrency;
 mod stream_deadlines;
 mod subagents;
