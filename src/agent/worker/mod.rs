@@ -15,6 +15,7 @@ mod rewind;
 mod segments;
 mod shell;
 mod subagent;
+mod switch;
 mod turn;
 
 pub use turn::INTERRUPTED_MARK;
@@ -45,7 +46,7 @@ use super::task_list::SessionTaskList;
 use super::tool_section::ToolSection;
 use super::toolbox::Toolbox;
 use super::workplace::Workplace;
-use crate::store::{NewSession, SessionInfo, StoreError};
+use crate::store::{SessionInfo, StoreError};
 
 /// What carries a plan into edit mode: the model is asked to do what it planned — or what the
 /// user made of the plan in their editor.
@@ -169,19 +170,6 @@ impl Worker {
 
     pub(super) fn session_info(&self) -> &SessionInfo {
         self.session.info()
-    }
-
-    /// Switch to `info`: everything of the session left (its compaction, cache history, files
-    /// read, approvals, checkpoints) ends with it. On failure the current session stays.
-    fn load_session(&mut self, info: SessionInfo) -> Result<(), StoreError> {
-        let switching = info.id != self.session.id();
-        self.replace_session(info)?;
-        self.tools.new_session();
-        if switching {
-            self.background.new_tally();
-            self.checkpoints = start_checkpoints(&self.place, self.session.id(), self.session.redactor(), &self.link);
-        }
-        Ok(())
     }
 
     /// Load `info` from the store in place of the session held: what a resume does, and what
@@ -486,13 +474,8 @@ impl Worker {
                     self.link.emit(AgentEvent::Exported(written));
                 }
                 UserCommand::Init => {
-                    let root = self.place.root().to_path_buf();
-                    let surveyed = root.clone();
-                    let survey =
-                        tokio::task::spawn_blocking(move || crate::prompt::survey(&surveyed)).await.unwrap_or_default();
-                    let prompt = crate::prompt::init_prompt(&root, &survey);
                     let cancel = self.link.control().begin();
-                    let summary = self.run_turn_shown(prompt, Some("/init"), cancel).await;
+                    let summary = self.run_init(cancel).await;
                     self.end_turn(summary);
                 }
                 UserCommand::Shutdown => break,
@@ -568,30 +551,6 @@ impl Worker {
         self.link.emit(AgentEvent::ModelChanged { model: self.model.name().to_string(), window: self.model.window() });
         let status = self.context_status();
         self.link.emit(AgentEvent::Context(status));
-    }
-
-    fn open_new_session(&mut self) {
-        let mode = self.link.mode();
-        let created = self.place.store().draft_session(
-            self.place.project(),
-            NewSession { provider: self.model.kind(), model: self.model.name(), mode },
-        );
-        match created.and_then(|session| self.load_session(session)) {
-            Ok(()) => self.announce_session(false),
-            Err(e) => self.link.notice(NoticeLevel::Error, format!("could not start a new session: {e}")),
-        }
-    }
-
-    fn open_existing_session(&mut self, id: &str) {
-        let store = self.place.store().clone();
-        let opened = store
-            .resolve_session(self.place.project(), id)
-            .and_then(|s| store.touch_session(&s.id).map(|()| s))
-            .and_then(|s| self.load_session(s));
-        match opened {
-            Ok(()) => self.announce_session(true),
-            Err(e) => self.link.notice(NoticeLevel::Error, e.to_string()),
-        }
     }
 
     /// The model for auxiliary calls, recording usage for this session and the next turn's

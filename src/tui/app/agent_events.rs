@@ -3,9 +3,9 @@
 
 use super::history::{compacted_text, trigger_text, turn_summary_text};
 use super::{Activity, App, OpenSession, PlanReady};
-use crate::agent::{AgentEvent, BackgroundAnswer, CompactionEvent, NoticeLevel, TurnOutcome, TurnSummary, UserCommand};
+use crate::agent::{AgentEvent, CompactionEvent, NoticeLevel, TurnOutcome, TurnSummary, UserCommand};
 use crate::conversation::tool_names::TASK;
-use crate::conversation::{FinishedCall, Message, Mode, format_tokens, job_lines};
+use crate::conversation::{FinishedCall, Message, Mode, format_tokens};
 use crate::tui::cells::{
     AssistantCell, Cell, NoticeKind, SubagentStatus, ThinkingCell, ToolCell, ToolStatus, UserCell,
 };
@@ -190,24 +190,7 @@ impl App {
                 Err(e) => self.notice(NoticeKind::Error, format!("could not write the session report: {e}")),
             },
             AgentEvent::BackgroundRunning(n) => self.session.background = n,
-            AgentEvent::Background(answer) => match answer {
-                BackgroundAnswer::List(jobs) => self.notice(NoticeKind::Info, job_lines(&jobs).join("\n")),
-                BackgroundAnswer::Stopped(Ok(job)) => self.notice(
-                    NoticeKind::Info,
-                    format!("stopped background command {} ({}): $ {}", job.id, job.state.label(), job.command),
-                ),
-                BackgroundAnswer::Stopped(Err(e)) => self.notice(NoticeKind::Error, e),
-                BackgroundAnswer::Rewound(jobs) => {
-                    let names: Vec<String> = jobs.iter().map(|j| format!("{} ($ {})", j.id, j.command)).collect();
-                    self.notice(
-                        NoticeKind::Info,
-                        format!(
-                            "ended background command {}: the rewind took back the turn that started it",
-                            names.join(", ")
-                        ),
-                    )
-                }
-            },
+            AgentEvent::Background(answer) => self.on_background(answer),
             AgentEvent::Exported(written) => match written {
                 Ok(path) => self.notice(NoticeKind::Info, format!("conversation exported: {path}")),
                 Err(e) => self.notice(NoticeKind::Error, format!("could not export the conversation: {e}")),
