@@ -150,7 +150,7 @@ mod tests {
     #[test]
     fn the_client_lists_the_built_in_and_custom_commands() {
         let names: Vec<String> = available(&custom()).into_iter().map(|c| c.name).collect();
-        assert_eq!(names, ["compact", "context", "mode", "help", "fix"]);
+        assert_eq!(names, ["compact", "init", "context", "mode", "help", "fix"]);
         let modes = modes(Mode::Plan);
         assert_eq!(modes.current_mode_id, SessionModeId::new("plan"));
         assert_eq!(modes.available_modes.len(), 3);

@@ -58,16 +58,16 @@ pub const COMMANDS: &[(&str, &str, &str)] = &[
     ("/mode", "edit|plan|ask", "switch mode (Shift+Tab cycles)"),
     ("/context", "", "what the model sees, token by token"),
     ("/report", "", "this session's report, as HTML"),
-    ("/ps", "", "the background commands: state and last lines of output"),
-    ("/stop", "N", "end background command N (its whole process group)"),
-    ("/init", "", "write the project's AGENTS.md (or improve the one there), through your approval"),
-    ("/export", "[md|html] [FILE]", "this conversation as a readable file (HTML by default; secrets redacted)"),
     ("/rewind", "", "take back code and/or conversation to before a turn"),
     ("/undo", "", "take back the file changes of the last turn that made some"),
     ("/diff", "[N|last]", "what this session (or turn N, or the last turn) changed"),
     ("/model", "[NAME]", "switch model (the picker, with windows and prices, when no name)"),
     ("/usage", "", "cost and tokens per day, project and session"),
     ("/mcp", "[on|off|retry|import]", "MCP servers: state, tools, tokens; /mcp on|off|retry NAME, /mcp import"),
+    ("/ps", "", "the background commands: state and last lines of output"),
+    ("/stop", "N", "end background command N (its whole process group)"),
+    ("/init", "", "write the project's AGENTS.md (or improve the one there), through your approval"),
+    ("/export", "[md|html] [FILE]", "this conversation as a readable file (HTML by default; secrets redacted)"),
     ("/help", "", "keys and commands"),
     ("/quit", "", "leave cairn"),
 ];
@@ -270,6 +270,25 @@ mod tests {
     }
 
     #[test]
+    fn export_stop_and_init_take_what_they_say() {
+        use crate::report::ExportFormat::{Html, Markdown};
+        let export = |line: &str| parse_slash(line).unwrap();
+        assert_eq!(export("/export"), Ok(SlashCommand::Export { format: Html, path: None }));
+        assert_eq!(export("/export md"), Ok(SlashCommand::Export { format: Markdown, path: None }));
+        assert_eq!(
+            export("/export notes/chat.md"),
+            Ok(SlashCommand::Export { format: Markdown, path: Some("notes/chat.md".into()) })
+        );
+        assert_eq!(export("/export html out"), Ok(SlashCommand::Export { format: Html, path: Some("out".into()) }));
+        assert!(export("/export html chat.md").unwrap_err().contains("another format"));
+        assert_eq!(export("/stop #2"), Ok(SlashCommand::Stop(2)));
+        assert!(export("/stop").unwrap_err().contains("/ps lists them"));
+        assert!(export("/stop 0").is_err() && export("/stop x").is_err());
+        assert_eq!(export("/ps"), Ok(SlashCommand::Ps));
+        assert!(export("/init now").unwrap_err().contains("no arguments"));
+    }
+
+    #[test]
     fn every_command_in_the_table_parses() {
         for (name, arg, _) in COMMANDS {
             let arg = match *arg {
@@ -278,6 +297,8 @@ mod tests {
                 "[NAME]" => "m",
                 "[on|off|retry|import]" => "off m",
                 "[N|last]" => "2",
+                "N" => "1",
+                "[md|html] [FILE]" => "md notes.md",
                 _ => "",
             };
             let line = format!("{name} {arg}");
