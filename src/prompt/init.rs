@@ -159,9 +159,13 @@ fn bytes(n: u64) -> String {
     if n < 1024 { format!("{n} B") } else { format!("{:.1} KB", n as f64 / 1024.0) }
 }
 
-/// The prompt `/init` sends: the instructions, then the survey of `root`.
+/// The line a stored `/init` prompt starts with: the session is titled by it, and an export
+/// shows it with the instructions folded under it.
+pub const INIT_LINE: &str = "/init";
+
+/// The prompt `/init` sends: the command as typed, the instructions, then the survey of `root`.
 pub fn init_prompt(root: &Path, survey: &ProjectSurvey) -> String {
-    let mut out = INIT.trim_end().to_string();
+    let mut out = format!("{INIT_LINE}\n\n{}", INIT.trim_end());
     let _ = write!(out, "\n\n<project_survey>\nRoot: {}", root.display());
     out.push_str(if survey.git { " (a git repository)\n" } else { " (not a git repository)\n" });
     let _ = writeln!(out, "Instruction files: {}", sizes(&survey.instructions));

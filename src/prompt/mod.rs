@@ -22,7 +22,7 @@ mod task_list;
 pub use agent_types::{AgentType, AgentTypes, DEFAULT_TYPE, ModelChoice};
 pub use commands::CustomCommand;
 pub use environment::Environment;
-pub use init::{init_prompt, survey};
+pub use init::{INIT_LINE, init_prompt, survey};
 pub use instructions::{InstructionFile, InstructionScan, fingerprint, render_instructions, scan_instruction_files};
 pub use skills::Skill;
 pub use subagent::subagent_section;

@@ -235,7 +235,7 @@ impl Tool for Bash {
         if args.command.trim().is_empty() {
             return Err(ToolError::new("command is empty; give the shell command to run"));
         }
-        let background = if args.background { " &  (in the background)" } else { "" };
+        let background = if args.background { "  (background)" } else { "" };
         Ok(Prepared::new(format!("$ {}{background}", args.command)))
     }
 

@@ -77,11 +77,15 @@ async fn a_dev_server_runs_in_the_background_and_ps_lists_it_and_stop_ends_its_g
         screen.type_text("start the dev server");
         screen.send("\r");
         let dialog = screen.wait("the approval dialog", |s| s.contains("Allow bash?"));
-        assert!(dialog.contains("http.server") && dialog.contains("in the background"), "{dialog}");
+        assert!(
+            dialog.contains("http.server") && dialog.contains("In the background: the call returns at once"),
+            "{dialog}"
+        );
         std::thread::sleep(Duration::from_millis(800));
         screen.send("y");
-        let done = screen.wait("the turn to end", |s| s.contains("The server runs on its port."));
-        assert!(done.contains("⚙ 1 bg"), "the status line counts it:\n{done}");
+        screen.wait("the turn to end", |s| s.contains("The server runs on its port."));
+        // Once the message of the approval has gone, the status line counts it.
+        screen.wait("the count", |s| s.lines().last().is_some_and(|l| l.contains("⚙ 1 bg")));
     });
     let page = get(port).expect("the server answers after the turn is over");
     assert!(page.contains("the project's page"), "{page}");

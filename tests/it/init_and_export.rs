@@ -39,7 +39,10 @@ async fn init_surveys_the_project_and_writes_agents_md_through_the_approval() {
         let dialog = screen.wait("the approval dialog", |s| s.contains("Allow file_write?"));
         assert!(dialog.contains("AGENTS.md") && dialog.contains("cargo test"), "the diff is shown:\n{dialog}");
         assert!(!sandbox.exists("AGENTS.md"), "nothing is written before the user approves");
-        assert!(!dialog.contains("The user ran /init"), "the transcript shows /init, not the prompt:\n{dialog}");
+        assert!(
+            !dialog.contains("Write the project's AGENTS.md"),
+            "the transcript shows /init, not the prompt:\n{dialog}"
+        );
         std::thread::sleep(Duration::from_millis(800));
         screen.send("y");
         screen.wait("the turn to end", |s| s.contains("Wrote AGENTS.md with the test command."));
@@ -50,7 +53,7 @@ async fn init_surveys_the_project_and_writes_agents_md_through_the_approval() {
     assert_eq!(sandbox.read("AGENTS.md"), agents);
     let first = &mock.requests()[0];
     let prompt = user_texts(first).join("\n");
-    assert!(prompt.contains("write the project's AGENTS.md"), "the instructions went out:\n{prompt}");
+    assert!(prompt.starts_with("/init\n\nWrite the project's AGENTS.md"), "the instructions went out:\n{prompt}");
     assert!(prompt.contains("<project_survey>"), "{prompt}");
     assert!(prompt.contains("Instruction files: CLAUDE.md (14 B)"), "{prompt}");
     assert!(prompt.contains("Cargo.toml (") && prompt.contains(".github/workflows/ci.yml ("), "{prompt}");
@@ -82,6 +85,9 @@ async fn init_on_an_existing_agents_md_asks_for_an_edit_that_keeps_the_users_con
     assert!(prompt.contains("AGENTS.md exists: improve it with file_edit"), "{prompt}");
     assert!(prompt.contains("Makefile ("), "{prompt}");
     assert_eq!(sandbox.read("AGENTS.md"), "# Our rules\n\nNever push to main.\n\n## Commands\n- `make test`\n");
+    let sessions = sandbox.run(Api::Anthropic, &mock, &["sessions", "--json"]).await;
+    let sessions: serde_json::Value = serde_json::from_slice(&sessions.stdout).unwrap();
+    assert_eq!(sessions[0]["title"], "/init", "the session is titled by the command, not its instructions");
 }
 
 /// A session with a key in a prompt, an edit and a command exports as Markdown and as HTML:

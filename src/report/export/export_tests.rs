@@ -111,3 +111,24 @@ fn a_long_output_is_cut_with_a_pointer_to_the_whole() {
     let shown = shown(&long, "abcd");
     assert!(shown.ends_with("[… 10 more characters: `cairn export abcd` (JSONL) has the whole output]"), "{shown}");
 }
+
+#[test]
+fn an_init_prompt_shows_the_command_with_what_was_sent_folded() {
+    let t = Transcript {
+        entries: vec![Entry::User {
+            text: "/init\n\nWrite the project's AGENTS.md.\n<project_survey>…</project_survey>".into(),
+            attachments: Vec::new(),
+            images: Vec::new(),
+            at: "2026-01-01T00:00:00Z".into(),
+            rewound: false,
+        }],
+        ..Transcript::default()
+    };
+    let md = render_markdown(&t);
+    assert!(md.contains("/init\n\n<details><summary>What cairn sent the model for it</summary>"), "{md}");
+    let html = render_html(&t);
+    assert!(
+        html.contains("<div class=\"prompt\">/init</div><details class=\"attached\"><summary>What cairn sent"),
+        "{html}"
+    );
+}

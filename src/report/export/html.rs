@@ -142,10 +142,22 @@ pub fn render_html(t: &Transcript) -> String {
                 let (class, tag) = rewound_tag(*rewound);
                 let _ = write!(
                     s,
-                    "<section class=\"msg user{class}\"><div class=\"who\">You<time>{}</time>{tag}</div><div class=\"prompt\">{}</div>",
-                    esc(at),
-                    esc(text.trim_end())
+                    "<section class=\"msg user{class}\"><div class=\"who\">You<time>{}</time>{tag}</div>",
+                    esc(at)
                 );
+                match super::expanded_command(text) {
+                    Some((command, sent)) => {
+                        let _ = write!(
+                            s,
+                            "<div class=\"prompt\">{}</div><details class=\"attached\"><summary>What cairn sent the model for it</summary><pre class=\"out\">{}</pre></details>",
+                            esc(command),
+                            esc(sent)
+                        );
+                    }
+                    None => {
+                        let _ = write!(s, "<div class=\"prompt\">{}</div>", esc(text.trim_end()));
+                    }
+                }
                 for image in images {
                     let _ = write!(s, "<p class=\"img\">Image attached: {}</p>", esc(&image.label()));
                 }

@@ -62,7 +62,17 @@ pub fn render_markdown(t: &Transcript) -> String {
                 }
                 let mark = if *rewound { " *(rewound)*" } else { "" };
                 let _ = writeln!(out, "---\n\n## You{mark}\n\n<sub>{at}</sub>\n");
-                let _ = writeln!(out, "{}\n", text.trim_end());
+                match super::expanded_command(text) {
+                    Some((command, sent)) => {
+                        let _ = writeln!(out, "{command}\n");
+                        out.push_str("<details><summary>What cairn sent the model for it</summary>\n\n");
+                        fenced(&mut out, "", sent);
+                        out.push_str("</details>\n\n");
+                    }
+                    None => {
+                        let _ = writeln!(out, "{}\n", text.trim_end());
+                    }
+                }
                 for image in images {
                     let _ = writeln!(out, "Image attached: {}\n", inline(&image.label()));
                 }

@@ -274,6 +274,13 @@ fn pretty(arguments: &str) -> String {
         .unwrap_or_else(|| arguments.to_string())
 }
 
+/// A prompt cairn wrote for a command the user typed (`/init`): the command, and what was sent
+/// for it, to show folded.
+pub(super) fn expanded_command(text: &str) -> Option<(&str, &str)> {
+    let rest = text.strip_prefix(crate::prompt::INIT_LINE)?.strip_prefix("\n\n")?;
+    Some((crate::prompt::INIT_LINE, rest))
+}
+
 /// A fence for `text` in Markdown: longer than any run of backticks in it.
 pub(super) fn fence_for(text: &str) -> String {
     let mut longest = 0;
