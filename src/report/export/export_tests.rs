@@ -82,6 +82,8 @@ fn the_html_folds_calls_and_thinking_colours_the_diff_and_runs_and_fetches_nothi
     assert!(!html.contains("javascript:"), "no link runs code");
     assert!(!html.contains("<link") && !html.contains("@import"), "no style is fetched either");
     assert!(html.contains("exit 0"));
+    assert!(!html.contains("old_string"), "an edit shows its diff, not its arguments again");
+    assert!(html.contains("&quot;command&quot;: &quot;cargo test&quot;"), "a command shows its arguments");
 }
 
 #[test]

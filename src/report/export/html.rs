@@ -104,7 +104,9 @@ fn call(s: &mut String, c: &CallEntry) {
         s.push_str(&counts(d));
     }
     let _ = write!(s, "<span class=\"outcome\">{}</span></summary>", esc(&c.outcome()));
-    let _ = write!(s, "<div class=\"label\">Arguments</div><pre class=\"args\">{}</pre>", esc(&c.arguments));
+    if c.diff.as_deref().is_none_or(|d| d.trim().is_empty()) {
+        let _ = write!(s, "<div class=\"label\">Arguments</div><pre class=\"args\">{}</pre>", esc(&c.arguments));
+    }
     if let Some(why) = &c.decided_by {
         let _ = write!(s, "<div class=\"label\">Decided by: {}</div>", esc(why));
     }

@@ -22,8 +22,10 @@ fn call(out: &mut String, c: &CallEntry) {
     let target = if c.target.is_empty() { String::new() } else { format!(" — {}", inline(&c.target)) };
     let outcome = if outcome.is_empty() { String::new() } else { format!(" ({outcome})") };
     let _ = writeln!(out, "<details><summary>{}{target}{outcome}</summary>\n", inline(&c.tool));
-    out.push_str("Arguments:\n\n");
-    fenced(out, "json", &c.arguments);
+    if c.diff.as_deref().is_none_or(|d| d.trim().is_empty()) {
+        out.push_str("Arguments:\n\n");
+        fenced(out, "json", &c.arguments);
+    }
     if let Some(why) = &c.decided_by {
         let _ = writeln!(out, "Decided by: {}\n", inline(why));
     }

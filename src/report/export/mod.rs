@@ -105,7 +105,7 @@ pub struct CallEntry {
     pub tool: String,
     /// The command, path or pattern it was about.
     pub target: String,
-    /// The arguments, pretty-printed.
+    /// The arguments, pretty-printed (not shown beside a diff, which says the same better).
     pub arguments: String,
     /// The whole output as stored (not as cut for the model).
     pub output: String,
@@ -134,8 +134,10 @@ impl CallEntry {
         } else if self.is_error {
             parts.push("error".to_string());
         }
-        if self.duration_ms > 0 {
-            parts.push(format!("{:.1} s", self.duration_ms as f64 / 1000.0));
+        match self.duration_ms {
+            0 => {}
+            ms @ 1..1000 => parts.push(format!("{ms} ms")),
+            ms => parts.push(format!("{:.1} s", ms as f64 / 1000.0)),
         }
         parts.join(" · ")
     }
