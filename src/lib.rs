@@ -30,4 +30,4 @@ mod tools;
 mod trust;
 pub mod tui;
 
-pub use cli::{Cli, run};
+pub use cli::{Cli, run, run_before_runtime};

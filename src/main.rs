@@ -10,6 +10,9 @@ fn main() -> ExitCode {
         eprintln!("cairn: {e}; other processes of yours could read cairn's memory");
     }
     let cli = cairn::Cli::parse();
+    if let Some(code) = cairn::run_before_runtime(&cli) {
+        return code;
+    }
     // A session will talk to a provider: have the TLS roots loaded meanwhile, off every loop.
     if cli.command.is_none() {
         cairn::net::warm_up_tls();

@@ -1,5 +1,6 @@
 //! The client's files (`fs/read_text_file`, `fs/write_text_file`) as the file tools' editor:
-//! reads see the editor's buffers, unsaved changes included, and edits land in them.
+//! reads see the editor's buffers, unsaved changes included, and edits land in them. When the
+//! client offers terminals, they are the editor's too (`terminals`).
 
 use std::path::Path;
 
@@ -9,16 +10,18 @@ use agent_client_protocol::v1::schema::{ReadTextFileRequest, SessionId, WriteTex
 use futures_util::FutureExt;
 use futures_util::future::BoxFuture;
 
-use crate::tools::Editor;
+use super::terminals::ClientTerminals;
+use crate::tools::{Editor, Terminals};
 
-pub(super) struct ClientFiles {
+pub(super) struct ClientEditor {
     pub cx: ConnectionTo<Client>,
     pub session: SessionId,
     pub reads: bool,
     pub writes: bool,
+    pub terminals: Option<ClientTerminals>,
 }
 
-impl Editor for ClientFiles {
+impl Editor for ClientEditor {
     fn reads_files(&self) -> bool {
         self.reads
     }
@@ -43,5 +46,9 @@ impl Editor for ClientFiles {
             Ok(())
         }
         .boxed()
+    }
+
+    fn terminals(&self) -> Option<&dyn Terminals> {
+        self.terminals.as_ref().map(|t| t as &dyn Terminals)
     }
 }

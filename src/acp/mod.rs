@@ -14,6 +14,7 @@ mod launch;
 mod pump;
 mod replay;
 mod session;
+mod terminals;
 mod updates;
 
 pub use launch::{Launcher, Opening, StartAgent};
@@ -178,7 +179,11 @@ impl Server {
         let opening = self.launcher.open(cwd, load).await.map_err(failed)?;
         let files = {
             let client = self.client.lock().unwrap_or_else(|p| p.into_inner());
-            FileAccess { reads: client.fs.read_text_file, writes: client.fs.write_text_file }
+            FileAccess {
+                reads: client.fs.read_text_file,
+                writes: client.fs.write_text_file,
+                terminals: client.terminal,
+            }
         };
         let session = Arc::new(Session::new(cx.clone(), opening, files));
         let replaced =

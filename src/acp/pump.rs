@@ -12,6 +12,7 @@ use agent_client_protocol::v1::schema::{
 };
 use tokio::sync::{mpsc, oneshot};
 
+use super::terminals::Opened;
 use super::updates::Live;
 use super::{approval, commands, replay};
 use crate::agent::{AgentEvent, AgentHandle, ApprovalDecision, ApprovalRequest, CommandInfo, TurnOutcome, UserCommand};
@@ -105,6 +106,8 @@ pub(super) struct Pump {
     ready: Option<oneshot::Sender<()>>,
     /// The running turn streamed answer text (else its result is said at its end: `/compact`).
     streamed: bool,
+    /// The client's terminals commands now run in, each to show in its call.
+    opened: Option<mpsc::UnboundedReceiver<Opened>>,
 }
 
 impl Pump {
@@ -116,7 +119,12 @@ impl Pump {
         replay: bool,
         ready: oneshot::Sender<()>,
     ) -> Pump {
-        Pump { cx, session, root, shared, replay, ready: Some(ready), streamed: false }
+        Pump { cx, session, root, shared, replay, ready: Some(ready), streamed: false, opened: None }
+    }
+
+    /// Each terminal `opened` tells of is shown in its call.
+    pub(super) fn showing(self, opened: mpsc::UnboundedReceiver<Opened>) -> Pump {
+        Pump { opened: Some(opened), ..self }
     }
 
     /// Until the agent stops, or `stop` says to stop it.
@@ -125,8 +133,17 @@ impl Pump {
         let mut live = Live::new(self.root.clone(), handle.redactor.clone());
         loop {
             let event = tokio::select! {
+                // The agent's events first: what it said of a call before its command started
+                // in a terminal reaches the client before the terminal does.
                 biased;
                 event = handle.events.recv() => event,
+                opened = async { self.opened.as_mut()?.recv().await }, if self.opened.is_some() => {
+                    match opened {
+                        Some(opened) => self.send(live.terminal(&opened)),
+                        None => self.opened = None,
+                    }
+                    continue;
+                }
                 ended = handle.worker.ended() => {
                     self.fail(ended);
                     return;
@@ -212,7 +229,7 @@ impl Pump {
             let asked = cx.send_request(RequestPermissionRequest::new(session, call, options)).block_task().await;
             let decision = match asked {
                 Ok(response) => approval::decision(&response.outcome),
-                Err(e) => ApprovalDecision::Deny { reason: Some(format!("the editor could not ask the user ({e})")) },
+                Err(e) => ApprovalDecision::Unanswered { why: format!("the editor could not ask the user ({e})") },
             };
             let _ = commands.send(UserCommand::Approval { id: request.id, decision });
         });

@@ -16,19 +16,21 @@ use tokio::sync::{mpsc, oneshot};
 
 use super::approval;
 use super::commands::{self, Ask};
-use super::editor::ClientFiles;
+use super::editor::ClientEditor;
 use super::launch::{Opening, StartAgent};
 use super::pump::{Expect, Pump, Shared, Waiter};
+use super::terminals::ClientTerminals;
 use crate::agent::UserCommand;
 use crate::conversation::Mode;
 use crate::tools::Editor;
 use crate::trust::{TrustCheck, TrustQuestion};
 
-/// What the client offers the session's file tools.
+/// What the client offers the session's tools: its files, its terminals.
 #[derive(Clone, Copy, Debug, Default)]
 pub(super) struct FileAccess {
     pub reads: bool,
     pub writes: bool,
+    pub terminals: bool,
 }
 
 pub(super) struct Session {
@@ -160,14 +162,22 @@ impl Session {
         mode: Mode,
         replay: bool,
     ) -> Result<Running, Error> {
-        let editor: Option<Arc<dyn Editor>> = (self.files.reads || self.files.writes).then(|| {
-            Arc::new(ClientFiles {
-                cx: self.cx.clone(),
-                session: self.id.clone(),
-                reads: self.files.reads,
-                writes: self.files.writes,
-            }) as Arc<dyn Editor>
+        let (opened_tx, opened) = mpsc::unbounded_channel();
+        let terminals = self.files.terminals.then(|| ClientTerminals {
+            cx: self.cx.clone(),
+            session: self.id.clone(),
+            opened: opened_tx,
         });
+        let editor: Option<Arc<dyn Editor>> =
+            (self.files.reads || self.files.writes || terminals.is_some()).then(|| {
+                Arc::new(ClientEditor {
+                    cx: self.cx.clone(),
+                    session: self.id.clone(),
+                    reads: self.files.reads,
+                    writes: self.files.writes,
+                    terminals,
+                }) as Arc<dyn Editor>
+            });
         let (handle, notices) = start(trust, editor).map_err(failed)?;
         let commands = handle.commands.clone();
         if handle.session.mode != mode {
@@ -179,6 +189,7 @@ impl Session {
         let (stop, stopped) = oneshot::channel();
         let pump =
             Pump::new(self.cx.clone(), self.id.clone(), self.root.clone(), self.shared.clone(), replay, ready_tx);
+        let pump = pump.showing(opened);
         let pump = tokio::spawn(pump.run(handle, stopped));
         ready_rx.await.map_err(|_| {
             failed("the agent stopped before its session was ready; the log in cairn's data folder says why")

@@ -1,18 +1,20 @@
 //! The live session as ACP updates: each [`AgentEvent`] the client shows becomes the
 //! `session/update` it stands for — answer and thinking chunks (keys held back and redacted as
 //! they stream), tool calls from the moment the model starts one to their end, the task list
-//! as a plan, the mode, the context figures and the commands.
+//! as a plan, the mode, the context figures and the commands. A command that runs in one of the
+//! client's terminals shows that terminal in its call, to the end.
 
 use std::collections::HashSet;
 use std::path::PathBuf;
 
 use agent_client_protocol::v1::schema::{
     AvailableCommandsUpdate, ContentBlock, ContentChunk, Cost, CurrentModeUpdate, Plan, PlanEntry, PlanEntryPriority,
-    PlanEntryStatus, SessionModeId, SessionUpdate, ToolCall, ToolCallContent, ToolCallStatus, ToolCallUpdate,
+    PlanEntryStatus, SessionModeId, SessionUpdate, Terminal, ToolCall, ToolCallContent, ToolCallStatus, ToolCallUpdate,
     ToolCallUpdateFields, UsageUpdate,
 };
 
 use super::calls;
+use super::terminals::Opened;
 use crate::agent::{AgentEvent, ApprovalKind, ApprovalRequest, CompactionEvent, NoticeLevel, SubagentEvent};
 use crate::config::Redactor;
 use crate::conversation::{Message, TaskList, TaskStatus, format_tokens};
@@ -25,11 +27,29 @@ pub(super) struct Live {
     held_text: String,
     held_thinking: String,
     announced: HashSet<String>,
+    /// Calls whose command ran in a client's terminal: their content stays that terminal.
+    in_terminal: HashSet<String>,
 }
 
 impl Live {
     pub(super) fn new(root: PathBuf, redactor: Redactor) -> Live {
-        Live { root, redactor, held_text: String::new(), held_thinking: String::new(), announced: HashSet::new() }
+        Live {
+            root,
+            redactor,
+            held_text: String::new(),
+            held_thinking: String::new(),
+            announced: HashSet::new(),
+            in_terminal: HashSet::new(),
+        }
+    }
+
+    /// A call's command runs in the client's terminal `opened.terminal_id`: the call shows it
+    /// (replacing what it showed; a second run, outside the sandbox, shows its own).
+    pub(super) fn terminal(&mut self, opened: &Opened) -> SessionUpdate {
+        self.in_terminal.insert(opened.call_id.clone());
+        let content = vec![ToolCallContent::Terminal(Terminal::new(opened.terminal_id.clone()))];
+        let fields = ToolCallUpdateFields::new().status(ToolCallStatus::InProgress).content(content);
+        SessionUpdate::ToolCallUpdate(ToolCallUpdate::new(opened.call_id.clone(), fields))
     }
 
     pub(super) fn redactor(&self) -> &Redactor {
@@ -67,6 +87,11 @@ impl Live {
                 let diff = done.diff.as_deref().map(|d| self.redactor.redact(d).into_owned());
                 let mut fields = calls::finished(&content, done.is_error, diff.as_deref(), &self.root);
                 fields = fields.title(calls::title(&done.tool, &done.summary));
+                if self.in_terminal.remove(&done.call_id) {
+                    // The terminal shows what ran (the result is the raw output): an update
+                    // that names content replaces it, and the client may have freed it by now.
+                    fields.content = None;
+                }
                 out.push(SessionUpdate::ToolCallUpdate(ToolCallUpdate::new(done.call_id.clone(), fields)));
             }
             AgentEvent::TaskList(list) => out.push(SessionUpdate::Plan(plan(list))),
@@ -276,6 +301,30 @@ mod tests {
         let [SessionUpdate::ToolCallUpdate(update)] = &live.updates(&started)[..] else { panic!("announced twice") };
         assert_eq!(update.fields.status, Some(ToolCallStatus::InProgress));
         assert_eq!(update.fields.title.as_deref(), Some("$ ls"));
+    }
+
+    #[test]
+    fn a_command_in_the_clients_terminal_keeps_showing_it_once_finished() {
+        let mut live = Live::new("/p".into(), Redactor::default());
+        let opened = Opened { call_id: "c1".into(), terminal_id: "t1".into() };
+        let SessionUpdate::ToolCallUpdate(update) = live.terminal(&opened) else { panic!() };
+        assert_eq!(update.fields.content, Some(vec![ToolCallContent::Terminal(Terminal::new("t1"))]));
+        let record = |id: &str| crate::conversation::FinishedCall {
+            call_id: id.into(),
+            tool: "bash".into(),
+            summary: "$ make".into(),
+            content: "built\n[exit code 0]".into(),
+            ..Default::default()
+        };
+        let finished = |live: &mut Live, id: &str| match &live.updates(&AgentEvent::ToolFinished(record(id)))[..] {
+            [.., SessionUpdate::ToolCallUpdate(u)] => u.fields.clone(),
+            other => panic!("{other:?}"),
+        };
+        let done = finished(&mut live, "c1");
+        assert_eq!(done.status, Some(ToolCallStatus::Completed));
+        assert_eq!(done.content, None, "the terminal stays the call's content");
+        assert!(done.raw_output.is_some_and(|r| r["content"] == "built\n[exit code 0]"));
+        assert!(finished(&mut live, "c2").content.is_some(), "a call run by cairn shows its output");
     }
 
     #[test]

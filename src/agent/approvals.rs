@@ -15,8 +15,8 @@ use tokio_util::sync::CancellationToken;
 use super::events::{AgentEvent, ApprovalDecision, ApprovalKind, ApprovalRequest};
 use super::link::Emitter;
 use crate::conversation::ToolCall;
-use crate::tools::ApprovalPolicy;
 use crate::tools::permissions::{Choices, Rule};
+use crate::tools::{ApprovalPolicy, Unattended};
 
 /// What the user is asked about one call.
 pub(super) struct Question<'a> {
@@ -51,12 +51,17 @@ pub(super) enum Answer {
 }
 
 /// Who refused a call that needed approval.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub(super) enum Refuser {
     /// `n` in the dialog.
     User,
-    /// Headless without `--yes`: what asked decided.
-    Headless,
+    /// No one can be asked here (headless without `--yes`, an MCP client without
+    /// elicitation): what asked decided.
+    NoOne(Unattended),
+    /// `--yes`, which cannot approve what only the user may.
+    Yes,
+    /// The front end could not ask its user; why.
+    Unanswered(String),
 }
 
 /// What became of a call that needed approval.
@@ -68,6 +73,25 @@ pub(super) enum Approval {
         by: Refuser,
     },
     Interrupted,
+}
+
+/// What the model is told of a call no one could approve, where that is so: what asked, and
+/// what would let it run there.
+fn refusal(unattended: Unattended, q: &Question<'_>) -> String {
+    let (situation, then) = match unattended {
+        Unattended::Headless => (
+            "cairn is running headless without --yes",
+            "finish and tell the user to rerun with --yes or an --allow rule",
+        ),
+        Unattended::McpClient => (
+            "cairn is serving another agent over MCP, and that agent's client cannot ask its user (it takes no elicitation)",
+            "finish and say in your answer what needs approval: only the permission rules decide here — a rule in the project's .cairn/settings.local.toml, or --allow where `cairn mcp-serve` is configured",
+        ),
+    };
+    format!(
+        "Denied: {situation}, so calls that need approval are not run (`{}` {}; asked by {}). Do not retry it; continue with what read-only tools can do, or {then}.",
+        q.call.name, q.reason, q.asked_by
+    )
 }
 
 /// The dialogs waiting for an answer, by id: every agent of a session (the main one and its
@@ -128,12 +152,33 @@ impl ApprovalGate {
         ApprovalGate { asker: Some(label), ..self.clone() }
     }
 
-    /// A user answers the dialogs (the TUI), so a sandboxed command can be offered a run
-    /// outside the sandbox. Headless runs never lift the sandbox, `--yes` or not.
+    /// A user answers the dialogs (the TUI, an editor, an MCP client that takes elicitations),
+    /// so a sandboxed command can be offered a run outside the sandbox. Where no one answers
+    /// them, or `--yes` does, the sandbox is never lifted.
     pub(super) fn is_interactive(&self) -> bool {
         match self.policy {
             ApprovalPolicy::Ask => true,
-            ApprovalPolicy::ApproveAll | ApprovalPolicy::DenyAll => false,
+            ApprovalPolicy::ApproveAll | ApprovalPolicy::DenyAll(_) => false,
+        }
+    }
+
+    /// Why a command the sandbox stopped is not offered a run outside it: as the model is told,
+    /// and as the call's approval line says it. `None` where a user is asked.
+    pub(super) fn why_no_rerun(&self) -> Option<(&'static str, &'static str)> {
+        match self.policy {
+            ApprovalPolicy::Ask => None,
+            ApprovalPolicy::ApproveAll => Some((
+                "cairn runs with --yes, and --yes never runs a command outside the sandbox here: only the user may approve that, in the approval dialog",
+                "--yes never lifts it",
+            )),
+            ApprovalPolicy::DenyAll(Unattended::Headless) => Some((
+                "cairn is running headless: it never runs a command outside the sandbox here, --yes or not",
+                "headless runs never lift it",
+            )),
+            ApprovalPolicy::DenyAll(Unattended::McpClient) => Some((
+                "cairn is serving another agent over MCP and its client cannot ask its user: it never runs a command outside the sandbox then",
+                "an MCP client that cannot ask never lifts it",
+            )),
         }
     }
 
@@ -147,18 +192,12 @@ impl ApprovalGate {
                         "Denied: `{}` {}; only the user may approve that, in the approval dialog, and cairn runs with --yes, which does not approve it. Do not retry it or work around it; finish without it and tell the user what needs their approval.",
                         q.call.name, q.reason
                     ),
-                    by: Refuser::Headless,
+                    by: Refuser::Yes,
                 };
             }
             ApprovalPolicy::ApproveAll => return Approval::Approved(Answer::Yes),
-            ApprovalPolicy::DenyAll => {
-                return Approval::Denied {
-                    message: format!(
-                        "Denied: cairn is running headless without --yes, so calls that need approval are not run (`{}` {}; asked by {}). Do not retry it; continue with what read-only tools can do, or finish and tell the user to rerun with --yes or an --allow rule.",
-                        q.call.name, q.reason, q.asked_by
-                    ),
-                    by: Refuser::Headless,
-                };
+            ApprovalPolicy::DenyAll(unattended) => {
+                return Approval::Denied { message: refusal(unattended, &q), by: Refuser::NoOne(unattended) };
             }
             ApprovalPolicy::Ask => {}
         }
@@ -174,7 +213,7 @@ impl ApprovalGate {
             arguments: q.call.arguments.clone(),
             reason: q.reason.to_string(),
             diff: q.diff,
-            asked_by: q.asked_by,
+            asked_by: q.asked_by.clone(),
             exact: texts(&q.choices.exact),
             prefix: texts(&q.choices.prefix),
             kind: q.kind,
@@ -217,6 +256,16 @@ impl ApprovalGate {
                         "The user denied {what}.{why} Do not repeat it; adjust your approach or ask the user how to proceed."
                     ),
                     by: Refuser::User,
+                }
+            }
+            ApprovalDecision::Unanswered { why } => {
+                let what = if outside_sandbox { "running this command outside the sandbox" } else { "this call" };
+                Approval::Denied {
+                    message: format!(
+                        "Not run: {why}, so no one approved {what} (`{}` {}; asked by {}). Nobody said no: do not retry it now; continue with what read-only tools can do, or finish and say what needs approval.",
+                        q.call.name, q.reason, q.asked_by
+                    ),
+                    by: Refuser::Unanswered(why),
                 }
             }
         }

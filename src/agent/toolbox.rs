@@ -61,7 +61,8 @@ impl Toolbox {
             gate,
             policy: self.policy.clone(),
             sandbox: self.sandbox.clone(),
-            editor: self.editor.clone(),
+            // Its calls are not shown in the editor: its commands run in cairn's own runner.
+            editor: self.editor.clone().map(crate::tools::files_only),
         }
     }
 

@@ -42,6 +42,14 @@ pub struct Cli {
     #[arg(long)]
     pub yes: bool,
 
+    /// The interface in the terminal's own screen: the conversation goes into its scrollback (scroll, search and copy it there), a live prompt stays at the bottom
+    #[arg(long, conflicts_with_all = ["full_screen", "print"])]
+    pub inline: bool,
+
+    /// The full-screen interface (the default), whatever `[tui] mode` says
+    #[arg(long, conflicts_with = "print")]
+    pub full_screen: bool,
+
     /// Trust this folder: its hooks, MCP servers, commands, skills, instruction files and allow rules are used (recorded in config.toml)
     #[arg(long)]
     pub trust: bool,
@@ -221,6 +229,14 @@ pub enum Command {
         /// Trust this folder: its hooks, MCP servers, commands, skills, instruction files and allow rules are used (recorded in config.toml)
         #[arg(long)]
         trust: bool,
+    },
+    /// cairn's launcher for a command an editor's terminal runs for an ACP session: confines
+    /// itself by the sandbox the session granted and becomes the command (never run by hand)
+    #[command(hide = true, alias = "unsandboxed")]
+    Sandboxed {
+        /// The command's words, for the editor to show; the grant holds what runs
+        #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
+        shown: Vec<String>,
     },
     /// Inspect the context pipeline
     Context {

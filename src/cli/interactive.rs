@@ -9,9 +9,12 @@ use super::args::Cli;
 use super::error::CliError;
 use super::startup::Startup;
 use crate::agent::spawn;
+use crate::config::TuiMode;
 use crate::tools::ApprovalPolicy;
 use crate::trust::TrustCheck;
-use crate::tui::{App, ConnectError, Exit, FrameRequester, Theme, TrustAnswer, Tui, UserStatus, UserTheme, ask_trust};
+use crate::tui::{
+    App, ConnectError, Exit, FrameRequester, ScreenMode, Theme, TrustAnswer, Tui, UserStatus, UserTheme, ask_trust,
+};
 
 pub async fn run(startup: &Startup, cli: &Cli) -> Result<ExitCode, CliError> {
     // The folder's trust first: nothing of the project's runs before the user has answered.
@@ -58,7 +61,12 @@ pub async fn run(startup: &Startup, cli: &Cli) -> Result<ExitCode, CliError> {
     if let Some(problem) = user_keys(startup.paths.config_file.parent()) {
         app.notice(crate::tui::NoticeKind::Warning, problem);
     }
-    // The screen is taken over for the trust question only when there is one.
+    let mode = match (cli.inline, cli.full_screen, startup.config.tui.mode) {
+        (true, _, _) | (false, false, TuiMode::Inline) => ScreenMode::Inline,
+        (false, true, _) | (false, false, TuiMode::Full) => ScreenMode::Full,
+    };
+    // The screen is taken over for the trust question only when there is one (the whole
+    // screen, in either mode: nothing is in the conversation yet).
     let mut asked: Option<Tui> = None;
     let trust = match pending {
         Ok(trust) => trust,
@@ -88,8 +96,12 @@ pub async fn run(startup: &Startup, cli: &Cli) -> Result<ExitCode, CliError> {
         startup.local_server().await?;
     }
     let mut tui = match asked {
-        Some(tui) => tui,
-        None => enter()?,
+        Some(tui) if mode == ScreenMode::Full => tui,
+        Some(tui) => {
+            drop(tui);
+            enter_as(mode)?
+        }
+        None => enter_as(mode)?,
     };
     let approval = if cli.yes { ApprovalPolicy::ApproveAll } else { ApprovalPolicy::Ask };
     let connect = async {
@@ -99,6 +111,10 @@ pub async fn run(startup: &Startup, cli: &Cli) -> Result<ExitCode, CliError> {
     };
     let edit = |text: String| async move { super::editor::edit(&super::editor::editor_command(), &text).await };
     let exit = crate::tui::run(&mut tui, &mut app, connect, wake, edit).await;
+    // Inline, the transcript stays in the terminal whole: what was still live goes there too.
+    if let Err(e) = tui.finish(&mut app) {
+        tracing::warn!(error = %e, "could not write the end of the transcript");
+    }
     tui.leave();
     startup.settle_background();
     startup.stop_local_server().await;
@@ -170,9 +186,13 @@ fn user_theme(dir: Option<&Path>, name: &str) -> UserTheme {
 
 /// The screen taken over, or why it cannot be.
 fn enter() -> Result<Tui, CliError> {
-    Tui::enter().map_err(|e| {
+    enter_as(ScreenMode::Full)
+}
+
+fn enter_as(mode: ScreenMode) -> Result<Tui, CliError> {
+    Tui::enter_as(mode).map_err(|e| {
         CliError::Usage(format!(
-            "the full-screen interface needs a terminal ({e}); run a prompt headless with cairn -p \"…\" instead"
+            "the interface needs a terminal ({e}); run a prompt headless with cairn -p \"…\" instead"
         ))
     })
 }

@@ -24,6 +24,22 @@ pub use startup::Startup;
 
 use std::process::ExitCode;
 
+/// What must run before any thread exists, when the arguments ask for it: cairn's launcher in
+/// an editor's terminal, which confines itself (a user namespace takes a single-threaded
+/// process) and becomes the command. `None`: start the runtime and [`run`].
+pub fn run_before_runtime(cli: &Cli) -> Option<ExitCode> {
+    match &cli.command {
+        Some(Command::Sandboxed { .. }) => {
+            let why = crate::tools::launcher::exec_granted();
+            use std::io::Write;
+            let _ = writeln!(std::io::stderr(), "cairn: {why}");
+            // What a shell answers for a command it found but could not run.
+            Some(ExitCode::from(126))
+        }
+        _ => None,
+    }
+}
+
 /// Run cairn with parsed arguments; the exit code follows docs/INTERFACE.md (0 ok, 1 failed, 2 bad
 /// usage or input).
 pub async fn run(cli: Cli) -> ExitCode {
@@ -65,6 +81,8 @@ async fn dispatch(cli: Cli) -> Result<ExitCode, CliError> {
         Some(Command::Doctor) => subcommands::doctor(&startup).await,
         Some(Command::Acp { trust }) => acp::run(&startup, *trust).await,
         Some(Command::McpServe { trust }) => mcp_serve::run(&startup, *trust).await,
+        // Handled before the runtime starts (`run_before_runtime`).
+        Some(Command::Sandboxed { .. }) => Ok(run_before_runtime(&cli).unwrap_or(ExitCode::FAILURE)),
         Some(Command::Context {
             command: ContextCommand::Replay { file, window, json, dump, offline, summaries, tool_tokens, report },
         }) => {

@@ -20,7 +20,7 @@ use crate::tools::permissions::{self, Effect, Policy};
 use crate::tools::sandbox::{self, SandboxMode};
 use crate::tools::task::Task;
 use crate::tools::todo::Todo;
-use crate::tools::{ApprovalPolicy, Registry, SandboxPolicy};
+use crate::tools::{ApprovalPolicy, Registry, SandboxPolicy, Unattended};
 use crate::trust::{NotTrusted, ProjectTrust, TrustCheck};
 
 pub struct Startup {
@@ -347,7 +347,7 @@ impl Startup {
         let (store, project) = self.open_store()?;
         let session = self.session_choice(&store, project, cli)?;
         let provider = self.provider().await?;
-        let approval = if cli.yes { ApprovalPolicy::ApproveAll } else { ApprovalPolicy::DenyAll };
+        let approval = if cli.yes { ApprovalPolicy::ApproveAll } else { ApprovalPolicy::DenyAll(Unattended::Headless) };
         let setup = self.agent_setup((store, project), provider, session, permissions, approval, Some(cli.max_turns));
         let handle = crate::agent::spawn(setup)?;
         let outcome = crate::headless::run(handle, prompt, cli.output_format.into()).await;

@@ -62,12 +62,24 @@ pub struct Config {
     /// The `todo` tool's task list.
     pub todo: TodoConfig,
     pub notify: NotifyConfig,
-    /// The full-screen interface: the user's own status line.
+    /// `[tui]`: how the interface uses the terminal, and the user's own status line.
     pub tui: TuiConfig,
     /// The llama-server cairn runs itself (`--local`).
     pub local: LocalConfig,
     /// The folders the user trusts (`[trust."PATH"]`), written by cairn when they say yes.
     pub trust: BTreeMap<String, super::trust::TrustEntry>,
+}
+
+/// How the interface uses the terminal.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum TuiMode {
+    /// The alternate screen, the whole of it cairn's (scrolling, search and selection are cairn's).
+    #[default]
+    Full,
+    /// The terminal's own screen: the conversation goes into its scrollback, a live viewport
+    /// stays at the bottom (`--inline`).
+    Inline,
 }
 
 /// How the terminal tells the user cairn needs them.
@@ -102,11 +114,14 @@ impl Default for NotifyConfig {
     }
 }
 
-/// `[tui]`: the interface's own settings. The user's alone: a project's settings files cannot
-/// set them (the status command runs without the folder's trust).
+/// `[tui]`: the interface's use of the terminal, and the user's own status line. The user's
+/// alone: a project's settings files cannot set them (the status command runs without the
+/// folder's trust).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct TuiConfig {
+    /// `full` (the default) or `inline`; `--inline` and `--full-screen` override it.
+    pub mode: TuiMode,
     /// A shell command (`sh -c`) given the session's figures as JSON on stdin; the first line
     /// it prints is shown under the composer. docs/status-line.md gives the JSON.
     pub status_command: Option<String>,
@@ -120,7 +135,12 @@ impl Default for TuiConfig {
     fn default() -> Self {
         // Claude Code's statusline refreshes at most every 300 ms; a line that takes longer
         // than half a second to compute is stale by the time it shows.
-        TuiConfig { status_command: None, status_command_timeout_ms: 500, status_command_interval_ms: 300 }
+        TuiConfig {
+            mode: TuiMode::default(),
+            status_command: None,
+            status_command_timeout_ms: 500,
+            status_command_interval_ms: 300,
+        }
     }
 }
 

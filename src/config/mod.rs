@@ -24,7 +24,7 @@ mod trust;
 pub use checkpoints::CheckpointsConfig;
 pub use defaults::{
     CacheConfig, CacheTtl, CompactionConfig, Config, ContextConfig, MemoryConfig, NotifyConfig, NotifyMethod,
-    RetryConfig, ToolsConfig, TuiConfig,
+    RetryConfig, ToolsConfig, TuiConfig, TuiMode,
 };
 pub use edit::{read_for_edit, table_for_edit};
 pub use error::ConfigError;

@@ -19,7 +19,7 @@ use rmcp::service::{ElicitationMode, RequestContext, RoleServer};
 use serde_json::{Value, json};
 
 use crate::agent::AgentHandle;
-use crate::tools::ApprovalPolicy;
+use crate::tools::{ApprovalPolicy, Unattended};
 
 /// Which session a call runs in.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -130,7 +130,7 @@ impl ServerHandler for CairnServer {
             }
         };
         let asks = context.peer.supported_elicitation_modes().contains(&ElicitationMode::Form);
-        let policy = if asks { ApprovalPolicy::Ask } else { ApprovalPolicy::DenyAll };
+        let policy = if asks { ApprovalPolicy::Ask } else { ApprovalPolicy::DenyAll(Unattended::McpClient) };
         let handle = match (self.start)(target, policy) {
             Ok(handle) => handle,
             Err(why) => return Ok(CallToolResult::error(vec![ContentBlock::text(why)]).into()),

@@ -163,19 +163,35 @@ async fn elicit(peer: &Peer<RoleServer>, request: &ApprovalRequest) -> ApprovalD
     });
     let requested_schema = match schema.as_object().cloned().map(ElicitationSchema::from_json_schema) {
         Some(Ok(schema)) => schema,
-        _ => return ApprovalDecision::Deny { reason: Some("cairn could not build the question".into()) },
+        _ => {
+            return ApprovalDecision::Unanswered {
+                why: "cairn could not build the question for the calling client".into(),
+            };
+        }
     };
+    let client =
+        peer.peer_info().map(|info| info.client_info.name.clone()).unwrap_or_else(|| "the calling client".into());
     let params = ElicitRequestParams::FormElicitationParams { meta: None, message, requested_schema };
     match peer.create_elicitation(params).await {
-        Ok(result) if result.action == ElicitationAction::Accept => {
-            match result.content.as_ref().and_then(|c| c.get("answer")).and_then(Value::as_str) {
-                Some("once") => ApprovalDecision::Approve,
-                Some("session") => ApprovalDecision::ApproveForSession { prefix: false },
-                _ => ApprovalDecision::Deny { reason: None },
+        Ok(result) => {
+            match (result.action, result.content.as_ref().and_then(|c| c.get("answer")).and_then(Value::as_str)) {
+                (ElicitationAction::Accept, Some("once")) => ApprovalDecision::Approve,
+                (ElicitationAction::Accept, Some("session")) => ApprovalDecision::ApproveForSession { prefix: false },
+                (ElicitationAction::Accept, _) => ApprovalDecision::Deny {
+                    reason: Some(format!("they answered no in {client}, the MCP client cairn serves")),
+                },
+                (ElicitationAction::Decline, _) => ApprovalDecision::Deny {
+                    reason: Some(format!("they declined cairn's question in {client}, the MCP client cairn serves")),
+                },
+                // Cancel, and whatever a later MCP revision adds (the enum is non-exhaustive).
+                (_, _) => ApprovalDecision::Unanswered {
+                    why: format!("the question was dismissed in {client} without an answer"),
+                },
             }
         }
-        Ok(_) => ApprovalDecision::Deny { reason: None },
-        Err(e) => ApprovalDecision::Deny { reason: Some(format!("the calling client could not ask its user ({e})")) },
+        Err(e) => ApprovalDecision::Unanswered {
+            why: format!("{client}, the MCP client cairn serves, could not ask its user ({e})"),
+        },
     }
 }
 

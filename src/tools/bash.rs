@@ -1,12 +1,12 @@
 //! `bash`: run a shell command in the project root and capture its output, stdout and stderr
 //! interleaved as written. Owns the process's lifetime: its own session and process group, the
 //! timeout and the user's interrupt (both kill the whole group), and not hanging on background
-//! children that keep the output pipe open.
+//! children that keep the output pipe open. A call the front end shows runs in the editor's
+//! terminal instead, when it offers one (`editor_terminal`), confined the same way.
 
 use std::os::fd::OwnedFd;
 use std::os::unix::process::ExitStatusExt;
 use std::path::Path;
-use std::process::{ExitStatus, Stdio};
 use std::time::Duration;
 
 use futures_util::FutureExt;
@@ -19,8 +19,10 @@ use tokio::process::{Child, Command};
 use tokio::time::{Instant, sleep_until, timeout_at};
 use tokio_util::sync::CancellationToken;
 
+use super::command_run::{self, Ended, Run, Stop};
+use super::editor_terminal::{self, NotOpened};
 use super::sandbox::{self, Confinement, SandboxPolicy};
-use super::{Access, Prepared, Tool, ToolContext, ToolError, ToolOutput, parse_args};
+use super::{Access, Prepared, Tool, ToolContext, ToolError, ToolOutput, parse_args, shell};
 use crate::conversation::tool_names::BASH;
 
 /// Between SIGTERM and SIGKILL: time for the command to clean up after itself.
@@ -58,6 +60,7 @@ impl Bash {
         args: &serde_json::Value,
         ctx: &ToolContext,
         sandbox: &SandboxPolicy,
+        shown_as: Option<&str>,
     ) -> Result<ToolOutput, ToolError> {
         let args: Args = parse_args(self.name(), args, SHAPE)?;
         if args.background {
@@ -67,19 +70,41 @@ impl Bash {
             None | Some(0) => ctx.config.bash_timeout_ms,
             Some(ms) => ms.min(ctx.config.bash_max_timeout_ms),
         });
-        let (policy, root) = (sandbox.clone(), ctx.root.clone());
-        let confinement = tokio::task::spawn_blocking(move || Confinement::build(&policy, &root))
-            .await
-            .map_err(|e| ToolError::new(format!("could not set up the sandbox: {e}")))?
-            .map_err(|e| ToolError::new(format!("could not run the command: {e}")))?;
-        let confined = confinement.is_some();
-        let absent = confinement.as_ref().map(|c| c.absent().to_vec()).unwrap_or_default();
-        let only_reads = sandbox.confine_reads;
-        let run = run(&args.command, &ctx.root, limit, &ctx.cancel, confinement, only_reads)
-            .await
-            .map_err(|e| ToolError::new(format!("could not run the command: {e}")))?;
+        // A call the front end shows runs in the editor's terminal, when it offers one.
+        let terminal = shown_as.zip(ctx.editor.as_deref().and_then(|e| e.terminals()));
+        let mut not_opened = None;
+        let (run, absent, confined) = match terminal {
+            Some((call, terminals)) => {
+                let (policy, root) = (sandbox.clone(), ctx.root.clone());
+                let absent = tokio::task::spawn_blocking(move || sandbox::absent_protected(&policy, &root))
+                    .await
+                    .unwrap_or_default();
+                let run = editor_terminal::run(terminals, call, &args.command, &ctx.root, sandbox, limit, &ctx.cancel);
+                match run.await {
+                    Ok(run) => (run, absent, sandbox.is_enforced()),
+                    Err(NotOpened(why)) => {
+                        not_opened = Some(why);
+                        on_own(&args.command, ctx, sandbox, limit).await?
+                    }
+                }
+            }
+            None => on_own(&args.command, ctx, sandbox, limit).await?,
+        };
+        let in_terminal = terminal.is_some() && not_opened.is_none();
         let mut output = run.into_output(limit);
-        let created = tokio::task::spawn_blocking(move || sandbox::undo_created(&absent)).await.unwrap_or_default();
+        if let Some(why) = not_opened {
+            output
+                .content
+                .push_str(&format!("\n[the editor could not open a terminal ({why}); cairn ran the command itself]"));
+        }
+        let created = tokio::task::spawn_blocking(move || {
+            if in_terminal {
+                sandbox::sweep_after_launcher();
+            }
+            sandbox::undo_created(&absent)
+        })
+        .await
+        .unwrap_or_default();
         if !created.is_empty() {
             let names: Vec<String> =
                 created.iter().map(|p| p.strip_prefix(&ctx.root).unwrap_or(p).display().to_string()).collect();
@@ -96,7 +121,7 @@ impl Bash {
             return Ok(output);
         }
         if confined
-            && run_was_complete(&output)
+            && command_run::was_complete(&output)
             && let Some(why) = sandbox::denial(sandbox, &output.content, output.exit_code.unwrap_or(0))
         {
             output.content.push_str(&format!(
@@ -108,9 +133,25 @@ impl Bash {
     }
 }
 
-/// A run that ended by itself (not timed out or interrupted) is one the sandbox may have failed.
-fn run_was_complete(output: &ToolOutput) -> bool {
-    !output.content.contains("[timed out after ") && !output.content.contains("[interrupted by the user]")
+/// Run `command` in cairn's own runner, confined by `sandbox`: the run, the protected paths
+/// that did not exist before it, and whether it ran confined.
+async fn on_own(
+    command: &str,
+    ctx: &ToolContext,
+    sandbox: &SandboxPolicy,
+    limit: Duration,
+) -> Result<(Run, Vec<std::path::PathBuf>, bool), ToolError> {
+    let (policy, root) = (sandbox.clone(), ctx.root.clone());
+    let confinement = tokio::task::spawn_blocking(move || Confinement::build(&policy, &root))
+        .await
+        .map_err(|e| ToolError::new(format!("could not set up the sandbox: {e}")))?
+        .map_err(|e| ToolError::new(format!("could not run the command: {e}")))?;
+    let confined = confinement.is_some();
+    let absent = confinement.as_ref().map(|c| c.absent().to_vec()).unwrap_or_default();
+    let run = run(command, &ctx.root, limit, &ctx.cancel, confinement, sandbox.confine_reads)
+        .await
+        .map_err(|e| ToolError::new(format!("could not run the command: {e}")))?;
+    Ok((run, absent, confined))
 }
 
 #[derive(Deserialize)]
@@ -242,81 +283,21 @@ impl Tool for Bash {
     fn execute<'a>(
         &'a self,
         args: &'a serde_json::Value,
-        _prepared: Prepared,
+        prepared: Prepared,
         ctx: &'a ToolContext,
     ) -> BoxFuture<'a, Result<ToolOutput, ToolError>> {
-        self.run_with(args, ctx, &self.sandbox).boxed()
+        async move { self.run_with(args, ctx, &self.sandbox, prepared.shown_as.as_deref()).await }.boxed()
     }
 
     fn execute_in_sandbox<'a>(
         &'a self,
         args: &'a serde_json::Value,
-        _prepared: Prepared,
+        prepared: Prepared,
         ctx: &'a ToolContext,
         sandbox: &'a SandboxPolicy,
     ) -> BoxFuture<'a, Result<ToolOutput, ToolError>> {
-        self.run_with(args, ctx, sandbox).boxed()
+        async move { self.run_with(args, ctx, sandbox, prepared.shown_as.as_deref()).await }.boxed()
     }
-}
-
-/// Why a command was stopped before it finished.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Stop {
-    TimedOut,
-    Interrupted,
-}
-
-struct Run {
-    output: String,
-    status: ExitStatus,
-    stop: Option<Stop>,
-}
-
-impl Run {
-    fn into_output(self, limit: Duration) -> ToolOutput {
-        let mut content = self.output;
-        if content.is_empty() {
-            content.push_str("(no output)");
-        }
-        if !content.ends_with('\n') {
-            content.push('\n');
-        }
-        match self.stop {
-            Some(Stop::TimedOut) => {
-                content.push_str(&format!("[timed out after {}; the process group was killed]\n", seconds(limit)));
-            }
-            Some(Stop::Interrupted) => content.push_str("[interrupted by the user]\n"),
-            None => {}
-        }
-        // On Unix a status carries either an exit code or the signal that ended the process.
-        let code = match (self.status.code(), self.status.signal()) {
-            (Some(code), _) => {
-                content.push_str(&format!("[exit code {code}]"));
-                code
-            }
-            (None, Some(signal)) => {
-                content.push_str(&format!("[killed by signal {signal}]"));
-                128 + signal
-            }
-            (None, None) => {
-                content.push_str("[exit status unknown]");
-                -1
-            }
-        };
-        ToolOutput {
-            content,
-            is_error: code != 0,
-            exit_code: Some(code),
-            diff: None,
-            sandbox_denial: None,
-            image: None,
-        }
-    }
-}
-
-fn seconds(limit: Duration) -> String {
-    let ms = limit.as_millis();
-    if ms.is_multiple_of(1000) { format!("{}s", ms / 1000) } else { format!("{:.1}s", limit.as_secs_f64()) }
 }
 
 /// Run `command` to its end, its timeout, or the user's interrupt, and collect its output.
@@ -383,7 +364,13 @@ async fn run(
             Ok(Ok(_)) | Ok(Err(_)) | Err(_) => open = false,
         }
     }
-    Ok(Run { output: output.into_text(), status, stop })
+    // On Unix a status carries either an exit code or the signal that ended the process.
+    let ended = match (status.code(), status.signal()) {
+        (Some(code), _) => Ended::Code(code),
+        (None, Some(signal)) => Ended::Signal(signal),
+        (None, None) => Ended::Unknown,
+    };
+    Ok(Run { output: output.into_text(), ended, stop })
 }
 
 /// Start `bash -c command` (or `sh -c` where there is no bash) with stdout and stderr both
@@ -396,9 +383,10 @@ pub(super) fn spawn(
 ) -> std::io::Result<(Child, pipe::Receiver)> {
     // Shared by both attempts; each child takes what it applies from its own copy.
     let confinement = std::sync::Arc::new(std::sync::Mutex::new(confinement));
-    match spawn_shell("bash", command, cwd, confinement.clone(), only_reads) {
+    let [first, second] = shell::SHELLS;
+    match spawn_shell(first, command, cwd, confinement.clone(), only_reads) {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound && cwd.is_dir() => {
-            spawn_shell("sh", command, cwd, confinement, only_reads)
+            spawn_shell(second, command, cwd, confinement, only_reads)
         }
         other => other,
     }
@@ -412,47 +400,23 @@ fn spawn_shell(
     only_reads: bool,
 ) -> std::io::Result<(Child, pipe::Receiver)> {
     let (reader, writer) = std::io::pipe()?;
-    let mut cmd = Command::new(shell);
-    cmd.arg("-c")
-        .arg(command)
-        .current_dir(cwd)
-        .stdin(Stdio::null())
-        .stdout(writer.try_clone()?)
-        .stderr(writer)
-        .env("PAGER", "cat")
-        .env("GIT_PAGER", "cat")
-        .env("TERM", "dumb")
-        .env("NO_COLOR", "1")
-        .env("CAIRN", "1");
-    // cairn's own provider keys are not the command's business: a model that runs `env` must
-    // not see them, and they must not end up in a stored result.
-    for var in crate::config::KEY_VARS {
-        cmd.env_remove(var);
-    }
-    // What would make the shell run or look up something the permission check did not see:
-    // a startup file for non-interactive shells, and folders `cd NAME` searches.
-    for var in ["BASH_ENV", "ENV", "CDPATH"] {
-        cmd.env_remove(var);
-    }
-    if only_reads {
-        // `git status` may refresh the index: a write the read-only sandbox refuses anyway.
-        // The user's global git configuration lives outside the folders a confined read may
-        // reach, and git stops when it cannot read it: the command goes without it.
-        cmd.env("GIT_OPTIONAL_LOCKS", "0").env("GIT_CONFIG_GLOBAL", "/dev/null");
-    }
+    let mut cmd = shell::command(shell, command, cwd, only_reads);
+    cmd.stdout(writer.try_clone()?).stderr(writer);
     // A new session, not just a process group: the command gets its own group (so a timeout
     // can kill all of it) and no controlling terminal, so nothing it runs can draw over the
     // TUI or stop on a read from /dev/tty; a password prompt fails at once instead.
     // SAFETY: setsid is async-signal-safe and touches no memory of the parent.
     unsafe {
-        cmd.pre_exec(|| if libc::setsid() == -1 { Err(std::io::Error::last_os_error()) } else { Ok(()) });
+        std::os::unix::process::CommandExt::pre_exec(&mut cmd, || {
+            if libc::setsid() == -1 { Err(std::io::Error::last_os_error()) } else { Ok(()) }
+        });
     }
     // The OS sandbox, in the child only: cairn itself stays unrestricted. The ruleset and the
     // filter were built before the fork; applying them makes system calls and nothing else.
     // SAFETY: in the forked child this thread is the only one, so the lock is free (`try_lock`
     // never waits); applying a prepared Landlock ruleset and seccomp filter does not allocate.
     unsafe {
-        cmd.pre_exec(move || match confinement.try_lock() {
+        std::os::unix::process::CommandExt::pre_exec(&mut cmd, move || match confinement.try_lock() {
             Ok(mut slot) => match slot.as_mut() {
                 Some(c) => c.apply(),
                 None => Ok(()),
@@ -460,6 +424,7 @@ fn spawn_shell(
             Err(_) => Err(std::io::Error::other("the sandbox could not be applied")),
         });
     }
+    let mut cmd = Command::from(cmd);
     let child = cmd.spawn()?;
     // Our copies of the pipe's write end live in `cmd`; close them so the reader sees the end
     // of output once the command's processes have closed theirs.

@@ -197,9 +197,3 @@ fn output_buffer_keeps_the_head_and_the_tail() {
     small.push(b"abcdefg");
     assert_eq!(small.into_text(), "abcdefg");
 }
-
-#[test]
-fn timeouts_are_shown_in_seconds() {
-    assert_eq!(seconds(Duration::from_millis(120_000)), "120s");
-    assert_eq!(seconds(Duration::from_millis(1_500)), "1.5s");
-}

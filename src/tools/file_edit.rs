@@ -104,7 +104,7 @@ fn prepare_with(args: &serde_json::Value, ctx: &ToolContext, held: Option<String
     };
     let edit = plan(&path.display, &before, &args)?;
     let change = FileChange { path: path.clone(), before: Some(before), after: edit.after };
-    Ok(Prepared { summary: path.display.clone(), paths: vec![path], change: Some(change) })
+    Ok(Prepared { summary: path.display.clone(), paths: vec![path], change: Some(change), shown_as: None })
 }
 
 struct Edit {

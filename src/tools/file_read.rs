@@ -75,7 +75,7 @@ impl Tool for FileRead {
             )));
         }
         let path = resolve_path(&ctx.root, &args.path);
-        Ok(Prepared { summary: path.display.clone(), paths: vec![path], change: None })
+        Ok(Prepared { summary: path.display.clone(), paths: vec![path], change: None, shown_as: None })
     }
 
     fn execute<'a>(

@@ -105,7 +105,7 @@ fn prepare_with(args: &serde_json::Value, ctx: &ToolContext, held: Option<String
         )));
     }
     let change = FileChange { path: path.clone(), before, after: args.content };
-    Ok(Prepared { summary: path.display.clone(), paths: vec![path], change: Some(change) })
+    Ok(Prepared { summary: path.display.clone(), paths: vec![path], change: Some(change), shown_as: None })
 }
 
 /// The change `prepare` built; `execute` applies exactly that.

@@ -54,7 +54,7 @@ impl Tool for Glob {
         let base = resolve_path(&ctx.root, args.path.as_deref().unwrap_or("."));
         let summary =
             if base.display == "." { args.pattern.clone() } else { format!("{} in {}", args.pattern, base.display) };
-        Ok(Prepared { summary, paths: vec![base], change: None })
+        Ok(Prepared { summary, paths: vec![base], change: None, shown_as: None })
     }
 
     fn execute<'a>(

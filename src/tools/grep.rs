@@ -69,7 +69,7 @@ impl Tool for Grep {
         if let Some(glob) = &args.glob {
             summary.push_str(&format!(" ({glob})"));
         }
-        Ok(Prepared { summary, paths: vec![base], change: None })
+        Ok(Prepared { summary, paths: vec![base], change: None, shown_as: None })
     }
 
     fn execute<'a>(

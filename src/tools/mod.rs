@@ -8,12 +8,16 @@
 //! performs exactly what was prepared, and refuses if the world changed in between.
 
 mod change;
+mod command_run;
 mod editor;
+mod editor_terminal;
 pub mod image;
 mod paths;
 mod policy;
 mod registry;
+mod shell;
 mod summary;
+mod terminals;
 #[cfg(test)]
 pub(crate) mod test_support;
 mod tracker;
@@ -26,6 +30,7 @@ pub mod file_read;
 pub mod file_write;
 pub mod glob;
 pub mod grep;
+pub mod launcher;
 pub mod leftover;
 pub mod mcp;
 pub mod memory;
@@ -38,14 +43,15 @@ pub mod tool_search;
 pub mod web_fetch;
 
 pub use change::FileChange;
-pub use editor::Editor;
+pub use editor::{Editor, files_only};
 pub use memory::{MemoryAccess, MemoryDraft};
 pub use paths::{ProjectPath, resolve_in, resolve_path};
-pub use policy::ApprovalPolicy;
+pub use policy::{ApprovalPolicy, Unattended};
 pub use registry::Registry;
 pub use sandbox::SandboxPolicy;
 pub use summary::summary_of;
 pub use task::{Subagents, TaskRequest};
+pub use terminals::{TerminalCommand, TerminalExit, TerminalOutput, Terminals};
 pub use todo::TaskBoard;
 pub use tracker::{FileTracker, Fingerprinter};
 
@@ -138,11 +144,15 @@ pub struct Prepared {
     pub paths: Vec<ProjectPath>,
     /// For writes and edits: the exact change the user approves and `execute` applies.
     pub change: Option<FileChange>,
+    /// The call, once the agent has shown it to the front end: what a tool shows of itself
+    /// there (an editor's terminal running `bash`) belongs to it. `None` for a run no front end
+    /// shows as a call (a custom command's `` !`cmd` ``).
+    pub shown_as: Option<String>,
 }
 
 impl Prepared {
     pub fn new(summary: impl Into<String>) -> Prepared {
-        Prepared { summary: summary.into(), paths: Vec::new(), change: None }
+        Prepared { summary: summary.into(), paths: Vec::new(), change: None, shown_as: None }
     }
 }
 

@@ -88,10 +88,7 @@ pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
     render_queue(app, queue, buf);
     render_composer(app, composer, buf);
     app.status_line().render(status, buf);
-    if let Some(line) = app.user_status_line() {
-        let text = truncate(&format!(" {line}"), user_status.width as usize);
-        buf.set_line(user_status.x, user_status.y, &Line::from(Span::styled(text, theme.dim)), user_status.width);
-    }
+    render_user_status(app, user_status, buf);
 
     if app.composer().completion.is_some() && app.approval().is_none() && app.overlay().is_none() {
         render_completion(app, composer, buf);
@@ -101,6 +98,14 @@ pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
     }
     if let Some((dialog, rect)) = dialog {
         dialog.render(rect, buf, theme);
+    }
+}
+
+/// The line the user's status command printed, dimmed, cut to the row.
+pub(super) fn render_user_status(app: &App, area: Rect, buf: &mut Buffer) {
+    if let Some(line) = app.user_status_line().filter(|_| area.height > 0) {
+        let text = truncate(&format!(" {line}"), area.width as usize);
+        buf.set_line(area.x, area.y, &Line::from(Span::styled(text, app.theme().dim)), area.width);
     }
 }
 
@@ -157,7 +162,7 @@ fn welcome(app: &App, area: Rect, buf: &mut Buffer) {
     }
 }
 
-fn render_queue(app: &App, area: Rect, buf: &mut Buffer) {
+pub(super) fn render_queue(app: &App, area: Rect, buf: &mut Buffer) {
     let theme = app.theme();
     for (i, prompt) in app.pending().iter().take(QUEUE_ROWS).enumerate() {
         let first = prompt.lines().next().unwrap_or("");
@@ -187,7 +192,7 @@ fn render_queue(app: &App, area: Rect, buf: &mut Buffer) {
     }
 }
 
-fn render_composer(app: &App, area: Rect, buf: &mut Buffer) {
+pub(super) fn render_composer(app: &App, area: Rect, buf: &mut Buffer) {
     let theme = app.theme();
     let mode = mode_style(app.mode(), theme);
     // The border takes the mode's colour: the mode is visible where the eyes are.
@@ -236,7 +241,7 @@ fn completion_hints() -> String {
     )
 }
 
-fn render_completion(app: &App, composer: Rect, buf: &mut Buffer) {
+pub(super) fn render_completion(app: &App, composer: Rect, buf: &mut Buffer) {
     let Some(c) = &app.composer().completion else { return };
     let theme: &Theme = app.theme();
     let rows = c.items.len() as u16;

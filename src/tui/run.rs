@@ -13,9 +13,9 @@ use tokio::sync::mpsc::UnboundedReceiver;
 use super::app::App;
 use super::cells::NoticeKind;
 use super::frame::{FrameScheduler, MIN_FRAME_INTERVAL};
+use super::highlight;
 use super::status::SPINNER_FPS;
 use super::terminal::Tui;
-use super::{highlight, render};
 use crate::agent::{AgentEvent, AgentHandle};
 
 /// How long quitting waits for the agent to commit what it was writing.
@@ -89,7 +89,7 @@ pub async fn run<Edited: Future<Output = Result<String, String>>>(
             if app.take_repaint() {
                 tui.force_full_repaint();
             }
-            tui.draw(|f| render::draw(app, f))?;
+            tui.present(app)?;
             scheduler.drawn(now);
             if app.animating() {
                 scheduler.request_at(now + Duration::from_millis(1000 / SPINNER_FPS as u64));

@@ -35,9 +35,9 @@ fn terminal(w: u16, h: u16) -> (Terminal<CrosstermBackend<FrameWriter<Writes>>>,
 fn each_frame_goes_out_in_one_write_framed_as_one_synchronized_update() {
     let mut app = conversation();
     let (mut term, hold, writes) = terminal(200, 60);
-    draw_frame(&mut term, &hold, |f| render::draw(&app, f)).unwrap();
+    draw_frame(&mut term, &hold, &[], |f| render::draw(&app, f)).unwrap();
     app.on_key(ratatui::crossterm::event::KeyEvent::from(ratatui::crossterm::event::KeyCode::Char('x')));
-    draw_frame(&mut term, &hold, |f| render::draw(&app, f)).unwrap();
+    draw_frame(&mut term, &hold, &[], |f| render::draw(&app, f)).unwrap();
     let writes = writes.0.lock().unwrap();
     assert_eq!(writes.len(), 2, "one write per frame");
     let first = &writes[0];

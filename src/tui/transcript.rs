@@ -4,6 +4,9 @@
 //!
 //! The scroll position is either the live tail, or an anchor (a cell and a row in it) at the
 //! top of the viewport, which stays put while new output arrives below.
+//!
+//! In inline mode the transcript also knows how much of it the terminal's scrollback already
+//! holds ([`Committed`]): those rows were written once and are never written again.
 
 use std::cell::RefCell;
 use std::rc::Rc;
@@ -63,8 +66,20 @@ pub enum Scroll {
     Anchored { cell: usize, row: usize },
 }
 
+/// What of the transcript has been written to the terminal's scrollback (inline mode): the
+/// first `cells` cells whole, and of the next one (an answer still streaming) the rows of its
+/// first `bytes` bytes of text.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Committed {
+    pub cells: usize,
+    pub bytes: usize,
+}
+
 pub struct Transcript {
     entries: Vec<Entry>,
+    committed: Committed,
+    /// Rows of the committed part of a streaming answer, as (cell, width, bytes, rows).
+    prefix_rows: std::cell::Cell<Option<(usize, u16, usize, usize)>>,
     scroll: Scroll,
     /// Size of the last draw, so keys can scroll by a page.
     viewport: std::cell::Cell<(u16, u16)>,
@@ -84,6 +99,8 @@ impl Transcript {
     pub fn new() -> Transcript {
         Transcript {
             entries: Vec::new(),
+            committed: Committed::default(),
+            prefix_rows: std::cell::Cell::new(None),
             scroll: Scroll::Tail,
             viewport: std::cell::Cell::new((80, 20)),
             rows: RefCell::new(Vec::new()),
@@ -101,6 +118,8 @@ impl Transcript {
 
     pub fn clear(&mut self) {
         self.entries.clear();
+        self.committed = Committed::default();
+        self.prefix_rows.set(None);
         self.scroll = Scroll::Tail;
         self.highlight = None;
     }
@@ -200,6 +219,14 @@ impl Transcript {
         if index >= self.entries.len() {
             return;
         }
+        // Rows already in the scrollback stay there; the watermark keeps pointing at the
+        // first cell that is not.
+        if index < self.committed.cells {
+            self.committed.cells -= 1;
+        } else if index == self.committed.cells {
+            self.committed.bytes = 0;
+        }
+        self.prefix_rows.set(None);
         self.entries.remove(index);
         if index < self.entries.len() {
             let gap = index > 0 && self.entries[index].cell.gap_after(&self.entries[index - 1].cell);
@@ -210,6 +237,53 @@ impl Transcript {
         {
             self.scroll = Scroll::Tail;
         }
+    }
+
+    /// How much of the transcript the terminal's scrollback holds (inline mode).
+    pub fn committed(&self) -> Committed {
+        self.committed
+    }
+
+    /// The first uncommitted cell is now in the scrollback whole.
+    pub fn commit_cell(&mut self) {
+        self.committed = Committed { cells: (self.committed.cells + 1).min(self.entries.len()), bytes: 0 };
+    }
+
+    /// The rows of the first `bytes` bytes of the first uncommitted cell (an answer still
+    /// streaming) are in the scrollback.
+    pub fn commit_bytes(&mut self, bytes: usize) {
+        self.committed.bytes = bytes;
+    }
+
+    /// Every cell counts as written (a session reloaded after a rewind: the scrollback already
+    /// shows it, and more).
+    pub fn commit_all(&mut self) {
+        self.committed = Committed { cells: self.entries.len(), bytes: 0 };
+    }
+
+    /// Cell `index` laid out for `width`, its gap row first: what the transcript draws of it.
+    pub fn entry_rows(&self, index: usize, width: u16, theme: &Theme) -> Vec<Line<'static>> {
+        let Some(entry) = self.entries.get(index) else { return Vec::new() };
+        let mut rows = Vec::with_capacity(entry.height(width, theme));
+        if entry.gap {
+            rows.push(Line::default());
+        }
+        rows.extend(entry.lines(width, theme).iter().cloned());
+        rows
+    }
+
+    /// Rows (gap included) of the first `bytes` of cell `index` at `width`, if remembered.
+    pub fn remembered_prefix_rows(&self, index: usize, width: u16, bytes: usize) -> Option<usize> {
+        self.prefix_rows.get().filter(|&(i, w, b, _)| (i, w, b) == (index, width, bytes)).map(|(.., rows)| rows)
+    }
+
+    pub fn remember_prefix_rows(&self, index: usize, width: u16, bytes: usize, rows: usize) {
+        self.prefix_rows.set(Some((index, width, bytes, rows)));
+    }
+
+    /// Whether cell `index` has a gap row before it.
+    pub fn has_gap(&self, index: usize) -> bool {
+        self.entries.get(index).is_some_and(|e| e.gap)
     }
 
     pub fn is_following(&self) -> bool {

@@ -12,45 +12,58 @@ use std::time::Duration;
 use agent_client_protocol::schema::ProtocolVersion;
 use agent_client_protocol::v1::ConnectionTo;
 use agent_client_protocol::v1::schema::{
-    CancelNotification, ClientCapabilities, ContentBlock, FileSystemCapabilities, InitializeRequest,
-    LoadSessionRequest, NewSessionRequest, PermissionOptionKind, PromptRequest, ReadTextFileRequest,
-    ReadTextFileResponse, RequestPermissionOutcome, RequestPermissionRequest, RequestPermissionResponse,
-    SelectedPermissionOutcome, SessionId, SessionNotification, SessionUpdate, StopReason, TextContent, ToolCallContent,
-    ToolCallStatus, WriteTextFileRequest, WriteTextFileResponse,
+    CancelNotification, ClientCapabilities, ContentBlock, CreateTerminalRequest, FileSystemCapabilities,
+    InitializeRequest, KillTerminalRequest, LoadSessionRequest, NewSessionRequest, PermissionOptionKind, PromptRequest,
+    ReadTextFileRequest, ReadTextFileResponse, ReleaseTerminalRequest, RequestPermissionOutcome,
+    RequestPermissionRequest, RequestPermissionResponse, SelectedPermissionOutcome, SessionId, SessionNotification,
+    SessionUpdate, StopReason, TerminalOutputRequest, TextContent, ToolCallContent, ToolCallStatus,
+    WaitForTerminalExitRequest, WriteTextFileRequest, WriteTextFileResponse,
 };
 use agent_client_protocol::{Agent, ByteStreams, Client};
 use serde_json::json;
 use tokio_util::compat::{TokioAsyncReadCompatExt, TokioAsyncWriteCompatExt};
 
+use super::acp_terminals::{ClientTerminals, wait};
 use crate::support::cairn::{Api, Sandbox, tool_results};
 use crate::support::mock_llm::{MockCall, MockLlm, Script, Turn};
 
 /// One entry of the thread an editor shows.
 #[derive(Clone, Debug, PartialEq)]
-enum Entry {
+pub(super) enum Entry {
     User(String),
     Agent(String),
-    Tool { id: String, title: String, status: ToolCallStatus, diffs: Vec<(Option<String>, String)> },
+    Tool {
+        id: String,
+        title: String,
+        status: ToolCallStatus,
+        diffs: Vec<(Option<String>, String)>,
+        /// The client's terminals the call shows.
+        terminals: Vec<String>,
+    },
 }
 
 /// What the test's editor holds and saw.
 #[derive(Default)]
-struct Editor {
+pub(super) struct Editor {
+    /// Its terminals (declared to cairn or not), running real processes.
+    pub terminals: ClientTerminals,
     /// Files open with unsaved changes, by absolute path.
-    buffers: Mutex<HashMap<PathBuf, String>>,
+    pub buffers: Mutex<HashMap<PathBuf, String>>,
     /// What `fs/write_text_file` was asked to write.
-    writes: Mutex<Vec<(PathBuf, String)>>,
+    pub writes: Mutex<Vec<(PathBuf, String)>>,
     /// The permission requests, in order.
-    asked: Mutex<Vec<RequestPermissionRequest>>,
+    pub asked: Mutex<Vec<RequestPermissionRequest>>,
     /// The option kinds to choose for the next permission requests.
-    answers: Mutex<VecDeque<PermissionOptionKind>>,
+    pub answers: Mutex<VecDeque<PermissionOptionKind>>,
+    /// Permission requests fail (the editor cannot show them) while set.
+    pub cannot_ask: std::sync::atomic::AtomicBool,
     /// The thread as the updates built it.
-    thread: Mutex<Vec<Entry>>,
+    pub thread: Mutex<Vec<Entry>>,
     /// Woken on every update.
-    updated: tokio::sync::Notify,
+    pub updated: tokio::sync::Notify,
 }
 
-fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+pub(super) fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     m.lock().unwrap()
 }
 
@@ -78,10 +91,11 @@ impl Editor {
                     title: call.title,
                     status: call.status,
                     diffs: diffs(&call.content),
+                    terminals: terminals(&call.content),
                 });
             }
             SessionUpdate::ToolCallUpdate(update) => {
-                let Some(Entry::Tool { title, status, diffs: shown, .. }) =
+                let Some(Entry::Tool { title, status, diffs: shown, terminals: shown_terminals, .. }) =
                     thread.iter_mut().find(|e| matches!(e, Entry::Tool { id, .. } if *id == *update.tool_call_id.0))
                 else {
                     panic!("an update of tool call {} the client was never told of", update.tool_call_id)
@@ -94,6 +108,7 @@ impl Editor {
                 }
                 if let Some(content) = update.fields.content {
                     *shown = diffs(&content);
+                    *shown_terminals = terminals(&content);
                 }
             }
             _ => {}
@@ -102,12 +117,22 @@ impl Editor {
         self.updated.notify_waiters();
     }
 
-    fn tool(&self, title_part: &str) -> Option<Entry> {
+    pub(super) fn tool(&self, title_part: &str) -> Option<Entry> {
         lock(&self.thread)
             .iter()
             .find(|e| matches!(e, Entry::Tool { title, .. } if title.contains(title_part)))
             .cloned()
     }
+}
+
+fn terminals(content: &[ToolCallContent]) -> Vec<String> {
+    content
+        .iter()
+        .filter_map(|c| match c {
+            ToolCallContent::Terminal(t) => Some(t.terminal_id.0.to_string()),
+            _ => None,
+        })
+        .collect()
 }
 
 fn diffs(content: &[ToolCallContent]) -> Vec<(Option<String>, String)> {
@@ -122,7 +147,7 @@ fn diffs(content: &[ToolCallContent]) -> Vec<(Option<String>, String)> {
 
 /// `cairn acp` in the sandbox's project, pointed at `mock`, with the test's editor as client;
 /// `run` drives the connection.
-async fn with_acp<R: Send + 'static>(
+pub(super) async fn with_acp<R: Send + 'static>(
     sandbox: &Sandbox,
     mock: &MockLlm,
     editor: Arc<Editor>,
@@ -137,6 +162,8 @@ async fn with_acp<R: Send + 'static>(
         .unwrap();
     let transport = ByteStreams::new(child.stdin.take().unwrap().compat_write(), child.stdout.take().unwrap().compat());
     let (e1, e2, e3, e4) = (editor.clone(), editor.clone(), editor.clone(), editor.clone());
+    let (t1, t2, t3, t4, t5) = (editor.clone(), editor.clone(), editor.clone(), editor.clone(), editor.clone());
+    let declares_terminals = editor.terminals.declared;
     let result = Client
         .v1()
         .on_receive_notification(
@@ -148,6 +175,13 @@ async fn with_acp<R: Send + 'static>(
         )
         .on_receive_request(
             async move |request: RequestPermissionRequest, responder, _cx| {
+                if e2.cannot_ask.load(std::sync::atomic::Ordering::SeqCst) {
+                    let why = "the permission dialog could not be shown";
+                    return responder.respond_with_error(agent_client_protocol::Error::new(
+                        agent_client_protocol::ErrorCode::INTERNAL_ERROR,
+                        why,
+                    ));
+                }
                 let kind = lock(&e2.answers).pop_front().expect("a permission request the test did not expect");
                 let option = request.options.iter().find(|o| o.kind == kind).expect("no option of that kind");
                 let outcome =
@@ -177,9 +211,42 @@ async fn with_acp<R: Send + 'static>(
             },
             agent_client_protocol::on_receive_request!(),
         )
+        .on_receive_request(
+            async move |request: CreateTerminalRequest, responder, _cx| {
+                responder.respond_with_result(t1.terminals.create(request))
+            },
+            agent_client_protocol::on_receive_request!(),
+        )
+        .on_receive_request(
+            async move |request: WaitForTerminalExitRequest, responder, cx: ConnectionTo<Agent>| {
+                // Answered when the command ends; the client goes on meanwhile.
+                let waiting = t2.terminals.exit_of(&request.terminal_id.0);
+                cx.spawn(async move { responder.respond_with_result(wait(waiting).await) })
+            },
+            agent_client_protocol::on_receive_request!(),
+        )
+        .on_receive_request(
+            async move |request: TerminalOutputRequest, responder, _cx| {
+                responder.respond_with_result(t3.terminals.output(&request.terminal_id.0))
+            },
+            agent_client_protocol::on_receive_request!(),
+        )
+        .on_receive_request(
+            async move |request: KillTerminalRequest, responder, _cx| {
+                responder.respond_with_result(t4.terminals.kill(&request.terminal_id.0))
+            },
+            agent_client_protocol::on_receive_request!(),
+        )
+        .on_receive_request(
+            async move |request: ReleaseTerminalRequest, responder, _cx| {
+                responder.respond_with_result(t5.terminals.release(&request.terminal_id.0))
+            },
+            agent_client_protocol::on_receive_request!(),
+        )
         .connect_with(transport, async move |cx: ConnectionTo<Agent>| {
-            let capabilities =
-                ClientCapabilities::new().fs(FileSystemCapabilities::new().read_text_file(true).write_text_file(true));
+            let capabilities = ClientCapabilities::new()
+                .fs(FileSystemCapabilities::new().read_text_file(true).write_text_file(true))
+                .terminal(declares_terminals);
             let init = cx
                 .send_request(InitializeRequest::new(ProtocolVersion::V1).client_capabilities(capabilities))
                 .block_task()
@@ -196,14 +263,14 @@ async fn with_acp<R: Send + 'static>(
     result
 }
 
-async fn prompt(cx: &ConnectionTo<Agent>, editor: &Editor, session: &SessionId, text: &str) -> StopReason {
+pub(super) async fn prompt(cx: &ConnectionTo<Agent>, editor: &Editor, session: &SessionId, text: &str) -> StopReason {
     lock(&editor.thread).push(Entry::User(text.to_string()));
     let request = PromptRequest::new(session.clone(), vec![ContentBlock::Text(TextContent::new(text))]);
     cx.send_request(request).block_task().await.unwrap().stop_reason
 }
 
 /// Wait until the thread shows what `ready` looks for.
-async fn until(editor: &Editor, ready: impl Fn(&[Entry]) -> bool) {
+pub(super) async fn until(editor: &Editor, ready: impl Fn(&[Entry]) -> bool) {
     tokio::time::timeout(Duration::from_secs(30), async {
         loop {
             let woken = editor.updated.notified();
@@ -383,5 +450,42 @@ async fn an_untrusted_folder_is_asked_about_with_the_first_prompt_and_runs_nothi
     let requests = mock.requests();
     assert_eq!(requests.len(), 1);
     assert!(!requests[0].system().contains("AGENTS-MARKER"), "declined, its instructions are not the model's");
+    assert!(mock.problems().is_empty(), "{:?}", mock.problems());
+}
+
+#[tokio::test]
+async fn the_model_is_told_what_happened_to_a_call_the_editor_was_asked_about() {
+    let sandbox = Sandbox::new();
+    let mock = MockLlm::start(
+        Script::new()
+            .turn(Turn::tool("bash", json!({"command": "touch rejected.txt"})))
+            .turn(Turn::text("Not touched."))
+            .turn(Turn::tool("bash", json!({"command": "touch unasked.txt"})))
+            .turn(Turn::text("Still not touched.")),
+    )
+    .await;
+    let editor = Arc::new(Editor::default());
+    let (root, ed) = (sandbox.root(), editor.clone());
+    with_acp(&sandbox, &mock, editor.clone(), async move |cx| {
+        let session = cx.send_request(NewSessionRequest::new(root.clone())).block_task().await?.session_id;
+        lock(&ed.answers).push_back(PermissionOptionKind::RejectOnce);
+        assert_eq!(prompt(&cx, &ed, &session, "touch it").await, StopReason::EndTurn);
+        ed.cannot_ask.store(true, std::sync::atomic::Ordering::SeqCst);
+        assert_eq!(prompt(&cx, &ed, &session, "touch the other").await, StopReason::EndTurn);
+        Ok(())
+    })
+    .await;
+    let requests = mock.requests();
+    // The user said no in the editor: that is what the model hears, and nothing of --yes.
+    let rejected = &tool_results(&requests[1])[0].1;
+    assert!(rejected.starts_with("The user denied this `bash` call."), "{rejected}");
+    // The editor could not ask: no one said no, and the model is told so.
+    let unasked = &tool_results(&requests[3])[1].1;
+    assert!(unasked.starts_with("Not run: the editor could not ask the user ("), "{unasked}");
+    assert!(unasked.contains("Nobody said no"), "{unasked}");
+    for told in [rejected, unasked] {
+        assert!(!told.contains("--yes") && !told.contains("headless"), "{told}");
+    }
+    assert!(!sandbox.exists("rejected.txt") && !sandbox.exists("unasked.txt"));
     assert!(mock.problems().is_empty(), "{:?}", mock.problems());
 }

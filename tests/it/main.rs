@@ -2,6 +2,7 @@
 mod support;
 
 mod acp;
+mod acp_terminals;
 mod background_commands;
 mod cache_keep_alive;
 mod checkpoint_links;
@@ -58,5 +59,6 @@ mod subagents;
 mod todo_list;
 mod trust;
 mod tui_e2e;
+mod tui_inline;
 mod tui_key_file;
 mod write_then_obey;

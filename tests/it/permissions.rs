@@ -49,7 +49,7 @@ fn bash(command: &str) -> MockCall {
     MockCall::new("bash", json!({ "command": command }))
 }
 
-fn sandbox_enforced() -> bool {
+pub(super) fn sandbox_enforced() -> bool {
     // SAFETY: landlock_create_ruleset with a null attribute and the VERSION flag only returns
     // the kernel's Landlock ABI (or an error); it creates nothing.
     let abi =

@@ -47,6 +47,8 @@ pub struct Turn {
     /// Milliseconds before the response starts (a slow call, e.g. a summariser still working
     /// after the agent's answer came).
     pub delay_ms: u64,
+    /// How many deltas the text is streamed in (0: three), each a frame of its own.
+    pub pieces: usize,
 }
 
 impl Turn {
@@ -90,6 +92,12 @@ impl Turn {
 
     pub fn with_delay_ms(mut self, ms: u64) -> Turn {
         self.delay_ms = ms;
+        self
+    }
+
+    /// Stream the text in `n` deltas (a long answer arriving token by token).
+    pub fn with_pieces(mut self, n: usize) -> Turn {
+        self.pieces = n;
         self
     }
 }

@@ -82,6 +82,11 @@ fn pieces(text: &str, n: usize) -> Vec<String> {
     chars.chunks(size).map(|c| c.iter().collect()).collect()
 }
 
+/// Deltas a turn's text comes in: three unless the script says.
+fn text_pieces(turn: &Turn) -> usize {
+    if turn.pieces == 0 { 3 } else { turn.pieces }
+}
+
 fn event(name: &str, data: Value) -> String {
     format!("event: {name}\ndata: {data}\n\n")
 }
@@ -145,7 +150,7 @@ fn anthropic_frames(
             json!({"type": "content_block_start", "index": index,
             "content_block": {"type": "text", "text": ""}}),
         ));
-        for piece in pieces(&turn.text, 3) {
+        for piece in pieces(&turn.text, text_pieces(turn)) {
             out.push(event(
                 "content_block_delta",
                 json!({"type": "content_block_delta", "index": index,
@@ -200,7 +205,7 @@ fn openai_frames(turn: &Turn, model: &str, usage: MockUsage, next_id: &mut dyn F
             out.push(chunk(json!({"reasoning_content": piece}), Value::Null));
         }
     }
-    for piece in pieces(&turn.text, 3) {
+    for piece in pieces(&turn.text, text_pieces(turn)) {
         out.push(chunk(json!({"content": piece}), Value::Null));
     }
     for (index, call) in turn.tool_calls.iter().enumerate() {
@@ -340,14 +345,21 @@ pub fn body_stream(
     let steps = steps.into_iter().chain(repeat.into_iter().flat_map(|(frame, every)| {
         std::iter::repeat_n([Step::Sleep(every), Step::Chunk(frame)], usize::MAX).flatten()
     }));
-    futures_util::stream::unfold(steps, |mut steps| async move {
+    // Sleeps keep to a schedule (each frame `delay` after the one before it was due), so a
+    // late wake-up on a busy machine is caught up rather than slowing the whole stream.
+    let due: Option<tokio::time::Instant> = None;
+    futures_util::stream::unfold((steps, due), |(mut steps, mut due)| async move {
         loop {
             match steps.next()? {
-                Step::Chunk(bytes) => return Some((Ok(bytes), steps)),
-                Step::Sleep(d) => tokio::time::sleep(d).await,
+                Step::Chunk(bytes) => return Some((Ok(bytes), (steps, due))),
+                Step::Sleep(d) => {
+                    let at = due.unwrap_or_else(tokio::time::Instant::now) + d;
+                    due = Some(at);
+                    tokio::time::sleep_until(at).await
+                }
                 Step::Abort => {
                     let error = std::io::Error::new(std::io::ErrorKind::ConnectionAborted, "mock dropped the stream");
-                    return Some((Err(error), steps));
+                    return Some((Err(error), (steps, due)));
                 }
             }
         }

@@ -1,6 +1,6 @@
 //! Helpers shared by the integration tests: the scripted mock LLM server (`mock_llm`), small
 //! helpers for driving cairn's model clients against it (`llm`), and the real binary in a
-//! pseudo-terminal (`pty`).
+//! pseudo-terminal (`pty`, and `reflow_term` for a terminal that keeps scrollback and reflows).
 
 // Each test module uses a different subset of these helpers.
 #![allow(dead_code)]
@@ -13,3 +13,4 @@ pub mod llm;
 pub mod mcp_server;
 pub mod mock_llm;
 pub mod pty;
+pub mod reflow_term;

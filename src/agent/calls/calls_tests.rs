@@ -26,7 +26,7 @@ use crate::conversation::{FinishedCall, Image, Mode, ToolCall};
 use crate::store::Store;
 use crate::tools::permissions::{Effect, Policy, Rules};
 use crate::tools::{
-    Access, ApprovalPolicy, Prepared, Registry, SandboxPolicy, Tool, ToolContext, ToolError, ToolOutput,
+    Access, ApprovalPolicy, Prepared, Registry, SandboxPolicy, Tool, ToolContext, ToolError, ToolOutput, Unattended,
 };
 
 /// A tool that answers as the test says and counts its runs.
@@ -254,7 +254,8 @@ fn call(id: &str, tool: &str, args: Value) -> ToolCall {
 async fn a_tool_call_runs_to_one_record_and_an_unknown_tool_to_a_refusal() {
     let echo = Fake::new("echo", Access::Read, said);
     let runs = echo.runs.clone();
-    let mut bench = open_bench(Config::default(), vec![Box::new(echo)], ApprovalPolicy::DenyAll, &[]).await;
+    let mut bench =
+        open_bench(Config::default(), vec![Box::new(echo)], ApprovalPolicy::DenyAll(Unattended::Headless), &[]).await;
     let calls = [call("c1", "echo", json!({"text": "hi"})), call("c2", "nope", json!({}))];
     let (kept, denied, events) = bench.run(&calls, approve, &CancellationToken::new()).await;
     assert_eq!((runs.load(Ordering::SeqCst), denied), (1, 0));
@@ -281,7 +282,8 @@ async fn consecutive_read_only_calls_run_together_and_an_interrupt_starts_none()
     let mut echo = Fake::new("echo", Access::Read, said);
     echo.meet = Some(Arc::new(tokio::sync::Barrier::new(2)));
     let runs = echo.runs.clone();
-    let mut bench = open_bench(Config::default(), vec![Box::new(echo)], ApprovalPolicy::DenyAll, &[]).await;
+    let mut bench =
+        open_bench(Config::default(), vec![Box::new(echo)], ApprovalPolicy::DenyAll(Unattended::Headless), &[]).await;
     let calls = [call("a", "echo", json!({"text": "a"})), call("b", "echo", json!({"text": "b"}))];
     // One at a time, the first would wait at the barrier for ever.
     let cancel = CancellationToken::new();
@@ -364,19 +366,49 @@ async fn a_command_the_sandbox_stopped_runs_outside_only_when_the_user_says_so()
     assert!(kept_in.is_error && kept_in.content.ends_with("[the user chose not to run it outside the sandbox]"));
     assert_eq!(kept_in.decided_by.as_deref(), Some("sandbox"));
 
-    // Headless, even with --yes, the sandbox is never lifted and nobody is asked about it.
+    // With --yes, the sandbox is never lifted and nobody is asked about it; the model is told
+    // why as it is true there (not "headless": the terminal takes --yes too).
     let tool = risky();
     let sandboxes = tool.sandboxes.clone();
     let mut bench = open_bench(Config::default(), vec![Box::new(tool)], ApprovalPolicy::ApproveAll, &[]).await;
-    let (kept, _, events) = bench.run(&[call("c1", "risky", args)], approve, &CancellationToken::new()).await;
+    let (kept, _, events) = bench.run(&[call("c1", "risky", args.clone())], approve, &CancellationToken::new()).await;
     assert!(sandboxes.lock().unwrap().is_empty());
     assert!(!events.iter().any(|e| matches!(e, AgentEvent::ApprovalRequested(_))));
-    let headless = &kept.calls[0];
-    assert!(headless.content.contains("it never runs a command outside the sandbox here, --yes or not"));
-    assert_eq!(
-        headless.approval.as_deref(),
-        Some("stopped by the sandbox: it wrote outside the project (headless runs never lift it)")
+    let stopped = &kept.calls[0];
+    assert!(
+        stopped.content.contains("cairn runs with --yes, and --yes never runs a command outside the sandbox here"),
+        "{}",
+        stopped.content
     );
+    assert_eq!(
+        stopped.approval.as_deref(),
+        Some("stopped by the sandbox: it wrote outside the project (--yes never lifts it)")
+    );
+
+    // Where no one can be asked, the call is refused before it runs, and the model is told what
+    // would let it run there: --yes or --allow headless, the rules and --allow under mcp-serve.
+    let unattended = [
+        (Unattended::Headless, "cairn is running headless without --yes", "rerun with --yes or an --allow rule"),
+        (
+            Unattended::McpClient,
+            "cairn is serving another agent over MCP",
+            "--allow where `cairn mcp-serve` is configured",
+        ),
+    ];
+    for (unattended, situation, remedy) in unattended {
+        let tool = risky();
+        let runs = tool.runs.clone();
+        let mut bench =
+            open_bench(Config::default(), vec![Box::new(tool)], ApprovalPolicy::DenyAll(unattended), &[]).await;
+        let (kept, denied, _) =
+            bench.run(&[call("c1", "risky", args.clone())], approve, &CancellationToken::new()).await;
+        assert_eq!((runs.load(Ordering::SeqCst), denied), (0, 1));
+        let told = &kept.calls[0].content;
+        assert!(told.contains(situation) && told.contains(remedy), "{unattended:?}: {told}");
+        if unattended == Unattended::McpClient {
+            assert!(!told.contains("--yes") && !told.contains("headless"), "{told}");
+        }
+    }
 }
 
 #[tokio::test]
@@ -384,7 +416,7 @@ async fn a_large_output_is_cut_for_the_model_and_saved_whole() {
     let mut bench = open_bench(
         Config::default(),
         vec![Box::new(Fake::new("big", Access::Read, big))],
-        ApprovalPolicy::DenyAll,
+        ApprovalPolicy::DenyAll(Unattended::Headless),
         &[],
     )
     .await;

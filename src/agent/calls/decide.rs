@@ -138,6 +138,7 @@ impl Calls<'_> {
             summary: prepared.summary.clone(),
             arguments: args.to_string(),
         });
+        prepared.shown_as = Some(call.id.clone());
         Ok(Cleared {
             call,
             tool,

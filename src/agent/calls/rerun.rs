@@ -31,11 +31,11 @@ impl Calls<'_> {
             Ruling::new("sandbox", format!("{stopped} (plan mode)")).into_record(&mut ran.record);
             return;
         }
-        if !self.tools.gate().is_interactive() {
-            ran.record.output.push_str(
-                "\n[cairn is running headless: it never runs a command outside the sandbox here, --yes or not. Finish without it, and tell the user what needs running outside the sandbox.]",
-            );
-            Ruling::new("sandbox", format!("{stopped} (headless runs never lift it)")).into_record(&mut ran.record);
+        if let Some((told, line)) = self.tools.gate().why_no_rerun() {
+            ran.record.output.push_str(&format!(
+                "\n[{told}. Finish without it, and tell the user what needs running outside the sandbox.]"
+            ));
+            Ruling::new("sandbox", format!("{stopped} ({line})")).into_record(&mut ran.record);
             return;
         }
         let reason = format!("was stopped by the sandbox: {why}");

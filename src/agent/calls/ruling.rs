@@ -6,6 +6,7 @@ use super::Calls;
 use crate::agent::approvals::{Answer, Refuser};
 use crate::agent::events::NoticeLevel;
 use crate::conversation::FinishedCall;
+use crate::tools::Unattended;
 use crate::tools::permissions::{DecidedBy, Decision, Permission, Rule};
 
 /// What allowed or refused a call.
@@ -43,8 +44,19 @@ impl Ruling {
     pub(super) fn refused(by: Refuser, asked_by: &DecidedBy) -> Ruling {
         match by {
             Refuser::User => Ruling::new("user", "denied by you"),
-            Refuser::Headless => {
+            Refuser::NoOne(Unattended::Headless) => {
                 Ruling::new(asked_by.short(), format!("denied: headless without --yes (asked by {})", asked_by.label()))
+            }
+            Refuser::NoOne(Unattended::McpClient) => Ruling::new(
+                asked_by.short(),
+                format!("denied: the MCP client cannot ask its user (asked by {})", asked_by.label()),
+            ),
+            Refuser::Yes => Ruling::new(
+                asked_by.short(),
+                format!("denied: only you may approve it, and --yes does not (asked by {})", asked_by.label()),
+            ),
+            Refuser::Unanswered(why) => {
+                Ruling::new(asked_by.short(), format!("not answered: {why} (asked by {})", asked_by.label()))
             }
         }
     }

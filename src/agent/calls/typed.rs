@@ -57,7 +57,7 @@ impl Calls<'_> {
             }
         };
         let registry = self.tools.registry();
-        let (tool, prepared) = match registry.get(BASH).map(|bash| (bash, bash.prepare(&args, ctx))) {
+        let (tool, mut prepared) = match registry.get(BASH).map(|bash| (bash, bash.prepare(&args, ctx))) {
             Some((bash, Ok(prepared))) => (bash, prepared),
             Some((_, Err(e))) => return Err(e.0),
             None => return Err("this session has no bash tool".into()),
@@ -68,6 +68,7 @@ impl Calls<'_> {
             summary: prepared.summary.clone(),
             arguments: call.arguments.clone(),
         });
+        prepared.shown_as = Some(call.id.clone());
         let sandbox = self.tools.sandbox_of(mode, &decision);
         let cleared = Cleared { call, tool, args, prepared, sandbox, ctx: None, ruling };
         let mut ran = execute(Ok(cleared), ctx, None).await;

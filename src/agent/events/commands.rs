@@ -155,6 +155,11 @@ pub enum ApprovalDecision {
     Deny {
         reason: Option<String>,
     },
+    /// No one could answer: the front end could not ask its user (`why`, in words). Not run,
+    /// and the model is told so, not that someone said no.
+    Unanswered {
+        why: String,
+    },
 }
 
 /// What a dialog asks.

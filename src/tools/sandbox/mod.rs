@@ -32,8 +32,9 @@ pub use crate::config::SandboxMode;
 use crate::config::{ProjectSettings, SandboxConfig};
 use crate::tools::permissions::protected::Guard;
 
-/// What sandboxed commands may do.
-#[derive(Clone, Debug, PartialEq, Eq)]
+/// What sandboxed commands may do. Serialised, it is what cairn's launcher in an editor's
+/// terminal is granted (`tools::launcher`).
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct SandboxPolicy {
     pub mode: SandboxMode,
     /// Network for sandboxed commands (read-only and workspace-write).
@@ -50,6 +51,7 @@ pub struct SandboxPolicy {
     /// Address space of each of its processes, in MiB; `None`: no limit.
     pub memory_limit_mb: Option<u64>,
     /// Settings that were not applied, and why (for `doctor`).
+    #[serde(skip)]
     pub notes: Vec<String>,
 }
 
@@ -258,12 +260,7 @@ impl Confinement {
         if !policy.is_enforced() {
             return Ok(None);
         }
-        let writable: Vec<PathBuf> = writable_dirs(policy, root)
-            .into_iter()
-            .filter_map(|d| std::fs::canonicalize(d).ok())
-            .filter(|d| d.is_dir())
-            .collect();
-        let guard = if writable.is_empty() { Guard::default() } else { read_only_inside(root, &writable) };
+        let (writable, guard) = guard_of(policy, root);
         let os = os::Confinement::build(policy, root, &writable, &guard.read_only, &guard.pinned)?;
         Ok(os.map(|os| Confinement { os, absent: guard.absent }))
     }
@@ -277,6 +274,36 @@ impl Confinement {
     pub fn absent(&self) -> &[PathBuf] {
         &self.absent
     }
+}
+
+/// The folders a command under `policy` may write (existing, canonical) and what it may not
+/// touch inside them.
+fn guard_of(policy: &SandboxPolicy, root: &Path) -> (Vec<PathBuf>, Guard) {
+    let writable: Vec<PathBuf> = writable_dirs(policy, root)
+        .into_iter()
+        .filter_map(|d| std::fs::canonicalize(d).ok())
+        .filter(|d| d.is_dir())
+        .collect();
+    let guard = if writable.is_empty() { Guard::default() } else { read_only_inside(root, &writable) };
+    (writable, guard)
+}
+
+/// The protected paths that do not exist, for a command confined elsewhere (cairn's launcher
+/// in an editor's terminal builds the same [`Confinement`], but cannot clean up after the
+/// command it becomes): what [`undo_created`] removes once it ended. Empty where commands are
+/// not confined. Scans the project like [`Confinement::build`]: call it off the async threads.
+pub fn absent_protected(policy: &SandboxPolicy, root: &Path) -> Vec<PathBuf> {
+    if !policy.is_enforced() {
+        return Vec::new();
+    }
+    guard_of(policy, root).1.absent
+}
+
+/// What a command confined elsewhere (cairn's launcher in an editor's terminal) left of its
+/// limits once it ended — for root, its pids cgroup — removed, with any other whose process
+/// is gone. Call it off the async threads.
+pub fn sweep_after_launcher() {
+    os::sweep_ended();
 }
 
 /// Of `absent` (see [`Confinement::absent`]), the protected paths a command created (nothing

@@ -32,6 +32,9 @@ impl App {
             AgentEvent::SessionReady { session, resumed, history, tool_display, mode, model, window, recap } => {
                 // What was said before the first session (a theme or keys.toml refused, a
                 // settings file's warning) stays, below the session's history.
+                // The same session again (a rewind reloaded it): in inline mode the scrollback
+                // already shows all of it, and more.
+                let reload = self.session.open.as_ref().is_some_and(|s| s.id == session.id);
                 let said_before = if self.session.open.is_none() {
                     self.transcript.take()
                 } else {
@@ -57,6 +60,9 @@ impl App {
                 for cell in said_before {
                     self.transcript.push(cell);
                 }
+                if reload {
+                    self.transcript.commit_all();
+                }
                 self.session.open = Some(OpenSession { id: session.id, stored: resumed });
                 self.session.trim_after_context = true;
             }
@@ -64,6 +70,7 @@ impl App {
                 self.session.open = Some(OpenSession { id: session.id, stored: true });
             }
             AgentEvent::Attached(items) => {
+                self.turn.attaching = false;
                 if let Some(i) = self.transcript.rposition(|c| matches!(c, Cell::User(_))) {
                     self.transcript.update(i, |c| {
                         if let Cell::User(u) = c {
@@ -92,13 +99,19 @@ impl App {
                 self.turn.busy = true;
                 self.turn.started = Some(self.now);
                 self.turn.activity = Activity::Thinking;
+                self.turn.attaching = true;
             }
             AgentEvent::TextDelta(text) => {
+                self.turn.attaching = false;
                 self.end_thinking();
                 self.on_delta(&text)
             }
-            AgentEvent::ThinkingDelta(text) => self.on_thinking(&text),
+            AgentEvent::ThinkingDelta(text) => {
+                self.turn.attaching = false;
+                self.on_thinking(&text)
+            }
             AgentEvent::ToolCallStreaming { call_id, tool } => {
+                self.turn.attaching = false;
                 self.end_thinking();
                 self.end_stream();
                 self.turn.activity = Activity::PreparingTool(tool.clone());
@@ -109,6 +122,7 @@ impl App {
                 }
             }
             AgentEvent::Retrying { attempt, max_attempts, delay, reason } => {
+                self.turn.attaching = false;
                 self.discard_attempt();
                 self.turn.activity = Activity::Retrying { attempt, max_attempts, until: self.now + delay };
                 let text = format!(
@@ -118,6 +132,7 @@ impl App {
                 self.show_retry(text, attempt, max_attempts, reason);
             }
             AgentEvent::AssistantMessage(message) => {
+                self.turn.attaching = false;
                 self.settle_retry(None);
                 self.on_assistant_message(&message)
             }
@@ -498,6 +513,7 @@ impl App {
 
     fn on_turn_finished(&mut self, summary: TurnSummary) {
         let streamed = self.turn.streaming;
+        self.turn.attaching = false;
         self.end_stream();
         self.settle_retry(Some(&summary.outcome));
         let elapsed = self.turn.started.take().map(|t| self.now.duration_since(t));
@@ -518,8 +534,12 @@ impl App {
                         .then(|| self.transcript.rposition(|c| matches!(c, Cell::Assistant(_))))
                         .flatten()
                 });
+                // An answer already in the scrollback whole (inline mode) cannot take the mark.
+                let whole_in_scrollback = |i: usize| i < self.transcript.committed().cells;
                 match marked {
-                    Some(i) if matches!(self.transcript.get(i), Some(Cell::Assistant(_))) => {
+                    Some(i)
+                        if matches!(self.transcript.get(i), Some(Cell::Assistant(_))) && !whole_in_scrollback(i) =>
+                    {
                         self.transcript.update(i, |c| {
                             if let Cell::Assistant(a) = c {
                                 a.interrupted = true;

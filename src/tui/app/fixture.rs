@@ -109,7 +109,7 @@ pub fn typed(app: &mut App, s: &str) {
     }
 }
 
-const ANSWER: &str = "## What I found\n\nThe checkout total is computed **twice**: once in `cart.rs` and once in the\ntemplate. The template's copy ignores *discounts*.\n\n1. Remove the template's computation.\n2. Pass `total` from `Cart::total()`.\n   - keep the currency formatting\n\n```rust\npub fn total(&self) -> Money {\n    self.items.iter().map(|i| i.price * i.qty).sum::<Money>() - self.discount\n}\n```\n\n> Discounts were added in March; the template predates them.\n\n| file | change |\n|---|---|\n| cart.rs | none |\n| checkout.html | use `total` |";
+pub const ANSWER: &str = "## What I found\n\nThe checkout total is computed **twice**: once in `cart.rs` and once in the\ntemplate. The template's copy ignores *discounts*.\n\n1. Remove the template's computation.\n2. Pass `total` from `Cart::total()`.\n   - keep the currency formatting\n\n```rust\npub fn total(&self) -> Money {\n    self.items.iter().map(|i| i.price * i.qty).sum::<Money>() - self.discount\n}\n```\n\n> Discounts were added in March; the template predates them.\n\n| file | change |\n|---|---|\n| cart.rs | none |\n| checkout.html | use `total` |";
 
 pub const EDIT_DIFF: &str = "--- a/src/cart.rs\n+++ b/src/cart.rs\n@@ -10,6 +10,7 @@ impl Cart {\n     pub fn total(&self) -> Money {\n-        self.items.iter().map(|i| i.price).sum()\n+        let gross: Money = self.items.iter().map(|i| i.price * i.qty).sum();\n+        gross - self.discount\n     }\n \n     pub fn is_empty(&self) -> bool {\n";
 

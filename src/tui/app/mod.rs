@@ -11,6 +11,7 @@ mod answers;
 pub(crate) mod fixture;
 mod history;
 mod input;
+mod scrollback;
 mod search_input;
 mod state;
 mod subagents;

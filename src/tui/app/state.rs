@@ -65,6 +65,9 @@ pub(crate) struct TurnView {
     pub(super) streaming: Option<usize>,
     /// Cells from this index on belong to the model request in flight (a retry removes them).
     pub(super) attempt_from: usize,
+    /// The turn has started and what its prompt attached is not known yet: the prompt's cell
+    /// may still change (inline mode keeps it off the scrollback until then).
+    pub(super) attaching: bool,
     /// The retry notice of the request in flight, updated in place: its cell, the attempt,
     /// the attempts allowed, and why.
     pub(super) retry: Option<(usize, u32, u32, String)>,
@@ -79,6 +82,7 @@ impl Default for TurnView {
             compacting: None,
             streaming: None,
             attempt_from: 0,
+            attaching: false,
             retry: None,
         }
     }

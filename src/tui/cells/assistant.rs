@@ -105,22 +105,34 @@ impl AssistantCell {
     }
 
     pub fn lines(&self, width: u16, theme: &Theme) -> Vec<Line<'static>> {
-        let mut paras = markdown::render(self.text.as_str(), theme);
-        if paras.is_empty() && !self.interrupted {
-            paras.push(Para::plain(vec![Span::styled("…", theme.dim)]));
-        }
-        for (i, p) in paras.iter_mut().enumerate() {
-            let lead = if i == 0 { Span::styled("● ", theme.assistant_prefix) } else { Span::raw("  ") };
-            p.first.insert(0, lead);
-            p.rest.insert(0, Span::raw("  "));
-        }
-        if self.interrupted {
-            paras.push(Para::prefixed(
-                vec![Span::styled(if self.text.as_str().trim().is_empty() { "● " } else { "  " }, theme.interrupted)],
-                vec![Span::raw("  ")],
-                vec![Span::styled("⏹ interrupted — the partial answer is kept", theme.interrupted)],
-            ));
-        }
-        wrap_paras(&paras, width)
+        answer_lines(self.text.as_str(), self.interrupted, width, theme)
     }
+
+    /// The rows of the first `bytes` bytes of the answer alone: while it streams, what the
+    /// scrollback may take of it once they are the first rows of the whole.
+    pub fn prefix_lines(&self, bytes: usize, width: u16, theme: &Theme) -> Vec<Line<'static>> {
+        let text = self.text.as_str();
+        // As `Cell::lines` does: no cell is laid out narrower than 8 columns.
+        answer_lines(text.get(..bytes).unwrap_or(text), false, width.max(8), theme)
+    }
+}
+
+fn answer_lines(text: &str, interrupted: bool, width: u16, theme: &Theme) -> Vec<Line<'static>> {
+    let mut paras = markdown::render(text, theme);
+    if paras.is_empty() && !interrupted {
+        paras.push(Para::plain(vec![Span::styled("…", theme.dim)]));
+    }
+    for (i, p) in paras.iter_mut().enumerate() {
+        let lead = if i == 0 { Span::styled("● ", theme.assistant_prefix) } else { Span::raw("  ") };
+        p.first.insert(0, lead);
+        p.rest.insert(0, Span::raw("  "));
+    }
+    if interrupted {
+        paras.push(Para::prefixed(
+            vec![Span::styled(if text.trim().is_empty() { "● " } else { "  " }, theme.interrupted)],
+            vec![Span::raw("  ")],
+            vec![Span::styled("⏹ interrupted — the partial answer is kept", theme.interrupted)],
+        ));
+    }
+    wrap_paras(&paras, width)
 }

@@ -356,7 +356,9 @@ impl ApprovalDialog {
             ApprovalDecision::ApproveForProject { .. } => {
                 format!("approved; saving {rules} to .cairn/settings.local.toml")
             }
-            ApprovalDecision::Deny { .. } => format!("denied {} {}", r.tool, r.summary),
+            ApprovalDecision::Deny { .. } | ApprovalDecision::Unanswered { .. } => {
+                format!("denied {} {}", r.tool, r.summary)
+            }
         };
         ViewOutcome::CloseSending { command: UserCommand::Approval { id: r.id, decision }, saying }
     }

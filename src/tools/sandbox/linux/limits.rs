@@ -119,6 +119,30 @@ fn pids_cgroup(max: u64) -> Option<(OwnedFd, PathBuf)> {
     Some((OwnedFd::from(procs), dir))
 }
 
+/// The pids cgroups (`cairn-PID-N`) of processes that have ended, removed: cairn's launcher in
+/// an editor's terminal becomes the command it confines, so nothing of it is left to remove the
+/// cgroup it made; a cairn that was killed leaves its own. Only an empty cgroup can be removed,
+/// and only those whose process is gone are tried. For root only (no one else gets one).
+pub fn sweep_ended() {
+    // SAFETY: geteuid cannot fail.
+    if unsafe { libc::geteuid() } != 0 {
+        return;
+    }
+    let Some(base) = pids_controller() else { return };
+    let Ok(entries) = std::fs::read_dir(&base) else { return };
+    for entry in entries.flatten() {
+        let name = entry.file_name();
+        let pid = name.to_str().and_then(|n| n.strip_prefix("cairn-")).and_then(|rest| rest.split('-').next());
+        let Some(pid) = pid.and_then(|p| p.parse::<libc::pid_t>().ok()) else { continue };
+        // SAFETY: kill with signal 0 only checks that the process exists.
+        let gone =
+            unsafe { libc::kill(pid, 0) } == -1 && std::io::Error::last_os_error().raw_os_error() == Some(libc::ESRCH);
+        if gone {
+            let _ = std::fs::remove_dir(entry.path());
+        }
+    }
+}
+
 /// Remove `dir`, and the earlier cgroups of this process whose background jobs have ended.
 fn sweep(dir: Option<PathBuf>) {
     use std::sync::Mutex;

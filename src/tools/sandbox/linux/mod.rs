@@ -71,6 +71,11 @@ pub fn has_namespaces() -> bool {
     namespaces().is_ok()
 }
 
+/// The limits' leftovers of processes that have ended, removed (see `limits::sweep_ended`).
+pub fn sweep_ended() {
+    limits::sweep_ended();
+}
+
 pub fn describe_limits(policy: &SandboxPolicy) -> String {
     limits::Limits::describe(policy.max_processes, has_namespaces())
 }
