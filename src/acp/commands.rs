@@ -13,6 +13,7 @@ use crate::conversation::{Mode, format_tokens, percent_of};
 /// rest of cairn's commands pick from lists or views the terminal interface draws.
 const BUILT_IN: &[(&str, &str, &str)] = &[
     ("compact", "", "summarise older messages now to free context"),
+    ("init", "", "write the project's AGENTS.md (or improve the one there), through your approval"),
     ("context", "", "what the model sees, part by part, and what the session cost"),
     ("mode", "edit|plan|ask", "switch mode: edit (asks before changes), plan (read-only), ask (no tools)"),
     ("help", "", "the commands cairn takes here"),
@@ -52,12 +53,13 @@ pub(super) fn parse(text: &str, custom: &[CommandInfo]) -> Ask {
     match slash {
         Err(message) => Ask::Said(message),
         Ok(SlashCommand::Compact) => Ask::Turn(UserCommand::Compact),
+        Ok(SlashCommand::Init) => Ask::Turn(UserCommand::Init),
         Ok(SlashCommand::Context) => Ask::Answer(UserCommand::DescribeContext),
         Ok(SlashCommand::Mode(mode)) => Ask::Answer(UserCommand::SetMode(mode)),
         Ok(SlashCommand::Custom { name, args }) => Ask::Turn(UserCommand::RunCommand { name, args }),
         Ok(SlashCommand::Help) => Ask::Said(help(custom)),
         Ok(_) => Ask::Said(format!(
-            "{} works in cairn's terminal interface (`cairn` in the project); here, cairn takes /compact, /context, /mode, /help and the custom commands (/help lists them)",
+            "{} works in cairn's terminal interface (`cairn` in the project); here, cairn takes /compact, /init, /context, /mode, /help and the custom commands (/help lists them)",
             text.split_whitespace().next().unwrap_or("that command")
         )),
     }
@@ -148,7 +150,7 @@ mod tests {
     #[test]
     fn the_client_lists_the_built_in_and_custom_commands() {
         let names: Vec<String> = available(&custom()).into_iter().map(|c| c.name).collect();
-        assert_eq!(names, ["compact", "context", "mode", "help", "fix"]);
+        assert_eq!(names, ["compact", "init", "context", "mode", "help", "fix"]);
         let modes = modes(Mode::Plan);
         assert_eq!(modes.current_mode_id, SessionModeId::new("plan"));
         assert_eq!(modes.available_modes.len(), 3);

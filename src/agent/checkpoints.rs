@@ -117,6 +117,11 @@ impl Checkpoints {
 
     /// The changes from now on belong to the turn opened by the prompt stored at `user_seq`
     /// (a subagent's stay in the parent's turn).
+    /// The seq of the prompt that opened the current turn.
+    pub(super) fn turn(&self) -> Option<i64> {
+        self.turn
+    }
+
     pub(super) fn begin_turn(&mut self, user_seq: i64) {
         if !self.follows_parent {
             self.turn = Some(user_seq);

@@ -75,6 +75,7 @@ impl Rig {
             task_list: None,
             editor: None,
             denied: Default::default(),
+            background: None,
         };
         Rig { _dirs: (project, data), root, store, session: session.id, checkpoints, ctx, calls: 0, events }
     }

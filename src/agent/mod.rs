@@ -54,9 +54,10 @@ pub(crate) use auxiliary::{AuxModel, SessionSummarizer};
 pub use events::AgentEvent;
 pub(crate) use events::CommandInfo;
 pub(crate) use events::{
-    ApprovalDecision, ApprovalKind, ApprovalRequest, Attachment, CacheStats, CompactionEvent, CompactionTrigger,
-    ContextBreakdown, ContextReport, ContextStatus, HistoryMark, HistoryRecap, InstructionFilesReport, ModelList,
-    NoticeLevel, SubagentEvent, SubagentOutcome, TurnOutcome, TurnStats, TurnSummary, UserCommand,
+    ApprovalDecision, ApprovalKind, ApprovalRequest, Attachment, BackgroundAnswer, BackgroundRequest, CacheStats,
+    CompactionEvent, CompactionTrigger, ContextBreakdown, ContextReport, ContextStatus, HistoryMark, HistoryRecap,
+    InstructionFilesReport, ModelList, NoticeLevel, SubagentEvent, SubagentOutcome, TurnOutcome, TurnStats,
+    TurnSummary, UserCommand,
 };
 #[cfg(test)]
 pub(crate) use events::{CacheReport, ContextPart, CostReport, ModelChoice, SegmentInfo, SkippedFile};

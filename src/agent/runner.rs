@@ -7,7 +7,7 @@ use std::sync::Arc;
 use tokio::sync::{mpsc, watch};
 
 use super::approvals::ApprovalDesk;
-use super::events::{AgentEvent, UserCommand};
+use super::events::{AgentEvent, BackgroundAnswer, BackgroundRequest, UserCommand};
 use super::library::Library;
 use super::link::{Emitter, Link, TurnControl};
 use super::models::ModelDirectory;
@@ -116,6 +116,15 @@ pub fn spawn(setup: AgentSetup) -> Result<AgentHandle, StoreError> {
     if removed > 0 {
         tracing::info!(removed, "removed old truncation files");
     }
+    if let Some(data) = setup.truncations_dir.parent() {
+        let removed = crate::tools::background::clean_logs(
+            &data.join("background"),
+            setup.config.context.truncation_retention_days,
+        );
+        if removed > 0 {
+            tracing::info!(removed, "removed old background command logs");
+        }
+    }
     let (commands_tx, commands_rx) = mpsc::unbounded_channel();
     let (events_tx, events_rx) = mpsc::unbounded_channel();
     let (work_tx, work_rx) = mpsc::unbounded_channel();
@@ -143,6 +152,7 @@ pub fn spawn(setup: AgentSetup) -> Result<AgentHandle, StoreError> {
         library,
         models,
         mcp: worker.mcp_desk(),
+        jobs: worker.jobs(),
     };
     worker.announce_session(resumed);
     // As announced: a resume may have changed its mode or model.
@@ -172,9 +182,30 @@ struct Router {
     library: Library,
     models: ModelDirectory,
     mcp: super::mcp_desk::McpDesk,
+    /// The background commands: `/ps` and `/stop` are answered here, even mid-turn.
+    jobs: Option<Arc<crate::tools::background::Jobs>>,
 }
 
 impl Router {
+    fn background(&self, request: BackgroundRequest) {
+        let jobs = self.jobs.clone();
+        let list = || jobs.as_ref().map(|j| j.list()).unwrap_or_default();
+        match request {
+            BackgroundRequest::List => self.events.emit(AgentEvent::Background(BackgroundAnswer::List(list()))),
+            // Stopping waits for the group to end (seconds at most): beside everything else.
+            BackgroundRequest::Stop(id) => {
+                let events = self.events.clone();
+                tokio::spawn(async move {
+                    let stopped = match &jobs {
+                        Some(jobs) => jobs.stop(id).await,
+                        None => Err(format!("there is no background command {id}")),
+                    };
+                    events.emit(AgentEvent::Background(BackgroundAnswer::Stopped(stopped)));
+                });
+            }
+        }
+    }
+
     async fn run(self, mut commands: mpsc::UnboundedReceiver<UserCommand>) {
         while let Some(command) = commands.recv().await {
             match command {
@@ -198,6 +229,7 @@ impl Router {
                     }
                     self.events.emit(AgentEvent::Mcp(panel));
                 }
+                UserCommand::Background(request) => self.background(request),
                 // Asking the provider takes a moment: answered beside everything else.
                 UserCommand::ListModels => {
                     let (models, events) = (self.models.clone(), self.events.clone());
@@ -226,6 +258,12 @@ impl Router {
                     }
                     let _ = self.work.send(UserCommand::RunCommand { name, args });
                 }
+                UserCommand::Init => {
+                    if self.control.is_busy() {
+                        self.events.emit(AgentEvent::Queued { prompt: "/init".to_string() });
+                    }
+                    let _ = self.work.send(UserCommand::Init);
+                }
                 UserCommand::Shell { typed, command, into_context } => {
                     if self.control.is_busy() {
                         self.events.emit(AgentEvent::Queued { prompt: typed.clone() });
@@ -241,7 +279,8 @@ impl Router {
                 | UserCommand::PlanRewind { .. }
                 | UserCommand::Rewind { .. }
                 | UserCommand::Undo
-                | UserCommand::WriteReport) => {
+                | UserCommand::WriteReport
+                | UserCommand::Export { .. }) => {
                     let _ = self.work.send(other);
                 }
             }

@@ -21,6 +21,17 @@ pub enum SlashCommand {
     Context,
     /// `/report`: the session report, as HTML.
     Report,
+    /// `/ps`: the background commands, with their state and last lines.
+    Ps,
+    /// `/stop N`: end background command N.
+    Stop(u32),
+    /// `/init`: the model writes (or improves) the project's AGENTS.md.
+    Init,
+    /// `/export [md|html] [FILE]`: the conversation as a readable file.
+    Export {
+        format: crate::report::ExportFormat,
+        path: Option<String>,
+    },
     Rewind,
     Undo,
     Diff(DiffTarget),
@@ -53,6 +64,10 @@ pub const COMMANDS: &[(&str, &str, &str)] = &[
     ("/model", "[NAME]", "switch model (the picker, with windows and prices, when no name)"),
     ("/usage", "", "cost and tokens per day, project and session"),
     ("/mcp", "[on|off|retry|import]", "MCP servers: state, tools, tokens; /mcp on|off|retry NAME, /mcp import"),
+    ("/ps", "", "the background commands: state and last lines of output"),
+    ("/stop", "N", "end background command N (its whole process group)"),
+    ("/init", "", "write the project's AGENTS.md (or improve the one there), through your approval"),
+    ("/export", "[md|html] [FILE]", "this conversation as a readable file (HTML by default; secrets redacted)"),
     ("/help", "", "keys and commands"),
     ("/quit", "", "leave cairn"),
 ];
@@ -98,6 +113,14 @@ pub fn parse_slash_with(input: &str, custom: &[CommandInfo]) -> Option<Result<Sl
         "usage" => Ok(SlashCommand::Usage),
         "context" => Ok(SlashCommand::Context),
         "report" => Ok(SlashCommand::Report),
+        "ps" => Ok(SlashCommand::Ps),
+        "stop" => match arg.trim_start_matches('#').parse::<u32>() {
+            Ok(n) if n > 0 => Ok(SlashCommand::Stop(n)),
+            Ok(_) | Err(_) => needs("the number of a background command (/ps lists them)"),
+        },
+        "init" if arg.is_empty() => Ok(SlashCommand::Init),
+        "init" => Err("/init takes no arguments: it looks at the project itself".to_string()),
+        "export" => parse_export(arg),
         "rewind" => Ok(SlashCommand::Rewind),
         "undo" => Ok(SlashCommand::Undo),
         "diff" => match arg {
@@ -116,6 +139,37 @@ pub fn parse_slash_with(input: &str, custom: &[CommandInfo]) -> Option<Result<Sl
         }
         other => Err(format!("unknown command /{other}; /help lists the commands")),
     })
+}
+
+fn parse_export(arg: &str) -> Result<SlashCommand, String> {
+    use crate::report::ExportFormat;
+    let (first, rest) = match arg.split_once(char::is_whitespace) {
+        Some((f, r)) => (f, r.trim()),
+        None => (arg, ""),
+    };
+    let named = match first {
+        "md" | "markdown" => Some(ExportFormat::Markdown),
+        "html" => Some(ExportFormat::Html),
+        _ => None,
+    };
+    let path = match named {
+        Some(_) => rest,
+        None => arg,
+    };
+    let by_name = if path.ends_with(".md") || path.ends_with(".markdown") {
+        Some(ExportFormat::Markdown)
+    } else if path.ends_with(".html") || path.ends_with(".htm") {
+        Some(ExportFormat::Html)
+    } else {
+        None
+    };
+    if let (Some(asked), Some(named_by_file)) = (named, by_name)
+        && asked != named_by_file
+    {
+        return Err(format!("/export {first} {path}: the file's name says another format; give one or the other"));
+    }
+    let format = named.or(by_name).unwrap_or(ExportFormat::Html);
+    Ok(SlashCommand::Export { format, path: (!path.is_empty()).then(|| path.to_string()) })
 }
 
 fn parse_mcp(arg: &str) -> Result<SlashCommand, String> {
@@ -216,6 +270,25 @@ mod tests {
     }
 
     #[test]
+    fn export_stop_and_init_take_what_they_say() {
+        use crate::report::ExportFormat::{Html, Markdown};
+        let export = |line: &str| parse_slash(line).unwrap();
+        assert_eq!(export("/export"), Ok(SlashCommand::Export { format: Html, path: None }));
+        assert_eq!(export("/export md"), Ok(SlashCommand::Export { format: Markdown, path: None }));
+        assert_eq!(
+            export("/export notes/chat.md"),
+            Ok(SlashCommand::Export { format: Markdown, path: Some("notes/chat.md".into()) })
+        );
+        assert_eq!(export("/export html out"), Ok(SlashCommand::Export { format: Html, path: Some("out".into()) }));
+        assert!(export("/export html chat.md").unwrap_err().contains("another format"));
+        assert_eq!(export("/stop #2"), Ok(SlashCommand::Stop(2)));
+        assert!(export("/stop").unwrap_err().contains("/ps lists them"));
+        assert!(export("/stop 0").is_err() && export("/stop x").is_err());
+        assert_eq!(export("/ps"), Ok(SlashCommand::Ps));
+        assert!(export("/init now").unwrap_err().contains("no arguments"));
+    }
+
+    #[test]
     fn every_command_in_the_table_parses() {
         for (name, arg, _) in COMMANDS {
             let arg = match *arg {
@@ -224,6 +297,8 @@ mod tests {
                 "[NAME]" => "m",
                 "[on|off|retry|import]" => "off m",
                 "[N|last]" => "2",
+                "N" => "1",
+                "[md|html] [FILE]" => "md notes.md",
                 _ => "",
             };
             let line = format!("{name} {arg}");

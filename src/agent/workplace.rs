@@ -92,6 +92,11 @@ impl Workplace {
         &self.truncations_dir
     }
 
+    /// The data folder: where `truncations/`, `reports/` and `background/` live.
+    pub(super) fn data_dir(&self) -> &Path {
+        self.truncations_dir.parent().unwrap_or(&self.truncations_dir)
+    }
+
     /// cairn's own folders, never checkpointed when they sit inside the project: the data
     /// folder (the database beside its session locks) and the saved outputs.
     pub(super) fn checkpoint_exclusions(&self) -> Vec<PathBuf> {

@@ -173,10 +173,16 @@ pub enum Command {
         #[arg(long, value_name = "FILE")]
         out: Option<PathBuf>,
     },
-    /// Print a session as JSONL (one message a line)
+    /// Print a session as JSONL (one message a line), or as a readable Markdown or HTML file
     Export {
         /// Session id (a unique prefix is enough)
         id: String,
+        /// jsonl (every message, for tools), md or html (the conversation to read or share: tool calls folded, secrets redacted)
+        #[arg(long, value_enum, default_value_t = ExportFormatArg::Jsonl)]
+        format: ExportFormatArg,
+        /// Write to this file instead of standard output (its path is printed)
+        #[arg(long, value_name = "FILE")]
+        out: Option<PathBuf>,
     },
     /// Restore a session's code and/or conversation to before one of its turns (no --to: list the turns)
     Rewind {
@@ -270,6 +276,14 @@ pub enum ContextCommand {
         #[arg(long, value_name = "FILE")]
         report: Option<PathBuf>,
     },
+}
+
+/// What `cairn export` writes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ExportFormatArg {
+    Jsonl,
+    Md,
+    Html,
 }
 
 /// Who writes a replay's summaries.

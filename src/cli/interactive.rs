@@ -12,7 +12,9 @@ use crate::agent::spawn;
 use crate::config::TuiMode;
 use crate::tools::ApprovalPolicy;
 use crate::trust::TrustCheck;
-use crate::tui::{App, ConnectError, Exit, FrameRequester, ScreenMode, Theme, TrustAnswer, Tui, UserTheme, ask_trust};
+use crate::tui::{
+    App, ConnectError, Exit, FrameRequester, ScreenMode, Theme, TrustAnswer, Tui, UserStatus, UserTheme, ask_trust,
+};
 
 pub async fn run(startup: &Startup, cli: &Cli) -> Result<ExitCode, CliError> {
     // The folder's trust first: nothing of the project's runs before the user has answered.
@@ -39,8 +41,11 @@ pub async fn run(startup: &Startup, cli: &Cli) -> Result<ExitCode, CliError> {
         Err(e) => (Theme::fallback(no_color), Some(format!("{e}; using the dark theme"))),
     };
     let (frames, wake) = FrameRequester::new();
-    let files = super::file_index::spawn(startup.root.clone(), frames);
+    let files = super::file_index::spawn(startup.root.clone(), frames.clone());
     let mut app = App::new(theme, files);
+    if let Some(status) = user_status(startup, frames) {
+        app.set_user_status(status);
+    }
     app.show_project(startup.root.display().to_string());
     if let Some(mode) = startup.mode_flag {
         app.start_in(mode);
@@ -125,6 +130,29 @@ pub async fn run(startup: &Startup, cli: &Cli) -> Result<ExitCode, CliError> {
         Ok(Exit::Failed(message)) => Err(CliError::Failed(message)),
         Err(e) => Err(CliError::Failed(format!("the terminal failed: {e}"))),
     }
+}
+
+/// The user's own status line: `[tui] status_command` of their config.toml (a project's files
+/// cannot set it), run beside the interface, which draws its first line.
+fn user_status(startup: &Startup, frames: FrameRequester) -> Option<UserStatus> {
+    let tui = &startup.config.tui;
+    let command = tui.status_command.clone().filter(|c| !c.trim().is_empty())?;
+    let (status, offered, answers) = UserStatus::new();
+    let (cwd, root) = (startup.cwd.display().to_string(), startup.root.display().to_string());
+    let fixed = serde_json::json!({
+        "cwd": cwd,
+        "workspace": {"current_dir": cwd, "project_dir": root},
+        "version": env!("CARGO_PKG_VERSION"),
+    });
+    let command = crate::hooks::status::StatusCommand {
+        command,
+        root: startup.root.clone(),
+        timeout: std::time::Duration::from_millis(tui.status_command_timeout_ms.max(1)),
+        interval: std::time::Duration::from_millis(tui.status_command_interval_ms),
+        fixed: fixed.as_object().cloned().unwrap_or_default(),
+    };
+    tokio::spawn(crate::hooks::status::serve(command, offered, answers, move || frames.request()));
+    Some(status)
 }
 
 /// The user's `keys.toml` in the config folder put in force; what was wrong with it, if anything

@@ -59,7 +59,7 @@ async fn dispatch(cli: Cli) -> Result<ExitCode, CliError> {
     let startup = Startup::load(&cli.common)?;
     match &cli.command {
         Some(Command::Sessions { json }) => subcommands::sessions(&startup, *json),
-        Some(Command::Export { id }) => subcommands::export(&startup, id),
+        Some(Command::Export { id, format, out }) => subcommands::export(&startup, id, *format, out.as_deref()),
         Some(Command::Report { session, since, open, out }) => {
             report::run(&startup, session.as_deref(), since.as_deref(), *open, out.as_deref())
         }

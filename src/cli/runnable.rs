@@ -1,5 +1,5 @@
 //! `cairn doctor`'s account of everything that can run: the user's hooks, MCP servers,
-//! commands, skills and agent types, the project's too, each with the file and line it comes
+//! commands, skills, agent types and status command, the project's too, each with the file and line it comes
 //! from, and whether the folder is trusted (so whether the project's are in force).
 
 use super::startup::Startup;
@@ -43,8 +43,26 @@ pub(super) fn section(startup: &Startup, out: &mut String) -> Option<ProjectTrus
             return None;
         }
     };
-    if user.is_empty() && project.is_empty() {
+    let status = startup.config.tui.status_command.as_deref().filter(|c| !c.trim().is_empty());
+    if user.is_empty() && project.is_empty() && status.is_none() {
         line(out, "", "nothing: no hooks, MCP servers, commands, skills, agent types or instructions".into());
+    }
+    if let Some(command) = status {
+        // The user's own: it runs without the folder's trust, and no project's file sets it.
+        let file = startup.paths.config_file.display();
+        let at = std::fs::read_to_string(&startup.paths.config_file)
+            .ok()
+            .and_then(|t| t.lines().position(|l| l.trim_start().starts_with("status_command")))
+            .map_or(String::new(), |i| format!(":{}", i + 1));
+        let tui = &startup.config.tui;
+        line(
+            out,
+            "status command",
+            format!(
+                "{command}  ({file}{at}; yours, runs in every folder; at most every {} ms, killed after {} ms)",
+                tui.status_command_interval_ms, tui.status_command_timeout_ms
+            ),
+        );
     }
     let in_force = trust.is_trusted();
     for item in user.items.iter().chain(&project.items) {

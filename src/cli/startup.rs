@@ -356,12 +356,14 @@ impl Startup {
         Ok(outcome?)
     }
 
-    /// At exit: end the MCP servers' process groups; say what `bash` calls left running in the
-    /// background, and end it unless `tools.bash_keep_background` keeps it.
+    /// At exit: end the MCP servers' process groups; say what background commands and what
+    /// `bash` calls left running, and end it unless `tools.bash_keep_background` keeps it.
     pub fn settle_background(&self) {
         use std::io::Write;
         crate::mcp::end_servers();
-        for line in crate::tools::leftover::settle_at_exit(self.config.tools.bash_keep_background) {
+        let keep = self.config.tools.bash_keep_background;
+        let background = crate::tools::background::settle_at_exit(keep);
+        for line in background.into_iter().chain(crate::tools::leftover::settle_at_exit(keep)) {
             // The command is the model's text: no escape sequence of it reaches the terminal.
             // A closed terminal (SIGHUP) loses the line, not the ending of the processes.
             let _ = writeln!(std::io::stderr(), "cairn: {}", crate::conversation::strip_terminal_controls(&line));

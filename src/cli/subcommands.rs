@@ -110,30 +110,67 @@ pub fn forget(startup: &Startup, id: &str) -> Result<ExitCode, CliError> {
     Ok(ExitCode::SUCCESS)
 }
 
+/// `cairn export ID [--format jsonl|md|html] [--out FILE]`: JSONL (the default) as
+/// docs/TRAJECTORY.md gives it, or the conversation as a readable file.
+pub fn export(
+    startup: &Startup,
+    id: &str,
+    format: super::args::ExportFormatArg,
+    out: Option<&std::path::Path>,
+) -> Result<ExitCode, CliError> {
+    use super::args::ExportFormatArg;
+    let (store, project) = startup.open_store()?;
+    let session = store.resolve_session(project, id)?;
+    let readable = match format {
+        ExportFormatArg::Jsonl => None,
+        ExportFormatArg::Md => Some(crate::report::ExportFormat::Markdown),
+        ExportFormatArg::Html => Some(crate::report::ExportFormat::Html),
+    };
+    let text = match readable {
+        None => jsonl(&store, &session.id)?,
+        Some(format) => {
+            let redactor = crate::config::Redactor::from_env(&crate::config::env_var);
+            let root = startup.root.display().to_string();
+            let transcript = crate::report::gather_transcript(&store, &session, &root, &redactor)?;
+            format.render(&transcript)
+        }
+    };
+    match out {
+        Some(path) => {
+            crate::report::write_file(path, &text)
+                .map_err(|e| CliError::Failed(format!("cannot write the export to {}: {e}", path.display())))?;
+            writeln!(std::io::stdout(), "{}", path.display()).map_err(io_failed)?;
+        }
+        None => {
+            let mut stdout = std::io::stdout().lock();
+            stdout.write_all(text.as_bytes()).map_err(io_failed)?;
+            stdout.flush().map_err(io_failed)?;
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
 /// The session as docs/TRAJECTORY.md JSONL: the static system prompt first, then every message, with
 /// tool results in full (not as truncated for the model). Messages a conversation rewind took
 /// out of what is sent are kept, marked `"rewound": true` (a replay skips them).
-pub fn export(startup: &Startup, id: &str) -> Result<ExitCode, CliError> {
-    let (store, project) = startup.open_store()?;
-    let session = store.resolve_session(project, id)?;
-    let mut out = std::io::BufWriter::new(std::io::stdout().lock());
+fn jsonl(store: &crate::store::Store, session: &str) -> Result<String, CliError> {
+    let mut out = String::new();
     let system = serde_json::json!({"role": "system", "content": crate::prompt::static_prompt()});
-    writeln!(out, "{system}").map_err(io_failed)?;
-    let rewound = store.rewound_ranges(&session.id)?;
-    for stored in store.messages(&session.id)? {
+    out.push_str(&format!("{system}\n"));
+    let rewound = store.rewound_ranges(session)?;
+    for stored in store.messages(session)? {
         let m = &stored.message;
         let full = match m.tool_result() {
-            Some(r) => store.tool_output(&session.id, &r.call_id)?,
+            Some(r) => store.tool_output(session, &r.call_id)?,
             None => None,
         };
         let mut line = crate::context::trajectory_line(m, full.as_deref(), Some(&stored.created_at));
         if crate::store::is_rewound(&rewound, stored.seq) {
             line["rewound"] = serde_json::Value::Bool(true);
         }
-        writeln!(out, "{line}").map_err(io_failed)?;
+        out.push_str(&format!("{line}\n"));
     }
-    out.flush().map_err(io_failed)?;
-    Ok(ExitCode::SUCCESS)
+    Ok(out)
 }
 
 pub async fn doctor(startup: &Startup) -> Result<ExitCode, CliError> {

@@ -62,7 +62,7 @@ pub struct Config {
     /// The `todo` tool's task list.
     pub todo: TodoConfig,
     pub notify: NotifyConfig,
-    /// `[tui]`: how the interface uses the terminal.
+    /// `[tui]`: how the interface uses the terminal, and the user's own status line.
     pub tui: TuiConfig,
     /// The llama-server cairn runs itself (`--local`).
     pub local: LocalConfig,
@@ -80,14 +80,6 @@ pub enum TuiMode {
     /// The terminal's own screen: the conversation goes into its scrollback, a live viewport
     /// stays at the bottom (`--inline`).
     Inline,
-}
-
-/// `[tui]`: the interface's use of the terminal.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(default, deny_unknown_fields)]
-pub struct TuiConfig {
-    /// `full` (the default) or `inline`; `--inline` and `--full-screen` override it.
-    pub mode: TuiMode,
 }
 
 /// How the terminal tells the user cairn needs them.
@@ -119,6 +111,36 @@ pub struct NotifyConfig {
 impl Default for NotifyConfig {
     fn default() -> Self {
         NotifyConfig { method: NotifyMethod::Bell, after_secs: 10, approvals: true }
+    }
+}
+
+/// `[tui]`: the interface's use of the terminal, and the user's own status line. The user's
+/// alone: a project's settings files cannot set them (the status command runs without the
+/// folder's trust).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct TuiConfig {
+    /// `full` (the default) or `inline`; `--inline` and `--full-screen` override it.
+    pub mode: TuiMode,
+    /// A shell command (`sh -c`) given the session's figures as JSON on stdin; the first line
+    /// it prints is shown under the composer. docs/status-line.md gives the JSON.
+    pub status_command: Option<String>,
+    /// A run past this is killed (its whole process group) and counts as a failure.
+    pub status_command_timeout_ms: u64,
+    /// Runs are at least this far apart, however fast the figures change.
+    pub status_command_interval_ms: u64,
+}
+
+impl Default for TuiConfig {
+    fn default() -> Self {
+        // Claude Code's statusline refreshes at most every 300 ms; a line that takes longer
+        // than half a second to compute is stale by the time it shows.
+        TuiConfig {
+            mode: TuiMode::default(),
+            status_command: None,
+            status_command_timeout_ms: 500,
+            status_command_interval_ms: 300,
+        }
     }
 }
 
@@ -187,6 +209,9 @@ pub struct ToolsConfig {
     pub bash_max_timeout_ms: u64,
     /// Leave processes a command started in the background running when cairn exits.
     pub bash_keep_background: bool,
+    /// Bytes of output a background command (`bash` with `background`) keeps on disk; past
+    /// it the oldest half is dropped.
+    pub bash_background_max_bytes: u64,
     /// Most matches grep returns.
     pub grep_max_matches: usize,
     /// Most paths glob returns.
@@ -213,6 +238,8 @@ impl Default for ToolsConfig {
             bash_max_timeout_ms: 600_000,
             // Off: a finished cairn leaves nothing running that the user did not ask to keep.
             bash_keep_background: false,
+            // Hours of a chatty dev server's log, and still small on disk.
+            bash_background_max_bytes: 8 << 20,
             grep_max_matches: 200,
             glob_max_results: 500,
             // Matches the truncation line limit (KosmoKrator's default), so a default read never needs spilling.

@@ -207,6 +207,12 @@ pub fn parse_settings(text: &str) -> Result<SettingsFile, (usize, Option<String>
                 // Only the user runs a model server: a project's files cannot start one.
                 message.push_str(" ([local] is read only from your own config.toml, never from a project's files)");
             }
+            if message.starts_with("unknown field `tui`") {
+                // The status command runs without the folder's trust: only the user sets it.
+                message.push_str(
+                    " ([tui], the status command among it, is read only from your own config.toml, never from a project's files)",
+                );
+            }
             Err((line, key_at(text, line), message))
         }
     }

@@ -5,6 +5,7 @@
 //! This module does no IO and knows nothing about providers or storage; every other layer
 //! imports it.
 
+mod background_job;
 mod content;
 mod controls;
 mod finished_call;
@@ -18,6 +19,7 @@ mod text;
 pub mod tool_names;
 mod usage;
 
+pub use background_job::{BackgroundJob, JobState, job_lines};
 pub use content::{Image, Thinking, ThinkingSource};
 pub use controls::strip_terminal_controls;
 pub use finished_call::FinishedCall;

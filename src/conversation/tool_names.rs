@@ -8,6 +8,10 @@ pub const FILE_EDIT: &str = "file_edit";
 pub const GLOB: &str = "glob";
 pub const GREP: &str = "grep";
 pub const BASH: &str = "bash";
+/// Reads what a background command printed.
+pub const BASH_OUTPUT: &str = "bash_output";
+/// Ends a background command.
+pub const BASH_STOP: &str = "bash_stop";
 pub const WEB_FETCH: &str = "web_fetch";
 pub const MEMORY_SAVE: &str = "memory_save";
 pub const MEMORY_SEARCH: &str = "memory_search";

@@ -49,6 +49,8 @@ pub async fn run(mut handle: AgentHandle, prompt: String, format: OutputFormat) 
             | UserCommand::DescribeContext
             | UserCommand::Undo
             | UserCommand::WriteReport
+            | UserCommand::Export { .. }
+            | UserCommand::Background(_)
     );
     // Listening starts before the turn does and lasts the whole run, so no stop signal is
     // missed: one that lands while an event is being printed is held until the loop comes back.

@@ -6,7 +6,7 @@ use serde::Serialize;
 use serde_json::json;
 
 use super::error::HeadlessError;
-use crate::agent::{AgentEvent, ContextReport, TurnSummary};
+use crate::agent::{AgentEvent, BackgroundAnswer, ContextReport, TurnSummary};
 use crate::conversation::Usage;
 
 /// The final object of `--output-format json`, and the last line of `stream-json`.
@@ -180,6 +180,9 @@ impl Printer {
                     | AgentEvent::Context(_)
                     | AgentEvent::ContextBreakdown(_)
                     | AgentEvent::ReportWritten(_)
+                    | AgentEvent::Exported(_)
+                    | AgentEvent::BackgroundRunning(_)
+                    | AgentEvent::Background(_)
                     | AgentEvent::ModeChanged(_)
                     | AgentEvent::ModelChanged { .. }
                     | AgentEvent::TurnFinished(_)
@@ -257,6 +260,10 @@ impl Printer {
                     self.line(value)
                 }
                 AgentEvent::Attached(items) => self.line(json!({"type": "attached", "items": items})),
+                AgentEvent::BackgroundRunning(running) => self.line(json!({"type": "background", "running": running})),
+                AgentEvent::Background(BackgroundAnswer::Rewound(jobs)) => {
+                    self.line(json!({"type": "background", "ended_by_rewind": jobs}))
+                }
                 AgentEvent::SessionReady { .. }
                 | AgentEvent::SessionStored(_)
                 | AgentEvent::ModelRefused { .. }
@@ -264,6 +271,8 @@ impl Printer {
                 | AgentEvent::Context(_)
                 | AgentEvent::ContextBreakdown(_)
                 | AgentEvent::ReportWritten(_)
+                | AgentEvent::Exported(_)
+                | AgentEvent::Background(BackgroundAnswer::List(_) | BackgroundAnswer::Stopped(_))
                 | AgentEvent::Queued { .. }
                 | AgentEvent::TurnStarted { .. }
                 | AgentEvent::ToolCallStreaming { .. }

@@ -4,7 +4,9 @@
 use serde::Serialize;
 
 use super::error::HeadlessError;
-use crate::agent::{AgentEvent, LibraryAnswer, LibraryRequest, SlashCommand, UserCommand};
+use crate::agent::{
+    AgentEvent, BackgroundAnswer, BackgroundRequest, LibraryAnswer, LibraryRequest, SlashCommand, UserCommand,
+};
 
 /// What the prompt asks the agent to do.
 pub(super) enum Work {
@@ -37,7 +39,14 @@ pub(super) fn answer_of(event: &AgentEvent) -> Option<Result<String, HeadlessErr
         AgentEvent::Mcp(panel) if panel.pending => return None,
         AgentEvent::Mcp(panel) => pretty(panel),
         AgentEvent::ContextBreakdown(breakdown) => pretty(breakdown),
-        AgentEvent::ReportWritten(written) => written.clone().map_err(HeadlessError::Failed),
+        AgentEvent::Background(BackgroundAnswer::List(jobs)) => pretty(jobs),
+        AgentEvent::Background(BackgroundAnswer::Stopped(stopped)) => {
+            stopped.clone().map_err(HeadlessError::Usage).and_then(pretty)
+        }
+        AgentEvent::Background(BackgroundAnswer::Rewound(_)) | AgentEvent::BackgroundRunning(_) => return None,
+        AgentEvent::ReportWritten(written) | AgentEvent::Exported(written) => {
+            written.clone().map_err(HeadlessError::Failed)
+        }
         AgentEvent::Library(LibraryAnswer::Turns(list)) => list.clone().map_err(HeadlessError::from).and_then(pretty),
         AgentEvent::Library(LibraryAnswer::Diff(diff)) => match diff {
             Ok(d) if d.diff.is_empty() => Ok(format!("{}: no file changes", d.title)),
@@ -117,9 +126,13 @@ pub(super) fn slash_work(
         SlashCommand::Custom { name, args } => Work::Command(UserCommand::RunCommand { name, args }),
         SlashCommand::Context => Work::Command(UserCommand::DescribeContext),
         SlashCommand::Report => Work::Command(UserCommand::WriteReport),
+        SlashCommand::Export { format, path } => Work::Command(UserCommand::Export { format, path }),
+        SlashCommand::Init => Work::Command(UserCommand::Init),
+        SlashCommand::Ps => Work::Command(UserCommand::Background(BackgroundRequest::List)),
+        SlashCommand::Stop(id) => Work::Command(UserCommand::Background(BackgroundRequest::Stop(id))),
         SlashCommand::Resume(_) | SlashCommand::New | SlashCommand::Quit => {
             return Err(HeadlessError::Usage(
-                "that command works in the interactive interface; headless runs take /compact, /context, /report, /mode, /model, /usage, /sessions, /memories, /forget, /undo, /diff, /mcp, /help and the custom commands".into(),
+                "that command works in the interactive interface; headless runs take /compact, /init, /context, /report, /export, /ps, /stop, /mode, /model, /usage, /sessions, /memories, /forget, /undo, /diff, /mcp, /help and the custom commands".into(),
             ));
         }
     })

@@ -5,9 +5,11 @@
 //! JSON object (`answer`); a hook past its timeout has its process group killed (`run`).
 //!
 //! Runs hooks and reads their answers; what an answer does to the turn is the agent's call.
+//! The user's status command runs the same way (`status`).
 
 mod answer;
 mod run;
+pub mod status;
 
 pub use answer::{HookAnswer, Verdict};
 

@@ -53,8 +53,13 @@ fn percent(v: Option<f64>) -> String {
 }
 
 fn head(title: &str) -> String {
+    head_with(title, "")
+}
+
+/// The page's head with `extra` style after the report's own (the exported conversation's).
+pub(super) fn head_with(title: &str, extra: &str) -> String {
     format!(
-        "<!doctype html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><meta name=\"viewport\" content=\"width=device-width, initial-scale=1\"><title>{}</title><style>{STYLE}</style></head><body><main>\n",
+        "<!doctype html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><meta name=\"viewport\" content=\"width=device-width, initial-scale=1\"><title>{}</title><style>{STYLE}{extra}</style></head><body><main>\n",
         esc(title)
     )
 }

@@ -63,6 +63,9 @@ impl Bash {
         shown_as: Option<&str>,
     ) -> Result<ToolOutput, ToolError> {
         let args: Args = parse_args(self.name(), args, SHAPE)?;
+        if args.background {
+            return start_in_background(&args.command, ctx, sandbox).await;
+        }
         let limit = Duration::from_millis(match args.timeout_ms {
             None | Some(0) => ctx.config.bash_timeout_ms,
             Some(ms) => ms.min(ctx.config.bash_max_timeout_ms),
@@ -155,9 +158,93 @@ async fn on_own(
 struct Args {
     command: String,
     timeout_ms: Option<u64>,
+    #[serde(default)]
+    background: bool,
 }
 
-const SHAPE: &str = r#"{"command": "cargo test", "timeout_ms"?: milliseconds}"#;
+const SHAPE: &str = r#"{"command": "cargo test", "timeout_ms"?: milliseconds, "background"?: true}"#;
+
+/// A background command's start waits this long for it to fail at once (a port in use, a typo)
+/// and for its first lines, before the call returns.
+const START_SETTLE: Duration = Duration::from_millis(1_000);
+/// Output a start shows at most; the rest is for `bash_output`.
+const START_OUTPUT_BYTES: usize = 8 * 1024;
+
+/// `background: true`: start the command in the same sandbox as a foreground one and return
+/// with its job id once it has had a moment to fail or print its first lines.
+async fn start_in_background(
+    command: &str,
+    ctx: &ToolContext,
+    sandbox: &SandboxPolicy,
+) -> Result<ToolOutput, ToolError> {
+    let Some(place) = &ctx.background else {
+        return Err(ToolError::new(
+            "background commands are not available here (a subagent's commands run to their end); run it without `background`",
+        ));
+    };
+    let (policy, root) = (sandbox.clone(), ctx.root.clone());
+    let confinement = tokio::task::spawn_blocking(move || Confinement::build(&policy, &root))
+        .await
+        .map_err(|e| ToolError::new(format!("could not set up the sandbox: {e}")))?
+        .map_err(|e| ToolError::new(format!("could not run the command: {e}")))?;
+    let absent = confinement.as_ref().map(|c| c.absent().to_vec()).unwrap_or_default();
+    let confined = confinement.is_some();
+    let job = place
+        .jobs
+        .start(place, command, &ctx.root, confinement, sandbox.confine_reads)
+        .map_err(|e| ToolError::new(format!("could not start the command: {e}")))?;
+    let ended = tokio::select! {
+        ended = job.wait_ended(START_SETTLE) => ended,
+        () = ctx.cancel.cancelled() => false,
+    };
+    let so_far =
+        job.read(Some(0), START_OUTPUT_BYTES).map_err(|e| ToolError::new(format!("could not read its output: {e}")))?;
+    let id = job.id();
+    let mut content = String::new();
+    if ended {
+        content.push_str(if so_far.text.is_empty() { "(no output)\n" } else { &so_far.text });
+        let state = job.state();
+        content.push_str(&format!("[background job {id} already ended: {}]", state.label()));
+        let code = match state {
+            crate::conversation::JobState::Exited { code } => code,
+            crate::conversation::JobState::Killed { signal } => 128 + signal,
+            crate::conversation::JobState::Running | crate::conversation::JobState::Stopped => 0,
+        };
+        let mut output = ToolOutput { content, is_error: code != 0, exit_code: Some(code), ..Default::default() };
+        // A server the sandbox kept from its port ends at once: the user may run it outside.
+        if confined && let Some(why) = sandbox::denial(sandbox, &output.content, code) {
+            output.content.push_str(&format!(
+                "\n[sandbox: this probably failed because {why}. Do not work around it; if the command needs more, say so: the user can approve running it outside the sandbox.]"
+            ));
+            output.sandbox_denial = Some(why);
+        }
+        return Ok(output);
+    }
+    let group = job.picture().group;
+    content.push_str(&format!("Started in the background as job {id} (process group {group}). "));
+    if so_far.text.is_empty() {
+        content.push_str("No output yet.\n");
+    } else {
+        content.push_str("Output so far:\n");
+        content.push_str(&so_far.text);
+        if !so_far.text.ends_with('\n') {
+            content.push('\n');
+        }
+    }
+    content.push_str(&format!(
+        "[job {id} is running: bash_output {{\"id\": {id}}} reads what it prints next, bash_stop {{\"id\": {id}}} ends it. It is ended when cairn exits; the user sees it in /ps.]"
+    ));
+    let created = tokio::task::spawn_blocking(move || sandbox::undo_created(&absent)).await.unwrap_or_default();
+    if !created.is_empty() {
+        let names: Vec<String> =
+            created.iter().map(|p| p.strip_prefix(&ctx.root).unwrap_or(p).display().to_string()).collect();
+        content.push_str(&format!(
+            "\n[sandbox: {} protected, so cairn removed what the command created there]",
+            names.join(", ")
+        ));
+    }
+    Ok(ToolOutput { content, exit_code: None, ..Default::default() })
+}
 
 impl Tool for Bash {
     fn name(&self) -> &'static str {
@@ -173,7 +260,8 @@ impl Tool for Bash {
             "type": "object",
             "properties": {
                 "command": {"type": "string", "description": "The command to run with `bash -c`, in the project root."},
-                "timeout_ms": {"type": "integer", "minimum": 1, "description": "Time limit in milliseconds. Default 120000, at most 600000."}
+                "timeout_ms": {"type": "integer", "minimum": 1, "description": "Time limit in milliseconds. Default 120000, at most 600000."},
+                "background": {"type": "boolean", "description": "Start a command that keeps running (a dev server, a watcher) and return at once with its job id; read its output with bash_output, end it with bash_stop."}
             },
             "required": ["command"]
         })
@@ -188,7 +276,8 @@ impl Tool for Bash {
         if args.command.trim().is_empty() {
             return Err(ToolError::new("command is empty; give the shell command to run"));
         }
-        Ok(Prepared::new(format!("$ {}", args.command)))
+        let background = if args.background { "  (background)" } else { "" };
+        Ok(Prepared::new(format!("$ {}{background}", args.command)))
     }
 
     fn execute<'a>(
@@ -286,7 +375,7 @@ async fn run(
 
 /// Start `bash -c command` (or `sh -c` where there is no bash) with stdout and stderr both
 /// writing into one pipe, so their output arrives interleaved as it was written.
-fn spawn(
+pub(super) fn spawn(
     command: &str,
     cwd: &Path,
     confinement: Option<Confinement>,

@@ -36,6 +36,7 @@ fn project() -> (tempfile::TempDir, ToolContext) {
         task_list: None,
         editor: None,
         denied: Default::default(),
+        background: None,
     };
     (dir, ctx)
 }

@@ -22,7 +22,9 @@ mod terminals;
 pub(crate) mod test_support;
 mod tracker;
 
+pub mod background;
 pub mod bash;
+pub mod bash_jobs;
 pub mod file_edit;
 pub mod file_read;
 pub mod file_write;
@@ -107,6 +109,9 @@ pub struct ToolContext {
     pub editor: Option<Arc<dyn Editor>>,
     /// Files the deny rules keep from reading tools: `grep` and `glob` skip them.
     pub denied: ReadDenials,
+    /// Where `bash` with `background: true` starts its jobs, and `bash_output` and `bash_stop`
+    /// find them: the main agent's only (a subagent's commands run to their end).
+    pub background: Option<background::BackgroundPlace>,
 }
 
 /// Which files a tool that walks folders must skip, because a `deny` rule for it (or for

@@ -1,6 +1,7 @@
 //! The set of tools a session offers, and which of them each mode sends.
 
 use super::bash::Bash;
+use super::bash_jobs::{BashOutput, BashStop};
 use super::file_edit::FileEdit;
 use super::file_read::FileRead;
 use super::file_write::FileWrite;
@@ -33,6 +34,8 @@ impl Registry {
             Box::new(FileWrite),
             Box::new(FileEdit),
             Box::new(bash),
+            Box::new(BashOutput),
+            Box::new(BashStop),
             Box::new(MemorySave),
             Box::new(MemorySearch),
             Box::new(WebFetch),
@@ -110,6 +113,8 @@ mod tests {
                 "file_write",
                 "file_edit",
                 "bash",
+                "bash_output",
+                "bash_stop",
                 "memory_save",
                 "memory_search",
                 "web_fetch"
@@ -130,6 +135,19 @@ mod tests {
     #[test]
     fn plan_mode_gets_the_read_only_tools_bash_and_the_memory_tools() {
         let names: Vec<_> = Registry::builtin().specs(Mode::Plan).into_iter().map(|s| s.name).collect();
-        assert_eq!(names, ["file_read", "glob", "grep", "bash", "memory_save", "memory_search", "web_fetch"]);
+        assert_eq!(
+            names,
+            [
+                "file_read",
+                "glob",
+                "grep",
+                "bash",
+                "bash_output",
+                "bash_stop",
+                "memory_save",
+                "memory_search",
+                "web_fetch"
+            ]
+        );
     }
 }

@@ -21,6 +21,7 @@ pub fn project() -> (tempfile::TempDir, ToolContext) {
         task_list: None,
         editor: None,
         denied: Default::default(),
+        background: None,
     };
     (dir, ctx)
 }

@@ -36,6 +36,7 @@ mod terminal;
 mod theme;
 mod transcript;
 mod trust_prompt;
+mod user_status;
 mod viewport;
 mod wrap;
 
@@ -51,3 +52,4 @@ pub(crate) use terminal::{ScreenMode, Tui};
 pub use theme::Theme;
 pub(crate) use theme::UserTheme;
 pub(crate) use trust_prompt::ask_trust;
+pub(crate) use user_status::UserStatus;

@@ -47,15 +47,17 @@ pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
         + u16::from(app.pending().len() > QUEUE_ROWS)
         + u16::from(app.plan_ready().is_some());
     let tasks = if app.task_list_panel_shown() { task_list_panel::height(app.task_list(), area.height) } else { 0 };
-    let [mut transcript, task_list, queue, composer, status] = Layout::vertical([
+    let own_status = u16::from(app.user_status_line().is_some());
+    let [mut transcript, task_list, queue, composer, user_status, status] = Layout::vertical([
         Constraint::Min(1),
         Constraint::Length(tasks),
         Constraint::Length(queued),
         Constraint::Length(composer_h),
+        Constraint::Length(own_status),
         Constraint::Length(1),
     ])
     .areas(area);
-    let above_status = Rect::new(area.x, area.y, area.width, area.height.saturating_sub(1));
+    let above_status = Rect::new(area.x, area.y, area.width, area.height.saturating_sub(1 + own_status));
     // An approval dialog takes the bottom of the screen; the transcript gets the rows above
     // it, so its last line — the call waiting, and why — stays in sight (three rows are kept
     // for it: what the dialog asks about needs the rest more than older lines do).
@@ -86,6 +88,7 @@ pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
     render_queue(app, queue, buf);
     render_composer(app, composer, buf);
     app.status_line().render(status, buf);
+    render_user_status(app, user_status, buf);
 
     if app.composer().completion.is_some() && app.approval().is_none() && app.overlay().is_none() {
         render_completion(app, composer, buf);
@@ -95,6 +98,14 @@ pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
     }
     if let Some((dialog, rect)) = dialog {
         dialog.render(rect, buf, theme);
+    }
+}
+
+/// The line the user's status command printed, dimmed, cut to the row.
+pub(super) fn render_user_status(app: &App, area: Rect, buf: &mut Buffer) {
+    if let Some(line) = app.user_status_line().filter(|_| area.height > 0) {
+        let text = truncate(&format!(" {line}"), area.width as usize);
+        buf.set_line(area.x, area.y, &Line::from(Span::styled(text, app.theme().dim)), area.width);
     }
 }
 

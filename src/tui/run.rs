@@ -176,6 +176,7 @@ pub async fn run<Edited: Future<Output = Result<String, String>>>(
             app.set_now(Instant::now());
             app.editor_returned(edited);
         }
+        changed |= app.sync_user_status();
         tui.set_mouse_capture(app.mouse_capture())?;
         if changed && input {
             scheduler.request_now(Instant::now());

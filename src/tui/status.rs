@@ -90,12 +90,15 @@ pub struct StatusLine<'a> {
     /// Connected: the window is known even before the first figures.
     pub ready: bool,
     pub window: u64,
+    /// Background commands running (`/ps` lists them).
+    pub background: usize,
 }
 
 /// A part of the status line and how much it matters: at a narrow width the parts are left out
 /// least important first — the context bar's glyphs (its numbers stay), the cache share, the
-/// model's name, the turn's clock, the mouse note, the session's cost — and only then is the
-/// text of what is running cut, at a word, then the message of the moment.
+/// model's name, the turn's clock, the mouse note, the session's cost, the count of background
+/// commands — and only then is the text of what is running cut, at a word, then the message of
+/// the moment.
 struct Part {
     spans: Vec<Span<'static>>,
     /// `None`: never left out (the mode, what is running, the message, the context figure).
@@ -119,6 +122,8 @@ const DROP_MODEL: u8 = 3;
 const DROP_CLOCK: u8 = 4;
 const DROP_MOUSE: u8 = 5;
 const DROP_COST: u8 = 6;
+/// Commands still running in the background: what the user may have forgotten is running.
+const DROP_BACKGROUND: u8 = 7;
 
 fn parts_width(parts: &[Part]) -> usize {
     parts.iter().map(|p| spans_width(&p.spans)).sum()
@@ -176,6 +181,15 @@ impl Widget for StatusLine<'_> {
         }
 
         let mut right = Vec::new();
+        if self.background > 0 {
+            right.push(Part::droppable(
+                DROP_BACKGROUND,
+                vec![
+                    Span::styled(format!("⚙ {} bg", self.background), theme.status_bar),
+                    Span::styled("  ", theme.status_bar),
+                ],
+            ));
+        }
         if let Some(usd) = self.context.and_then(|c| c.cost_usd) {
             right.push(Part::droppable(
                 DROP_COST,
@@ -283,6 +297,10 @@ mod tests {
     use super::*;
 
     fn line(width: u16, flash: Option<&str>) -> String {
+        line_with(width, flash, 0)
+    }
+
+    fn line_with(width: u16, flash: Option<&str>, background: usize) -> String {
         let theme = Theme::fallback(true);
         let now = Instant::now();
         let activity = Activity::Approval("bash".into());
@@ -309,6 +327,7 @@ mod tests {
             }),
             ready: true,
             window: 200_000,
+            background,
         };
         let area = Rect::new(0, 0, width, 1);
         let mut buf = Buffer::empty(area);
@@ -351,5 +370,13 @@ mod tests {
         let narrow = line(50, Some("approved; for this session: bash(cargo test *)"));
         assert!(narrow.contains("· approved; for this…") && !narrow.contains("waiting"), "{narrow}");
         assert!(line(120, Some("approved; for this session: bash(cargo test *)")).contains("bash(cargo test *)"));
+    }
+
+    #[test]
+    fn the_count_of_background_commands_outlasts_the_cost() {
+        assert!(line_with(120, None, 2).contains("⚙ 2 bg  $0.42"), "{}", line_with(120, None, 2));
+        let narrow = line_with(60, None, 2);
+        assert!(narrow.contains("⚙ 2 bg") && !narrow.contains("$0.42"), "{narrow}");
+        assert!(!line_with(120, None, 0).contains("bg"));
     }
 }

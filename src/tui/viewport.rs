@@ -1,7 +1,7 @@
 //! The inline viewport: what still changes, at the bottom of the terminal's own screen. From the
 //! top: the transcript's live rows (the answer streaming, calls running or waiting, a retry
 //! counting), the task list, queued prompts, the completion list, the composer — or, while one
-//! waits, the approval dialog in its place — and the status line. The same widgets as the
+//! waits, the approval dialog in its place — the user's own status line, and cairn's. The same widgets as the
 //! full-screen layout (`render.rs`), laid out for a viewport only as tall as they need.
 
 use ratatui::buffer::Buffer;
@@ -10,7 +10,7 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::Widget;
 
 use super::app::App;
-use super::render::{MIN_HEIGHT, MIN_WIDTH, render_completion, render_composer, render_queue};
+use super::render::{MIN_HEIGHT, MIN_WIDTH, render_completion, render_composer, render_queue, render_user_status};
 use super::task_list_panel;
 
 /// Queued prompts listed at most (as the full-screen layout).
@@ -26,6 +26,8 @@ pub struct Plan {
     popup: u16,
     composer: u16,
     dialog: u16,
+    /// The user's own status line (`[tui] status_command`), above cairn's.
+    user: u16,
     /// Too small a terminal: one row saying so.
     tiny: bool,
 }
@@ -35,7 +37,7 @@ impl Plan {
         if self.tiny {
             return 1;
         }
-        self.live + self.tasks + self.queue + self.popup + self.composer + self.dialog + 1
+        self.live + self.tasks + self.queue + self.popup + self.composer + self.dialog + self.user + 1
     }
 }
 
@@ -43,13 +45,14 @@ impl Plan {
 /// the live rows cut to their newest when they would not fit.
 pub fn plan(app: &App, width: u16, screen: u16) -> Plan {
     let mut plan =
-        Plan { rows: Vec::new(), live: 0, tasks: 0, queue: 0, popup: 0, composer: 0, dialog: 0, tiny: false };
+        Plan { rows: Vec::new(), live: 0, tasks: 0, queue: 0, popup: 0, composer: 0, dialog: 0, user: 0, tiny: false };
     if width < MIN_WIDTH || screen < MIN_HEIGHT {
         plan.tiny = true;
         return plan;
     }
     let theme = app.theme();
-    let above_status = screen - 1;
+    plan.user = u16::from(app.user_status_line().is_some() && screen > MIN_HEIGHT);
+    let above_status = screen - 1 - plan.user;
     if let Some(dialog) = app.approval() {
         let max = (above_status * 3 / 4).max(8).min(above_status);
         plan.dialog = dialog.desired_height(width, theme).clamp(8.min(max), max);
@@ -80,7 +83,7 @@ pub fn plan(app: &App, width: u16, screen: u16) -> Plan {
         }
         plan.composer = plan.composer.min(above_status);
     }
-    let fixed = plan.tasks + plan.queue + plan.popup + plan.composer + plan.dialog + 1;
+    let fixed = plan.tasks + plan.queue + plan.popup + plan.composer + plan.dialog + plan.user + 1;
     plan.rows = app.live_rows(width);
     plan.live = (plan.rows.len() as u16).min(screen.saturating_sub(fixed));
     plan
@@ -115,6 +118,7 @@ pub fn render(app: &App, plan: &Plan, buf: &mut Buffer) {
     take(plan.popup);
     let composer = take(plan.composer);
     let dialog = take(plan.dialog);
+    let user = take(plan.user);
     let status = take(1);
     if plan.composer > 0 {
         render_composer(app, composer, buf);
@@ -124,6 +128,9 @@ pub fn render(app: &App, plan: &Plan, buf: &mut Buffer) {
     }
     if let Some(d) = app.approval().filter(|_| plan.dialog > 0) {
         d.render(dialog, buf, theme);
+    }
+    if plan.user > 0 {
+        render_user_status(app, user, buf);
     }
     app.status_line().render(status, buf);
 }

@@ -11,13 +11,15 @@ use crate::support::cairn::{Api, Sandbox, json_result, text, tool_names, tool_re
 use crate::support::mock_llm::{MockCall, MockLlm, RecordedRequest, Script, Turn};
 
 /// Every tool, in every mode.
-const TOOLS: [&str; 11] = [
+const TOOLS: [&str; 13] = [
     "file_read",
     "glob",
     "grep",
     "file_write",
     "file_edit",
     "bash",
+    "bash_output",
+    "bash_stop",
     "memory_save",
     "memory_search",
     "web_fetch",

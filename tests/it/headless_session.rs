@@ -67,6 +67,8 @@ async fn runs_a_whole_session(api: Api) {
             "file_write",
             "file_edit",
             "bash",
+            "bash_output",
+            "bash_stop",
             "memory_save",
             "memory_search",
             "web_fetch",

@@ -66,6 +66,11 @@ impl Screen {
         self.text().lines().last().unwrap_or_default().to_string()
     }
 
+    /// The cairn process's id.
+    pub fn pid(&self) -> u32 {
+        self.child.process_id().expect("a pid")
+    }
+
     /// User and system CPU time of the cairn process so far, in clock ticks (Linux).
     pub fn cpu_ticks(&self) -> u64 {
         let pid = self.child.process_id().expect("a pid");

@@ -82,6 +82,16 @@ pub enum UserCommand {
     /// `/report`: write the session report (HTML) and answer with its path
     /// ([`AgentEvent::ReportWritten`]).
     WriteReport,
+    /// `/ps` and `/stop N`: answered at once, even mid-turn ([`AgentEvent::Background`]).
+    Background(BackgroundRequest),
+    /// `/init`: a turn in which the model writes or improves the project's AGENTS.md.
+    Init,
+    /// `/export`: write the conversation as a readable file (to `path`, else beside the
+    /// reports) and answer with its path ([`AgentEvent::Exported`]).
+    Export {
+        format: crate::report::ExportFormat,
+        path: Option<String>,
+    },
     Shutdown,
 }
 
@@ -94,6 +104,7 @@ impl UserCommand {
             | UserCommand::Shell { .. }
             | UserCommand::RunCommand { .. }
             | UserCommand::CarryOutPlan { .. }
+            | UserCommand::Init
             | UserCommand::Compact => true,
             UserCommand::Interrupt
             | UserCommand::Approval { .. }
@@ -110,9 +121,20 @@ impl UserCommand {
             | UserCommand::Rewind { .. }
             | UserCommand::Undo
             | UserCommand::WriteReport
+            | UserCommand::Export { .. }
+            | UserCommand::Background(_)
             | UserCommand::Shutdown => false,
         }
     }
+}
+
+/// What the user asks of the background commands.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BackgroundRequest {
+    /// `/ps`: every one, with its state and last lines.
+    List,
+    /// `/stop N`: end one.
+    Stop(u32),
 }
 
 /// The user's answer in the approval dialog.

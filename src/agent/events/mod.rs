@@ -5,7 +5,7 @@ mod commands;
 mod context;
 mod stats;
 
-pub use commands::{ApprovalDecision, ApprovalKind, ApprovalRequest, CommandInfo, UserCommand};
+pub use commands::{ApprovalDecision, ApprovalKind, ApprovalRequest, BackgroundRequest, CommandInfo, UserCommand};
 #[cfg(test)]
 pub use context::SkippedFile;
 pub use context::{
@@ -22,8 +22,20 @@ use serde::Serialize;
 use super::library::{LibraryAnswer, LibraryError};
 use super::mcp_desk::McpPanel;
 use super::rewind::{RewindOutcome, RewindPreview};
-use crate::conversation::{FinishedCall, Message, Mode, Usage};
+use crate::conversation::{BackgroundJob, FinishedCall, Message, Mode, Usage};
 use crate::store::{SessionInfo, ToolDisplay};
+
+/// What the background commands are, or what became of one.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[serde(tag = "answer", content = "jobs", rename_all = "snake_case")]
+pub enum BackgroundAnswer {
+    /// `/ps`: every one this agent started, oldest first.
+    List(Vec<BackgroundJob>),
+    /// `/stop N`: the job as it ended, or why it could not be.
+    Stopped(Result<BackgroundJob, String>),
+    /// A rewind took back the turns that started these, so they were ended.
+    Rewound(Vec<BackgroundJob>),
+}
 
 /// Why a compaction runs.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
@@ -254,6 +266,13 @@ pub enum AgentEvent {
     ContextBreakdown(ContextBreakdown),
     /// The answer to `WriteReport`: the report's path, or why it could not be written.
     ReportWritten(Result<String, String>),
+    /// The answer to `Export`: the file's path, or why it could not be written.
+    Exported(Result<String, String>),
+    /// How many background commands run now (the status line's count): sent whenever one
+    /// starts or ends.
+    BackgroundRunning(usize),
+    /// The answer to `/ps` or `/stop N`, or what a rewind ended.
+    Background(BackgroundAnswer),
     ModeChanged(Mode),
     ModelChanged {
         model: String,

@@ -62,6 +62,7 @@ impl Worker {
             task_list: None,
             editor: self.tools.editor(),
             denied: Default::default(),
+            background: None,
         };
         // All attachments of a prompt together stay within what one reply's results may take.
         let CutLimits { each: limits, reply: cap } = self.cut_limits();

@@ -1,4 +1,5 @@
-//! Custom slash commands and user-invocable skills run as `/NAME ARGS`: the file's text with
+//! `/init` (the model writes the project's AGENTS.md, with a survey of the project), and custom
+//! slash commands and user-invocable skills run as `/NAME ARGS`: the file's text with
 //! the arguments in, each `` !`command` `` replaced by its output (run as `bash` would be, with
 //! the user's approval unless the command's `allowed-tools` allow it), each `@path` of the
 //! project appended, then sent as the prompt — with the command's `model` for that turn.
@@ -40,6 +41,16 @@ impl Worker {
         }
         let skill = self.ext.skills.iter().find(|s| s.user_invocable && s.name == name)?;
         Some(skills::load(skill, args).map(Runnable::Skill))
+    }
+
+    /// `/init`: the instructions and a survey of the project (read off the turn's thread), sent
+    /// as the prompt; the transcript shows `/init`.
+    pub(super) async fn run_init(&mut self, cancel: CancellationToken) -> TurnSummary {
+        let root = self.place.root().to_path_buf();
+        let surveyed = root.clone();
+        let survey = tokio::task::spawn_blocking(move || crate::prompt::survey(&surveyed)).await.unwrap_or_default();
+        let prompt = crate::prompt::init_prompt(&root, &survey);
+        self.run_turn_shown(prompt, Some("/init"), cancel).await
     }
 
     /// `/NAME ARGS`: expand the command and run it as a prompt.

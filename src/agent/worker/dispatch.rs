@@ -97,6 +97,13 @@ impl Worker {
             task_list: Some(Arc::new(self.task_list.clone())),
             editor: self.tools.editor(),
             denied: self.tools.policy().read_denials(),
+            background: self.jobs.as_ref().map(|jobs| crate::tools::background::BackgroundPlace {
+                jobs: jobs.clone(),
+                dir: self.place.data_dir().join("background").join(self.session.id()),
+                session: self.session.id().to_string(),
+                turn: self.checkpoints.turn(),
+                redactor: self.session.redactor().clone(),
+            }),
         }
     }
 

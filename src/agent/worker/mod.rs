@@ -15,6 +15,7 @@ mod rewind;
 mod segments;
 mod shell;
 mod subagent;
+mod switch;
 mod turn;
 
 pub use turn::INTERRUPTED_MARK;
@@ -46,7 +47,7 @@ use super::task_list::SessionTaskList;
 use super::tool_section::ToolSection;
 use super::toolbox::Toolbox;
 use super::workplace::Workplace;
-use crate::store::{NewSession, SessionInfo, StoreError};
+use crate::store::{SessionInfo, StoreError};
 
 /// What carries a plan into edit mode: the model is asked to do what it planned — or what the
 /// user made of the plan in their editor.
@@ -87,6 +88,8 @@ pub(super) struct Worker {
     requests: RequestLog,
     /// The prompt cache kept warm while the user is idle.
     keep_warm: KeepWarm,
+    /// The background commands `bash` started: the main agent's (a subagent has none).
+    jobs: Option<Arc<crate::tools::background::Jobs>>,
 }
 
 impl Worker {
@@ -127,6 +130,11 @@ impl Worker {
         )
         .with_user_dirs(setup.user_dirs);
         let checkpoints = start_checkpoints(&place, session.id(), session.redactor(), &link);
+        let running = link.emitter();
+        let jobs = crate::tools::background::Jobs::new(
+            place.config().tools.bash_background_max_bytes,
+            Some(Arc::new(move |n| running.emit(AgentEvent::BackgroundRunning(n)))),
+        );
         let mut worker = Worker {
             cache: CacheWatch::new(place.config().cache.ttl),
             place,
@@ -151,6 +159,7 @@ impl Worker {
             local: crate::agent::local_site::LocalSite::new(setup.local_server, setup.tokenizer),
             requests: RequestLog::default(),
             keep_warm: KeepWarm::default(),
+            jobs: Some(jobs),
         };
         worker.settle_loaded_session()?;
         Ok(worker)
@@ -162,19 +171,6 @@ impl Worker {
 
     pub(super) fn session_info(&self) -> &SessionInfo {
         self.session.info()
-    }
-
-    /// Switch to `info`: everything of the session left (its compaction, cache history, files
-    /// read, approvals, checkpoints) ends with it. On failure the current session stays.
-    fn load_session(&mut self, info: SessionInfo) -> Result<(), StoreError> {
-        let switching = info.id != self.session.id();
-        self.replace_session(info)?;
-        self.tools.new_session();
-        if switching {
-            self.background.new_tally();
-            self.checkpoints = start_checkpoints(&self.place, self.session.id(), self.session.redactor(), &self.link);
-        }
-        Ok(())
     }
 
     /// Load `info` from the store in place of the session held: what a resume does, and what
@@ -472,11 +468,20 @@ impl Worker {
                     let preview = self.plan_rewind(user_seq, scope);
                     self.link.emit(AgentEvent::RewindPlanned(preview));
                 }
-                UserCommand::Rewind { user_seq, scope, overwrite } => self.rewind(user_seq, scope, &overwrite),
+                UserCommand::Rewind { user_seq, scope, overwrite } => self.rewind(user_seq, scope, &overwrite).await,
                 UserCommand::Undo => self.undo(),
                 UserCommand::WriteReport => {
                     let written = self.write_report();
                     self.link.emit(AgentEvent::ReportWritten(written));
+                }
+                UserCommand::Export { format, path } => {
+                    let written = self.write_export(format, path.as_deref());
+                    self.link.emit(AgentEvent::Exported(written));
+                }
+                UserCommand::Init => {
+                    let cancel = self.link.control().begin();
+                    let summary = self.run_init(cancel).await;
+                    self.end_turn(summary);
                 }
                 UserCommand::Shutdown => break,
                 // The router answers these itself; they never reach the worker.
@@ -484,6 +489,7 @@ impl Worker {
                 | UserCommand::Approval { .. }
                 | UserCommand::Library(_)
                 | UserCommand::Mcp(_)
+                | UserCommand::Background(_)
                 | UserCommand::ListModels => {}
             }
         }
@@ -524,6 +530,11 @@ impl Worker {
         }
     }
 
+    /// The background commands, for the router to answer `/ps` and `/stop` at once.
+    pub(super) fn jobs(&self) -> Option<Arc<crate::tools::background::Jobs>> {
+        self.jobs.clone()
+    }
+
     pub(super) fn command_list(&self) -> Vec<super::events::CommandInfo> {
         self.ext.command_list()
     }
@@ -545,30 +556,6 @@ impl Worker {
         self.link.emit(AgentEvent::ModelChanged { model: self.model.name().to_string(), window: self.model.window() });
         let status = self.context_status(self.overhead_now());
         self.link.emit(AgentEvent::Context(status));
-    }
-
-    fn open_new_session(&mut self) {
-        let mode = self.link.mode();
-        let created = self.place.store().draft_session(
-            self.place.project(),
-            NewSession { provider: self.model.kind(), model: self.model.name(), mode },
-        );
-        match created.and_then(|session| self.load_session(session)) {
-            Ok(()) => self.announce_session(false),
-            Err(e) => self.link.notice(NoticeLevel::Error, format!("could not start a new session: {e}")),
-        }
-    }
-
-    fn open_existing_session(&mut self, id: &str) {
-        let store = self.place.store().clone();
-        let opened = store
-            .resolve_session(self.place.project(), id)
-            .and_then(|s| store.touch_session(&s.id).map(|()| s))
-            .and_then(|s| self.load_session(s));
-        match opened {
-            Ok(()) => self.announce_session(true),
-            Err(e) => self.link.notice(NoticeLevel::Error, e.to_string()),
-        }
     }
 
     /// The model for auxiliary calls, recording usage for this session and the next turn's

@@ -3,7 +3,7 @@
 //! load it, so what the next request sends is what `--resume` would send.
 
 use super::Worker;
-use crate::agent::events::{AgentEvent, NoticeLevel};
+use crate::agent::events::{AgentEvent, BackgroundAnswer, NoticeLevel};
 use crate::agent::library::LibraryError;
 use crate::agent::rewind::{RewindOutcome, RewindPreview, RewindScope, Rewinder};
 use crate::checkpoint::Overwrite;
@@ -24,12 +24,25 @@ impl Worker {
         rewinder.turn_at(user_seq).and_then(|turn| rewinder.preview(turn, scope))
     }
 
-    pub(super) fn rewind(&mut self, user_seq: i64, scope: RewindScope, overwrite: &Overwrite) {
+    /// Take back the turn at `user_seq` and every later one. The background commands those
+    /// turns started are ended first: they were part of what the turns did, and one still
+    /// running could write into the files being put back.
+    pub(super) async fn rewind(&mut self, user_seq: i64, scope: RewindScope, overwrite: &Overwrite) {
+        let mut ended = Vec::new();
+        if self.rewinder().turn_at(user_seq).is_ok()
+            && let Some(jobs) = self.jobs.clone()
+        {
+            ended = jobs.stop_started_since(self.session.id(), user_seq).await;
+        }
         let result = {
             let rewinder = self.rewinder();
             rewinder.turn_at(user_seq).and_then(|turn| rewinder.rewind(turn, scope, overwrite))
         };
         self.after_rewind(result);
+        // Said after the reloaded session, whose transcript would otherwise replace it.
+        if !ended.is_empty() {
+            self.link.emit(AgentEvent::Background(BackgroundAnswer::Rewound(ended)));
+        }
     }
 
     /// The file changes of the latest turn that made some, taken back; conflicts are reported

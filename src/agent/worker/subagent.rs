@@ -315,6 +315,8 @@ impl Launcher {
             local: Default::default(),
             requests: Default::default(),
             keep_warm: Default::default(),
+            // Its commands run to their end: a background one would outlive the job it was for.
+            jobs: None,
         };
         // What the subagent is told: its job, what the parent works on, and the session's facts
         // as they are for the subagent (its mode, its depth), never the parent's.
@@ -412,6 +414,9 @@ async fn forward(mut events: mpsc::UnboundedReceiver<AgentEvent>, parent: Emitte
             | AgentEvent::Compaction(_)
             | AgentEvent::ContextBreakdown(_)
             | AgentEvent::ReportWritten(_)
+            | AgentEvent::Exported(_)
+            | AgentEvent::BackgroundRunning(_)
+            | AgentEvent::Background(_)
             | AgentEvent::ModeChanged(_)
             | AgentEvent::ModelChanged { .. }
             | AgentEvent::TurnFinished(_)

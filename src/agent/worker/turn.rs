@@ -24,11 +24,21 @@ const MAX_STOP_HOOK_ROUNDS: u32 = 3;
 
 impl Worker {
     pub(super) async fn run_turn(&mut self, prompt: String, cancel: CancellationToken) -> TurnSummary {
+        self.run_turn_shown(prompt, None, cancel).await
+    }
+
+    /// [`Worker::run_turn`], the transcript showing `shown` (`/init`) instead of the prompt.
+    pub(super) async fn run_turn_shown(
+        &mut self,
+        prompt: String,
+        shown: Option<&str>,
+        cancel: CancellationToken,
+    ) -> TurnSummary {
         let start = self.session.pipeline().counters();
         let cache_start = self.cache.counts();
         let mut stats = TurnStats::default();
         self.session.clear_failure();
-        self.link.emit(AgentEvent::TurnStarted { prompt: prompt.clone() });
+        self.link.emit(AgentEvent::TurnStarted { prompt: shown.map_or_else(|| prompt.clone(), str::to_string) });
         let prompt = match self.prompt_hooks(prompt, &cancel).await {
             Ok(prompt) => prompt,
             Err(error) => return TurnSummary { outcome: TurnOutcome::Failed { error }, stats },

@@ -204,6 +204,12 @@ impl App {
                 Ok(path) => self.notice(NoticeKind::Info, format!("session report written: {path}")),
                 Err(e) => self.notice(NoticeKind::Error, format!("could not write the session report: {e}")),
             },
+            AgentEvent::BackgroundRunning(n) => self.session.background = n,
+            AgentEvent::Background(answer) => self.on_background(answer),
+            AgentEvent::Exported(written) => match written {
+                Ok(path) => self.notice(NoticeKind::Info, format!("conversation exported: {path}")),
+                Err(e) => self.notice(NoticeKind::Error, format!("could not export the conversation: {e}")),
+            },
             AgentEvent::ModeChanged(mode) => self.session.mode = mode,
             AgentEvent::ModelRefused { name, known } => self.notice(
                 NoticeKind::Error,

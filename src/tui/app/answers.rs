@@ -1,12 +1,36 @@
-//! What the answers to rewinds and library requests (sessions, memories, usage, diffs) change
-//! in the interface: the view that asked fills, or a notice says what happened.
+//! What the answers to rewinds, library requests (sessions, memories, usage, diffs) and `/ps` and
+//! `/stop` change in the interface: the view that asked fills, or a notice says what happened.
 
 use super::App;
-use crate::agent::{LibraryAnswer, LibraryError, LibraryRequest, RewindOutcome, UserCommand};
+use crate::agent::{BackgroundAnswer, LibraryAnswer, LibraryError, LibraryRequest, RewindOutcome, UserCommand};
+use crate::conversation::{job_lines, strip_terminal_controls};
 use crate::tui::cells::{Cell, ChangesCell, NoticeKind};
 use crate::tui::overlays::Overlay;
 
 impl App {
+    /// `/ps`, `/stop N`, or what a rewind ended: a notice (commands made safe to print).
+    pub(super) fn on_background(&mut self, answer: BackgroundAnswer) {
+        let command = |c: &str| strip_terminal_controls(&crate::conversation::clip(c, 100));
+        match answer {
+            BackgroundAnswer::List(jobs) => self.notice(NoticeKind::Info, job_lines(&jobs).join("\n")),
+            BackgroundAnswer::Stopped(Ok(job)) => self.notice(
+                NoticeKind::Info,
+                format!("stopped background command {} ({}): $ {}", job.id, job.state.label(), command(&job.command)),
+            ),
+            BackgroundAnswer::Stopped(Err(e)) => self.notice(NoticeKind::Error, e),
+            BackgroundAnswer::Rewound(jobs) => {
+                let names: Vec<String> = jobs.iter().map(|j| format!("{} ($ {})", j.id, command(&j.command))).collect();
+                self.notice(
+                    NoticeKind::Info,
+                    format!(
+                        "ended background command {}: the rewind took back the turn that started it",
+                        names.join(", ")
+                    ),
+                )
+            }
+        }
+    }
+
     /// Say what a rewind did where the transcript continues; a rewound prompt goes back in the
     /// prompt box (unless something is being typed there), ready to edit and send again.
     pub(super) fn on_rewound(&mut self, result: Result<RewindOutcome, LibraryError>) {

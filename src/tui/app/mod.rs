@@ -85,6 +85,8 @@ pub struct App {
     now: Instant,
     /// When the interface started: the spinner's phase when nothing is timed.
     epoch: Instant,
+    /// The user's own status line, when `[tui] status_command` is set.
+    user_status: Option<crate::tui::user_status::UserStatus>,
 }
 
 impl App {
@@ -113,7 +115,44 @@ impl App {
             quit: false,
             now,
             epoch: now,
+            user_status: None,
         }
+    }
+
+    /// Show the user's status command's line under the composer.
+    pub fn set_user_status(&mut self, status: crate::tui::user_status::UserStatus) {
+        self.user_status = Some(status);
+    }
+
+    /// Offer the user's status command the figures as they are now, and take what it answered;
+    /// whether the screen changed. A failure is told once (until it answers again).
+    pub fn sync_user_status(&mut self) -> bool {
+        let Some(status) = &self.user_status else { return false };
+        status.offer(&crate::tui::user_status::StatusFigures {
+            session_id: self.session.open.as_ref().map(|s| s.id.as_str()),
+            model: &self.session.model,
+            mode: self.session.mode,
+            context: self.session.context,
+            window: self.session.window,
+            busy: self.turn.busy,
+            background: self.session.background,
+        });
+        let (changed, failed) = match &mut self.user_status {
+            Some(status) => status.take_answers(),
+            None => (false, None),
+        };
+        if let Some(why) = &failed {
+            self.notice(
+                NoticeKind::Warning,
+                format!("your status command (tui.status_command in config.toml) failed: {why}; its line keeps what it last printed"),
+            );
+        }
+        changed || failed.is_some()
+    }
+
+    /// The line the user's status command printed last.
+    pub(crate) fn user_status_line(&self) -> Option<&str> {
+        self.user_status.as_ref().and_then(|s| s.line())
     }
 
     /// The agent is running: send what was typed while connecting.
@@ -362,6 +401,7 @@ impl App {
             context: self.session.context,
             ready: matches!(self.phase, Phase::Ready),
             window: self.session.window,
+            background: self.session.background,
         }
     }
 }

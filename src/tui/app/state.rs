@@ -25,6 +25,8 @@ pub(crate) struct SessionView {
     pub(super) project_root: String,
     /// The agent's task list (the `todo` tool's), for the task list panel.
     pub(super) task_list: TaskList,
+    /// Background commands running (the status line's count).
+    pub(super) background: usize,
 }
 
 impl Default for SessionView {
@@ -38,6 +40,7 @@ impl Default for SessionView {
             trim_after_context: false,
             project_root: String::new(),
             task_list: TaskList::default(),
+            background: 0,
         }
     }
 }

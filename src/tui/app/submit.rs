@@ -2,7 +2,7 @@
 //! for the agent or a view to open), or a flash saying why not now.
 
 use super::{Activity, App};
-use crate::agent::{LibraryRequest, SlashCommand, UserCommand, parse_shell, parse_slash_with};
+use crate::agent::{BackgroundRequest, LibraryRequest, SlashCommand, UserCommand, parse_shell, parse_slash_with};
 use crate::tui::keys::{self, Action, GlobalAction};
 use crate::tui::overlays::{
     ContextView, HelpView, McpView, MemoriesView, ModelsView, Overlay, RewindView, SessionsView, TextView,
@@ -102,6 +102,30 @@ impl App {
                 if self.agent.queue.is_some() {
                     self.send(UserCommand::WriteReport);
                     self.flash("writing the session report…");
+                } else {
+                    self.flash("still connecting to the model provider…");
+                }
+            }
+            SlashCommand::Ps => {
+                if self.agent.queue.is_some() {
+                    self.send(UserCommand::Background(BackgroundRequest::List));
+                } else {
+                    self.flash("still connecting to the model provider…");
+                }
+            }
+            SlashCommand::Stop(id) => {
+                if self.agent.queue.is_some() {
+                    self.send(UserCommand::Background(BackgroundRequest::Stop(id)));
+                    self.flash(format!("stopping background command {id}…"));
+                } else {
+                    self.flash("still connecting to the model provider…");
+                }
+            }
+            SlashCommand::Init => self.send_work("/init".to_string(), UserCommand::Init),
+            SlashCommand::Export { format, path } => {
+                if self.agent.queue.is_some() {
+                    self.send(UserCommand::Export { format, path });
+                    self.flash("exporting the conversation…");
                 } else {
                     self.flash("still connecting to the model provider…");
                 }

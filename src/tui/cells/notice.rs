@@ -50,13 +50,31 @@ impl NoticeCell {
             .split('\n')
             .enumerate()
             .map(|(i, line)| {
+                // A wrapped line hangs under its own text, indented lines (a list) included.
+                let indent = line.len() - line.trim_start_matches(' ').len();
                 Para::prefixed(
                     vec![Span::styled(if i == 0 { icon } else { "  " }, style)],
-                    vec![Span::raw("  ")],
+                    vec![Span::raw(" ".repeat(2 + indent))],
                     vec![Span::styled(line.to_string(), text_style)],
                 )
             })
             .collect();
         wrap_paras(&paras, width)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_indented_line_wraps_under_its_own_text() {
+        let theme = Theme::fallback(true);
+        let cell =
+            NoticeCell::new(NoticeKind::Info, "Jobs:\n    1  running  $ python3 -m http.server 8000 --bind 127.0.0.1");
+        let rows: Vec<String> =
+            cell.lines(40, &theme).iter().map(|l| l.spans.iter().map(|s| s.content.as_ref()).collect()).collect();
+        assert_eq!(rows[1], "      1  running  $ python3 -m");
+        assert_eq!(rows[2], "      http.server 8000 --bind 127.0.0.1", "{rows:?}");
     }
 }

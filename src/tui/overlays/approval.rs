@@ -138,7 +138,23 @@ impl ApprovalDialog {
             Para { spans, fill: Some(fill), hard: true, ..Para::default() }
         });
         paras.extend(command_paras);
+        if self.in_background() {
+            paras.push(Para::default());
+            paras.push(Para {
+                spans: vec![Span::styled(
+                    "In the background: the call returns at once and the command keeps running until it ends, /stop or bash_stop ends it, or cairn exits.",
+                    theme.text,
+                )],
+                ..Para::default()
+            });
+        }
         wrap_paras(&paras, w)
+    }
+
+    /// A `bash` call with `background: true`.
+    fn in_background(&self) -> bool {
+        let args = self.arguments.as_deref().and_then(|a| serde_json::from_str::<serde_json::Value>(a).ok());
+        args.is_some_and(|a| a.get("background").and_then(|b| b.as_bool()) == Some(true))
     }
 
     /// Rows the dialog wants at `w` columns (before it is capped by the screen).
