@@ -136,8 +136,11 @@ fn command(part: &Part, cx: &Context<'_>) -> Result<Reads, String> {
         "sed" => sed::check(&args),
         "find" => find::check(&args),
         "git" => git::check(&args, cx),
-        "cargo" | "rustc" | "rustup" | "make" | "npm" | "npx" | "yarn" | "pnpm" | "node" | "python" | "python3"
-        | "go" | "mvn" | "gradle" | "bundle" | "pip" | "uv" => Err(format!(
+        "node" | "python" | "python3" | "perl" | "ruby" => {
+            Err(format!("`{base}` runs code, and what a script or module does is not known before it runs"))
+        }
+        "cargo" | "rustc" | "rustup" | "make" | "npm" | "npx" | "yarn" | "pnpm" | "go" | "mvn" | "gradle"
+        | "bundle" | "pip" | "uv" => Err(format!(
             "`{base}` reads project files that choose which programs it runs (toolchain files, scripts, configuration)"
         )),
         other => match program(other) {
