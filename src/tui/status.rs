@@ -124,6 +124,9 @@ const DROP_MOUSE: u8 = 5;
 const DROP_COST: u8 = 6;
 /// Commands still running in the background: what the user may have forgotten is running.
 const DROP_BACKGROUND: u8 = 7;
+/// The columns a message of the moment keeps before the model's name, the clock, the cost or the
+/// background count give way to it: a long one (an approved command) is cut to this first.
+const FLASH_ROOM: usize = 48;
 
 fn parts_width(parts: &[Part]) -> usize {
     parts.iter().map(|p| spans_width(&p.spans)).sum()
@@ -147,6 +150,7 @@ impl Widget for StatusLine<'_> {
         }
         // The text of what runs and the message may be cut at a word as a last resort.
         let mut flexible = Vec::new();
+        let mut flash_at = None;
         if let Some(what) = activity_text(line).filter(|_| !self.quit_armed) {
             left.push(Part::kept(vec![
                 Span::styled(" · ", theme.faint),
@@ -170,6 +174,7 @@ impl Widget for StatusLine<'_> {
             left.push(Part::kept(vec![Span::styled(" · ", theme.notice_info)]));
             // The message answers what the user just did: what runs gives way to it first.
             flexible.push(left.len());
+            flash_at = Some(left.len());
             left.push(Part::kept(vec![Span::styled(t.to_string(), theme.notice_info)]));
         }
         if !self.mouse_capture && self.flash.is_none() {
@@ -247,11 +252,22 @@ impl Widget for StatusLine<'_> {
         // Leave parts out, least important first, until the line fits with a column between.
         let room = area.width as usize;
         loop {
-            if parts_width(&left) + parts_width(&right) < room {
+            let width = parts_width(&left) + parts_width(&right);
+            if width < room {
                 break;
             }
             let lowest = left.iter().chain(&right).filter_map(|p| p.drop_rank).min();
             let Some(rank) = lowest else { break };
+            // A long message gives up its columns past FLASH_ROOM before the parts that stay on
+            // the line give theirs: the bar's glyphs and the cache share go first, not the model.
+            if rank >= DROP_MODEL
+                && let Some(i) = flash_at
+            {
+                let keep = FLASH_ROOM.max(spans_width(&left[i].spans).saturating_sub(width + 1 - room));
+                if cut_to(&mut left[i], keep) {
+                    continue;
+                }
+            }
             for side in [&mut left, &mut right] {
                 for p in side.iter_mut() {
                     if p.drop_rank == Some(rank) {
@@ -280,6 +296,13 @@ impl Widget for StatusLine<'_> {
                 vec![Span::styled(truncate_words(&text, keep.max(2)), style)]
             };
         }
+        // With the model's name left out, nothing stands between the mode and what follows it:
+        // no separator either.
+        if let Some(next) = left.iter_mut().skip(1).find(|p| !p.spans.is_empty())
+            && next.spans.first().is_some_and(|s| s.content == " · ")
+        {
+            next.spans.remove(0);
+        }
         let right: Vec<Span<'static>> = right.into_iter().flat_map(|p| p.spans).collect();
         let right_w = spans_width(&right);
         let left: Vec<Span<'static>> = left.into_iter().flat_map(|p| p.spans).collect();
@@ -290,6 +313,17 @@ impl Widget for StatusLine<'_> {
             buf.set_line(x, area.y, &Line::from(right), right_w as u16);
         }
     }
+}
+
+/// Cut the text of `part` to `keep` columns at a word; false when it is no wider than that.
+fn cut_to(part: &mut Part, keep: usize) -> bool {
+    if spans_width(&part.spans) <= keep {
+        return false;
+    }
+    let text: String = part.spans.iter().map(|s| s.content.as_ref()).collect();
+    let style = part.spans.first().map(|s| s.style).unwrap_or_default();
+    part.spans = vec![Span::styled(truncate_words(&text, keep), style)];
+    true
 }
 
 #[cfg(test)]
@@ -368,8 +402,34 @@ mod tests {
         let said = line(80, Some("approved; for this session: bash(cargo test *)"));
         assert!(said.contains("· approved; for this session: bash(cargo test *)"), "{said}");
         let narrow = line(50, Some("approved; for this session: bash(cargo test *)"));
-        assert!(narrow.contains("· approved; for this…") && !narrow.contains("waiting"), "{narrow}");
+        assert!(narrow.contains("approved; for this…") && !narrow.contains("waiting"), "{narrow}");
         assert!(line(120, Some("approved; for this session: bash(cargo test *)")).contains("bash(cargo test *)"));
+    }
+
+    #[test]
+    fn a_long_message_is_cut_before_the_model_and_the_cost_give_way_to_it() {
+        let approved = "approved bash $ python3 -m pytest tests/test_parser.py -k 'nested and not slow' --maxfail=1 -q";
+        let wide = line(120, Some(approved));
+        for part in ["claude-sonnet-4-5", "12s", "$0.42", "96k/200k 48%", "· approved bash $ python3"] {
+            assert!(wide.contains(part), "{part} missing at 120: {wide}");
+        }
+        assert!(wide.contains('…') && !wide.contains("-q"), "the message is cut at a word: {wide}");
+        // A message that fits in its room is shown whole, as before.
+        assert!(line(120, Some("approved; for this session: bash(cargo test *)")).contains("bash(cargo test *)"));
+        // Narrower, the parts go in their order, then the message is cut again.
+        let narrow = line(60, Some(approved));
+        assert!(narrow.contains("approved bash") && narrow.contains("96k/200k 48%"), "{narrow}");
+        assert!(!narrow.contains("claude"), "{narrow}");
+    }
+
+    #[test]
+    fn no_separator_dangles_after_the_mode_when_the_model_is_left_out() {
+        for width in [50, 60, 70] {
+            let shown = line(width, Some("approved; for this session: bash(cargo test *)"));
+            assert!(!shown.contains("claude"), "{shown}");
+            assert!(!shown.starts_with(" EDIT  ·"), "a separator after the mode at {width}: {shown}");
+        }
+        assert!(line(120, Some("approved")).contains("claude-sonnet-4-5 · ⠋"), "{}", line(120, Some("approved")));
     }
 
     #[test]
