@@ -17,11 +17,12 @@ fn policy(rules: &[(Effect, Level, &str)]) -> Policy {
     Policy::new(set, root())
 }
 
-/// A project folder that is a git repository, shared by the tests of this file.
+/// A project folder that is a git repository, shared by the tests of this file and by every run
+/// (one folder in the temp dir, not one left behind per test process).
 fn root() -> std::path::PathBuf {
     static ROOT: std::sync::OnceLock<std::path::PathBuf> = std::sync::OnceLock::new();
     ROOT.get_or_init(|| {
-        let dir = std::env::temp_dir().join(format!("cairn-decide-root-{}", std::process::id()));
+        let dir = std::env::temp_dir().join("cairn-decide-root");
         std::fs::create_dir_all(dir.join(".git")).unwrap();
         dir.canonicalize().unwrap()
     })
