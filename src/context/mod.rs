@@ -35,6 +35,7 @@ mod rewind;
 mod salient;
 mod segment_plan;
 mod segments;
+mod sent_form;
 mod sent_view;
 mod state;
 mod summary;

@@ -172,6 +172,18 @@ fn the_estimate_is_reported_usage_plus_what_was_appended_since() {
     assert_eq!(s.p.estimate(1_000, 200_000), 5_000 + 1_000 + 10);
 }
 
+#[test]
+fn the_system_prompt_and_tools_are_weighed_at_the_rate_the_provider_counted() {
+    let mut s = Session::new(ContextConfig::default());
+    s.user("hello");
+    // Nothing counted yet: the rough count, which errs high.
+    assert_eq!(s.p.calibrated_overhead(6_600), 6_600);
+    let raw = s.p.raw_tokens(6_600, 8_192);
+    s.p.report_usage(raw * 85 / 100, raw);
+    let overhead = s.p.calibrated_overhead(6_600);
+    assert!((5_600..=5_620).contains(&overhead), "{overhead}");
+}
+
 fn busy_session(config: ContextConfig, groups: usize, lines: usize) -> Session {
     let mut s = Session::new(config);
     s.user("Goal: migrate the parser to nom. Never touch vendor/.");

@@ -331,8 +331,11 @@ impl Worker {
         let mut head = self.head(mode);
         self.count_exactly(&mut head).await;
         let input = self.preflight_input(head.overhead().total(), false);
-        if input.overhead >= input.budget.effective {
-            return Err(TurnOutcome::Failed { error: self.window_too_small(&input) });
+        // No request can fit when the system prompt and tools alone fill the window, as the
+        // provider counts them (once it has counted one request; the rough count errs high).
+        let overhead = self.session.pipeline().calibrated_overhead(input.overhead);
+        if overhead >= input.budget.effective {
+            return Err(TurnOutcome::Failed { error: self.window_too_small(overhead, &input) });
         }
         if let Some(landed) = self.poll_compaction(&input, mode).await {
             head = landed;
@@ -420,7 +423,7 @@ impl Worker {
 
     /// Why no request can fit: the system prompt and tools alone fill the window. A server
     /// would refuse the request or, like Ollama, silently drop its start.
-    fn window_too_small(&self, input: &PreflightInput) -> String {
+    fn window_too_small(&self, overhead: u64, input: &PreflightInput) -> String {
         let b = &input.budget;
         let fix = match self.model.window_source() {
             crate::config::WindowSource::Server => {
@@ -436,7 +439,7 @@ impl Worker {
         };
         format!(
             "the system prompt and tools alone take about {} tokens, but {}'s {}-token window leaves {} once {} are kept for the reply. {fix}.",
-            input.overhead,
+            overhead,
             self.model.name(),
             b.window,
             b.effective,
