@@ -3,7 +3,7 @@ use std::time::Duration;
 use super::*;
 use crate::agent::{ApprovalRequest, CompactionTrigger, ContextReport, ContextStatus, TurnStats};
 use crate::context::BudgetLevel;
-use crate::conversation::{Block, Mode, ToolCall};
+use crate::conversation::{Block, Message, Mode, ToolCall};
 use crate::tui::app::fixture::{new_session_ready, session_info};
 use crate::tui::completion::FileIndex;
 use crate::tui::theme::Theme;

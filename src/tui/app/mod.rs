@@ -14,6 +14,7 @@ mod input;
 mod scrollback;
 mod search_input;
 mod state;
+mod streaming;
 mod subagents;
 mod submit;
 
