@@ -292,11 +292,14 @@ impl Pipeline {
     }
 
     /// A system prompt and tools of `overhead` rough tokens as the provider is expected to count
-    /// them: at the rate the last reported request was counted (the rough rate errs high, by
-    /// design), or as they are when nothing was reported yet.
+    /// them: at the rate the last reported request was counted when that was lower (the rough
+    /// rate errs high, by design; a higher count comes from the messages — images, a provider's
+    /// own framing — not from this text), or as they are when nothing was reported yet.
     pub fn calibrated_overhead(&self, overhead: u64) -> u64 {
         match self.calibration {
-            Some(c) if c.raw > 0 => (overhead as f64 * c.reported as f64 / c.raw as f64).ceil() as u64,
+            Some(c) if c.raw > 0 && c.reported < c.raw => {
+                (overhead as f64 * c.reported as f64 / c.raw as f64).ceil() as u64
+            }
             Some(_) | None => overhead,
         }
     }

@@ -182,6 +182,10 @@ fn the_system_prompt_and_tools_are_weighed_at_the_rate_the_provider_counted() {
     s.p.report_usage(raw * 85 / 100, raw);
     let overhead = s.p.calibrated_overhead(6_600);
     assert!((5_600..=5_620).contains(&overhead), "{overhead}");
+    // A provider that counted more than the rough count (images, its own framing) never makes
+    // the system prompt and tools weigh more than they are.
+    s.p.report_usage(raw * 30, raw);
+    assert_eq!(s.p.calibrated_overhead(6_600), 6_600);
 }
 
 fn busy_session(config: ContextConfig, groups: usize, lines: usize) -> Session {
