@@ -179,6 +179,15 @@ fn the_last_turns_status_message_does_not_stay_into_the_next() {
 }
 
 #[test]
+fn stopping_a_background_command_is_said_until_it_is_answered() {
+    let mut app = app();
+    app.flash("stopping background command 1…");
+    let answer = crate::agent::BackgroundAnswer::Stopped(Err("background command 1 already ended (exited 1)".into()));
+    app.on_agent_event(AgentEvent::Background(answer));
+    assert_eq!(app.flash_text(), None, "the notice answers it");
+}
+
+#[test]
 fn queued_prompts_are_listed_until_their_turn_starts() {
     let mut app = app();
     app.on_agent_event(AgentEvent::TurnStarted { prompt: "first".into() });

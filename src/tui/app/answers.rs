@@ -11,6 +11,10 @@ impl App {
     /// `/ps`, `/stop N`, or what a rewind ended: a notice (commands made safe to print).
     pub(super) fn on_background(&mut self, answer: BackgroundAnswer) {
         let command = |c: &str| strip_terminal_controls(&crate::conversation::clip(c, 100));
+        if matches!(answer, BackgroundAnswer::Stopped(_)) {
+            // "stopping background command N…" is answered: the notice says how it went.
+            self.flash = None;
+        }
         match answer {
             BackgroundAnswer::List(jobs) => self.notice(NoticeKind::Info, job_lines(&jobs).join("\n")),
             BackgroundAnswer::Stopped(Ok(job)) => self.notice(
