@@ -18,21 +18,7 @@ pub struct HelpView {
 
 impl HelpView {
     pub fn on_key(&mut self, key: ViewKey) -> ViewOutcome {
-        match key {
-            ViewKey::Action(OverlayAction::Next) => self.scroll_by(1),
-            ViewKey::Action(OverlayAction::Prev) => self.scroll_by(-1),
-            ViewKey::Page(by) => self.scroll_by(by),
-            ViewKey::Action(
-                OverlayAction::Close
-                | OverlayAction::Open
-                | OverlayAction::TogglePin
-                | OverlayAction::ToggleGlobal
-                | OverlayAction::Delete
-                | OverlayAction::Search,
-            )
-            | ViewKey::Other => {}
-        }
-        ViewOutcome::Stay
+        super::scroll_only(&mut self.scroll, key)
     }
 
     pub fn scroll_by(&mut self, by: isize) {

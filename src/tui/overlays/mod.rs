@@ -198,6 +198,27 @@ pub fn age(rfc3339: &str, now: chrono::DateTime<chrono::Utc>) -> String {
     }
 }
 
+/// The keys of a view that only scrolls (`/help`, `/context`): a line at a time, a page by the
+/// page; nothing else does anything there (the way out is every view's).
+pub fn scroll_only(scroll: &mut usize, key: ViewKey) -> ViewOutcome {
+    let by = match key {
+        ViewKey::Action(OverlayAction::Next) => 1,
+        ViewKey::Action(OverlayAction::Prev) => -1,
+        ViewKey::Page(by) => by,
+        ViewKey::Action(
+            OverlayAction::Close
+            | OverlayAction::Open
+            | OverlayAction::TogglePin
+            | OverlayAction::ToggleGlobal
+            | OverlayAction::Delete
+            | OverlayAction::Search,
+        )
+        | ViewKey::Other => 0,
+    };
+    *scroll = scroll.saturating_add_signed(by);
+    ViewOutcome::Stay
+}
+
 /// `selected` moved `by` rows within a list of `len`.
 pub fn moved(selected: usize, by: isize, len: usize) -> usize {
     selected.saturating_add_signed(by).min(len.saturating_sub(1))
