@@ -198,10 +198,13 @@ impl App {
                     self.overlay = Some(Overlay::Context(ContextView::new(Some(breakdown))));
                 }
             }
-            AgentEvent::ReportWritten(written) => match written {
-                Ok(path) => self.notice(NoticeKind::Info, format!("session report written: {path}")),
-                Err(e) => self.notice(NoticeKind::Error, format!("could not write the session report: {e}")),
-            },
+            AgentEvent::ReportWritten(written) => {
+                self.answered(super::submit::WRITING_REPORT);
+                match written {
+                    Ok(path) => self.notice(NoticeKind::Info, format!("session report written: {path}")),
+                    Err(e) => self.notice(NoticeKind::Error, format!("could not write the session report: {e}")),
+                }
+            }
             AgentEvent::BackgroundRunning(n) => self.session.background = n,
             AgentEvent::Background(answer) => self.on_background(answer),
             AgentEvent::Exported(written) => match written {

@@ -179,12 +179,18 @@ fn the_last_turns_status_message_does_not_stay_into_the_next() {
 }
 
 #[test]
-fn stopping_a_background_command_is_said_until_it_is_answered() {
+fn work_under_way_is_said_until_its_notice_answers_it() {
     let mut app = app();
     app.flash("stopping background command 1…");
     let answer = crate::agent::BackgroundAnswer::Stopped(Err("background command 1 already ended (exited 1)".into()));
     app.on_agent_event(AgentEvent::Background(answer));
     assert_eq!(app.flash_text(), None, "the notice answers it");
+    app.flash("writing the session report…");
+    app.on_agent_event(AgentEvent::ReportWritten(Ok("/tmp/report.html".into())));
+    assert_eq!(app.flash_text(), None, "the notice answers it");
+    app.flash("copied the last answer (12 characters)");
+    app.on_agent_event(AgentEvent::ReportWritten(Ok("/tmp/report.html".into())));
+    assert!(app.flash_text().is_some(), "a newer message stays");
 }
 
 #[test]

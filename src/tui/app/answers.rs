@@ -12,8 +12,7 @@ impl App {
     pub(super) fn on_background(&mut self, answer: BackgroundAnswer) {
         let command = |c: &str| strip_terminal_controls(&crate::conversation::clip(c, 100));
         if matches!(answer, BackgroundAnswer::Stopped(_)) {
-            // "stopping background command N…" is answered: the notice says how it went.
-            self.flash = None;
+            self.answered(super::submit::STOPPING_JOB);
         }
         match answer {
             BackgroundAnswer::List(jobs) => self.notice(NoticeKind::Info, job_lines(&jobs).join("\n")),

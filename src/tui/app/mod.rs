@@ -229,6 +229,14 @@ impl App {
         self.flash = Some((text.into(), self.now));
     }
 
+    /// The status line said work was under way (`pending` starts it); its answer has come, as a
+    /// notice, so the status line stops saying so. A newer message stays.
+    pub(crate) fn answered(&mut self, pending: &str) {
+        if self.flash.as_ref().is_some_and(|(text, _)| text.starts_with(pending)) {
+            self.flash = None;
+        }
+    }
+
     pub(crate) fn flash_text(&self) -> Option<&str> {
         self.flash.as_ref().filter(|(_, at)| self.now.duration_since(*at) < FLASH_FOR).map(|(t, _)| t.as_str())
     }

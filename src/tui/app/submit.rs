@@ -10,6 +10,10 @@ use crate::tui::overlays::{
 
 /// Days `/usage` reports.
 pub(super) const USAGE_DAYS: u32 = 30;
+/// What the status line says while `/report` is written, until the notice answers it.
+pub(super) const WRITING_REPORT: &str = "writing the session report…";
+/// …and while `/stop N` ends a background command (the number follows).
+pub(super) const STOPPING_JOB: &str = "stopping background command ";
 
 impl App {
     /// A rewind changes files and the conversation: never under a running turn.
@@ -101,7 +105,7 @@ impl App {
             SlashCommand::Report => {
                 if self.agent.queue.is_some() {
                     self.send(UserCommand::WriteReport);
-                    self.flash("writing the session report…");
+                    self.flash(WRITING_REPORT);
                 } else {
                     self.flash("still connecting to the model provider…");
                 }
@@ -116,7 +120,7 @@ impl App {
             SlashCommand::Stop(id) => {
                 if self.agent.queue.is_some() {
                     self.send(UserCommand::Background(BackgroundRequest::Stop(id)));
-                    self.flash(format!("stopping background command {id}…"));
+                    self.flash(format!("{STOPPING_JOB}{id}…"));
                 } else {
                     self.flash("still connecting to the model provider…");
                 }
