@@ -177,16 +177,17 @@ pub(super) fn render_queue(app: &App, area: Rect, buf: &mut Buffer) {
         buf.set_line(area.x, area.y + QUEUE_ROWS as u16, &more, area.width);
     }
     if let Some(ready) = app.plan_ready() {
-        let k = |a: PlanAction| Span::styled(keys::hint(Action::Plan(a)), theme.key);
-        let spans = vec![
-            Span::styled(if ready.edited { "  ◆ plan ready (edited) · " } else { "  ◆ plan ready · " }, theme.accent),
-            k(PlanAction::CarryOut),
-            Span::styled(" carry it out in edit mode · ", theme.dim),
-            k(PlanAction::EditPlan),
-            Span::styled(" edit it first · ", theme.dim),
-            k(PlanAction::Dismiss),
-            Span::styled(" or type to keep planning", theme.dim),
+        let k = |a: PlanAction| keys::hint(Action::Plan(a));
+        // At a narrow width whole hints go, editing first, never a word cut.
+        let hints = [
+            super::hints::Hint::new(k(PlanAction::CarryOut), "carry it out in edit mode", 3),
+            super::hints::Hint::new(k(PlanAction::EditPlan), "edit it first", 1),
+            super::hints::Hint::new(k(PlanAction::Dismiss), "or type to keep planning", 2),
         ];
+        let title = if ready.edited { "  ◆ plan ready (edited) ·" } else { "  ◆ plan ready ·" };
+        let room = (area.width as usize).saturating_sub(super::wrap::width(title));
+        let mut spans = vec![Span::styled(title, theme.accent)];
+        spans.extend(super::hints::fit(&hints, room, theme).spans);
         let y = area.y + area.height.saturating_sub(1);
         buf.set_line(area.x, y, &Line::from(truncate_spans(spans, area.width as usize)), area.width);
     }

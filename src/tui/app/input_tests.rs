@@ -552,6 +552,13 @@ fn a_finished_plan_is_carried_out_in_edit_mode_with_one_key() {
     }));
     let screen = crate::tui::app::fixture::text(&crate::tui::app::fixture::draw(&app, 80, 24));
     assert!(screen.contains("plan ready · Enter carry it out in edit mode"), "{screen}");
+    // At any width whole hints are left out, never one cut mid-word.
+    for (width, shown, gone) in [(120, "Ctrl+G edit it first", ""), (100, "Esc or type to keep planning", "Ctrl+G")] {
+        let screen = crate::tui::app::fixture::text(&crate::tui::app::fixture::draw(&app, width, 24));
+        let line = screen.lines().find(|l| l.contains("plan ready")).unwrap_or_default();
+        assert!(line.contains(shown) && !line.contains('…'), "{width}: {line}");
+        assert!(gone.is_empty() || !line.contains(gone), "{width}: {line}");
+    }
     // Typing refines the plan instead; the offer comes back when the prompt is empty.
     typed(&mut app, "x");
     assert!(app.plan_ready().is_none());
