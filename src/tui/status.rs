@@ -98,7 +98,7 @@ pub struct StatusLine<'a> {
 /// least important first — the context bar's glyphs (its numbers stay), the cache share, the
 /// model's name, the turn's clock, the mouse note, the session's cost, the count of background
 /// commands — and only then is the text of what is running cut, at a word, then the message of
-/// the moment.
+/// the moment. A message longer than [`FLASH_ROOM`] is cut to it before the model's name goes.
 struct Part {
     spans: Vec<Span<'static>>,
     /// `None`: never left out (the mode, what is running, the message, the context figure).
