@@ -93,6 +93,28 @@ async fn ask_mode_keeps_the_tools_and_the_tool_choice_and_refuses_every_call() {
 }
 
 #[tokio::test]
+async fn a_model_that_keeps_calling_tools_in_ask_mode_is_stopped_after_three_replies() {
+    let sandbox = Sandbox::new();
+    let call = || Turn::tool("bash", json!({"command": "touch ran.txt"}));
+    let mock =
+        MockLlm::start(Script::new().turn(call()).turn(call()).turn(call()).turn(call()).turn(Turn::text("Never.")))
+            .await;
+    let out = sandbox.run(Api::Anthropic, &mock, &["-p", "question", "--mode", "ask", "--output-format", "json"]).await;
+    assert!(!out.status.success(), "the turn failed");
+    let result = json_result(&out);
+    assert_eq!(result["is_error"], true);
+    let said = result["result"].as_str().unwrap_or_default();
+    assert!(said.contains("3 replies in a row in ask mode") && said.contains("Shift+Tab"), "{said}");
+    assert_eq!(mock.requests().len(), 3, "no fourth request after the third refusal");
+    assert!(!sandbox.exists("ran.txt"));
+    // A model that calls once, is refused and answers is not stopped.
+    let mock = MockLlm::start(Script::new().turn(call()).turn(Turn::text("From what I know: no."))).await;
+    let out = sandbox.run(Api::Anthropic, &mock, &["-p", "question", "--mode", "ask", "--output-format", "json"]).await;
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert_eq!(json_result(&out)["result"], "From what I know: no.");
+}
+
+#[tokio::test]
 async fn ask_mode_after_tool_calls_is_a_request_the_strict_api_accepts() {
     for api in [Api::Anthropic, Api::OpenAi, Api::OpenAiResponses] {
         let sandbox = Sandbox::new();

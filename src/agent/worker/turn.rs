@@ -21,6 +21,10 @@ pub const INTERRUPTED_MARK: &str = "[interrupted by the user]";
 /// Times a Stop hook may send the model back to work in one turn: a hook that always says
 /// "go on" must not loop forever.
 const MAX_STOP_HOOK_ROUNDS: u32 = 3;
+/// Replies in a row whose every call ask mode refused: the model is told at each refusal that no
+/// tool runs, and one that keeps calling (ask mode sends the tools, so the cache is kept) would
+/// otherwise loop until the turn's limit, paying for each request.
+const MAX_REFUSED_ASK_ROUNDS: u32 = 3;
 
 impl Worker {
     pub(super) async fn run_turn(&mut self, prompt: String, cancel: CancellationToken) -> TurnSummary {
@@ -64,6 +68,7 @@ impl Worker {
         let mut server_retried = false;
         let mut unparsed_rounds = 0;
         let mut stop_hook_rounds = 0;
+        let mut refused_ask_rounds = 0;
         let outcome = loop {
             if self.session.has_failed() {
                 break TurnOutcome::Failed { error: String::new() };
@@ -184,9 +189,19 @@ impl Worker {
             }
             self.launch_deferred(&mut deferred, &answered, overhead);
             let calls: Vec<_> = response.message.tool_calls().cloned().collect();
+            let denied_before = stats.denied_tool_calls;
             self.dispatch(&calls, &cancel, &mut stats).await;
             if cancel.is_cancelled() {
                 break TurnOutcome::Interrupted { partial: response.message.text() };
+            }
+            let all_refused = (stats.denied_tool_calls - denied_before) as usize >= calls.len();
+            refused_ask_rounds = if mode == Mode::Ask && all_refused { refused_ask_rounds + 1 } else { 0 };
+            if refused_ask_rounds >= MAX_REFUSED_ASK_ROUNDS {
+                break TurnOutcome::Failed {
+                    error: format!(
+                        "the model called tools in {refused_ask_rounds} replies in a row in ask mode, where none run; the turn stops here. Switch to plan or edit mode (Shift+Tab, /mode) to let it use them, or ask again"
+                    ),
+                };
             }
         };
         let outcome = match self.session.take_failure() {
