@@ -46,6 +46,7 @@ struct OutputArgs {
 }
 
 const OUTPUT_SHAPE: &str = r#"{"id": 1, "offset"?: bytes, "filter"?: "regex"}"#;
+const STOP_SHAPE: &str = r#"{"id": 1}"#;
 
 pub struct BashOutput;
 
@@ -162,7 +163,7 @@ impl Tool for BashStop {
     }
 
     fn prepare(&self, args: &serde_json::Value, _ctx: &ToolContext) -> Result<Prepared, ToolError> {
-        let args: StopArgs = parse_args(self.name(), args, r#"{"id": 1}"#)?;
+        let args: StopArgs = parse_args(self.name(), args, STOP_SHAPE)?;
         Ok(Prepared::new(format!("job {}", args.id)))
     }
 
@@ -173,7 +174,7 @@ impl Tool for BashStop {
         ctx: &'a ToolContext,
     ) -> BoxFuture<'a, Result<ToolOutput, ToolError>> {
         async move {
-            let args: StopArgs = parse_args(self.name(), args, r#"{"id": 1}"#)?;
+            let args: StopArgs = parse_args(self.name(), args, STOP_SHAPE)?;
             let job = job(ctx, args.id)?;
             let was = job.state();
             job.stop().await;

@@ -198,10 +198,10 @@ pub fn age(rfc3339: &str, now: chrono::DateTime<chrono::Utc>) -> String {
     }
 }
 
-/// The keys of a view that only scrolls (`/help`, `/context`): a line at a time, a page by the
-/// page; nothing else does anything there (the way out is every view's).
-pub fn scroll_only(scroll: &mut usize, key: ViewKey) -> ViewOutcome {
-    let by = match key {
+/// How far a key moves a selection or a scroll: a line for next and previous, a page by the
+/// page; no other key moves anything.
+pub fn step_of(key: ViewKey) -> isize {
+    match key {
         ViewKey::Action(OverlayAction::Next) => 1,
         ViewKey::Action(OverlayAction::Prev) => -1,
         ViewKey::Page(by) => by,
@@ -214,8 +214,13 @@ pub fn scroll_only(scroll: &mut usize, key: ViewKey) -> ViewOutcome {
             | OverlayAction::Search,
         )
         | ViewKey::Other => 0,
-    };
-    *scroll = scroll.saturating_add_signed(by);
+    }
+}
+
+/// The keys of a view that only scrolls (`/help`, `/context`): a line at a time, a page by the
+/// page; nothing else does anything there (the way out is every view's).
+pub fn scroll_only(scroll: &mut usize, key: ViewKey) -> ViewOutcome {
+    *scroll = scroll.saturating_add_signed(step_of(key));
     ViewOutcome::Stay
 }
 

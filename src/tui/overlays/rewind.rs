@@ -9,7 +9,7 @@ use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
 
-use super::{ViewKey, ViewOutcome, age, footer, frame, moved, view_area, window};
+use super::{ViewKey, ViewOutcome, age, footer, frame, moved, step_of, view_area, window};
 use crate::agent::{RewindPreview, RewindScope};
 use crate::checkpoint::Overwrite;
 use crate::conversation::TurnInfo;
@@ -308,23 +308,6 @@ impl RewindView {
             ],
             w,
         ))
-    }
-}
-
-fn step_of(key: ViewKey) -> isize {
-    match key {
-        ViewKey::Action(OverlayAction::Next) => 1,
-        ViewKey::Action(OverlayAction::Prev) => -1,
-        ViewKey::Page(by) => by,
-        ViewKey::Action(
-            OverlayAction::Close
-            | OverlayAction::Open
-            | OverlayAction::TogglePin
-            | OverlayAction::ToggleGlobal
-            | OverlayAction::Delete
-            | OverlayAction::Search,
-        )
-        | ViewKey::Other => 0,
     }
 }
 
