@@ -117,7 +117,6 @@ impl Worker {
             stats.all_requests += 1;
             stats.usage.add(&response.usage);
             let usage_id = self.record_response(&response, prepared.raw_tokens, prepared.overhead.total());
-            let answered = (prepared.request.clone(), response.usage.prompt_tokens());
             // A compaction planned for this request is summarised now, reading it in the
             // provider's cache, when another request follows at once (the model called tools,
             // or is sent back to work): it lands before that one. After a final answer it is
@@ -125,7 +124,7 @@ impl Worker {
             // whole, or it starts then), and a session that ends here pays for no summary that
             // would never land.
             let mut deferred = self.background.take_deferred();
-            self.background.answered(answered.0.clone(), answered.1);
+            self.background.answered(prepared.request.clone(), response.usage.prompt_tokens());
             // What the next request's system prompt and tools take as things stand: this one's,
             // unless the user switched modes while it was answered (the tail names the mode).
             let overhead =
@@ -167,7 +166,7 @@ impl Worker {
                         };
                     }
                     self.session.persist(Message::user(unparsed_tool_call_reply(marker)), None);
-                    self.launch_deferred(&mut deferred, &answered, overhead);
+                    self.launch_deferred(&mut deferred, overhead);
                     continue;
                 }
                 if stop_hook_rounds < MAX_STOP_HOOK_ROUNDS
@@ -175,7 +174,7 @@ impl Worker {
                 {
                     stop_hook_rounds += 1;
                     self.session.persist(Message::user(format!("[A Stop hook asks you to go on] {reason}")), None);
-                    self.launch_deferred(&mut deferred, &answered, overhead);
+                    self.launch_deferred(&mut deferred, overhead);
                     continue;
                 }
                 if let Some(job) = deferred.take() {
@@ -187,7 +186,7 @@ impl Worker {
                 }
                 break TurnOutcome::Completed { text };
             }
-            self.launch_deferred(&mut deferred, &answered, overhead);
+            self.launch_deferred(&mut deferred, overhead);
             let calls: Vec<_> = response.message.tool_calls().cloned().collect();
             let denied_before = stats.denied_tool_calls;
             self.dispatch(&calls, &cancel, &mut stats).await;
@@ -215,16 +214,12 @@ impl Worker {
         TurnSummary { outcome, stats }
     }
 
-    /// Start the compaction planned for the request just answered (`answered`, with its size),
-    /// if any: the next request follows at once.
-    fn launch_deferred(
-        &mut self,
-        deferred: &mut Option<crate::agent::background::CompactionJob>,
-        answered: &(ChatRequest, u64),
-        overhead: u64,
-    ) {
+    /// Start the compaction planned for the request just answered, if any, reading it (the last
+    /// one answered): the next request follows at once.
+    fn launch_deferred(&mut self, deferred: &mut Option<crate::agent::background::CompactionJob>, overhead: u64) {
         if let Some(job) = deferred.take() {
-            self.launch_compaction(job, vec![answered.clone()], overhead);
+            let answered = self.background.last_answered().into_iter().collect();
+            self.launch_compaction(job, answered, overhead);
         }
     }
 
